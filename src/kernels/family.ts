@@ -1,0 +1,99 @@
+// The contract every kernel family implements, so the worker, the tuner, the bench and the tests can
+// drive any family the same way: a config in, a prepared problem (plan + oracle + gate + ownership) out.
+import type { Gate } from './compare';
+import type { AdapterCaps, Arm } from './gpu/caps';
+import type { OwnershipMap } from './gpu/instrument';
+import type { KernelPlan } from './gpu/plan';
+
+export type KernelId =
+  | 'hello-wmma'
+  | 'hello-mma'
+  | 'mmq-q8-naive'
+  | 'mmq-q8-tiled'
+  | 'mmq-q4k-blk'
+  | 'mmq-q4k-rt'
+  | 'mmq-q4k-tile'
+  | 'moe-q4k-id'
+  | 'coopmat-f16';
+
+export interface TileParams {
+  wm: number;
+  wn: number;
+  rm: number;
+  rn: number;
+}
+
+export type DataSource = 'seed' | 'random';
+
+/** Everything that determines a run; this is what a permalink encodes (plus edited WGSL). */
+export interface ProblemConfig {
+  kernel: KernelId;
+  m: number;
+  n: number;
+  k: number;
+  /** MoE: number of experts and experts per token (slots = m * topk); ignored by other families. */
+  experts: number;
+  topk: number;
+  /** MoE grid-stride: row tiles per expert in the grid (>= 1). */
+  ytiles: number;
+  tile: TileParams;
+  arm: Arm;
+  /** Logical plane width the kernel partitions by (defaults to the adapter's subgroup size). */
+  plane: number;
+  dataSource: DataSource;
+  /** 0 = the seed's own generator constant; otherwise a different stream. */
+  dataSeed: number;
+}
+
+/** A phase of a kernel that assigns output elements to lanes (for the ownership view). */
+export type OwnershipPhase = 'fragment-store' | 'scalar-epilogue' | 'register-accumulator';
+
+export interface PreparedProblem {
+  config: ProblemConfig;
+  plan: KernelPlan;
+  /** The same plan with the ownership-recording suffix and the `owner` debug buffer. */
+  instrumentedPlan: KernelPlan;
+  /** Name of the owner debug buffer in `instrumentedPlan`. */
+  ownerBuffer: string;
+  /** Logical output [rows, cols] (m x n; slots x n for MoE). */
+  rows: number;
+  cols: number;
+  /** Exact CPU oracle of what the kernel computes (the quantized reference). */
+  oracle(): Float32Array | Int32Array;
+  /** f32 GEMM on dequantized weights and the unquantized activation, where one exists (error split). */
+  fullPrecision?(): Float32Array;
+  gate: Gate;
+  /** Phases that own output elements, and the analytic owner of each element per phase. */
+  phases: OwnershipPhase[];
+  analyticOwnership(phase: OwnershipPhase): OwnershipMap;
+  /** int8 (or f16) multiply-adds the main pass performs: 2*m*n*k for TOPS. */
+  ops: number;
+  /** Bytes of weight the main pass reads once (for GB/s). */
+  weightBytes: number;
+}
+
+export interface KernelFamily {
+  id: KernelId;
+  title: string;
+  /** One line on what it computes and which seed kernel it twins. */
+  summary: string;
+  seedName: string;
+  /** The arms this family has (each gated by the adapter at run time). */
+  arms: readonly Arm[];
+  /** Which config fields the UI should offer. */
+  knobs: readonly ('m' | 'n' | 'k' | 'tile' | 'experts' | 'topk' | 'ytiles')[];
+  /** Fixed shape (hello kernels) or defaults. */
+  defaults: Omit<ProblemConfig, 'kernel' | 'arm' | 'plane'>;
+  /** Why this config cannot run here: shape preconditions, arm availability, limits. Empty = fine. */
+  validate(config: ProblemConfig, caps: AdapterCaps): string[];
+  /** Build inputs, plan and oracle. Throws ShapeError (with the validate() message) on bad input. */
+  prepare(config: ProblemConfig, caps: AdapterCaps): PreparedProblem;
+}
+
+/** A config that breaks a kernel's preconditions, rejected before any dispatch. */
+export class ShapeError extends RangeError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ShapeError';
+  }
+}

@@ -1,0 +1,4 @@
+export * from './caps';
+export * from './plan';
+export * from './run';
+export * from './instrument';

@@ -1,0 +1,266 @@
+// Execute a KernelPlan on a GPUDevice: upload, compile (with compilation messages surfaced), dispatch,
+// time (timestamp queries when the device has them, else wall clock over N dispatches), read back.
+import { bufferBytes, checkGrid, type KernelPlan, type PassSpec } from './plan';
+
+export interface WgslMessage {
+  type: 'error' | 'warning' | 'info';
+  message: string;
+  /** 1-based; 0 when the message has no position. */
+  lineNum: number;
+  linePos: number;
+  offset: number;
+  length: number;
+}
+
+/** A shader that did not compile: the messages carry line numbers into `code`. */
+export class WgslCompileError extends Error {
+  constructor(
+    readonly pass: string,
+    readonly messages: WgslMessage[],
+    readonly code: string,
+  ) {
+    const first = messages.find((m) => m.type === 'error') ?? messages[0];
+    super(`${pass}: WGSL error${first ? ` at line ${first.lineNum}:${first.linePos}: ${first.message}` : ''}`);
+    this.name = 'WgslCompileError';
+  }
+}
+
+/** WebGPU rejected a pipeline, bind group or dispatch. */
+export class GpuValidationError extends Error {
+  constructor(
+    readonly pass: string,
+    message: string,
+  ) {
+    super(`${pass}: ${message}`);
+    this.name = 'GpuValidationError';
+  }
+}
+
+export interface RunOptions {
+  /** Replace the WGSL of a pass (index -> code), e.g. the user's edited shader. */
+  wgslOverride?: Readonly<Record<number, string>>;
+  /** Timed repetitions of the main pass after the first (correctness) run; 0 = no timing. */
+  iters?: number;
+  /** Extra buffers to read back besides the output (e.g. an ownership debug buffer). */
+  read?: readonly string[];
+  /** Called between timed batches; return true to stop early (cancellation). */
+  cancelled?: () => boolean;
+}
+
+export interface RunResult {
+  output: ArrayBuffer;
+  reads: Record<string, ArrayBuffer>;
+  /** Mean ms per dispatch of the main pass over `iters`, when timed. */
+  msPerDispatch?: number;
+  timing?: 'timestamp' | 'wall';
+  warnings: WgslMessage[];
+}
+
+const moduleCache = new WeakMap<GPUDevice, Map<string, GPUShaderModule>>();
+
+/** Compile WGSL, returning the module or throwing WgslCompileError with positioned messages. */
+export async function compileWgsl(device: GPUDevice, code: string, label: string): Promise<GPUShaderModule> {
+  let cache = moduleCache.get(device);
+  if (!cache) moduleCache.set(device, (cache = new Map()));
+  const hit = cache.get(code);
+  if (hit) return hit;
+  device.pushErrorScope('validation');
+  const module = device.createShaderModule({ code, label });
+  const info = await module.getCompilationInfo();
+  const scoped = await device.popErrorScope();
+  const messages: WgslMessage[] = info.messages.map((m) => ({
+    type: m.type,
+    message: m.message,
+    lineNum: m.lineNum,
+    linePos: m.linePos,
+    offset: m.offset,
+    length: m.length,
+  }));
+  if (messages.some((m) => m.type === 'error') || scoped) {
+    if (!messages.length && scoped) messages.push({ type: 'error', message: scoped.message, lineNum: 0, linePos: 0, offset: 0, length: 0 });
+    throw new WgslCompileError(label, messages, code);
+  }
+  cache.set(code, module);
+  return module;
+}
+
+async function makePipeline(device: GPUDevice, pass: PassSpec, code: string): Promise<GPUComputePipeline> {
+  const module = await compileWgsl(device, code, pass.label);
+  device.pushErrorScope('validation');
+  let pipeline: GPUComputePipeline;
+  try {
+    pipeline = await device.createComputePipelineAsync({
+      label: pass.label,
+      layout: 'auto',
+      compute: { module, entryPoint: pass.entryPoint },
+    });
+  } catch (e) {
+    await device.popErrorScope();
+    throw new GpuValidationError(pass.label, e instanceof Error ? e.message : String(e));
+  }
+  const err = await device.popErrorScope();
+  if (err) throw new GpuValidationError(pass.label, err.message);
+  return pipeline;
+}
+
+function usageOf(kind: string): number {
+  const base = GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+  return kind === 'uniform' ? base | GPUBufferUsage.UNIFORM : base | GPUBufferUsage.STORAGE;
+}
+
+/** Read a GPU buffer back to the host. */
+export async function readBuffer(device: GPUDevice, src: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
+  const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const enc = device.createCommandEncoder();
+  enc.copyBufferToBuffer(src, 0, staging, 0, bytes);
+  device.queue.submit([enc.finish()]);
+  await staging.mapAsync(GPUMapMode.READ);
+  const out = staging.getMappedRange().slice(0);
+  staging.unmap();
+  staging.destroy();
+  return out;
+}
+
+/** Upload a typed array into a new buffer of the given usage. */
+export function uploadBuffer(device: GPUDevice, data: ArrayBufferView, usage: number, label?: string): GPUBuffer {
+  const size = Math.max(4, Math.ceil(data.byteLength / 4) * 4);
+  const buf = device.createBuffer({ size, usage: usage | GPUBufferUsage.COPY_DST, mappedAtCreation: true, ...(label ? { label } : {}) });
+  new Uint8Array(buf.getMappedRange()).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+  buf.unmap();
+  return buf;
+}
+
+/**
+ * Run a plan once for correctness, then optionally time `iters` dispatches of its main pass.
+ * @example const r = await runPlan(device, mmqQ8Plan(data, spec)); new Float32Array(r.output)
+ */
+export async function runPlan(device: GPUDevice, plan: KernelPlan, opts: RunOptions = {}): Promise<RunResult> {
+  const maxDim = device.limits.maxComputeWorkgroupsPerDimension;
+  plan.passes.forEach((p) => checkGrid(p, maxDim));
+  const buffers = new Map<string, { buf: GPUBuffer; bytes: number }>();
+  const warnings: WgslMessage[] = [];
+  try {
+    for (const b of plan.buffers) {
+      const bytes = bufferBytes(b);
+      if (bytes > device.limits.maxStorageBufferBindingSize) {
+        throw new RangeError(`buffer ${b.name} is ${bytes} bytes > maxStorageBufferBindingSize ${device.limits.maxStorageBufferBindingSize}`);
+      }
+      const buf = b.data
+        ? uploadBuffer(device, b.data, usageOf(b.kind), b.name)
+        : device.createBuffer({ size: bytes, usage: usageOf(b.kind), label: b.name });
+      buffers.set(b.name, { buf, bytes });
+    }
+    const pipelines: GPUComputePipeline[] = [];
+    const groups: GPUBindGroup[] = [];
+    for (const [i, pass] of plan.passes.entries()) {
+      const code = opts.wgslOverride?.[i] ?? pass.wgsl;
+      const pipeline = await makePipeline(device, pass, code);
+      device.pushErrorScope('validation');
+      const group = device.createBindGroup({
+        layout: pipeline.getBindGroupLayout(0),
+        entries: pass.bindings.map((name, binding) => {
+          const b = buffers.get(name);
+          if (!b) throw new Error(`${pass.label}: unknown buffer ${name}`);
+          return { binding, resource: { buffer: b.buf } };
+        }),
+      });
+      const err = await device.popErrorScope();
+      if (err) throw new GpuValidationError(pass.label, err.message);
+      pipelines.push(pipeline);
+      groups.push(group);
+    }
+    const encodeAll = (enc: GPUCommandEncoder) => {
+      plan.passes.forEach((pass, i) => {
+        const cp = enc.beginComputePass({ label: pass.label });
+        cp.setPipeline(pipelines[i]!);
+        cp.setBindGroup(0, groups[i]!);
+        cp.dispatchWorkgroups(...pass.workgroups);
+        cp.end();
+      });
+    };
+    device.pushErrorScope('validation');
+    const enc = device.createCommandEncoder();
+    encodeAll(enc);
+    device.queue.submit([enc.finish()]);
+    const err = await device.popErrorScope();
+    if (err) throw new GpuValidationError('dispatch', err.message);
+    const out = buffers.get(plan.output);
+    if (!out) throw new Error(`plan output ${plan.output} is not a buffer`);
+    const output = await readBuffer(device, out.buf, out.bytes);
+    const reads: Record<string, ArrayBuffer> = {};
+    for (const name of opts.read ?? []) {
+      const b = buffers.get(name);
+      if (b) reads[name] = await readBuffer(device, b.buf, b.bytes);
+    }
+    const result: RunResult = { output, reads, warnings };
+    const iters = opts.iters ?? 0;
+    if (iters > 0) {
+      const main = plan.mainPass;
+      const t = await timeDispatches(device, pipelines[main]!, [groups[main]!], plan.passes[main]!.workgroups, iters, opts.cancelled);
+      result.msPerDispatch = t.ms;
+      result.timing = t.timing;
+    }
+    return result;
+  } finally {
+    for (const { buf } of buffers.values()) buf.destroy();
+  }
+}
+
+/**
+ * Time `iters` dispatches of one pipeline, rotating through `groups` (e.g. cold weight banks).
+ * Uses timestamp queries around one compute pass when the device has them, else wall clock.
+ */
+export async function timeDispatches(
+  device: GPUDevice,
+  pipeline: GPUComputePipeline,
+  groups: readonly GPUBindGroup[],
+  workgroups: readonly [number, number, number],
+  iters: number,
+  cancelled?: () => boolean,
+): Promise<{ ms: number; timing: 'timestamp' | 'wall' }> {
+  const encodeBatch = (enc: GPUCommandEncoder, n: number, start: number, ts?: GPUComputePassTimestampWrites) => {
+    const cp = enc.beginComputePass(ts ? { timestampWrites: ts } : {});
+    cp.setPipeline(pipeline);
+    for (let i = 0; i < n; i++) {
+      cp.setBindGroup(0, groups[(start + i) % groups.length]!);
+      cp.dispatchWorkgroups(...workgroups);
+    }
+    cp.end();
+  };
+  // Warm-up: one pass over every group.
+  {
+    const enc = device.createCommandEncoder();
+    encodeBatch(enc, Math.max(2, groups.length), 0);
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+  }
+  if (device.features.has('timestamp-query')) {
+    const qs = device.createQuerySet({ type: 'timestamp', count: 2 });
+    const resolve = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+    try {
+      const enc = device.createCommandEncoder();
+      encodeBatch(enc, iters, 0, { querySet: qs, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 });
+      enc.resolveQuerySet(qs, 0, 2, resolve, 0);
+      device.queue.submit([enc.finish()]);
+      const raw = new BigUint64Array(await readBuffer(device, resolve, 16));
+      const ns = Number(raw[1]! - raw[0]!);
+      if (ns > 0) return { ms: ns / 1e6 / iters, timing: 'timestamp' };
+    } finally {
+      qs.destroy();
+      resolve.destroy();
+    }
+  }
+  const batch = Math.max(1, Math.min(iters, 16));
+  const t0 = performance.now();
+  let done = 0;
+  while (done < iters) {
+    if (cancelled?.()) break;
+    const n = Math.min(batch, iters - done);
+    const enc = device.createCommandEncoder();
+    encodeBatch(enc, n, done);
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    done += n;
+  }
+  return { ms: (performance.now() - t0) / Math.max(1, done), timing: 'wall' };
+}

@@ -1,0 +1,51 @@
+// Node + Dawn (webgpu npm package) on SwiftShader: a real WebGPU implementation without a GPU.
+// One adapter/device per test process; every kernel test runs on it and checks its oracle.
+import { create, globals } from 'webgpu';
+import { readAdapterCaps, wantedFeatures, type AdapterCaps } from '../src/kernels/gpu/caps';
+
+export interface TestGpu {
+  device: GPUDevice;
+  caps: AdapterCaps;
+}
+
+let pending: Promise<TestGpu> | undefined;
+
+/** The shared Dawn device. Set VK_ICD_FILENAMES to a Vulkan ICD (SwiftShader in CI) before the first call. */
+export function getTestGpu(): Promise<TestGpu> {
+  if (!pending) pending = open();
+  return pending;
+}
+
+async function open(): Promise<TestGpu> {
+  process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
+  Object.assign(globalThis, globals);
+  const flags = process.env.DAWN_FLAGS ? process.env.DAWN_FLAGS.split(' ') : [];
+  const gpu = create(flags);
+  const adapter = await gpu.requestAdapter();
+  if (!adapter) throw new Error('no WebGPU adapter (is VK_ICD_FILENAMES pointing at SwiftShader?)');
+  const caps = readAdapterCaps(adapter, gpu.wgslLanguageFeatures);
+  const device = await adapter.requestDevice({
+    requiredFeatures: wantedFeatures(caps),
+    requiredLimits: {
+      maxComputeWorkgroupStorageSize: caps.limits.maxComputeWorkgroupStorageSize,
+      maxComputeInvocationsPerWorkgroup: caps.limits.maxComputeInvocationsPerWorkgroup,
+      maxComputeWorkgroupSizeX: caps.limits.maxComputeWorkgroupSizeX,
+      maxStorageBufferBindingSize: caps.limits.maxStorageBufferBindingSize,
+      maxBufferSize: caps.limits.maxBufferSize,
+      maxStorageBuffersPerShaderStage: caps.limits.maxStorageBuffersPerShaderStage,
+    },
+  });
+  device.addEventListener('uncapturederror', (e) => {
+    throw new Error(`uncaptured WebGPU error: ${(e as GPUUncapturedErrorEvent).error.message}`);
+  });
+  return { device, caps };
+}
+
+/** Run `fn` inside a validation error scope and fail if WebGPU reported anything. */
+export async function withValidation<T>(device: GPUDevice, fn: () => Promise<T>): Promise<T> {
+  device.pushErrorScope('validation');
+  const out = await fn();
+  const err = await device.popErrorScope();
+  if (err) throw new Error(`WebGPU validation error: ${err.message}`);
+  return out;
+}
