@@ -16,11 +16,21 @@ export function getTestGpu(): Promise<TestGpu> {
   return pending;
 }
 
+let dawn: GPU | undefined;
+
+/** The process's Dawn WebGPU entry point (what `navigator.gpu` is in a browser), created once. */
+export function getDawnGpu(): GPU {
+  if (!dawn) {
+    process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
+    Object.assign(globalThis, globals);
+    const flags = process.env.DAWN_FLAGS ? process.env.DAWN_FLAGS.split(' ') : [];
+    dawn = create(flags);
+  }
+  return dawn;
+}
+
 async function open(): Promise<TestGpu> {
-  process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
-  Object.assign(globalThis, globals);
-  const flags = process.env.DAWN_FLAGS ? process.env.DAWN_FLAGS.split(' ') : [];
-  const gpu = create(flags);
+  const gpu = getDawnGpu();
   const adapter = await gpu.requestAdapter();
   if (!adapter) throw new Error('no WebGPU adapter (is VK_ICD_FILENAMES pointing at SwiftShader?)');
   const caps = readAdapterCaps(adapter, gpu.wgslLanguageFeatures);

@@ -78,3 +78,17 @@ export function emptyOwnership(rows: number, cols: number): OwnershipMap {
     lane: new Uint32Array(len),
   };
 }
+
+/** The first line every host suffix starts with (after its leading newline). */
+export const HOST_SUFFIX_MARKER = '// ---- host suffix (not editable)';
+
+/**
+ * Split a pass's full WGSL into the editable kernel text and the host suffix `ownerSuffix` appended.
+ * The suffix keeps its leading newline, so `kernel + suffix` is the original code again.
+ * @example splitHostSuffix(code + ownerSuffix({ instrument: false, outName: 'out', outType: 'f32', ownerBinding: 4 })).kernel === code
+ */
+export function splitHostSuffix(code: string): { kernel: string; suffix: string } {
+  const at = code.lastIndexOf(`\n${HOST_SUFFIX_MARKER}`);
+  if (at < 0) return { kernel: code, suffix: '' };
+  return { kernel: code.slice(0, at), suffix: code.slice(at) };
+}

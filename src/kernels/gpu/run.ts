@@ -84,7 +84,26 @@ export async function compileWgsl(device: GPUDevice, code: string, label: string
   return module;
 }
 
-async function makePipeline(device: GPUDevice, pass: PassSpec, code: string): Promise<GPUComputePipeline> {
+const pipelineCache = new WeakMap<GPUDevice, Map<string, Promise<GPUComputePipeline>>>();
+
+/**
+ * The compute pipeline of (code, entry point), created once per device: pipeline creation is where a
+ * driver compiles (seconds per kernel on SwiftShader), and a layout-'auto' pipeline is reusable with
+ * fresh bind groups. A failed creation is not cached, so its error is reported again next time.
+ */
+function makePipeline(device: GPUDevice, pass: PassSpec, code: string): Promise<GPUComputePipeline> {
+  let cache = pipelineCache.get(device);
+  if (!cache) pipelineCache.set(device, (cache = new Map()));
+  const key = `${pass.entryPoint}\n${code}`;
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const made = createPipeline(device, pass, code);
+  cache.set(key, made);
+  made.catch(() => cache.delete(key));
+  return made;
+}
+
+async function createPipeline(device: GPUDevice, pass: PassSpec, code: string): Promise<GPUComputePipeline> {
   const module = await compileWgsl(device, code, pass.label);
   device.pushErrorScope('validation');
   let pipeline: GPUComputePipeline;

@@ -1,0 +1,69 @@
+// Open a Dawn (webgpu npm) device for the bench and the probe: the same path the tests take, but with the
+// adapter's full limits and every feature an arm can use, and with Dawn toggles from the command line
+// (the H200 needs `allow_unsafe_apis` for subgroup matrices and `vulkan_enable_f16_on_nvidia` for f16).
+import { create, globals } from 'webgpu';
+import { readAdapterCaps, wantedFeatures, type AdapterCaps } from '../src/kernels/gpu/caps';
+
+/** The Dawn toggles that expose every accelerated arm on NVIDIA/Vulkan (see ../shared/FINDINGS.md). */
+export const FULL_DAWN_FLAGS = ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia'] as const;
+
+export interface BenchGpu {
+  device: GPUDevice;
+  adapter: GPUAdapter;
+  caps: AdapterCaps;
+  /** The Dawn flags the GPU object was created with. */
+  flags: readonly string[];
+}
+
+/** Plain-data view of `adapter.info` (Dawn's object does not survive JSON.stringify field by field). */
+export function adapterInfoRecord(adapter: GPUAdapter): Record<string, unknown> {
+  const info = adapter.info as unknown as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of [
+    'vendor',
+    'architecture',
+    'device',
+    'description',
+    'subgroupMinSize',
+    'subgroupMaxSize',
+    'isFallbackAdapter',
+    'subgroupMatrixConfigs',
+  ]) {
+    const v = info[key];
+    if (v !== undefined) out[key] = Array.isArray(v) ? v.map((c: unknown) => ({ ...(c as object) })) : v;
+  }
+  return out;
+}
+
+/**
+ * Create the GPU object with `flags`, take the high-performance adapter and a device with the adapter's
+ * limits and all arm features. Throws with a clear message when there is no adapter.
+ * @example const { device, caps } = await openBenchGpu([...FULL_DAWN_FLAGS]);
+ */
+export async function openBenchGpu(flags: readonly string[]): Promise<BenchGpu> {
+  Object.assign(globalThis, globals);
+  const gpu = create([...flags]);
+  const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  if (!adapter) {
+    throw new Error(
+      `no WebGPU adapter (Dawn flags ${JSON.stringify(flags)}; VK_ICD_FILENAMES=${process.env.VK_ICD_FILENAMES ?? ''} VK_DRIVER_FILES=${process.env.VK_DRIVER_FILES ?? ''})`,
+    );
+  }
+  const caps = readAdapterCaps(adapter, gpu.wgslLanguageFeatures);
+  const L = caps.limits;
+  const device = await adapter.requestDevice({
+    requiredFeatures: wantedFeatures(caps),
+    requiredLimits: {
+      maxComputeWorkgroupStorageSize: L.maxComputeWorkgroupStorageSize,
+      maxComputeInvocationsPerWorkgroup: L.maxComputeInvocationsPerWorkgroup,
+      maxComputeWorkgroupSizeX: L.maxComputeWorkgroupSizeX,
+      maxStorageBufferBindingSize: L.maxStorageBufferBindingSize,
+      maxBufferSize: L.maxBufferSize,
+      maxStorageBuffersPerShaderStage: L.maxStorageBuffersPerShaderStage,
+    },
+  });
+  device.addEventListener('uncapturederror', (e) => {
+    console.error(`[webgpu] uncaptured error: ${(e as GPUUncapturedErrorEvent).error.message}`);
+  });
+  return { device, adapter, caps, flags };
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Entry point of a `run` on the lent NVIDIA machine (carry .gl and .gpu, built by bench/build-carry.sh).
+# Usage: bench/h200.sh STEP...   STEP = probe | torch | bench[:ARGS with commas for spaces]
+# Logs and JSON go to $OUT (the device tool's return folder), else bench-out/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-bench-out}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+RUN=/tmp/mmqrun
+mkdir -p $RUN/node_modules/webgpu/dist/linux-x64
+[ -x /tmp/node ] || { xz -dc .gpu/node.xz > /tmp/node && chmod +x /tmp/node; }
+cp .gpu/webgpu/index.js .gpu/webgpu/package.json $RUN/node_modules/webgpu/
+[ -s $RUN/node_modules/webgpu/dist/linux-x64/dawn.node ] ||
+  xz -dc .gpu/webgpu/dist/linux-x64/dawn.node.xz > $RUN/node_modules/webgpu/dist/linux-x64/dawn.node
+cp .gpu/*.mjs $RUN/
+{
+  date -u +%FT%TZ
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu --format=csv
+  ldconfig -p | grep libvulkan
+  /tmp/node --version
+  cat "$VK_DRIVER_FILES"
+  lib=$(ldconfig -p | awk '/libGLX_nvidia.so.0/{print $NF; exit}')
+  echo "libGLX_nvidia: $lib"; [ -n "$lib" ] && ldd "$lib" | grep -i "not found"
+} > "$OUT/env.txt" 2>&1
+cat "$OUT/env.txt"
+rc=0
+for step in "$@"; do
+  case "$step" in
+    vkdebug) VK_LOADER_DEBUG=error,warn,driver PROBE_ONLY_ADAPTER=1 /tmp/node $RUN/probe.mjs > "$OUT/vkdebug.log" 2>&1; tail -40 "$OUT/vkdebug.log" ;;
+    probe) /tmp/node $RUN/probe.mjs --json "$OUT/probe.json" 2>&1 | tee "$OUT/probe.log" || rc=1 ;;
+    torch) PYTHONUNBUFFERED=1 python3 bench/torch_baseline.py "$OUT/torch.json" 2>&1 | tee "$OUT/torch.log" || rc=1 ;;
+    bench*)
+      args=${step#bench}; args=${args#:}; args=${args//,/ }
+      # shellcheck disable=SC2086
+      /tmp/node $RUN/bench.mjs --json "$OUT/bench.json" --torch "$OUT/torch.json" $args 2>&1 | tee "$OUT/bench.log" || rc=1 ;;
+    *) echo "unknown step $step"; rc=2 ;;
+  esac
+done
+exit $rc

@@ -1,0 +1,43 @@
+// Shared e2e steps: wait for the device, pick a kernel and a shape, wait for a run, read window.__mmq.
+import { expect, type Page } from '@playwright/test';
+import type { RunSummary } from '../src/app/testHook';
+
+/** Small shapes per family: each runs in a second or two on SwiftShader. */
+export const SMALL: Record<string, Partial<Record<'m' | 'n' | 'k' | 'experts' | 'topk', number>>> = {
+  'hello-wmma': {},
+  'hello-mma': {},
+  'mmq-q8-naive': { m: 32, n: 32, k: 64 },
+  'mmq-q8-tiled': { m: 32, n: 64, k: 64 },
+  'mmq-q4k-blk': { m: 32, n: 64, k: 256 },
+  'mmq-q4k-rt': { m: 17, n: 50, k: 256 },
+  'mmq-q4k-tile': { m: 20, n: 40, k: 256 },
+  'moe-q4k-id': { m: 8, n: 64, k: 256, experts: 4, topk: 2 },
+  'coopmat-f16': { m: 32, n: 32, k: 256 },
+};
+
+/** Open the app (optionally at a hash) and wait for the GPU device. */
+export async function openApp(page: Page, hash = ''): Promise<void> {
+  await page.goto(`/${hash}`);
+  await expect(page.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', { timeout: 30_000 });
+}
+
+/** The numeric summary of the current run. */
+export async function summary(page: Page): Promise<RunSummary> {
+  const s = await page.evaluate(() => window.__mmq?.summary());
+  if (!s) throw new Error('no run summary yet');
+  return s;
+}
+
+/** Wait until the run for `kernel` has finished (any verdict). */
+export async function waitForRun(page: Page, kernel: string): Promise<RunSummary> {
+  await expect
+    .poll(async () => page.evaluate(() => ({ run: window.__mmq?.status().run, kernel: window.__mmq?.summary()?.kernel })), { timeout: 60_000 })
+    .toEqual({ run: 'done', kernel });
+  return summary(page);
+}
+
+/** Select a family and set its small shape; the app regenerates and auto-runs. */
+export async function pickKernel(page: Page, kernel: string, shape = SMALL[kernel] ?? {}): Promise<void> {
+  await page.getByTestId('kernel-select').selectOption(kernel);
+  for (const [field, value] of Object.entries(shape)) await page.getByTestId(`shape-${field}`).fill(String(value));
+}

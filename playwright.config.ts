@@ -1,0 +1,51 @@
+// Playwright against Debian's Chromium with WebGPU on SwiftShader (see ../shared/FINDINGS.md): the built
+// app is served by `vite preview` on 127.0.0.1 (a secure context, so navigator.gpu exists). One worker:
+// SwiftShader already uses both CI cores. Screenshots: fixed viewport, DPR 1, animations off.
+import { defineConfig } from '@playwright/test';
+
+const PORT = 4173;
+
+export default defineConfig({
+  testDir: 'e2e',
+  outputDir: 'test-results',
+  snapshotPathTemplate: '{testDir}/__screenshots__/{testFilePath}/{arg}{ext}',
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  timeout: 90_000,
+  expect: {
+    timeout: 30_000,
+    toHaveScreenshot: { maxDiffPixelRatio: 0.02, animations: 'disabled', caret: 'hide', scale: 'css' },
+  },
+  reporter: process.env.CI ? [['list'], ['html', { open: 'never' }]] : 'list',
+  use: {
+    baseURL: `http://127.0.0.1:${PORT}/`,
+    headless: true,
+    viewport: { width: 1600, height: 1000 },
+    deviceScaleFactor: 1,
+    colorScheme: 'dark',
+    trace: 'retain-on-failure',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--enable-unsafe-webgpu',
+        '--use-webgpu-adapter=swiftshader',
+        '--enable-features=Vulkan',
+        '--font-render-hinting=none',
+        '--disable-lcd-text',
+      ],
+    },
+  },
+  webServer: {
+    command: `npx vite preview --host 127.0.0.1 --port ${PORT} --strictPort`,
+    url: `http://127.0.0.1:${PORT}/`,
+    reuseExistingServer: false,
+    timeout: 60_000,
+  },
+});

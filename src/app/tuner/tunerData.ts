@@ -1,0 +1,169 @@
+// Pure view-model of a tune report for the dashboard: chart series, table sorting and number formats.
+// Kept out of the components so it is unit-tested without a DOM.
+import type { TuneRecordEntry, TuneReport, TuneVerdict } from '../../workers/protocol';
+
+export interface ConvergencePoint {
+  generation: number;
+  /** Best ms found up to this generation; null before anything passed (recharts leaves a gap). */
+  best: number | null;
+}
+
+/** Best ms per generation (cumulative), from the report or, while a hunt runs, from its entries. */
+export function convergenceSeries(report: Pick<TuneReport, 'bestPerGeneration'>): ConvergencePoint[] {
+  return report.bestPerGeneration.map((ms, generation) => ({
+    generation,
+    best: Number.isFinite(ms) ? ms : null,
+  }));
+}
+
+/** Cumulative best per generation from entries as they stream in (live convergence). */
+export function bestPerGenerationOf(entries: readonly TuneRecordEntry[]): number[] {
+  const gens = entries.reduce((g, e) => Math.max(g, e.generation + 1), 0);
+  const out: number[] = [];
+  let best = Infinity;
+  for (let g = 0; g < gens; g++) {
+    for (const e of entries) if (e.generation === g && e.verdict === 'measured') best = Math.min(best, e.ms);
+    out.push(best);
+  }
+  return out;
+}
+
+export interface ScatterPoint {
+  /** BM*BN, the output block area. */
+  area: number;
+  /** ms for measured configs; the "not measured" row's y for the others. */
+  y: number;
+  ms: number;
+  config: string;
+  verdict: TuneVerdict;
+  winner: boolean;
+  entry: TuneRecordEntry;
+}
+
+export interface ScatterModel {
+  measured: ScatterPoint[];
+  failedGate: ScatterPoint[];
+  rejected: ScatterPoint[];
+  winner: ScatterPoint | undefined;
+  /** y of the separate row where unmeasured configs sit (their ms is Infinity), above every measured one. */
+  unmeasuredY: number;
+  /** y of the dashed line separating that row from the measured points. */
+  dividerY: number;
+  yMax: number;
+  xDomain: [number, number];
+  /** Log-axis ticks: powers of 4 covering the areas present. */
+  xTicks: number[];
+}
+
+/** Every evaluated config as a point: BM*BN vs ms, unmeasured ones on their own row at the top. */
+export function scatterModel(entries: readonly TuneRecordEntry[], winner: string): ScatterModel {
+  const finite = entries.filter((e) => e.verdict === 'measured');
+  const maxMs = finite.reduce((m, e) => Math.max(m, e.ms), 0);
+  const top = maxMs > 0 ? maxMs : 1;
+  const unmeasuredY = top * 1.25;
+  const point = (e: TuneRecordEntry): ScatterPoint => ({
+    area: e.bm * e.bn,
+    y: e.verdict === 'measured' ? e.ms : unmeasuredY,
+    ms: e.ms,
+    config: e.config,
+    verdict: e.verdict,
+    winner: e.config === winner && e.verdict === 'measured',
+    entry: e,
+  });
+  const all = entries.map(point);
+  const areas = all.map((p) => p.area);
+  const lo = areas.length ? Math.min(...areas) : 256;
+  const hi = areas.length ? Math.max(...areas) : 65536;
+  return {
+    measured: all.filter((p) => p.verdict === 'measured' && !p.winner),
+    failedGate: all.filter((p) => p.verdict === 'failed-gate'),
+    rejected: all.filter((p) => p.verdict === 'rejected'),
+    winner: all.find((p) => p.winner),
+    unmeasuredY,
+    dividerY: top * 1.12,
+    yMax: top * 1.35,
+    xDomain: [lo / 1.6, hi * 1.6],
+    xTicks: log4Ticks(lo, hi),
+  };
+}
+
+/** Powers of 4 from the one at or below `lo` to the one at or above `hi`. */
+export function log4Ticks(lo: number, hi: number): number[] {
+  const out: number[] = [];
+  for (let t = 4 ** Math.floor(Math.log(Math.max(1, lo)) / Math.log(4)); t <= hi * 4; t *= 4) {
+    out.push(t);
+    if (t >= hi) break;
+  }
+  return out;
+}
+
+/** 256, 1k, 16k: a compact count. */
+export function formatCount(v: number): string {
+  return v >= 1024 ? `${Math.round(v / 1024)}k` : String(Math.round(v));
+}
+
+export type SortKey = 'ms' | 'order' | 'area' | 'generation' | 'worstRel';
+export type SortDir = 'asc' | 'desc';
+
+export interface TableRow {
+  /** Evaluation order (0-based). */
+  order: number;
+  entry: TuneRecordEntry;
+}
+
+/**
+ * Entries sorted for the table. By ms, unmeasured configs (ms Infinity) always come after measured
+ * ones, gate failures before static rejections; ties keep evaluation order.
+ */
+export function sortRows(entries: readonly TuneRecordEntry[], key: SortKey, dir: SortDir): TableRow[] {
+  const rows = entries.map((entry, order) => ({ order, entry }));
+  const sign = dir === 'asc' ? 1 : -1;
+  const rank = (v: TuneVerdict) => (v === 'measured' ? 0 : v === 'failed-gate' ? 1 : 2);
+  const value = (r: TableRow): number => {
+    switch (key) {
+      case 'ms':
+        return r.entry.ms;
+      case 'order':
+        return r.order;
+      case 'area':
+        return r.entry.bm * r.entry.bn;
+      case 'generation':
+        return r.entry.generation;
+      case 'worstRel':
+        return r.entry.worstRel ?? -1;
+    }
+  };
+  return rows.sort((a, b) => {
+    if (key === 'ms') {
+      const ra = rank(a.entry.verdict);
+      const rb = rank(b.entry.verdict);
+      if (ra !== rb) return ra - rb;
+    }
+    const d = value(a) - value(b);
+    return (Number.isNaN(d) ? 0 : d) * sign || a.order - b.order;
+  });
+}
+
+/** "0.123 ms", "12.3 us", "--" for Infinity. */
+export function formatMs(ms: number): string {
+  if (!Number.isFinite(ms)) return '--';
+  if (ms === 0) return '0';
+  if (ms < 0.1) return `${(ms * 1000).toFixed(ms < 0.01 ? 2 : 1)} us`;
+  if (ms < 10) return `${ms.toFixed(3)} ms`;
+  return `${ms.toFixed(1)} ms`;
+}
+
+/** A relative error as "1.2e-7", "--" when absent. */
+export function formatRel(rel: number | undefined): string {
+  if (rel === undefined) return '--';
+  if (!Number.isFinite(rel)) return 'inf';
+  return rel === 0 ? '0' : rel.toExponential(1);
+}
+
+/** Speedup of the winner over the incumbent ("1.83x"), when both were measured. */
+export function speedup(report: Pick<TuneReport, 'bestMs' | 'incumbentMs'>): string | undefined {
+  const inc = report.incumbentMs;
+  if (inc === undefined || !Number.isFinite(inc) || !Number.isFinite(report.bestMs) || report.bestMs <= 0)
+    return undefined;
+  return `${(inc / report.bestMs).toFixed(2)}x`;
+}

@@ -1,0 +1,83 @@
+// The clicked element: its owner (recorded and analytic), the GPU value against the quantized oracle
+// and the full-precision reference, and the bit patterns when the gate is bit-exact.
+import { Fragment } from 'react';
+import type { OwnershipPhase } from '../../kernels/family';
+import type { OwnershipBuffers } from '../../workers/protocol';
+import { act, selectElement, useApp } from '../store';
+import { fmt } from './analysis';
+import type { RunAnalysis } from './useRunAnalysis';
+
+const hex = (arr: Float32Array | Int32Array, i: number) =>
+  (new Uint32Array(arr.buffer, arr.byteOffset, arr.length)[i] ?? 0).toString(16).padStart(8, '0');
+
+function ownerText(m: OwnershipBuffers, i: number): string {
+  if (m.count[i] === 0) return 'never stored';
+  return `workgroup ${m.workgroup[i]}, plane ${m.plane[i]}, lane ${m.lane[i]}${m.count[i]! > 1 ? ` (stored ${m.count[i]}×)` : ''}`;
+}
+
+export function ElementInspector({ analysis }: { analysis: RunAnalysis }) {
+  const selected = useApp((s) => s.selected);
+  const o = analysis.outcome;
+  if (selected === undefined || selected >= o.rows * o.cols) {
+    return <p className="muted small">Click an element to see its owner and its value against the oracle.</p>;
+  }
+  const row = Math.floor(selected / o.cols);
+  const col = selected % o.cols;
+  const gpu = o.output[selected]!;
+  const ref = o.oracle[selected]!;
+  const fp = o.fullPrecision?.[selected];
+  const analytic = Object.entries(o.analyticOwnership ?? {}) as [OwnershipPhase, OwnershipBuffers][];
+  return (
+    <div className={`inspector ${analysis.bad[selected] ? 'is-bad' : ''}`} data-testid="inspector">
+      <header>
+        <strong>
+          element ({row}, {col})
+        </strong>{' '}
+        <span className="muted">index {selected}</span>
+        <button type="button" className="link" onClick={() => act(selectElement, undefined)}>
+          clear
+        </button>
+      </header>
+      <dl>
+        {o.ownership && (
+          <>
+            <dt>owner (recorded)</dt>
+            <dd data-testid="inspector-owner">{ownerText(o.ownership, selected)}</dd>
+          </>
+        )}
+        {analytic
+          .filter(([p]) => !analysis.opaque.includes(p))
+          .map(([p, m]) => (
+            <Fragment key={p}>
+              <dt>owner ({p})</dt>
+              <dd>{ownerText(m, selected)}</dd>
+            </Fragment>
+          ))}
+        <dt>GPU</dt>
+        <dd data-testid="inspector-gpu">
+          {gpu} {o.verdict.gate.kind === 'bit-exact' && <code>0x{hex(o.output, selected)}</code>}
+        </dd>
+        <dt>oracle (quantized)</dt>
+        <dd data-testid="inspector-oracle">
+          {ref} {o.verdict.gate.kind === 'bit-exact' && <code>0x{hex(o.oracle, selected)}</code>}
+        </dd>
+        {fp !== undefined && (
+          <>
+            <dt>f32 reference</dt>
+            <dd>{fp}</dd>
+          </>
+        )}
+        <dt>|GPU − oracle| / max|oracle|</dt>
+        <dd className={analysis.bad[selected] ? 'bad' : 'good'}>
+          {fmt(analysis.kernelError[selected])} {analysis.bad[selected] ? '(fails the gate)' : ''}
+        </dd>
+        {analysis.quantError && (
+          <>
+            <dt>|oracle − f32| / max|f32|</dt>
+            <dd>{fmt(analysis.quantError[selected])}</dd>
+          </>
+        )}
+      </dl>
+    </div>
+  );
+}

@@ -1,0 +1,187 @@
+// Fragment ownership: who stores each output element, coloured by plane (hue) and lane (shade), for the
+// ownership recorded by the instrumented run or for an analytic phase of the kernel. Elements the run
+// stored never or twice are flagged; hover names (row, col) -> (workgroup, plane, lane, element).
+import { useCallback, useMemo, useState } from 'react';
+import type { OwnershipPhase } from '../../kernels/family';
+import type { OwnershipBuffers } from '../../workers/protocol';
+import { PLANE_CHOICES } from '../permalink/codec';
+import { act, runConfig, selectElement, setOwnershipSource, setPlane, useApp, type OwnershipSource } from '../store';
+import { laneElementIndex, lanesOf, ownerColor, ownershipDiff, ownershipFlags, type Rgb } from './analysis';
+import { GridCanvas, MARK_NEVER, MARK_TWICE, type GridWindow } from './GridCanvas';
+import { ElementInspector } from './ElementInspector';
+import { useRunAnalysis, type RunAnalysis } from './useRunAnalysis';
+
+export const PHASE_LABEL: Record<OwnershipPhase, string> = {
+  'fragment-store': 'cmma fragment store',
+  'scalar-epilogue': 'scalar epilogue (per = 256/plane)',
+  'register-accumulator': 'register accumulator (rm×rn subtiles)',
+};
+
+const SOURCE_LABEL = (s: OwnershipSource) => (s === 'recorded' ? 'recorded (instrumented run)' : `analytic: ${PHASE_LABEL[s]}`);
+
+/** The window of the whole padded output, or of the workgroup tile holding `element`. */
+export function viewWindow(a: RunAnalysis, zoomTo: number | undefined): GridWindow {
+  const g = a.geometry;
+  if (zoomTo === undefined) return { r0: 0, c0: 0, rows: g.paddedRows, cols: g.paddedCols };
+  const r = Math.floor(zoomTo / a.outcome.cols);
+  const c = zoomTo % a.outcome.cols;
+  return { r0: Math.floor(r / g.tileRows) * g.tileRows, c0: Math.floor(c / g.tileCols) * g.tileCols, rows: g.tileRows, cols: g.tileCols };
+}
+
+function PlaneLegend({ map, lanes }: { map: OwnershipBuffers; lanes: number }) {
+  const planes = useMemo(() => [...new Set(map.plane)].sort((a, b) => a - b), [map]);
+  const css = (c: Rgb) => `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
+  const laneStops = Array.from({ length: 8 }, (_, i) => css(ownerColor(planes[0] ?? 0, Math.round((i / 7) * (lanes - 1)), lanes))).join(', ');
+  return (
+    <div className="legend" data-testid="ownership-legend">
+      <span className="muted">planes</span>
+      {planes.slice(0, 16).map((p) => (
+        <span key={p} className="swatch" style={{ background: css(ownerColor(p, Math.floor(lanes / 2), lanes)) }} title={`plane ${p}`}>
+          {p}
+        </span>
+      ))}
+      {planes.length > 16 && <span className="muted">+{planes.length - 16}</span>}
+      <span className="muted">lane 0</span>
+      <span className="gradient" style={{ background: `linear-gradient(90deg, ${laneStops})` }} />
+      <span className="muted">lane {lanes - 1}</span>
+      <span className="swatch flag never">✕</span>
+      <span className="muted">never stored</span>
+      <span className="swatch flag twice">●</span>
+      <span className="muted">stored twice</span>
+    </div>
+  );
+}
+
+export function OwnershipView() {
+  const outcome = useApp((s) => s.outcome);
+  const source = useApp((s) => s.ownershipSource);
+  const selected = useApp((s) => s.selected);
+  const planeChoice = useApp((s) => s.config.plane);
+  const adapterPlane = useApp((s) => s.device.plane);
+  const plane = useApp((s) => runConfig(s).plane);
+  const a = useRunAnalysis(outcome);
+  const [hover, setHover] = useState<{ row: number; col: number }>();
+  const [zoom, setZoom] = useState(false);
+
+  const map = a ? (source === 'recorded' ? a.outcome.ownership : a.outcome.analyticOwnership?.[source]) : undefined;
+  const opaque = !!a && source !== 'recorded' && a.opaque.includes(source);
+  const lanes = map ? lanesOf(map, a?.outcome.config.plane ?? plane) : plane;
+  const laneIdx = useMemo(() => (map ? laneElementIndex(map) : undefined), [map]);
+  const flags = useMemo(() => (map && source === 'recorded' ? ownershipFlags(map) : undefined), [map, source]);
+  const marks = useMemo(() => {
+    if (!map || source !== 'recorded') return undefined;
+    const m = new Uint8Array(map.count.length);
+    for (let i = 0; i < m.length; i++) m[i] = map.count[i] === 0 ? MARK_NEVER : map.count[i]! > 1 ? MARK_TWICE : 0;
+    return m;
+  }, [map, source]);
+  const color = useCallback(
+    (i: number): Rgb => (!map || opaque || map.count[i] === 0 ? [34, 40, 52] : ownerColor(map.plane[i]!, map.lane[i]!, lanes)),
+    [map, opaque, lanes],
+  );
+  const region = useCallback((i: number) => (map ? map.workgroup[i]! * 65536 + map.plane[i]! : 0), [map]);
+
+  if (!a) return <p className="muted pad">Run a kernel to see who owns each output element.</p>;
+  const sources: OwnershipSource[] = [...(a.outcome.ownership ? (['recorded'] as const) : []), ...(Object.keys(a.outcome.analyticOwnership ?? {}) as OwnershipPhase[])];
+  const view = viewWindow(a, zoom ? (selected ?? 0) : undefined);
+  const rec = a.outcome.ownership;
+  const diffs = rec
+    ? (Object.entries(a.outcome.analyticOwnership ?? {}) as [OwnershipPhase, OwnershipBuffers][])
+        .filter(([p]) => !a.opaque.includes(p))
+        .map(([p, m]) => [p, ownershipDiff(rec, m)] as const)
+    : [];
+  const cols = a.outcome.cols;
+  const hi = hover && hover.row < a.outcome.rows && hover.col < cols ? hover.row * cols + hover.col : undefined;
+
+  return (
+    <div className="view ownership-view" data-testid="ownership-view">
+      <div className="toolbar">
+        <label className="field inline">
+          <span>ownership</span>
+          <select data-testid="ownership-source" value={source} onChange={(e) => act(setOwnershipSource, e.target.value as OwnershipSource)}>
+            {sources.map((s) => (
+              <option key={s} value={s}>
+                {SOURCE_LABEL(s)}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="field inline">
+          <span>plane width</span>
+          <select data-testid="view-plane-select" value={planeChoice} onChange={(e) => act(setPlane, Number(e.target.value))}>
+            {PLANE_CHOICES.map((p) => (
+              <option key={p} value={p}>
+                {p === 0 ? `adapter (${adapterPlane ?? '?'})` : p}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="check">
+          <input type="checkbox" checked={zoom} onChange={(e) => setZoom(e.target.checked)} data-testid="zoom-tile" />
+          <span>zoom to {selected !== undefined ? 'the selected element’s' : 'the first'} tile</span>
+        </label>
+      </div>
+      <p className="stats" data-testid="ownership-stats">
+        {a.outcome.rows}×{cols} output · tile {a.geometry.tileRows}×{a.geometry.tileCols} · {map ? new Set(map.workgroup).size : 0} workgroups · {lanes} lanes per plane
+        {flags && (
+          <>
+            {' · '}
+            <span className={flags.never ? 'bad' : 'good'} data-testid="never-count">
+              {flags.never} never stored
+            </span>
+            {' · '}
+            <span className={flags.twice ? 'bad' : 'good'} data-testid="twice-count">
+              {flags.twice} stored twice
+            </span>
+          </>
+        )}
+      </p>
+      {diffs.length > 0 && (
+        <p className="stats" data-testid="ownership-diff">
+          {diffs.map(([p, n]) => (
+            <span key={p} className={n ? 'bad' : 'good'}>
+              recorded {n ? `differs from analytic ${p} at ${n} elements` : `= analytic ${p}`}
+              {'  '}
+            </span>
+          ))}
+        </p>
+      )}
+      {opaque && (
+        <p className="notice">
+          The subgroup-matrix fragment layout is opaque: WGSL (like SPIR-V) exposes no per-lane map of a matrix fragment, so there is no
+          analytic owner. The recorded ownership shows who stored each element after the spill.
+        </p>
+      )}
+      {map && (
+        <>
+          <div className="canvas-box">
+            <GridCanvas
+              rows={a.outcome.rows}
+              cols={cols}
+              view={view}
+              tileRows={a.geometry.tileRows}
+              tileCols={a.geometry.tileCols}
+              color={color}
+              region={opaque ? undefined : region}
+              marks={marks}
+              selected={selected}
+              onHover={setHover}
+              onPick={(c) => act(selectElement, c.row * cols + c.col)}
+              maxPx={560}
+              testId="ownership-canvas"
+              label="ownership grid"
+            />
+          </div>
+          <p className="hover-info" data-testid="ownership-hover">
+            {hi !== undefined && laneIdx
+              ? `(${hover!.row}, ${hover!.col}) → workgroup ${map.workgroup[hi]}, plane ${map.plane[hi]}, lane ${map.lane[hi]}, element #${laneIdx[hi]} of its lane · stored ${map.count[hi]}×`
+              : hover
+                ? `(${hover.row}, ${hover.col}) is outside the ${a.outcome.rows}×${cols} output (tail of the edge tile)`
+                : 'hover an element: (row, col) → (workgroup, plane, lane, element)'}
+          </p>
+          <PlaneLegend map={map} lanes={lanes} />
+        </>
+      )}
+      <ElementInspector analysis={a} />
+    </div>
+  );
+}

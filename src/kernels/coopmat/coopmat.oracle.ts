@@ -1,0 +1,197 @@
+// CPU oracles and data for the f16-dequant coopmat Q4_K GEMM (the seed's mmq_q4k_coopmat_tile):
+//   out[m, n] = sum_k x[m, k] * w[n, k],   w = d*sc*q - dmin*m  (Q4_K decoded in f32)
+// mmqQ4kF16Ref is the seed's full-precision f32 reference (mmq_q4k_f16_ref), which the kernel matches
+// to an f16 tolerance (rel_to_max < 5e-2). mmqQ4kF16RoundedRef emulates the kernel's normative arm
+// exactly: both operands rounded to f16, each 32-block summed in f32 in K order, then added to the
+// f32 accumulator -- so the scalar arm can be gated far tighter than the seed's tolerance.
+import type { DataSource } from '../family';
+import { dataStreamSeed } from '../hello';
+import {
+  f16BitsToF32,
+  f32ToF16Bits,
+  GEN_F16_ACT_SEED,
+  GEN_MMQ_Q4K_SEED,
+  genF16Activation,
+  genMmqQ4k,
+  q4kMin,
+  q4kNibble,
+  q4kScale,
+  quantizeQ4K,
+  QK_K,
+  XorShift64,
+  type Q4KWeight,
+} from '../quant';
+
+const f = Math.fround;
+
+/**
+ * How the kernel's weight decode d*sc*q - dmin*m rounds: 'separate' rounds the product to f32 and then
+ * the difference (what WGSL's + and * say); 'fused' rounds once, as when a compiler contracts the two
+ * into an fma (NVIDIA's does). They agree whenever d*sc*q is exact in f32 -- always for real Q4_K, whose
+ * d is an f16 (11 bits x 6-bit sc x 4-bit q) -- and differ by an ulp for the seed generator's f32 d.
+ */
+export type DecodeRounding = 'separate' | 'fused';
+
+const f32Bits = new Float32Array(1);
+const u32Bits = new Uint32Array(f32Bits.buffer);
+
+/** The f32 next to `r` (an f32) in the direction of `dir` (+1 up, -1 down). */
+function f32Step(r: number, dir: number): number {
+  if (r === 0) return dir > 0 ? 2 ** -149 : -(2 ** -149);
+  f32Bits[0] = r;
+  u32Bits[0] = u32Bits[0]! + (r > 0 === dir > 0 ? 1 : -1);
+  return f32Bits[0]!;
+}
+
+/**
+ * fma in f32: a*b + c rounded once to f32 (a, b, c are f32). a*b is exact in a double; the sum's
+ * rounding error comes from Knuth's two-sum, and settles the one case double rounding gets wrong --
+ * the double sum landing exactly halfway between two f32 values.
+ * @example fmaF32(1 + 2 ** -23, 1 - 2 ** -23, -1) === -(2 ** -46)
+ */
+export function fmaF32(a: number, b: number, c: number): number {
+  const p = a * b;
+  const s = p + c;
+  const bb = s - p;
+  const err = p - (s - bb) + (c - bb);
+  const r = f(s);
+  if (err === 0 || r === s) return r;
+  const other = f32Step(r, s > r ? 1 : -1); // the f32 on the other side of s
+  if (Math.abs(s - r) !== Math.abs(other - s)) return r; // not a tie: the double's side decides
+  return err > 0 === other > r ? other : r; // a tie in the double: the error decides
+}
+
+/**
+ * The Q4_K weight [n, k] decoded as the kernel stages it: w = d*sc*q - dmin*m with ds = f32(d*sc) and
+ * ms = f32(dmin*m), then f32(f32(ds*q) - ms) ('separate') or fma(ds, q, -ms) ('fused').
+ * @example dequantQ4kRows(w, 64, 256).length === 64 * 256
+ */
+export function dequantQ4kRows(
+  w: Q4KWeight,
+  n: number,
+  k: number,
+  decode: DecodeRounding = 'separate',
+): Float32Array {
+  const nsb = k / QK_K;
+  const out = new Float32Array(n * k);
+  for (let j = 0; j < n; j++) {
+    for (let b = 0; b < k / 32; b++) {
+      const is = b % 8;
+      const blk = j * nsb + Math.floor(b / 8);
+      const dd = f(w.d[blk]! * q4kScale(w.scales, blk * 3, is));
+      const mm = f(w.dmin[blk]! * q4kMin(w.scales, blk * 3, is));
+      for (let qi = 0; qi < 32; qi++) {
+        const q = q4kNibble(w.qs, blk, is, qi);
+        out[j * k + b * 32 + qi] = decode === 'fused' ? fmaF32(dd, q, -mm) : f(f(dd * q) - mm);
+      }
+    }
+  }
+  return out;
+}
+
+function checkShape(x: Float32Array, w: Q4KWeight, m: number, n: number, k: number): void {
+  if (!Number.isInteger(k) || k <= 0 || k % QK_K !== 0)
+    throw new RangeError(`k = ${k} is not a positive multiple of 256`);
+  if (x.length !== m * k)
+    throw new RangeError(`activation has ${x.length} values, [${m} x ${k}] needs ${m * k}`);
+  if (w.d.length !== (n * k) / QK_K)
+    throw new RangeError(`weight has ${w.d.length} super-blocks, [${n} x ${k}] needs ${(n * k) / QK_K}`);
+}
+
+/**
+ * The seed's mmq_q4k_f16_ref: out[m,n] = sum_k x*(d*sc*q - dmin*m), one f32 accumulator in K order.
+ * @example const want = mmqQ4kF16Ref(x, w, 16, 16, 256);
+ */
+export function mmqQ4kF16Ref(x: Float32Array, w: Q4KWeight, m: number, n: number, k: number): Float32Array {
+  checkShape(x, w, m, n, k);
+  const wf = dequantQ4kRows(w, n, k);
+  const out = new Float32Array(m * n);
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let acc = 0;
+      for (let l = 0; l < k; l++) acc = f(acc + f(x[i * k + l]! * wf[j * k + l]!));
+      out[i * n + j] = acc;
+    }
+  }
+  return out;
+}
+
+/** Round every element to f16 (round-to-nearest-even) and back. */
+function roundAllToF16(v: Float32Array): Float32Array {
+  const out = new Float32Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = f16BitsToF32(f32ToF16Bits(v[i]!));
+  return out;
+}
+
+/**
+ * Exact emulation of the kernel's normative (scalar) arm: x and w rounded to f16, each 32-block's
+ * products summed in f32 in K order (a product of two f16 values is exact in f32), then added to the
+ * f32 accumulator block by block. `decode` picks how the weight decode rounds (see DecodeRounding).
+ * @example relToMax(gpu, mmqQ4kF16RoundedRef(x, w, m, n, k)) // 0 for the scalar arm on SwiftShader
+ */
+export function mmqQ4kF16RoundedRef(
+  x: Float32Array,
+  w: Q4KWeight,
+  m: number,
+  n: number,
+  k: number,
+  decode: DecodeRounding = 'separate',
+): Float32Array {
+  checkShape(x, w, m, n, k);
+  const xh = roundAllToF16(x);
+  const wh = roundAllToF16(dequantQ4kRows(w, n, k, decode));
+  const out = new Float32Array(m * n);
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let acc = 0;
+      for (let b = 0; b < k; b += 32) {
+        let s = 0;
+        for (let l = b; l < b + 32; l++) s = f(s + xh[i * k + l]! * wh[j * k + l]!);
+        acc = f(acc + s);
+      }
+      out[i * n + j] = acc;
+    }
+  }
+  return out;
+}
+
+export interface CoopmatData {
+  /** Activation [m, k], f32 (the kernel rounds it to f16). */
+  x: Float32Array;
+  /** Q4_K weight [n, k] in the split layout. */
+  w: Q4KWeight;
+}
+
+/**
+ * Inputs for the coopmat twin. 'seed': the seed's own test data -- weights from gen_mmq_q4k(m, n, k)
+ * (random nibbles and 6-bit scales; the draw order makes them depend on m, as in the seed) and the
+ * activation (s % 2000)/1000 - 1 from 0x123456789ABCDEF0. 'random': a realistic weight -- N(0, 1)
+ * values quantized by ggml's Q4_K quantizer -- and a uniform [-1, 1) activation from another stream.
+ * @example const { x, w } = coopmatData(16, 16, 256, 'seed', 0);
+ */
+export function coopmatData(
+  m: number,
+  n: number,
+  k: number,
+  source: DataSource,
+  dataSeed: number,
+): CoopmatData {
+  if (source === 'seed') {
+    const wSeed = dataStreamSeed('seed', dataSeed, GEN_MMQ_Q4K_SEED);
+    // A user seed drives both generators; the activation's stream is offset so the two never coincide.
+    const xSeed = dataSeed === 0 ? GEN_F16_ACT_SEED : wSeed ^ GEN_F16_ACT_SEED;
+    return { x: genF16Activation(m, k, xSeed), w: genMmqQ4k(m, n, k, wSeed).w };
+  }
+  const r = new XorShift64(dataStreamSeed('random', dataSeed, 0n));
+  const g = new Float32Array(n * k);
+  for (let i = 0; i < g.length; i += 2) {
+    // Box-Muller on two 24-bit uniforms.
+    const u1 = (r.nextMod(1 << 24) + 1) / (1 << 24);
+    const u2 = r.nextMod(1 << 24) / (1 << 24);
+    const rad = Math.sqrt(-2 * Math.log(u1));
+    g[i] = f(rad * Math.cos(2 * Math.PI * u2));
+    if (i + 1 < g.length) g[i + 1] = f(rad * Math.sin(2 * Math.PI * u2));
+  }
+  const x = genF16Activation(m, k, r.next().state() || 1n);
+  return { x, w: quantizeQ4K(g, n, k).split };
+}

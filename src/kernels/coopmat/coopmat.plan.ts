@@ -1,0 +1,85 @@
+// Host launch plan for the coopmat twin: activation x (f32), the split Q4_K weight (qs, scales, d, dmin)
+// and out (f32); grid (ceil(n/BN), ceil(m/BM)); the instrumented plan adds the owner debug buffer.
+import { emptyOwnership, OWNER_WORDS, type OwnershipMap } from '../gpu/instrument';
+import type { KernelPlan } from '../gpu/plan';
+import type { CoopmatData } from './coopmat.oracle';
+import { buildCoopmatKernel, coopmatGeometry, type CoopmatSpec } from './coopmat.wgsl';
+
+export const COOPMAT_OWNER_BUFFER = 'owner';
+
+/**
+ * The launch plan of a coopmat tile on `data` (x [m, k], Q4_K weight [n, k]).
+ * @example const r = await runPlan(device, coopmatPlan(spec, coopmatData(m, n, k, 'seed', 0)));
+ */
+export function coopmatPlan(
+  spec: CoopmatSpec,
+  data: CoopmatData,
+  opts: { instrument?: boolean } = {},
+): KernelPlan {
+  const { m, n, k } = spec;
+  const nsb = (n * k) / 256;
+  if (data.x.length !== m * k)
+    throw new RangeError(`activation has ${data.x.length} values, [${m} x ${k}] needs ${m * k}`);
+  if (
+    data.w.qs.length !== nsb * 32 ||
+    data.w.scales.length !== nsb * 3 ||
+    data.w.d.length !== nsb ||
+    data.w.dmin.length !== nsb
+  ) {
+    throw new RangeError(`Q4_K weight does not hold the ${nsb} super-blocks of [${n} x ${k}]`);
+  }
+  const instrument = opts.instrument ?? false;
+  const kc = buildCoopmatKernel(spec, { instrument });
+  const buffers: KernelPlan['buffers'] = [
+    { name: 'x', kind: 'read-only-storage', data: data.x },
+    { name: 'wqs', kind: 'read-only-storage', data: data.w.qs },
+    { name: 'wsc', kind: 'read-only-storage', data: data.w.scales },
+    { name: 'wd', kind: 'read-only-storage', data: data.w.d },
+    { name: 'wdm', kind: 'read-only-storage', data: data.w.dmin },
+    { name: 'out', kind: 'storage', size: m * n * 4 },
+  ];
+  if (instrument)
+    buffers.push({ name: COOPMAT_OWNER_BUFFER, kind: 'storage', size: m * n * OWNER_WORDS * 4 });
+  return {
+    buffers,
+    passes: [
+      {
+        label: `coopmat-f16 ${spec.arm} ${spec.tile.wm}x${spec.tile.wn}x${spec.tile.rm}x${spec.tile.rn}`,
+        wgsl: kc.wgsl,
+        entryPoint: kc.entryPoint,
+        workgroups: kc.workgroups(m, n),
+        bindings: kc.bindings,
+        workgroupSize: kc.workgroupSize,
+      },
+    ],
+    output: 'out',
+    outputType: 'f32',
+    mainPass: 0,
+  };
+}
+
+/**
+ * Who stores each output of a coopmat tile: workgroup (row-major over the grid), plane warp_m*WN+warp_n,
+ * lane p / PER for element p = (row % 16)*16 + col % 16 of its 16x16 subtile. Both arms store by this
+ * partition (the scalar arm from its register accumulators, the matrix arm after its spill).
+ */
+export function coopmatAnalyticOwnership(spec: CoopmatSpec): OwnershipMap {
+  const { m, n } = spec;
+  const g = coopmatGeometry(spec);
+  const { wn, rm, rn } = spec.tile;
+  const gridX = Math.ceil(n / g.bn);
+  const map = emptyOwnership(m, n);
+  for (let row = 0; row < m; row++) {
+    for (let col = 0; col < n; col++) {
+      const i = row * n + col;
+      const sm = Math.floor((row % g.bm) / 16); // M-subtile within the block
+      const sn = Math.floor((col % g.bn) / 16);
+      const p = (row % 16) * 16 + (col % 16);
+      map.count[i] = 1;
+      map.workgroup[i] = Math.floor(row / g.bm) * gridX + Math.floor(col / g.bn);
+      map.plane[i] = Math.floor(sm / rm) * wn + Math.floor(sn / rn);
+      map.lane[i] = Math.floor(p / g.per);
+    }
+  }
+  return map;
+}

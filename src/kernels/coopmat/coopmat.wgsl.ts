@@ -1,0 +1,369 @@
+// WGSL generator for the f16-dequant register-blocked Q4_K GEMM, the twin of the seed's
+// mmq_q4k_coopmat_tile, written ONCE as a function of typed parameters.
+//
+// Same algorithm as the seed (NOT the int8 MMQ): per 32-wide K-block, stage the activation tile
+// A[BM, 32] rounded to f16 and the weight tile B[BN, 32] decoded from Q4_K with the affine scale FOLDED
+// in (w = d*sc*q - dmin*m, in f32) and rounded to f16; contract in f32. Because the scale is folded
+// before the contraction, the accumulators sum across ALL of K and stay in registers.
+// Comptime tile: a wm x wn grid of planes, each owning rm x rn 16x16 subtiles: BM = wm*rm*16,
+// BN = wn*rn*16. Tail guards on m and n (rows past the edge stage 0 and are never stored); k is a
+// multiple of the 256-wide Q4_K super-block, so it never tails.
+//   scalar          : the normative arm -- each lane owns PER = 256/plane elements of each of its
+//                     rm*rn subtiles as f32 registers; f16 as real `f16` (enable f16) or, in core
+//                     WGSL, rounded through pack2x16float -- both round each operand to f16 the same way.
+//   subgroup-matrix : f16 x f16 -> f32 16x16x16 subgroup matrices, rm*rn result matrices held across
+//                     K; at the end each is spilled to workgroup memory and stored by the same
+//                     per-lane partition (the fragment's lane map is opaque, and the tail guards and
+//                     ownership hooks need element stores).
+// The kernel calls set_owner / store_out, which the host defines in a suffix (gpu/instrument.ts).
+import type { TileParams } from '../family';
+import { ownerSuffix } from '../gpu/instrument';
+
+export type CoopmatArm = 'scalar' | 'subgroup-matrix';
+
+export interface CoopmatSpec {
+  m: number;
+  n: number;
+  k: number;
+  tile: TileParams;
+  /** Plane width the tile is partitioned by (the hardware subgroup size for the matrix arm). */
+  plane: number;
+  arm: CoopmatArm;
+  /** 'native': `enable f16;` (needs shader-f16); 'emulated': core-WGSL f16 rounding via pack2x16float. */
+  f16: 'native' | 'emulated';
+}
+
+export const COOPMAT_BINDINGS = ['x', 'wqs', 'wsc', 'wd', 'wdm', 'out'] as const;
+
+/** Derived tile geometry. */
+export function coopmatGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane'>) {
+  const { wm, wn, rm, rn } = spec.tile;
+  const nwarp = wm * wn;
+  return { nwarp, bm: wm * rm * 16, bn: wn * rn * 16, threads: nwarp * spec.plane, per: 256 / spec.plane };
+}
+
+/**
+ * Workgroup memory of a tile: the f16 A and B tiles (2 bytes an element, as the seed's LDS budget
+ * counts them), plus, on the matrix arm, one 16x16 f32 spill per plane for the guarded store.
+ * @example coopmatWorkgroupBytes({ tile: { wm: 2, wn: 2, rm: 4, rn: 4 }, plane: 32, arm: 'scalar' }) === 16384
+ */
+export function coopmatWorkgroupBytes(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'arm'>): number {
+  const g = coopmatGeometry(spec);
+  const tiles = (g.bm * 32 + g.bn * 32) * 2;
+  return spec.arm === 'subgroup-matrix' ? tiles + g.nwarp * 256 * 4 : tiles;
+}
+
+/** Generator-level validity of a spec, independent of any adapter. Empty = fine. */
+export function coopmatSpecErrors(spec: CoopmatSpec): string[] {
+  const errs: string[] = [];
+  const { m, n, k, plane } = spec;
+  if (!Number.isInteger(m) || m < 1) errs.push(`m = ${m} must be a positive integer`);
+  if (!Number.isInteger(n) || n < 1) errs.push(`n = ${n} must be a positive integer`);
+  if (!Number.isInteger(k) || k < 256 || k % 256 !== 0)
+    errs.push(`k = ${k} must be a positive multiple of the 256-wide Q4_K super-block`);
+  for (const key of ['wm', 'wn', 'rm', 'rn'] as const) {
+    const v = spec.tile[key];
+    if (!Number.isInteger(v) || v < 1 || v > 16) errs.push(`tile ${key} = ${v} must be an integer in 1..16`);
+  }
+  if (!Number.isInteger(plane) || plane < 1 || plane > 256 || (plane & (plane - 1)) !== 0) {
+    errs.push(
+      `plane ${plane} must be a power of two in 1..256 (each lane owns 256/plane elements of a 16x16 subtile)`,
+    );
+  }
+  if (spec.arm === 'subgroup-matrix' && spec.f16 !== 'native')
+    errs.push('the subgroup-matrix arm needs native f16 (shader-f16)');
+  return errs;
+}
+
+function header(spec: CoopmatSpec): string {
+  const g = coopmatGeometry(spec);
+  const { wm, wn, rm, rn } = spec.tile;
+  const f16 = spec.f16 === 'native' ? 'f16 native' : 'f16 emulated with pack2x16float';
+  return `// coopmat-f16 (${spec.arm} arm, ${f16}), twin of the seed's mmq_q4k_coopmat_tile:
+//   out[M, N] = x[M, K] @ W[N, K]^T, W = d*sc*q - dmin*m decoded from Q4_K; both operands rounded to f16,
+//   accumulated in f32. Tile wm=${wm} wn=${wn} rm=${rm} rn=${rn}: BM=${g.bm} BN=${g.bn}, ${g.nwarp} plane(s) of ${spec.plane} = ${g.threads} invocations.
+`;
+}
+
+function consts(spec: CoopmatSpec): string {
+  const g = coopmatGeometry(spec);
+  const { wm, wn, rm, rn } = spec.tile;
+  return `const M = ${spec.m}u;
+const N = ${spec.n}u;
+const K = ${spec.k}u;
+const WM = ${wm}u; // plane grid rows
+const WN = ${wn}u; // plane grid cols
+const RM = ${rm}u; // 16x16 subtiles per plane, down
+const RN = ${rn}u; // 16x16 subtiles per plane, across
+const PLANE = ${spec.plane}u;
+const NT = ${g.threads}u; // WM*WN planes
+const BM = ${g.bm}u; // WM*RM*16
+const BN = ${g.bn}u; // WN*RN*16
+const PER = ${g.per}u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
+const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
+const NSB = K / 256u; // Q4_K super-blocks per weight row
+`;
+}
+
+const BINDINGS = `@group(0) @binding(0) var<storage, read> x: array<f32>; // activation [M, K] row-major
+@group(0) @binding(1) var<storage, read> wqs: array<u32>; // Q4_K qs: 32 words (128 B) / super-block
+@group(0) @binding(2) var<storage, read> wsc: array<u32>; // Q4_K packed 6-bit scales: 3 words / super-block
+@group(0) @binding(3) var<storage, read> wd: array<f32>; // d per super-block [N * NSB]
+@group(0) @binding(4) var<storage, read> wdm: array<f32>; // dmin per super-block [N * NSB]
+@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
+`;
+
+const Q4K_DECODE = `// Q4_K decode, byte for byte the seed's q4k_byte / q4k_sc / q4k_m (get_scale_min_k4).
+fn wsc_byte(base: u32, i: u32) -> u32 { return (wsc[base + i / 4u] >> (8u * (i % 4u))) & 255u; }
+fn q4k_sc(base: u32, j: u32) -> u32 {
+  if (j < 4u) { return wsc_byte(base, j) & 63u; }
+  return (wsc_byte(base, j + 4u) & 15u) | ((wsc_byte(base, j - 4u) >> 6u) << 4u);
+}
+fn q4k_m(base: u32, j: u32) -> u32 {
+  if (j < 4u) { return wsc_byte(base, j + 4u) & 63u; }
+  return (wsc_byte(base, j + 4u) >> 4u) | ((wsc_byte(base, j) >> 6u) << 4u);
+}
+`;
+
+/** The f16 tile storage: two K-consecutive operands per slot, stored rounded to f16. */
+function tileStorage(spec: CoopmatSpec): string {
+  if (spec.f16 === 'native') {
+    return `// f16 operand tiles, row-major with 32 K-values a row (the matrix arm loads them directly).
+var<workgroup> sa: array<f16, BM * 32u>; // A [BM, 32]
+var<workgroup> sb: array<f16, BN * 32u>; // B [BN, 32]: row n is column n of B^T
+fn put_a(i: u32, v: vec2f) { sa[2u * i] = f16(v.x); sa[2u * i + 1u] = f16(v.y); }
+fn put_b(i: u32, v: vec2f) { sb[2u * i] = f16(v.x); sb[2u * i + 1u] = f16(v.y); }
+fn get_a(i: u32) -> vec2f { return vec2f(f32(sa[2u * i]), f32(sa[2u * i + 1u])); }
+fn get_b(i: u32) -> vec2f { return vec2f(f32(sb[2u * i]), f32(sb[2u * i + 1u])); }
+`;
+  }
+  return `// f16 operand tiles in core WGSL: pack2x16float rounds each of two K-consecutive values to f16
+// (what f16(v) does), unpack2x16float widens them back exactly.
+var<workgroup> sa: array<u32, BM * 16u>; // A [BM, 32] as f16 pairs
+var<workgroup> sb: array<u32, BN * 16u>; // B [BN, 32] as f16 pairs
+fn put_a(i: u32, v: vec2f) { sa[i] = pack2x16float(v); }
+fn put_b(i: u32, v: vec2f) { sb[i] = pack2x16float(v); }
+fn get_a(i: u32) -> vec2f { return unpack2x16float(sa[i]); }
+fn get_b(i: u32) -> vec2f { return unpack2x16float(sb[i]); }
+`;
+}
+
+/** Staging of one 32-wide K-block into sa / sb (both arms), by all NT invocations. */
+const STAGE = `    let k0 = kb * 32u;
+    // A [BM, 32]: the activation, two K-consecutive values per slot; rows past M stage 0.
+    for (var i = tid; i < BM * 16u; i += NT) {
+      let arow = mrow0 + i / 16u;
+      var v = vec2f(0.0);
+      if (arow < M) {
+        let o = arow * K + k0 + (i % 16u) * 2u;
+        v = vec2f(x[o], x[o + 1u]);
+      }
+      put_a(i, v);
+    }
+    // B [BN, 32]: Q4_K sub-block is = kb % 8 decoded with its scale folded in, w = d*sc*q - dmin*m.
+    // Sub-block 2g / 2g+1 is the low / high nibble of qs byte g*32 + qi (matvec_q4k's map); qi is even,
+    // so bytes qi and qi+1 share a word. Rows past N stage 0.
+    let is = kb % 8u;
+    let g = is / 2u;
+    let sbk = kb / 8u;
+    let shift = 4u * (is % 2u);
+    for (var i = tid; i < BN * 16u; i += NT) {
+      let nrow = ncol0 + i / 16u;
+      let qi = (i % 16u) * 2u;
+      var v = vec2f(0.0);
+      if (nrow < N) {
+        let blk = nrow * NSB + sbk;
+        let ds = wd[blk] * f32(q4k_sc(blk * 3u, is));
+        let ms = wdm[blk] * f32(q4k_m(blk * 3u, is));
+        let pair = wqs[blk * 32u + (g * 32u + qi) / 4u] >> (8u * (qi % 4u));
+        v = vec2f(ds * f32((pair >> shift) & 15u) - ms, ds * f32((pair >> (shift + 8u)) & 15u) - ms);
+      }
+      put_b(i, v);
+    }
+    workgroupBarrier();
+`;
+
+function scalarMain(): string {
+  return `@compute @workgroup_size(NT)
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let warp = tid / PLANE;
+  let lane = tid % PLANE;
+  let warp_m = warp / WN;
+  let warp_n = warp % WN;
+  let mrow0 = wg.y * BM;
+  let ncol0 = wg.x * BN;
+  set_owner(wg.y * nwg.x + wg.x, warp, lane);
+  // f32 accumulators held in registers across K: RM*RN subtiles x PER elements (zero-initialised).
+  var acc: array<f32, RM * RN * PER>;
+  for (var kb = 0u; kb < KB; kb++) {
+${STAGE}    for (var im = 0u; im < RM; im++) {
+      for (var jn = 0u; jn < RN; jn++) {
+        let sm = warp_m * RM + im;
+        let sn = warp_n * RN + jn;
+        for (var e = 0u; e < PER; e++) {
+          let p = lane * PER + e;
+          let ra = (sm * 16u + p / 16u) * 16u; // first f16 pair of this element's A row
+          let rb = (sn * 16u + p % 16u) * 16u; // ... and of its B row (= output column)
+          // One 32-block in f32, K in order, then into the accumulator: the seed's default arm.
+          var s = 0.0;
+          for (var l = 0u; l < 16u; l++) {
+            let av = get_a(ra + l);
+            let bv = get_b(rb + l);
+            s += av.x * bv.x;
+            s += av.y * bv.y;
+          }
+          acc[(im * RN + jn) * PER + e] += s;
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var im = 0u; im < RM; im++) {
+    for (var jn = 0u; jn < RN; jn++) {
+      let sm = warp_m * RM + im;
+      let sn = warp_n * RN + jn;
+      for (var e = 0u; e < PER; e++) {
+        let p = lane * PER + e;
+        let orow = mrow0 + sm * 16u + p / 16u;
+        let ocol = ncol0 + sn * 16u + p % 16u;
+        if (orow < M && ocol < N) {
+          store_out(orow * N + ocol, acc[(im * RN + jn) * PER + e]);
+        }
+      }
+    }
+  }
+}
+`;
+}
+
+function matrixMain(spec: CoopmatSpec): string {
+  const { rm, rn } = spec.tile;
+  const ids: [number, number][] = [];
+  for (let im = 0; im < rm; im++) for (let jn = 0; jn < rn; jn++) ids.push([im, jn]);
+  const accDecl = ids
+    .map(([im, jn]) => `  var acc_${im}_${jn} = subgroup_matrix_result<f32, 16, 16>();`)
+    .join('\n');
+  const kHalf = (kc: number) => {
+    const loadsB = Array.from(
+      { length: rn },
+      (_, jn) =>
+        `      let b_${jn} = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, (warp_n * RN + ${jn}u) * 512u + ${kc * 16}u, 32u);`,
+    ).join('\n');
+    const perA = Array.from({ length: rm }, (_, im) => {
+      const mmas = Array.from(
+        { length: rn },
+        (_, jn) =>
+          `        acc_${im}_${jn} = subgroupMatrixMultiplyAccumulate(a_${im}, b_${jn}, acc_${im}_${jn});`,
+      ).join('\n');
+      return `      {
+        let a_${im} = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + ${im}u) * 512u + ${kc * 16}u, 32u);
+${mmas}
+      }`;
+    }).join('\n');
+    return `    {
+      // K columns ${kc * 16}..${kc * 16 + 15} of the staged block.
+${loadsB}
+${perA}
+    }`;
+  };
+  const stores = ids
+    .map(
+      ([im, jn]) => `  subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_${im}_${jn}, 16u);
+  workgroupBarrier();
+  copy_out(warp, lane, mrow0 + (warp_m * RM + ${im}u) * 16u, ncol0 + (warp_n * RN + ${jn}u) * 16u);
+  workgroupBarrier();`,
+    )
+    .join('\n');
+  return `// One 16x16 f32 spill per plane: the result matrix's lane layout is opaque, so it is stored here and
+// copied out by the per-lane partition, which also applies the tail guards and the ownership hooks.
+var<workgroup> sc: array<f32, WM * WN * 256u>;
+
+fn copy_out(warp: u32, lane: u32, row0: u32, col0: u32) {
+  for (var e = 0u; e < PER; e++) {
+    let p = lane * PER + e;
+    let orow = row0 + p / 16u;
+    let ocol = col0 + p % 16u;
+    if (orow < M && ocol < N) {
+      store_out(orow * N + ocol, sc[warp * 256u + p]);
+    }
+  }
+}
+
+@compute @workgroup_size(NT)
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u32, @builtin(subgroup_invocation_id) lane: u32,
+        @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  // subgroup_id is subgroup-uniform, so the matrix offsets derived from it are too (a requirement).
+  let warp_m = warp / WN;
+  let warp_n = warp % WN;
+  let mrow0 = wg.y * BM;
+  let ncol0 = wg.x * BN;
+  set_owner(wg.y * nwg.x + wg.x, warp, lane);
+  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
+${accDecl}
+  for (var kb = 0u; kb < KB; kb++) {
+${STAGE}${kHalf(0)}
+${kHalf(1)}
+    workgroupBarrier();
+  }
+${stores}
+}
+`;
+}
+
+/**
+ * The kernel text of a coopmat tile (the host appends the set_owner/store_out suffix).
+ * @example coopmatWgsl({ m: 16, n: 16, k: 256, tile: { wm: 1, wn: 1, rm: 1, rn: 1 }, plane: 4, arm: 'scalar', f16: 'emulated' })
+ */
+export function coopmatWgsl(spec: CoopmatSpec): string {
+  const errs = coopmatSpecErrors(spec);
+  if (errs.length) throw new RangeError(errs.join('; '));
+  const enables = [
+    spec.f16 === 'native' ? 'enable f16;' : '',
+    spec.arm === 'subgroup-matrix' ? 'enable subgroups;\nenable chromium_experimental_subgroup_matrix;' : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+  return `${enables ? `${enables}\n\n` : ''}${header(spec)}
+${consts(spec)}
+${BINDINGS}
+${Q4K_DECODE}
+${tileStorage(spec)}
+${spec.arm === 'scalar' ? scalarMain() : matrixMain(spec)}`;
+}
+
+export interface CoopmatKernel {
+  /** Kernel text plus the host suffix: ready for createShaderModule. */
+  wgsl: string;
+  /** The kernel text alone (what an editor shows). */
+  kernelWgsl: string;
+  entryPoint: 'main';
+  /** Buffer names in @binding order (the owner debug buffer last, when instrumented). */
+  bindings: readonly string[];
+  workgroupSize: number;
+  /** Workgroup grid covering an m x n output with this tile: (ceil(n/BN), ceil(m/BM), 1). */
+  workgroups(m: number, n: number): [number, number, number];
+  workgroupBytes: number;
+}
+
+/**
+ * Everything needed to dispatch a coopmat tile on resident buffers (the tuner's entry point).
+ * @example const kc = buildCoopmatKernel(spec); pass.dispatchWorkgroups(...kc.workgroups(spec.m, spec.n))
+ */
+export function buildCoopmatKernel(spec: CoopmatSpec, opts: { instrument?: boolean } = {}): CoopmatKernel {
+  const kernelWgsl = coopmatWgsl(spec);
+  const instrument = opts.instrument ?? false;
+  const g = coopmatGeometry(spec);
+  const bindings: string[] = [...COOPMAT_BINDINGS];
+  if (instrument) bindings.push('owner');
+  return {
+    wgsl:
+      kernelWgsl +
+      ownerSuffix({ instrument, outName: 'out', outType: 'f32', ownerBinding: COOPMAT_BINDINGS.length }),
+    kernelWgsl,
+    entryPoint: 'main',
+    bindings,
+    workgroupSize: g.threads,
+    workgroups: (m: number, n: number) => [Math.ceil(n / g.bn), Math.ceil(m / g.bm), 1],
+    workgroupBytes: coopmatWorkgroupBytes(spec),
+  };
+}

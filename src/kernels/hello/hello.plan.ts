@@ -1,0 +1,69 @@
+// Host launch plans for the hello kernels: one workgroup of ONE plane, buffers a, b (packed int8) and
+// out (i32); the instrumented plan adds the ownership debug buffer at binding 3.
+import { emptyOwnership, OWNER_WORDS, ownerSuffix, type OwnershipMap } from '../gpu/instrument';
+import type { KernelPlan } from '../gpu/plan';
+import { packI8 } from '../quant';
+import { HELLO_SHAPES, type HelloKernelId } from './hello.oracle';
+import { helloPerLane, helloWgsl, type HelloWgslParams } from './hello.wgsl';
+
+export const HELLO_BINDINGS = ['a', 'b', 'out'] as const;
+export const HELLO_OWNER_BUFFER = 'owner';
+
+/**
+ * The launch plan of a hello kernel on inputs `a`, `b` (int8, the kernel's fixed shape).
+ * @example await runPlan(device, helloPlan({ kernel: 'hello-wmma', arm: 'scalar', plane: 4 }, data))
+ */
+export function helloPlan(
+  params: HelloWgslParams,
+  data: { a: Int8Array; b: Int8Array },
+  opts: { instrument?: boolean } = {},
+): KernelPlan {
+  const { m, n, k } = HELLO_SHAPES[params.kernel];
+  if (data.a.length !== m * k || data.b.length !== n * k) {
+    throw new RangeError(
+      `${params.kernel} needs A of ${m * k} and B of ${n * k} int8, got ${data.a.length} and ${data.b.length}`,
+    );
+  }
+  const instrument = opts.instrument ?? false;
+  const wgsl =
+    helloWgsl(params) +
+    ownerSuffix({ instrument, outName: 'out', outType: 'i32', ownerBinding: HELLO_BINDINGS.length });
+  const bindings: string[] = [...HELLO_BINDINGS];
+  const buffers: KernelPlan['buffers'] = [
+    { name: 'a', kind: 'read-only-storage', data: packI8(data.a) },
+    { name: 'b', kind: 'read-only-storage', data: packI8(data.b) },
+    { name: 'out', kind: 'storage', size: m * n * 4 },
+  ];
+  if (instrument) {
+    buffers.push({ name: HELLO_OWNER_BUFFER, kind: 'storage', size: m * n * OWNER_WORDS * 4 });
+    bindings.push(HELLO_OWNER_BUFFER);
+  }
+  return {
+    buffers,
+    passes: [
+      {
+        label: params.kernel,
+        wgsl,
+        entryPoint: 'main',
+        workgroups: [1, 1, 1],
+        bindings,
+        workgroupSize: params.plane,
+      },
+    ],
+    output: 'out',
+    outputType: 'i32',
+    mainPass: 0,
+  };
+}
+
+/** Who stores each output: workgroup 0, plane 0, lane floor(p / PER) -- the scalar epilogue partition. */
+export function helloAnalyticOwnership(kernel: HelloKernelId, plane: number): OwnershipMap {
+  const { m, n } = HELLO_SHAPES[kernel];
+  const per = helloPerLane(kernel, plane);
+  const map = emptyOwnership(m, n);
+  for (let p = 0; p < m * n; p++) {
+    map.count[p] = 1;
+    map.lane[p] = Math.floor(p / per);
+  }
+  return map;
+}

@@ -1,0 +1,57 @@
+// The MMQ kernel family's only public entry: the generator, host plans, oracles, data and families.
+export {
+  buildMmqKernel,
+  MMQ_BLK_TILE,
+  mmqBindings,
+  mmqGeometry,
+  mmqSpecProblems,
+  mmqWgsl,
+  mmqWorkgroupBytes,
+  type MmqAccumulator,
+  type MmqBinding,
+  type MmqDims,
+  type MmqGeometry,
+  type MmqKernel,
+  type MmqSpec,
+  type MmqStaging,
+  type MmqWeights,
+} from './mmq.wgsl';
+export {
+  assertNoProblems,
+  buildMmqPlan,
+  mmqAnalyticOwnership,
+  mmqCapsProblems,
+  mmqDimsData,
+  mmqInputBuffers,
+  mmqPass,
+  mmqShapeProblems,
+  mmqTileOwner,
+  OWNER_BUFFER,
+  type MmqPlanOptions,
+} from './mmq.plan';
+export { dequantizeActivation, gemmF32, mmqQ4kIdRef, mmqQ4kRef, mmqQ8IdRef, mmqQ8Ref, q4kNibbles } from './mmq.oracle';
+export {
+  fullPrecisionOf,
+  MMQ_RANDOM_SEED,
+  mmqDataset,
+  mmqWeightBytes,
+  streamSeed,
+  type MmqDataset,
+  type MmqInputs,
+} from './mmq.data';
+export {
+  mmqFamilies,
+  mmqOpaquePhases,
+  mmqPhases,
+  mmqPresetSpec,
+  mmqQ4kBlkFamily,
+  mmqQ4kRtFamily,
+  mmqQ4kTileFamily,
+  mmqQ8NaiveFamily,
+  mmqQ8TiledFamily,
+  once,
+  ownershipAccessor,
+  type MmqKernelId,
+  type MmqPreparedProblem,
+  type MmqPresetOptions,
+} from './mmq.family';

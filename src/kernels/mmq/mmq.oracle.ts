@@ -1,0 +1,155 @@
+// CPU oracles of the MMQ kernels: the seed's mmq_q8_ref / mmq_q4k_ref, with f32 arithmetic emulated by
+// Math.fround in EXACTLY the seed's (and the generated kernel's) order, so a kernel that accumulates one
+// 32-block at a time, ascending, can match bit for bit. Plus the f32 GEMM on dequantized operands that
+// splits quantization error from kernel error.
+import type { MmqQ4kData, MmqQ8Data } from '../quant/gen';
+import { q4kMin, q4kNibble, q4kScale, QK_K, type Q4KWeight } from '../quant/q4k';
+
+const f = Math.fround;
+
+/**
+ * Q8_0 x q8_1 MMQ: out[i,j] = sum_kb (isum * xs) * wd, f32, ascending kb (the seed's mmq_q8_ref).
+ * @example const want = mmqQ8Ref(genMmq(16, 16, 64), 16, 16, 64);
+ */
+export function mmqQ8Ref(d: MmqQ8Data, m: number, n: number, k: number): Float32Array {
+  const kb = k / 32;
+  const out = new Float32Array(m * n);
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let acc = 0;
+      for (let b = 0; b < kb; b++) {
+        let isum = 0;
+        const xo = i * k + b * 32;
+        const wo = j * k + b * 32;
+        for (let l = 0; l < 32; l++) isum += d.xq[xo + l]! * d.wq[wo + l]!;
+        acc = f(acc + f(f(isum * d.xs[i * kb + b]!) * d.wd[j * kb + b]!));
+      }
+      out[i * n + j] = acc;
+    }
+  }
+  return out;
+}
+
+/** Q4_K weight nibbles decoded to one int8 per weight [rows, k] (q4kNibble's mapping), for the oracles' inner loop. */
+export function q4kNibbles(w: Q4KWeight, rows: number, k: number): Int8Array {
+  const nsb = k / QK_K;
+  const out = new Int8Array(rows * k);
+  for (let r = 0; r < rows; r++) {
+    for (let kb = 0; kb < k / 32; kb++) {
+      const blk = r * nsb + (kb >> 3);
+      for (let qi = 0; qi < 32; qi++) out[r * k + kb * 32 + qi] = q4kNibble(w.qs, blk, kb & 7, qi);
+    }
+  }
+  return out;
+}
+
+/**
+ * One affine Q4_K MMQ output element: activation row `xrow`, weight row `wrow` (the seed's inner loops).
+ * acc = fround(acc + fround(fround(fround(xs*dd)*isum) - fround(mm*xsum))), dd = fround(d*sc), mm = fround(dmin*m).
+ */
+function q4kElement(d: MmqQ4kData, nib: Int8Array, xrow: number, wrow: number, k: number): number {
+  const kb = k / 32;
+  const nsb = k / QK_K;
+  let acc = 0;
+  for (let b = 0; b < kb; b++) {
+    const is = b & 7;
+    const blk = wrow * nsb + (b >> 3);
+    let isum = 0;
+    const xo = xrow * k + b * 32;
+    const wo = wrow * k + b * 32;
+    for (let l = 0; l < 32; l++) isum += d.xq[xo + l]! * nib[wo + l]!;
+    const dd = f(d.w.d[blk]! * q4kScale(d.w.scales, blk * 3, is));
+    const mm = f(d.w.dmin[blk]! * q4kMin(d.w.scales, blk * 3, is));
+    const xs = d.xs[xrow * kb + b]!;
+    const xsum = d.xsum[xrow * kb + b]!;
+    acc = f(acc + f(f(f(xs * dd) * isum) - f(mm * xsum)));
+  }
+  return acc;
+}
+
+/**
+ * Q4_K x q8_1 affine MMQ (the seed's mmq_q4k_ref): out[i,j] = sum_kb xs*(D*isum) - M*xsum, f32.
+ * @example const want = mmqQ4kRef(genMmqQ4k(32, 64, 256), 32, 64, 256);
+ */
+export function mmqQ4kRef(d: MmqQ4kData, m: number, n: number, k: number): Float32Array {
+  const nib = q4kNibbles(d.w, n, k);
+  const out = new Float32Array(m * n);
+  for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) out[i * n + j] = q4kElement(d, nib, i, j, k);
+  return out;
+}
+
+/**
+ * Expert-indexed Q4_K MMQ (the seed's mmq_q4k_id_ref): slot s multiplies by expert ids[s]'s weight rows
+ * [ids[s]*n, ids[s]*n + n) of the [E*n, k] bank.
+ * @example mmqQ4kIdRef(genMmqQ4k(12, 5 * 64, 256), ids, 12, 64, 256)
+ */
+export function mmqQ4kIdRef(d: MmqQ4kData, ids: ArrayLike<number>, nslots: number, n: number, k: number): Float32Array {
+  const experts = d.w.d.length / (n * (k / QK_K));
+  const nib = q4kNibbles(d.w, experts * n, k);
+  const out = new Float32Array(nslots * n);
+  for (let s = 0; s < nslots; s++) {
+    const wbase = ids[s]! * n;
+    for (let j = 0; j < n; j++) out[s * n + j] = q4kElement(d, nib, s, wbase + j, k);
+  }
+  return out;
+}
+
+/**
+ * Expert-indexed Q8_0 MMQ: mmqQ8Ref per slot with weight rows of expert ids[s] (the generator's indexed q8 variant).
+ * @example mmqQ8IdRef(genMmq(8, 2 * 64, 64), ids, 8, 64, 64)
+ */
+export function mmqQ8IdRef(d: MmqQ8Data, ids: ArrayLike<number>, nslots: number, n: number, k: number): Float32Array {
+  const kb = k / 32;
+  const out = new Float32Array(nslots * n);
+  for (let s = 0; s < nslots; s++) {
+    for (let j = 0; j < n; j++) {
+      const wrow = ids[s]! * n + j;
+      let acc = 0;
+      for (let b = 0; b < kb; b++) {
+        let isum = 0;
+        for (let l = 0; l < 32; l++) isum += d.xq[s * k + b * 32 + l]! * d.wq[wrow * k + b * 32 + l]!;
+        acc = f(acc + f(f(isum * d.xs[s * kb + b]!) * d.wd[wrow * kb + b]!));
+      }
+      out[s * n + j] = acc;
+    }
+  }
+  return out;
+}
+
+/**
+ * Dequantize a q8_1 activation: x = xs * xq per 32-block, f32.
+ * @example dequantizeActivation(d.xq, d.xs, m, k)
+ */
+export function dequantizeActivation(xq: Int8Array, xs: Float32Array, rows: number, k: number): Float32Array {
+  const out = new Float32Array(rows * k);
+  for (let i = 0; i < rows * k; i++) out[i] = f(xs[Math.floor(i / 32)]! * xq[i]!);
+  return out;
+}
+
+/**
+ * Plain f32 GEMM out[i,j] = sum_l x[i,l] * w[r,l] (W stored row-major [rows, k]), accumulated in f32 in
+ * ascending l, with weight row r = j, or r = rowExpert[i]*n + j for an expert-indexed problem.
+ * The full-precision side of the error split: run it on dequantized (or unquantized) operands.
+ * @example gemmF32(dequantizeActivation(xq, xs, m, k), dequantizeQ4K(w, n, k), m, n, k)
+ */
+export function gemmF32(
+  x: Float32Array,
+  w: Float32Array,
+  m: number,
+  n: number,
+  k: number,
+  rowExpert?: ArrayLike<number>,
+): Float32Array {
+  const out = new Float32Array(m * n);
+  for (let i = 0; i < m; i++) {
+    const wbase = rowExpert ? rowExpert[i]! * n : 0;
+    for (let j = 0; j < n; j++) {
+      let acc = 0;
+      const xo = i * k;
+      const wo = (wbase + j) * k;
+      for (let l = 0; l < k; l++) acc = f(acc + f(x[xo + l]! * w[wo + l]!));
+      out[i * n + j] = acc;
+    }
+  }
+  return out;
+}

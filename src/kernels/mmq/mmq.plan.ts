@@ -1,0 +1,194 @@
+// Host launch plans for the MMQ kernels (the seed's *_run functions as data): validate the shape and the
+// adapter limits BEFORE any dispatch, upload the split-layout inputs, size the grid, and compute the
+// analytic output ownership the instrumented run is compared against.
+import { ShapeError } from '../family';
+import { int8ArmSupport, type AdapterCaps } from '../gpu/caps';
+import { emptyOwnership, OWNER_WORDS, ownerSuffix, type OwnershipMap } from '../gpu/instrument';
+import type { BufferSpec, KernelPlan, PassSpec } from '../gpu/plan';
+import { packI8 } from '../quant/q8';
+import type { MmqInputs } from './mmq.data';
+import { buildMmqKernel, mmqBindings, mmqGeometry, mmqSpecProblems, mmqWorkgroupBytes, type MmqKernel, type MmqSpec } from './mmq.wgsl';
+
+/** Name of the ownership debug buffer in instrumented plans. */
+export const OWNER_BUFFER = 'owner';
+
+/**
+ * Why `spec` cannot run on this adapter: arm support, plane, workgroup size, workgroup memory,
+ * storage-buffer count (counting the owner debug buffer an instrumented run adds). Empty = fine.
+ * @example mmqCapsProblems(spec, caps) // ['workgroup size 512 = 16 planes x 32 > maxComputeInvocationsPerWorkgroup 256']
+ */
+export function mmqCapsProblems(spec: MmqSpec, caps: AdapterCaps): string[] {
+  const p: string[] = [];
+  const support = int8ArmSupport(caps, spec.arm);
+  if (!support.ok) p.push(`arm ${spec.arm}: ${support.reason}`);
+  if (spec.arm === 'subgroup-matrix' && caps.subgroups && spec.plane !== caps.subgroupMaxSize) {
+    p.push(`the subgroup-matrix arm partitions by the hardware plane: plane must be ${caps.subgroupMaxSize}, not ${spec.plane}`);
+  }
+  // A plane that does not divide 256 is a spec problem (mmqSpecProblems); no geometry to check then.
+  if (!Number.isInteger(spec.plane) || spec.plane < 1 || 256 % spec.plane !== 0) return p;
+  const g = mmqGeometry(spec);
+  const L = caps.limits;
+  if (g.nthread > L.maxComputeInvocationsPerWorkgroup || g.nthread > L.maxComputeWorkgroupSizeX) {
+    p.push(
+      `workgroup size ${g.nthread} = ${g.nwarp} planes x ${spec.plane} > maxComputeInvocationsPerWorkgroup ${Math.min(L.maxComputeInvocationsPerWorkgroup, L.maxComputeWorkgroupSizeX)}`,
+    );
+  }
+  const bytes = mmqWorkgroupBytes(spec);
+  if (bytes > L.maxComputeWorkgroupStorageSize) {
+    p.push(`workgroup memory ${bytes} B (BM ${g.bm} x BN ${g.bn}) > maxComputeWorkgroupStorageSize ${L.maxComputeWorkgroupStorageSize}`);
+  }
+  const storage = mmqBindings(spec).filter((b) => b.decl.includes('<storage')).length + 1;
+  if (storage > L.maxStorageBuffersPerShaderStage) {
+    p.push(`${storage} storage buffers (with the owner debug buffer) > maxStorageBuffersPerShaderStage ${L.maxStorageBuffersPerShaderStage}`);
+  }
+  return p;
+}
+
+/**
+ * Why an (m rows x n cols x k) problem does not fit `spec`: k multiple of the block (32 for Q8_0, the
+ * 256 super-block for Q4_K), tile multiples for kernels without tail guards, static dims equal to the
+ * data, grid within maxComputeWorkgroupsPerDimension. Empty = fine.
+ * @example mmqShapeProblems(q4kBlkSpec, 17, 64, 256) // ['m = 17 is not a multiple of BM 32 (this kernel has no tail guards)']
+ */
+export function mmqShapeProblems(spec: MmqSpec, m: number, n: number, k: number, maxPerDim = 65535): string[] {
+  const p: string[] = [];
+  for (const [name, v] of [
+    ['m', m],
+    ['n', n],
+    ['k', k],
+  ] as const) {
+    if (!Number.isInteger(v) || v < 1) p.push(`${name} = ${v} must be a positive integer`);
+  }
+  if (p.length) return p;
+  const blockK = spec.weights === 'q8_0' ? 32 : 256;
+  if (k % blockK !== 0) {
+    p.push(`k = ${k} is not a multiple of ${blockK} (${spec.weights === 'q8_0' ? 'the Q8_0 32-block' : 'the Q4_K 256 super-block'})`);
+  }
+  if (spec.dims.kind === 'static') {
+    const d = spec.dims;
+    if (d.m !== m || d.n !== n || d.k !== k) {
+      p.push(`static kernel was generated for ${d.m}x${d.n}x${d.k}, not ${m}x${n}x${k}`);
+    }
+  }
+  if (256 % spec.plane !== 0) return p;
+  const g = mmqGeometry(spec);
+  if (!spec.tails) {
+    if (m % g.bm !== 0) p.push(`m = ${m} is not a multiple of BM ${g.bm} (this kernel has no tail guards)`);
+    if (n % g.bn !== 0) p.push(`n = ${n} is not a multiple of BN ${g.bn} (this kernel has no tail guards)`);
+  }
+  const nx = Math.ceil(n / g.bn);
+  const ny = Math.ceil(m / g.bm);
+  if (nx > maxPerDim) p.push(`grid x = ${nx} n-tiles > maxComputeWorkgroupsPerDimension ${maxPerDim}`);
+  if (!spec.indexed && ny > maxPerDim) p.push(`grid y = ${ny} m-tiles > maxComputeWorkgroupsPerDimension ${maxPerDim}`);
+  return p;
+}
+
+/** Throw ShapeError with every problem when the list is non-empty. */
+export function assertNoProblems(problems: string[]): void {
+  if (problems.length) throw new ShapeError(problems.join('; '));
+}
+
+/** The `dims` uniform: [m, n, k, cap]. */
+export function mmqDimsData(m: number, n: number, k: number, cap = 0): Uint32Array {
+  return new Uint32Array([m, n, k, cap]);
+}
+
+/**
+ * The input buffers of a problem, named as the kernel binds them (int8 packed 4 per u32).
+ * @example mmqInputBuffers(ds.inputs).map((b) => b.name) // ['xq', 'xs', 'xsum', 'wqs', 'wsc', 'wd', 'wdm']
+ */
+export function mmqInputBuffers(inputs: MmqInputs): BufferSpec[] {
+  const ro = (name: string, data: ArrayBufferView): BufferSpec => ({ name, kind: 'read-only-storage', data });
+  const d = inputs.data;
+  if (inputs.weights === 'q8_0') {
+    return [ro('xq', packI8(d.xq)), ro('xs', d.xs), ro('wq', packI8(inputs.data.wq)), ro('wd', inputs.data.wd)];
+  }
+  const w = inputs.data.w;
+  return [
+    ro('xq', packI8(d.xq)),
+    ro('xs', d.xs),
+    ro('xsum', inputs.data.xsum),
+    ro('wqs', w.qs),
+    ro('wsc', w.scales),
+    ro('wd', w.d),
+    ro('wdm', w.dmin),
+  ];
+}
+
+/** The main pass of a kernel: text + the ownership suffix (plain or recording). */
+export function mmqPass(kern: MmqKernel, workgroups: readonly [number, number, number], instrument: boolean, label: string): PassSpec {
+  const ownerBinding = kern.bindings.length;
+  return {
+    label,
+    wgsl: kern.wgsl + ownerSuffix({ instrument, outName: 'out', outType: 'f32', ownerBinding }),
+    entryPoint: kern.entryPoint,
+    workgroups,
+    bindings: instrument ? [...kern.bindings, OWNER_BUFFER] : kern.bindings,
+    workgroupSize: kern.workgroupSize,
+  };
+}
+
+export interface MmqPlanOptions {
+  /** Add the owner debug buffer and the recording suffix. */
+  instrument?: boolean;
+  /** Pass label (defaults to the spec's weights). */
+  label?: string;
+}
+
+/**
+ * Plan one non-indexed MMQ problem out[m, n] = X[m, k] @ W[n, k]^T. Throws ShapeError before any
+ * dispatch when the shape does not fit the spec.
+ * @example const r = await runPlan(device, buildMmqPlan(ds.inputs, 32, 64, 256, spec)); new Float32Array(r.output)
+ */
+export function buildMmqPlan(inputs: MmqInputs, m: number, n: number, k: number, spec: MmqSpec, opts: MmqPlanOptions = {}): KernelPlan {
+  if (spec.indexed) throw new ShapeError('buildMmqPlan plans dense problems; plan an indexed spec with the MoE family');
+  if (inputs.weights !== spec.weights) throw new ShapeError(`inputs are ${inputs.weights} but the spec expects ${spec.weights}`);
+  assertNoProblems([...mmqSpecProblems(spec), ...mmqShapeProblems(spec, m, n, k)]);
+  const kern = buildMmqKernel(spec);
+  const buffers: BufferSpec[] = [...mmqInputBuffers(inputs), { name: 'out', kind: 'storage', size: m * n * 4 }];
+  if (spec.dims.kind === 'runtime') buffers.push({ name: 'dims', kind: 'uniform', data: mmqDimsData(m, n, k) });
+  const instrument = opts.instrument ?? false;
+  if (instrument) buffers.push({ name: OWNER_BUFFER, kind: 'storage', size: m * n * OWNER_WORDS * 4 });
+  return {
+    buffers,
+    passes: [mmqPass(kern, kern.workgroups(m, n), instrument, opts.label ?? `mmq ${spec.weights}`)],
+    output: 'out',
+    outputType: 'f32',
+    mainPass: 0,
+  };
+}
+
+/**
+ * The owner (plane, lane) of tile-local element (gmm, gnn): subtile (gmm/16, gnn/16) belongs to warp-grid
+ * cell (sm/rm, sn/rn); within it p = (gmm%16)*16 + gnn%16 is lane p/PER's element p%PER.
+ */
+export function mmqTileOwner(spec: MmqSpec, gmm: number, gnn: number): { plane: number; lane: number } {
+  const { rm, rn, wn } = spec.tile;
+  const per = 256 / spec.plane;
+  const sm = Math.floor(gmm / 16);
+  const sn = Math.floor(gnn / 16);
+  const p = (gmm % 16) * 16 + (gnn % 16);
+  return { plane: Math.floor(sm / rm) * wn + Math.floor(sn / rn), lane: Math.floor(p / per) };
+}
+
+/**
+ * Analytic ownership of a dense m x n output: each element stored once, by workgroup
+ * (x = col/BN, y = row/BM) linearised x + y*nx, and the plane/lane of mmqTileOwner. This holds for the
+ * scalar epilogue, the register accumulator and the final store alike (one owner mapping throughout).
+ */
+export function mmqAnalyticOwnership(spec: MmqSpec, m: number, n: number): OwnershipMap {
+  const g = mmqGeometry(spec);
+  const nx = Math.ceil(n / g.bn);
+  const map = emptyOwnership(m, n);
+  for (let r = 0; r < m; r++) {
+    for (let c = 0; c < n; c++) {
+      const i = r * n + c;
+      const o = mmqTileOwner(spec, r % g.bm, c % g.bn);
+      map.count[i] = 1;
+      map.workgroup[i] = Math.floor(c / g.bn) + Math.floor(r / g.bm) * nx;
+      map.plane[i] = o.plane;
+      map.lane[i] = o.lane;
+    }
+  }
+  return map;
+}

@@ -1,0 +1,583 @@
+// ONE generator for every int8 MMQ kernel of the seed (mmq_q8_wmma, mmq_q8_wmma_blk, mmq_q4k_wmma_blk,
+// mmq_q4k_wmma_rt, mmq_q4k_wmma_tile, mmq_q4k_id): each is a preset of `MmqSpec`, and the WGSL is composed
+// from small functions -- bindings, Q4_K decode helpers, stage A, stage B, the contraction island with its
+// arms, the epilogue, the store. The seed's `#[comptime]` parameters become WGSL `const`s; its runtime
+// `meta` becomes a uniform, so one compiled pipeline serves every shape.
+//
+// MMQ math per 32-block kb (int8 accumulation is exact only within one constant-scale block):
+//   q8_0 (symmetric): acc += f32(isum) * xs * wd
+//   q4k  (affine):    acc += xs * (d*sc) * f32(isum) - (dmin*m) * xsum      (xsum = xs * sum(xq))
+// written in exactly the oracle's f32 order, so the scalar arm can match it bit for bit.
+import type { Arm } from '../gpu/caps';
+import { ShapeError, type TileParams } from '../family';
+
+export type MmqWeights = 'q8_0' | 'q4k';
+/** 'global': operands read straight from storage (the naive one-plane kernel); 'shared': A/B staged to workgroup memory once per 32-block. */
+export type MmqStaging = 'global' | 'shared';
+/** Where the f32 output accumulator lives across the K loop: workgroup memory (the seed's fixed kernels) or registers (the tile kernel). */
+export type MmqAccumulator = 'shared' | 'register';
+/** 'static': m/n/k baked as WGSL consts (the seed's #[comptime]); 'runtime': read from the `dims` uniform. */
+export type MmqDims = { kind: 'static'; m: number; n: number; k: number } | { kind: 'runtime' };
+
+/** Everything that determines one generated MMQ kernel. */
+export interface MmqSpec {
+  weights: MmqWeights;
+  /** Warp grid wm x wn, per-warp register tile rm x rn of 16x16 subtiles: BM = wm*rm*16, BN = wn*rn*16. */
+  tile: TileParams;
+  staging: MmqStaging;
+  accumulator: MmqAccumulator;
+  dims: MmqDims;
+  /** m/n tail guards: the grid may cover a partial edge tile. Without them m, n must be tile multiples. */
+  tails: boolean;
+  /** MoE: rows gathered/scattered through `rows`/`counts`, expert on workgroup_id.z, grid-stride over row tiles. */
+  indexed: boolean;
+  /** The contraction island's arm (choose it from AdapterCaps, e.g. defaultInt8Arm(caps)). */
+  arm: Arm;
+  /** Plane width every partition divides by (planeWidth(caps)); must divide 256. */
+  plane: number;
+}
+
+/** Derived tile geometry of a spec. */
+export interface MmqGeometry {
+  bm: number;
+  bn: number;
+  nwarp: number;
+  /** Workgroup size: nwarp * plane invocations. */
+  nthread: number;
+  /** 16x16-subtile elements each lane owns: 256 / plane. */
+  per: number;
+}
+
+/** A generated kernel plus what a host needs to launch it with its own (e.g. resident) buffers. */
+export interface MmqKernel {
+  spec: MmqSpec;
+  /** The kernel text WITHOUT the ownership host suffix (append `ownerSuffix(...)` before compiling). */
+  wgsl: string;
+  entryPoint: string;
+  /** Buffer names in @group(0) @binding(i) order (the `dims` uniform last when runtime). */
+  bindings: string[];
+  /** Binding index of the output buffer. */
+  outputBinding: number;
+  workgroupSize: number;
+  /** Grid for a problem: [ceil(n/BN), ceil(m/BM), 1], or for `indexed` [ceil(n/BN), ytiles, experts]. */
+  workgroups(m: number, n: number, extra?: { ytiles: number; experts: number }): [number, number, number];
+  /** Workgroup memory the kernel declares, in bytes. */
+  workgroupBytes: number;
+  geometry: MmqGeometry;
+}
+
+/** A WGSL declaration of one binding. */
+export interface MmqBinding {
+  name: string;
+  decl: string;
+  comment: string;
+}
+
+/** Seed tile of the fixed kernels: 32x64 output tile, 8 planes (2 x 4 subtiles, one per plane). */
+export const MMQ_BLK_TILE: TileParams = { wm: 2, wn: 4, rm: 1, rn: 1 };
+
+/**
+ * Tile geometry of a spec.
+ * @example mmqGeometry({ ...spec, tile: MMQ_BLK_TILE, plane: 32 }) // { bm: 32, bn: 64, nwarp: 8, nthread: 256, per: 8 }
+ */
+export function mmqGeometry(spec: Pick<MmqSpec, 'tile' | 'plane'>): MmqGeometry {
+  const { wm, wn, rm, rn } = spec.tile;
+  const nwarp = wm * wn;
+  return { bm: wm * rm * 16, bn: wn * rn * 16, nwarp, nthread: nwarp * spec.plane, per: 256 / spec.plane };
+}
+
+const posInt = (v: number) => Number.isInteger(v) && v >= 1;
+
+/**
+ * Problems intrinsic to a spec (independent of adapter and data); empty = the generator can emit it.
+ * @example mmqSpecProblems({ ...spec, plane: 48 }) // ['plane 48 does not divide 256 ...']
+ */
+export function mmqSpecProblems(spec: MmqSpec): string[] {
+  const p: string[] = [];
+  const { wm, wn, rm, rn } = spec.tile;
+  if (![wm, wn, rm, rn].every(posInt)) p.push(`tile (${wm},${wn},${rm},${rn}) must be positive integers`);
+  if (!posInt(spec.plane) || 256 % spec.plane !== 0) {
+    p.push(`plane ${spec.plane} does not divide 256: a 16x16 subtile is split into 256/plane elements per lane`);
+  }
+  if (spec.dims.kind === 'static') {
+    const { m, n, k } = spec.dims;
+    if (![m, n, k].every(posInt)) p.push(`static dims (${m},${n},${k}) must be positive integers`);
+  }
+  if (spec.indexed) {
+    if (spec.dims.kind !== 'runtime') p.push('indexed (MoE) kernels read n/k/cap at run time: dims must be runtime');
+    if (!spec.tails) p.push('indexed (MoE) kernels need tail guards: an expert owns any number of rows');
+    if (spec.staging !== 'shared') p.push('indexed (MoE) kernels gather A through a staged slot list: staging must be shared');
+  }
+  if (spec.staging === 'global' && spec.tails) {
+    p.push('global staging reads operands unguarded: it has no tail guards (use staging shared)');
+  }
+  if (spec.staging === 'global' && spec.weights === 'q4k' && spec.arm === 'subgroup-matrix') {
+    p.push('the subgroup-matrix arm loads Q4_K nibbles only after the in-kernel decode: q4k needs staging shared');
+  }
+  return p;
+}
+
+function assertSpec(spec: MmqSpec): void {
+  const problems = mmqSpecProblems(spec);
+  if (problems.length) throw new ShapeError(problems.join('; '));
+}
+
+/**
+ * Workgroup memory the generated kernel declares, in bytes, per arm: A/B staging (shared staging),
+ * the i32 fragment scratch `ci` (subgroup-matrix arm only: the scalar arms keep isum in a register),
+ * the f32 accumulator tile (shared accumulator) and the slot list (indexed).
+ * @example mmqWorkgroupBytes(q4kRtSpec) // 32*32 + 64*32 + 32*64*4 = 11264 for the scalar arm
+ */
+export function mmqWorkgroupBytes(spec: MmqSpec): number {
+  return workgroupArrays(spec).reduce((s, a) => s + a.words * 4, 0);
+}
+
+interface WorkgroupArray {
+  name: string;
+  type: 'u32' | 'i32' | 'f32';
+  words: number;
+  comment: string;
+}
+
+function workgroupArrays(spec: MmqSpec): WorkgroupArray[] {
+  const { bm, bn } = mmqGeometry(spec);
+  const out: WorkgroupArray[] = [];
+  if (spec.indexed) out.push({ name: 'srow', type: 'u32', words: bm, comment: 'slot index of each tile row' });
+  if (spec.staging === 'shared') {
+    out.push({ name: 'sa', type: 'u32', words: bm * 8, comment: 'A tile [BM x 32] int8, 4 per word' });
+    out.push({ name: 'sb', type: 'u32', words: bn * 8, comment: 'B tile [BN x 32] int8 (Q4_K: nibbles), 4 per word' });
+  }
+  if (spec.arm === 'subgroup-matrix') {
+    out.push({ name: 'ci', type: 'i32', words: bm * bn, comment: 'per-(plane, subtile) i32 fragment scratch' });
+  }
+  if (spec.accumulator === 'shared') {
+    out.push({ name: 'accf', type: 'f32', words: bm * bn, comment: 'f32 output tile [BM x BN]' });
+  }
+  return out;
+}
+
+/**
+ * The bindings of a spec, in binding order (seed argument order; `dims` last when runtime).
+ * @example mmqBindings(q8Spec).map((b) => b.name) // ['xq', 'xs', 'wq', 'wd', 'out']
+ */
+export function mmqBindings(spec: MmqSpec): MmqBinding[] {
+  const ro = (name: string, elem: string, comment: string): MmqBinding => ({
+    name,
+    decl: `var<storage, read> ${name}: array<${elem}>;`,
+    comment,
+  });
+  const b: MmqBinding[] = [
+    ro('xq', 'u32', 'q8_1 activation int8 [rows, k], 4 per word'),
+    ro('xs', 'f32', 'activation scale per 32-block [rows, k/32]'),
+  ];
+  if (spec.weights === 'q8_0') {
+    b.push(ro('wq', 'u32', 'Q8_0 weight int8 [n, k], 4 per word'));
+    b.push(ro('wd', 'f32', 'Q8_0 weight scale per 32-block [n, k/32]'));
+  } else {
+    b.push(ro('xsum', 'f32', 'xs * sum(xq) per 32-block: the dequantized block sum'));
+    b.push(ro('wqs', 'u32', 'Q4_K qs: 32 words (128 B) per super-block'));
+    b.push(ro('wsc', 'u32', 'Q4_K packed 6-bit scales/mins: 3 words per super-block'));
+    b.push(ro('wd', 'f32', 'Q4_K d per super-block'));
+    b.push(ro('wdm', 'f32', 'Q4_K dmin per super-block'));
+  }
+  if (spec.indexed) {
+    b.push(ro('rows', 'u32', '[experts * cap] slot index per (expert, local row)'));
+    b.push(ro('counts', 'u32', '[experts] rows assigned to each expert'));
+  }
+  b.push({ name: 'out', decl: 'var<storage, read_write> out: array<f32>;', comment: 'output [rows, n]' });
+  if (spec.dims.kind === 'runtime') {
+    b.push({ name: 'dims', decl: 'var<uniform> dims: Dims;', comment: 'm, n, k, cap (`meta` is a WGSL reserved word)' });
+  }
+  return b;
+}
+
+// ------------------------------------------------------------------------------------------ text pieces
+
+const ind = (lines: string[], n = 1): string[] => lines.map((l) => (l ? '  '.repeat(n) + l : l));
+
+function header(spec: MmqSpec, g: MmqGeometry): string[] {
+  const { wm, wn, rm, rn } = spec.tile;
+  const dims = spec.dims.kind === 'static' ? `static ${spec.dims.m}x${spec.dims.n}x${spec.dims.k}` : 'runtime dims';
+  const lines = [
+    `// MMQ ${spec.weights === 'q8_0' ? 'Q8_0' : 'Q4_K'} x q8_1 -> f32, out = X @ W^T (generated by mmqWgsl).`,
+    `// tile wm${wm} wn${wn} rm${rm} rn${rn} (BM ${g.bm}, BN ${g.bn}), plane ${spec.plane}, arm ${spec.arm},`,
+    `// staging ${spec.staging}, accumulator ${spec.accumulator}, ${dims}${spec.tails ? ', tail guards' : ''}${spec.indexed ? ', expert-indexed' : ''}.`,
+    '// set_owner/store_out are defined by the host suffix appended after this text.',
+  ];
+  if (spec.arm === 'dp4a') lines.push('requires packed_4x8_integer_dot_product;');
+  if (spec.arm === 'subgroup-matrix') lines.push('enable chromium_experimental_subgroup_matrix;');
+  return lines;
+}
+
+function constants(spec: MmqSpec, g: MmqGeometry): string[] {
+  const { wm, wn, rm, rn } = spec.tile;
+  const lines = [
+    `const PLANE: u32 = ${spec.plane}u;`,
+    `const WM: u32 = ${wm}u; // warp-grid rows`,
+    `const WN: u32 = ${wn}u; // warp-grid cols`,
+    `const RM: u32 = ${rm}u; // 16x16 subtiles per plane along m`,
+    `const RN: u32 = ${rn}u; // 16x16 subtiles per plane along n`,
+    `const BM: u32 = ${g.bm}u;`,
+    `const BN: u32 = ${g.bn}u;`,
+    `const NTHREAD: u32 = ${g.nthread}u; // nwarp * PLANE`,
+    `const PER: u32 = ${g.per}u; // subtile elements per lane: 256 / PLANE`,
+  ];
+  if (spec.dims.kind === 'static') {
+    lines.push(`const M: u32 = ${spec.dims.m}u;`, `const N: u32 = ${spec.dims.n}u;`, `const K: u32 = ${spec.dims.k}u;`);
+  }
+  return lines;
+}
+
+function bindingDecls(spec: MmqSpec): string[] {
+  const lines: string[] = [];
+  if (spec.dims.kind === 'runtime') lines.push('struct Dims { m: u32, n: u32, k: u32, cap: u32 }', '');
+  mmqBindings(spec).forEach((b, i) => lines.push(`@group(0) @binding(${i}) ${b.decl} // ${b.comment}`));
+  return lines;
+}
+
+function workgroupDecls(spec: MmqSpec): string[] {
+  const sizeOf: Record<string, string> = { srow: 'BM', sa: 'BM * 8u', sb: 'BN * 8u', ci: 'BM * BN', accf: 'BM * BN' };
+  return workgroupArrays(spec).map(
+    (a) => `var<workgroup> ${a.name}: array<${a.type}, ${sizeOf[a.name] ?? a.words}>; // ${a.comment}`,
+  );
+}
+
+/** Q4_K decode helpers, byte for byte the seed's q4k_byte / q4k_sc / q4k_m (get_scale_min_k4). */
+function q4kHelpers(): string[] {
+  return [
+    '// Byte i of the 12 packed scale bytes at word `scbase` (the seed q4k_byte on wsc).',
+    'fn wsc_byte(scbase: u32, i: u32) -> u32 {',
+    '  return (wsc[scbase + i / 4u] >> (8u * (i % 4u))) & 255u;',
+    '}',
+    '// 6-bit scale of sub-block j (get_scale_min_k4, scale half).',
+    'fn q4k_sc(scbase: u32, j: u32) -> u32 {',
+    '  if (j < 4u) { return wsc_byte(scbase, j) & 63u; }',
+    '  return (wsc_byte(scbase, j + 4u) & 15u) | ((wsc_byte(scbase, j - 4u) >> 6u) << 4u);',
+    '}',
+    '// 6-bit min of sub-block j (get_scale_min_k4, min half).',
+    'fn q4k_m(scbase: u32, j: u32) -> u32 {',
+    '  if (j < 4u) { return wsc_byte(scbase, j + 4u) & 63u; }',
+    '  return (wsc_byte(scbase, j + 4u) >> 4u) | ((wsc_byte(scbase, j) >> 6u) << 4u);',
+    '}',
+  ];
+}
+
+/** The normative arm's int8 dot: unpack bytes with shifts, i32 MACs (the seed's `default` arm). */
+function scalarDotHelpers(): string[] {
+  return [
+    '// Signed byte j of a packed word: shift it to the top, arithmetic-shift back (sign-extends).',
+    'fn i8_at(w: u32, j: u32) -> i32 {',
+    '  return bitcast<i32>(w << (24u - 8u * j)) >> 24u;',
+    '}',
+    'fn dot_i8(a: u32, b: u32) -> i32 {',
+    '  var s = 0i;',
+    '  for (var j = 0u; j < 4u; j++) { s += i8_at(a, j) * i8_at(b, j); }',
+    '  return s;',
+    '}',
+  ];
+}
+
+/** Parenthesize a sum so it can be multiplied. */
+const paren = (e: string) => (/^[\w.]+$/.test(e) || /^\(.*\)$/.test(e) ? e : `(${e})`);
+
+/** Words of the B row `ncolExpr` (absolute weight row) at word `w` of the current 32-block, from global. */
+function weightWord(spec: MmqSpec, rowExpr: string, w: string): string {
+  return spec.weights === 'q8_0'
+    ? `wq[${paren(rowExpr)} * kw + k0w + ${w}]`
+    : // Sub-block `is` of super-block sbk: byte (is/2)*32 + qi, low nibble for even is, high for odd --
+      // four consecutive qi share one word, so the nibbles decode four at a time with one mask.
+      `(wqs[(${paren(rowExpr)} * nsb + sbk) * 32u + g * 8u + ${w}] >> nib_shift) & 0x0f0f0f0fu`;
+}
+
+/** The absolute weight row of bank-local row `row` (indexed kernels offset into their expert's block). */
+const wrow = (spec: MmqSpec, row: string) => (spec.indexed ? `(wbase + ${row})` : row);
+
+/** Stage A[BM x 32] into workgroup memory, coalesced by word; past-edge rows stage 0 (inert in the dot). */
+function stageA(spec: MmqSpec): string[] {
+  const body = spec.indexed
+    ? ['if (mrow0 + r < ecount) { v = xq[srow[r] * kw + k0w + w]; }']
+    : spec.tails
+      ? ['if (mrow0 + r < m) { v = xq[(mrow0 + r) * kw + k0w + w]; }']
+      : ['v = xq[(mrow0 + r) * kw + k0w + w];'];
+  return [
+    '// Stage A: the 32-block of BM activation rows, one u32 (4 int8) per store.',
+    'for (var i = tid; i < BM * 8u; i += NTHREAD) {',
+    '  let r = i / 8u;',
+    '  let w = i % 8u;',
+    '  var v = 0u;',
+    ...ind(body),
+    '  sa[i] = v;',
+    '}',
+  ];
+}
+
+/** Stage B[BN x 32]: Q8_0 int8 words, or Q4_K nibbles decoded in-kernel (weights stay 4.5-bit in memory). */
+function stageB(spec: MmqSpec): string[] {
+  const load = `v = ${weightWord(spec, wrow(spec, 'ncol0 + c'), 'w')};`;
+  const body = spec.tails ? [`if (ncol0 + c < n) { ${load} }`] : [load];
+  return [
+    `// Stage B: the 32-block of BN weight rows${spec.weights === 'q4k' ? ' as Q4_K nibbles (0..15), 4 per word' : ''}.`,
+    'for (var i = tid; i < BN * 8u; i += NTHREAD) {',
+    '  let c = i / 8u;',
+    '  let w = i % 8u;',
+    '  var v = 0u;',
+    ...ind(body),
+    '  sb[i] = v;',
+    '}',
+  ];
+}
+
+/** Per-32-block values the decode and epilogue need. */
+function blockPrologue(spec: MmqSpec): string[] {
+  const lines = ['let k0w = kb * 8u; // word offset of this 32-block within a row'];
+  if (spec.weights === 'q4k') {
+    lines.push(
+      '// One 32-block == one Q4_K sub-block `is` of super-block `sbk`.',
+      'let is = kb % 8u;',
+      'let g = is / 2u;',
+      'let sbk = kb / 8u;',
+      'let nib_shift = 4u * (is % 2u);',
+    );
+  }
+  return lines;
+}
+
+interface OwnedLoop {
+  /** Apply the m/n tail guard (indexed kernels always guard on their expert's row count). */
+  guarded: boolean;
+  /** The body reads `arow` (the activation/output row; a slot-list lookup when indexed). */
+  arow: boolean;
+}
+
+/**
+ * Loop over the output elements this lane owns: for each of its rm x rn subtiles, PER elements
+ * p = lane*PER + e at (row p/16, col p%16) -- the seed's partition, divided by the plane width.
+ * `body` sees sub, p, gmm, gnn (tile-local), ncol (global column) and, when asked, arow.
+ */
+function forOwned(spec: MmqSpec, body: string[], o: OwnedLoop): string[] {
+  const inner: string[] = [
+    'let p = lane * PER + e;',
+    'let gmm = sm * 16u + p / 16u;',
+    'let gnn = sn * 16u + p % 16u;',
+    'let ncol = ncol0 + gnn;',
+  ];
+  if (spec.indexed) {
+    const rowBody = o.arow ? ['let arow = srow[gmm];', ...body] : body;
+    if (o.guarded) inner.push('if (mrow0 + gmm < ecount && ncol < n) {', ...ind(rowBody), '}');
+    else inner.push(...rowBody);
+  } else {
+    if (o.arow) inner.push('let arow = mrow0 + gmm;');
+    if (o.guarded) inner.push(`if (${o.arow ? 'arow' : 'mrow0 + gmm'} < m && ncol < n) {`, ...ind(body), '}');
+    else inner.push(...body);
+  }
+  const sub = spec.accumulator === 'register' || spec.arm === 'subgroup-matrix' ? ['    let sub = im * RN + jn;'] : [];
+  return [
+    'for (var im = 0u; im < RM; im++) {',
+    '  for (var jn = 0u; jn < RN; jn++) {',
+    '    let sm = warp_m * RM + im; // M-subtile of the block',
+    '    let sn = warp_n * RN + jn; // N-subtile of the block',
+    ...sub,
+    '    for (var e = 0u; e < PER; e++) {',
+    ...ind(inner, 3),
+    '    }',
+    '  }',
+    '}',
+  ];
+}
+
+const accRef = (spec: MmqSpec) => (spec.accumulator === 'register' ? 'acc[sub * PER + e]' : 'accf[gmm * BN + gnn]');
+
+/**
+ * The subgroup-matrix arm: per subtile, one i8 x i8 -> i32 16x16x32 product of the plane's 16 A rows
+ * and 16 B rows, stored row-major into the plane's `ci` region (the fragment layout is opaque, so the
+ * scale is applied after this shared round trip). Offsets/strides count u32 array elements.
+ */
+function matrixIsland(spec: MmqSpec): string[] {
+  const shared = spec.staging === 'shared';
+  const aLoad = shared
+    ? 'subgroupMatrixLoad<subgroup_matrix_left<i8, 32, 16>, row_major>(&sa, sm * 16u * 8u, 8u)'
+    : 'subgroupMatrixLoad<subgroup_matrix_left<i8, 32, 16>, row_major>(&xq, (mrow0 + sm * 16u) * kw + k0w, kw)';
+  // B is stored [n][k]: as the K x N right operand that is column-major with one 32-byte column per row.
+  const bLoad = shared
+    ? 'subgroupMatrixLoad<subgroup_matrix_right<i8, 16, 32>, col_major>(&sb, sn * 16u * 8u, 8u)'
+    : 'subgroupMatrixLoad<subgroup_matrix_right<i8, 16, 32>, col_major>(&wq, (ncol0 + sn * 16u) * kw + k0w, kw)';
+  return [
+    '// Contraction island, subgroup-matrix arm: the hardware int8 matrix core.',
+    'for (var im = 0u; im < RM; im++) {',
+    '  for (var jn = 0u; jn < RN; jn++) {',
+    '    let sm = warp_m * RM + im;',
+    '    let sn = warp_n * RN + jn;',
+    `    let a = ${aLoad};`,
+    `    let b = ${bLoad};`,
+    '    let c = subgroupMatrixMultiply<i32>(a, b);',
+    '    subgroupMatrixStore<row_major>(&ci, (warp * RM * RN + im * RN + jn) * 256u, c, 16u);',
+    '  }',
+    '}',
+    'workgroupBarrier();',
+  ];
+}
+
+/** The scalar arms' contraction of one owned element: isum over the 8 words of the 32-block. */
+function scalarIsland(spec: MmqSpec): string[] {
+  const a = spec.staging === 'shared' ? 'sa[gmm * 8u + w]' : 'xq[arow * kw + k0w + w]';
+  const b = spec.staging === 'shared' ? 'sb[gnn * 8u + w]' : weightWord(spec, wrow(spec, 'ncol'), 'w');
+  const dot = spec.arm === 'dp4a' ? 'dot4I8Packed' : 'dot_i8';
+  return [
+    `// Contraction island, ${spec.arm} arm: exact int8 dot of the 32-block.`,
+    'var isum = 0i;',
+    `for (var w = 0u; w < 8u; w++) { isum += ${dot}(${a}, ${b}); }`,
+  ];
+}
+
+/** The scale epilogue of one owned element: symmetric (Q8_0) or affine (Q4_K), the oracle's f32 order. */
+function epilogue(spec: MmqSpec): string[] {
+  const acc = accRef(spec);
+  const isum = spec.arm === 'subgroup-matrix' ? ['let isum = ci[(warp * RM * RN + sub) * 256u + p];'] : [];
+  if (spec.weights === 'q8_0') {
+    return [
+      ...isum,
+      'let xsc = xs[arow * kbc + kb];',
+      `let wscale = wd[${wrow(spec, 'ncol')} * kbc + kb];`,
+      `${acc} += f32(isum) * xsc * wscale;`,
+    ];
+  }
+  return [
+    ...isum,
+    `let blk = ${wrow(spec, 'ncol')} * nsb + sbk;`,
+    'let wdd = wd[blk] * f32(q4k_sc(blk * 3u, is)); // D = d * sc',
+    'let wmm = wdm[blk] * f32(q4k_m(blk * 3u, is)); // M = dmin * m',
+    'let xsc = xs[arow * kbc + kb];',
+    'let xsm = xsum[arow * kbc + kb];',
+    '// xs folds into the dot; xsum already carries xs, so the offset needs no outer xs.',
+    `${acc} += xsc * wdd * f32(isum) - wmm * xsm;`,
+  ];
+}
+
+/** One output tile: accumulator, the K loop (stage, island, epilogue), the store. */
+function tileBody(spec: MmqSpec): string[] {
+  const shared = spec.staging === 'shared';
+  const matrix = spec.arm === 'subgroup-matrix';
+  const lines: string[] = [];
+  if (spec.accumulator === 'register') {
+    lines.push('// f32 output held in registers across the K loop: RM*RN subtiles, PER elements each.');
+    lines.push('var acc = array<f32, RM * RN * PER>();');
+  } else {
+    // Zeroed in the owner mapping itself, so no barrier is needed before the first accumulation.
+    lines.push(...forOwned(spec, [`${accRef(spec)} = 0.0;`], { guarded: false, arow: false }));
+  }
+  const kloop: string[] = [...blockPrologue(spec)];
+  if (shared) kloop.push(...stageA(spec), ...stageB(spec), 'workgroupBarrier();');
+  if (matrix) kloop.push(...matrixIsland(spec));
+  kloop.push(
+    '// Epilogue: the per-block scale, applied by each element\'s owner lane.',
+    ...forOwned(spec, [...(matrix ? [] : scalarIsland(spec)), ...epilogue(spec)], { guarded: spec.tails, arow: true }),
+  );
+  // The next block re-stages sa/sb (and re-stores ci): nobody may run ahead while a peer still reads them.
+  if (shared || matrix) kloop.push('workgroupBarrier();');
+  lines.push('for (var kb = 0u; kb < kbc; kb++) {', ...ind(kloop), '}');
+  lines.push(
+    '// Store: every output element exactly once, by its owner lane.',
+    ...forOwned(spec, [`store_out(arow * n + ncol, ${accRef(spec)});`], { guarded: spec.tails, arow: true }),
+  );
+  return lines;
+}
+
+function mainFn(spec: MmqSpec, g: MmqGeometry): string[] {
+  const rt = spec.dims.kind === 'runtime';
+  const lines: string[] = [
+    'let warp = tid / PLANE; // plane index (one plane per warp-grid cell)',
+    'let lane = tid % PLANE;',
+    'let warp_m = warp / WN;',
+    'let warp_n = warp % WN;',
+    'set_owner(wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y, warp, lane);',
+    // m is the dense row count; an indexed kernel bounds rows by its expert's count instead.
+    ...(spec.indexed ? [] : [`let m = ${rt ? 'dims.m' : 'M'};`]),
+    `let n = ${rt ? 'dims.n' : 'N'};`,
+    `let k = ${rt ? 'dims.k' : 'K'};`,
+    'let kbc = k / 32u; // 32-blocks per row',
+    'let kw = k / 4u; // words per int8 row',
+  ];
+  if (spec.weights === 'q4k') lines.push('let nsb = k / 256u; // Q4_K super-blocks per row');
+  lines.push('let ncol0 = wid.x * BN;');
+  if (!spec.indexed) {
+    lines.push('let mrow0 = wid.y * BM;', ...tileBody(spec));
+  } else {
+    lines.push(
+      'let expert = wid.z;',
+      'let ecount = counts[expert];',
+      'let cap = dims.cap;',
+      "let wbase = expert * n; // this expert's first weight row in the [E, n, k] bank",
+      '// Grid-stride over this expert\'s row tiles: grid.y is a throughput choice, any value >= 1 covers',
+      '// every row. (expert, mtile, ecount) are workgroup-uniform, so the barriers below never diverge.',
+      'for (var mtile = wid.y; mtile * BM < ecount; mtile += nwg.y) {',
+      '  let mrow0 = mtile * BM;',
+      '  // The tile\'s slot indices, staged once: every k-block re-reads them.',
+      '  for (var r = tid; r < BM; r += NTHREAD) {',
+      '    var s = 0u;',
+      '    if (mrow0 + r < ecount) { s = rows[expert * cap + mrow0 + r]; }',
+      '    srow[r] = s;',
+      '  }',
+      '  workgroupBarrier();',
+      ...ind(tileBody(spec)),
+      '  // The next tile re-stages srow, which the store above reads.',
+      '  workgroupBarrier();',
+      '}',
+    );
+  }
+  return [
+    `@compute @workgroup_size(${g.nthread})`,
+    'fn main(',
+    '  @builtin(local_invocation_index) tid: u32,',
+    '  @builtin(workgroup_id) wid: vec3u,',
+    '  @builtin(num_workgroups) nwg: vec3u,',
+    ') {',
+    ...ind(lines),
+    '}',
+  ];
+}
+
+/**
+ * Generate the WGSL of an MMQ kernel (without the ownership host suffix).
+ * @example const code = mmqWgsl(mmqPresetSpec('mmq-q4k-rt', { arm: 'dp4a', plane: 32 })) + ownerSuffix({...})
+ */
+export function mmqWgsl(spec: MmqSpec): string {
+  assertSpec(spec);
+  const g = mmqGeometry(spec);
+  const sections: string[][] = [header(spec, g), constants(spec, g), bindingDecls(spec), workgroupDecls(spec)];
+  if (spec.weights === 'q4k') sections.push(q4kHelpers());
+  if (spec.arm === 'scalar') sections.push(scalarDotHelpers());
+  sections.push(mainFn(spec, g));
+  return sections.map((s) => s.join('\n')).join('\n\n') + '\n';
+}
+
+/**
+ * Build a kernel and its launch facts. Throws ShapeError for an impossible spec (adapter limits are
+ * checked by the plan/family against AdapterCaps, not here).
+ * @example
+ *   const kern = buildMmqKernel(spec);
+ *   pass = { wgsl: kern.wgsl + ownerSuffix({ instrument: false, outName: 'out', outType: 'f32', ownerBinding: kern.bindings.length }),
+ *            entryPoint: kern.entryPoint, bindings: kern.bindings, workgroups: kern.workgroups(m, n), ... }
+ */
+export function buildMmqKernel(spec: MmqSpec): MmqKernel {
+  const wgsl = mmqWgsl(spec);
+  const geometry = mmqGeometry(spec);
+  const bindings = mmqBindings(spec).map((b) => b.name);
+  return {
+    spec,
+    wgsl,
+    entryPoint: 'main',
+    bindings,
+    outputBinding: bindings.indexOf('out'),
+    workgroupSize: geometry.nthread,
+    workgroups(m, n, extra) {
+      const nx = Math.ceil(n / geometry.bn);
+      if (spec.indexed) {
+        if (!extra) throw new RangeError('an indexed (MoE) kernel needs { ytiles, experts } for its grid');
+        return [nx, Math.max(1, extra.ytiles), extra.experts];
+      }
+      return [nx, Math.ceil(m / geometry.bm), 1];
+    },
+    workgroupBytes: mmqWorkgroupBytes(spec),
+    geometry,
+  };
+}

@@ -1,0 +1,15 @@
+// The MoE kernel family's only public entry: grouping kernel, routing, plans, oracles, family.
+export { MOE_ROWS_BINDINGS, MOE_ROWS_THREADS, moeExpertRowsWgsl } from './moe.wgsl';
+export { mmqQ4kIdRef, mmqQ8IdRef, moeExpertRowsRef, type ExpertRows } from './moe.oracle';
+export {
+  buildMoePlan,
+  moeAllProblems,
+  moeAnalyticOwnership,
+  moeProblems,
+  MOE_ROUTING_SEED,
+  moeRouting,
+  usedExperts,
+  type MoePlanOptions,
+  type MoeProblem,
+} from './moe.plan';
+export { moeFamily, moeProblemOf, prepareMoe, type MoeOverrides, type MoePreparedProblem } from './moe.family';

@@ -1,0 +1,157 @@
+// The Q4_K MMQ tile schedule space, shared by the int8 MMQ and the f16 coopmat twin: the warp grid
+// WM x WN and the per-warp register tile RM x RN (BM = WM*RM*16, BN = WN*RN*16, nwarp = WM*WN).
+// The Space carries only device-independent feasibility; the plane-dependent workgroup size, the
+// workgroup-storage (LDS) limit and the register budget are the evaluator's free static tier, because
+// they need the adapter's limits and the real kernel's footprint.
+import type { Gate } from '../compare';
+import type { TileParams } from '../family';
+import type { AdapterCaps } from '../gpu/caps';
+import { reject, PASS, type StaticVerdict } from './evaluator';
+import { Space, type Config } from './space';
+
+/** The tuner's ops (cache keys), as the seed names them. */
+export const MMQ_Q4K_TILE_OP = 'mmq_q4k_tile';
+export const MMQ_Q4K_COOPMAT_OP = 'mmq_q4k_coopmat';
+
+/** Correctness gates folded into fitness: int8 accumulation is exact, so only f32 order differs. */
+export const INT8_TUNE_GATE: Gate = { kind: 'rel-to-max', tol: 1e-3 };
+/** Both operands round to f16 in the coopmat twin, the hand coopmat kernel's gate class. */
+export const F16_TUNE_GATE: Gate = { kind: 'rel-to-max', tol: 5e-2 };
+
+/**
+ * Accumulator fragments per warp (RM*RN 16x16 tiles held in registers across K). The hand coopmat
+ * kernel budgets 16; a tile needing more spills to scratch and cannot beat a resident one. The count
+ * is plane-independent, so the same budget gates every adapter.
+ */
+export const REGISTER_TILE_BUDGET = 16;
+
+/**
+ * The {WM x WN x RM x RN} space: WM, WN in {1,2,4}, RM in {1,2,4}, RN in {1,2,4,8}, 1 <= WM*WN <= 16.
+ * @example mmqQ4kSpace().enumerate().length === 108
+ */
+export function mmqQ4kSpace(): Space {
+  return (
+    new Space()
+      .param('WM', [1, 2, 4])
+      .param('WN', [1, 2, 4])
+      .param('RM', [1, 2, 4])
+      .param('RN', [1, 2, 4, 8])
+      // nwarp = WM*WN in [1, 16] (16 subgroups of 64 is the 1024-invocation ceiling).
+      .constraint((c, s) => {
+        const w = s.get(c, 'WM') * s.get(c, 'WN');
+        return w >= 1 && w <= 16;
+      }, '1 <= WM*WN <= 16')
+  );
+}
+
+/**
+ * The always-feasible default tile before any hunt: BM=32, BN=64, 8 warps -- the fixed blocked kernel's
+ * shape, so a cold cache dispatches a known-good schedule.
+ */
+export function mmqQ4kIncumbent(): TileParams {
+  return { wm: 2, wn: 4, rm: 1, rn: 1 };
+}
+
+/** The kernel's tile of a config of `mmqQ4kSpace()`. */
+export function tileOf(space: Space, cfg: Config): TileParams {
+  return {
+    wm: space.get(cfg, 'WM'),
+    wn: space.get(cfg, 'WN'),
+    rm: space.get(cfg, 'RM'),
+    rn: space.get(cfg, 'RN'),
+  };
+}
+
+/** The config of a tile; throws RangeError when a value is not in the space. */
+export function tileConfig(space: Space, tile: TileParams): Config {
+  const cfg = space.config({ WM: tile.wm, WN: tile.wn, RM: tile.rm, RN: tile.rn });
+  if (!cfg) throw new RangeError(`tile ${tile.wm}x${tile.wn}x${tile.rm}x${tile.rn} is not in the tile space`);
+  return cfg;
+}
+
+/** Canonical name of a tile, e.g. "WM=2,WN=4,RM=1,RN=1". */
+export function tileName(tile: TileParams): string {
+  return `WM=${tile.wm},WN=${tile.wn},RM=${tile.rm},RN=${tile.rn}`;
+}
+
+/** Block geometry of a tile. */
+export function tileGeometry(tile: TileParams): { bm: number; bn: number; nwarp: number } {
+  return { bm: tile.wm * tile.rm * 16, bn: tile.wn * tile.rn * 16, nwarp: tile.wm * tile.wn };
+}
+
+/** The adapter limits the static tier checks against (read from the real adapter's caps). */
+export interface TileLimits {
+  /** Plane (subgroup) width the kernel partitions by; a warp is one plane. */
+  plane: number;
+  maxInvocations: number;
+  maxWorkgroupSizeX: number;
+  /** The adapter's maxComputeWorkgroupStorageSize. */
+  storageLimit: number;
+  /** Occupancy budget (<= storageLimit): a tile over it is rejected even if it would compile. */
+  storageBudget: number;
+  registerBudget: number;
+}
+
+/**
+ * Limits for the static tier from an adapter. `storageBudget` defaults to the adapter's limit; pass a
+ * smaller one to keep a spare workgroup resident (the seed keeps 48 of 64 KiB on gfx1151).
+ */
+export function tileLimits(
+  caps: AdapterCaps,
+  plane: number,
+  opts: { storageBudget?: number; registerBudget?: number } = {},
+): TileLimits {
+  const storageLimit = caps.limits.maxComputeWorkgroupStorageSize;
+  return {
+    plane,
+    maxInvocations: caps.limits.maxComputeInvocationsPerWorkgroup,
+    maxWorkgroupSizeX: caps.limits.maxComputeWorkgroupSizeX,
+    storageLimit,
+    storageBudget: Math.min(storageLimit, opts.storageBudget ?? storageLimit),
+    registerBudget: opts.registerBudget ?? REGISTER_TILE_BUDGET,
+  };
+}
+
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(bytes % 1024 ? 1 : 0)} KiB`;
+
+/**
+ * The static tier: workgroup invocations, workgroup storage of the REAL kernel (`workgroupBytes`, from
+ * the generator) and the register-tile budget. Checked in the seed's order; the first failure is the reason.
+ * @example tileStaticCheck({ wm: 4, wn: 4, rm: 4, rn: 8 }, limits, bytes) // { kind: 'reject', reason: '...' }
+ */
+export function tileStaticCheck(
+  tile: TileParams,
+  limits: TileLimits,
+  workgroupBytes: (tile: TileParams) => number,
+): StaticVerdict {
+  const { bm, bn, nwarp } = tileGeometry(tile);
+  const wg = nwarp * limits.plane;
+  if (wg > limits.maxInvocations) {
+    return reject(
+      `workgroup ${wg} invocations = nwarp ${nwarp} x plane ${limits.plane} > ${limits.maxInvocations} (maxComputeInvocationsPerWorkgroup)`,
+    );
+  }
+  if (wg > limits.maxWorkgroupSizeX) {
+    return reject(
+      `workgroup x-size ${wg} = nwarp ${nwarp} x plane ${limits.plane} > ${limits.maxWorkgroupSizeX} (maxComputeWorkgroupSizeX)`,
+    );
+  }
+  const bytes = workgroupBytes(tile);
+  if (bytes > limits.storageLimit) {
+    return reject(
+      `workgroup storage ${kib(bytes)} (BM ${bm} x BN ${bn}) > ${kib(limits.storageLimit)} adapter limit`,
+    );
+  }
+  if (bytes > limits.storageBudget) {
+    return reject(
+      `workgroup storage ${kib(bytes)} (BM ${bm} x BN ${bn}) > ${kib(limits.storageBudget)} occupancy budget`,
+    );
+  }
+  const frags = tile.rm * tile.rn;
+  if (frags > limits.registerBudget) {
+    return reject(
+      `register tile ${frags} fragments/warp (RM ${tile.rm} x RN ${tile.rn}) > ${limits.registerBudget} budget`,
+    );
+  }
+  return PASS;
+}

@@ -1,0 +1,108 @@
+// The f16 coopmat twin's tile fitness (the seed's CoopmatF16Eval): the SAME tile space as the int8
+// MMQ, a different kernel (src/kernels/coopmat): f32 activation rounded to f16 in the kernel, Q4_K
+// weight decoded with the scale folded in, gated against the full-precision f32 reference
+// (mmqQ4kF16Ref) at the f16 tolerance 5e-2; its workgroup storage is the f16 A/B tiles (no i32 scratch).
+import {
+  buildCoopmatKernel,
+  coopmatData,
+  coopmatF16Family,
+  coopmatMatrixUnsupported,
+  coopmatWorkgroupBytes,
+  mmqQ4kF16Ref,
+} from '../../kernels/coopmat';
+import type { CoopmatArm, CoopmatSpec } from '../../kernels/coopmat';
+import type { ProblemConfig, TileParams } from '../../kernels/family';
+import { planeWidth, type AdapterCaps } from '../../kernels/gpu/caps';
+import { F16_TUNE_GATE, mmqQ4kSpace, tileLimits, tileName, type Space } from '../../kernels/tune';
+import { assertQ4kShape, weightBanks, type TileEvalOptions } from './mmqQ4kEval';
+import { TileEvaluator } from './tileEval';
+
+export interface CoopmatF16EvalOptions extends TileEvalOptions {
+  /** Defaults to 'subgroup-matrix' where the adapter has f16 subgroup matrices, else 'scalar'. */
+  arm?: CoopmatArm;
+}
+
+/** The coopmat arm an adapter runs by default. */
+export function defaultCoopmatArm(caps: AdapterCaps): CoopmatArm {
+  return coopmatMatrixUnsupported(caps) === undefined ? 'subgroup-matrix' : 'scalar';
+}
+
+/**
+ * Cold-weight-streamed, f16-tolerance-gated fitness of the coopmat tile kernel over mmqQ4kSpace().
+ * @example const ev = CoopmatF16Eval.create(device, caps, { m: 16, n: 16, k: 256, banks: 2, repeats: 1 });
+ */
+export class CoopmatF16Eval extends TileEvaluator {
+  readonly arm: string;
+  readonly plane: number;
+
+  private constructor(setup: ConstructorParameters<typeof TileEvaluator>[0], arm: string, plane: number) {
+    super(setup);
+    this.arm = arm;
+    this.plane = plane;
+  }
+
+  /** Upload the resident inputs and banks and compute the full-precision oracle on bank 0. */
+  static create(
+    device: GPUDevice,
+    caps: AdapterCaps,
+    opts: CoopmatF16EvalOptions,
+    space: Space = mmqQ4kSpace(),
+  ): CoopmatF16Eval {
+    const { m, n, k } = opts;
+    assertQ4kShape(m, n, k);
+    const arm = opts.arm ?? defaultCoopmatArm(caps);
+    const plane = opts.plane ?? planeWidth(caps);
+    const f16 = caps.shaderF16 ? 'native' : 'emulated';
+    const specOf = (tile: TileParams): CoopmatSpec => ({ m, n, k, tile, plane, arm, f16 });
+    const dataSeed = opts.dataSeed ?? 0;
+    const configOf = (tile: TileParams): ProblemConfig => ({
+      kernel: 'coopmat-f16',
+      m,
+      n,
+      k,
+      experts: 1,
+      topk: 1,
+      ytiles: 1,
+      tile,
+      arm,
+      plane,
+      dataSource: 'seed',
+      dataSeed,
+    });
+    const data = coopmatData(m, n, k, 'seed', dataSeed);
+    return new CoopmatF16Eval(
+      {
+        device,
+        space,
+        label: 'mmq_q4k_coopmat',
+        gate: F16_TUNE_GATE,
+        limits: tileLimits(
+          caps,
+          plane,
+          opts.storageBudget === undefined ? {} : { storageBudget: opts.storageBudget },
+        ),
+        resident: { x: data.x, wsc: data.w.scales, wd: data.w.d, wdm: data.w.dmin },
+        bankBinding: 'wqs',
+        banks: weightBanks(data.w.qs, opts.banks ?? 2),
+        outputBinding: 'out',
+        oracle: mmqQ4kF16Ref(data.x, data.w, m, n, k),
+        repeats: opts.repeats ?? 3,
+        kernelFor: (tile) => {
+          const kc = buildCoopmatKernel(specOf(tile));
+          return {
+            label: `mmq_q4k_coopmat ${tileName(tile)} ${arm} f16-${f16}`,
+            wgsl: kc.wgsl,
+            entryPoint: kc.entryPoint,
+            bindings: kc.bindings,
+            workgroups: kc.workgroups(m, n),
+          };
+        },
+        workgroupBytes: (tile) => coopmatWorkgroupBytes(specOf(tile)),
+        adapterProblems: (tile) => coopmatF16Family.validate(configOf(tile), caps),
+        ...(opts.cancelled ? { cancelled: opts.cancelled } : {}),
+      },
+      `${arm} f16-${f16}`,
+      plane,
+    );
+  }
+}

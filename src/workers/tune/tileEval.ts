@@ -1,0 +1,292 @@
+// The GPU fitness shared by the tile tuners (the seed's MmqQ4kEval / CoopmatF16Eval discipline):
+//   - RESIDENT device buffers, created once per (shape, data): the inputs, an output, and the weight
+//     uploaded as several distinct "cold" banks that timed dispatches rotate through, so each dispatch
+//     reads its weight cold (the memory-bound regime prefill runs in) instead of from a warm cache;
+//   - the oracle computed once, on bank 0, and a correctness gate folded into fitness: bank 0 is
+//     dispatched, read back and judged scale-relative (rel_to_max); a tile that diverges is infinitely
+//     slow, so it can never win. The output is NaN-filled first so a tile that skips elements fails;
+//   - a free static tier (adapter invocations / workgroup storage of the REAL kernel / register tile, plus
+//     the generator's own adapter checks) that rejects before anything is compiled;
+//   - timing: warm-up, then `iters` dispatches rotating the banks, timestamp queries when the device has
+//     them (timeDispatches), and the MINIMUM over `repeats` (the least drift-polluted time);
+//   - one compiled pipeline + bind groups per config, cached.
+import { judge, type Gate, type Verdict } from '../../kernels/compare';
+import type { TileParams } from '../../kernels/family';
+import {
+  compileWgsl,
+  GpuValidationError,
+  readBuffer,
+  timeDispatches,
+  uploadBuffer,
+} from '../../kernels/gpu/run';
+import {
+  reject,
+  tileOf,
+  tileStaticCheck,
+  TuneCancelledError,
+  type Config,
+  type Evaluator,
+  type Measurement,
+  type Space,
+  type StaticVerdict,
+  type TileLimits,
+} from '../../kernels/tune';
+
+/** What the evaluator launches for one tile. */
+export interface TileKernel {
+  label: string;
+  /** Complete, compilable WGSL (host suffix included). */
+  wgsl: string;
+  entryPoint: string;
+  /** Buffer names in @binding order. */
+  bindings: readonly string[];
+  workgroups: readonly [number, number, number];
+}
+
+export interface TileEvalSetup {
+  device: GPUDevice;
+  space: Space;
+  /** 'mmq_q4k_tile' etc., for labels and messages. */
+  label: string;
+  gate: Gate;
+  limits: TileLimits;
+  /** Inputs other than the rotated weight, by binding name (uniforms named in `uniforms`). */
+  resident: Readonly<Record<string, ArrayBufferView>>;
+  uniforms?: readonly string[];
+  /** Binding name of the bank-rotated weight, and the banks (banks[0] is what the oracle used). */
+  bankBinding: string;
+  banks: readonly ArrayBufferView[];
+  outputBinding: string;
+  oracle: Float32Array;
+  /** Timed passes per measurement; the minimum wins. */
+  repeats: number;
+  kernelFor(tile: TileParams): TileKernel;
+  /** Workgroup memory of the real kernel for a tile (the generator's own count). */
+  workgroupBytes(tile: TileParams): number;
+  /** The generator's further reasons a tile cannot run here (arm support, grid, buffer count). */
+  adapterProblems?(tile: TileParams): string[];
+  cancelled?: () => boolean;
+}
+
+interface Compiled {
+  kernel: TileKernel;
+  pipeline: GPUComputePipeline;
+  /** One bind group per bank. */
+  groups: GPUBindGroup[];
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Run `fn` in a validation scope; a reported error becomes GpuValidationError(label). */
+async function scoped<T>(device: GPUDevice, label: string, fn: () => T | Promise<T>): Promise<T> {
+  device.pushErrorScope('validation');
+  let out: T;
+  try {
+    out = await fn();
+  } catch (e) {
+    await device.popErrorScope();
+    throw e instanceof GpuValidationError ? e : new GpuValidationError(label, message(e));
+  }
+  const err = await device.popErrorScope();
+  if (err) throw new GpuValidationError(label, err.message);
+  return out;
+}
+
+/**
+ * A tile fitness on a GPUDevice; subclasses (MmqQ4kEval, CoopmatF16Eval) supply data, oracle and kernel.
+ * Call `destroy()` when done: it frees the resident buffers.
+ */
+export class TileEvaluator implements Evaluator {
+  readonly device: GPUDevice;
+  readonly space: Space;
+  readonly gate: Gate;
+  private readonly setup: TileEvalSetup;
+  private readonly buffers = new Map<string, GPUBuffer>();
+  private readonly bankBuffers: GPUBuffer[];
+  private readonly out: GPUBuffer;
+  private readonly outBytes: number;
+  private readonly nanFill: Float32Array<ArrayBuffer>;
+  private readonly compiled = new Map<string, Promise<Compiled>>();
+  private worst = 0;
+  private lastTiming: 'timestamp' | 'wall' | undefined;
+  private destroyed = false;
+
+  constructor(setup: TileEvalSetup) {
+    if (setup.banks.length === 0) throw new RangeError(`${setup.label}: needs at least one weight bank`);
+    if (!Number.isInteger(setup.repeats) || setup.repeats < 1)
+      throw new RangeError(`${setup.label}: repeats = ${setup.repeats}: need >= 1`);
+    this.setup = setup;
+    this.device = setup.device;
+    this.space = setup.space;
+    this.gate = setup.gate;
+    const maxBinding = this.device.limits.maxStorageBufferBindingSize;
+    const check = (name: string, bytes: number) => {
+      if (bytes > maxBinding)
+        throw new RangeError(
+          `${setup.label}: buffer ${name} is ${bytes} bytes > maxStorageBufferBindingSize ${maxBinding}`,
+        );
+    };
+    const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC;
+    for (const [name, data] of Object.entries(setup.resident)) {
+      const uniform = setup.uniforms?.includes(name) ?? false;
+      if (!uniform) check(name, data.byteLength);
+      this.buffers.set(
+        name,
+        uploadBuffer(this.device, data, uniform ? GPUBufferUsage.UNIFORM : storage, `${setup.label}:${name}`),
+      );
+    }
+    this.bankBuffers = setup.banks.map((b, i) => {
+      check(`${setup.bankBinding}[${i}]`, b.byteLength);
+      return uploadBuffer(this.device, b, storage, `${setup.label}:${setup.bankBinding}[${i}]`);
+    });
+    this.outBytes = Math.max(4, setup.oracle.length * 4);
+    check(setup.outputBinding, this.outBytes);
+    this.out = this.device.createBuffer({
+      size: this.outBytes,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+      label: `${setup.label}:${setup.outputBinding}`,
+    });
+    this.nanFill = new Float32Array(setup.oracle.length).fill(NaN);
+  }
+
+  /** The worst rel_to_max any dispatched config showed (the correctness witness). */
+  get worstRel(): number {
+    return this.worst;
+  }
+
+  /** How the last timing was taken. */
+  get timing(): 'timestamp' | 'wall' | undefined {
+    return this.lastTiming;
+  }
+
+  /** Number of resident weight banks. */
+  get banks(): number {
+    return this.bankBuffers.length;
+  }
+
+  staticCheck(cfg: Config): StaticVerdict {
+    const tile = tileOf(this.space, cfg);
+    const v = tileStaticCheck(tile, this.setup.limits, (t) => this.setup.workgroupBytes(t));
+    if (v.kind === 'reject') return v;
+    const more = this.setup.adapterProblems?.(tile) ?? [];
+    return more.length ? reject(more.join('; ')) : v;
+  }
+
+  /** Gate on bank 0, then time; Infinity when the gate fails. */
+  async measure(cfg: Config, iters: number): Promise<Measurement> {
+    const v = await this.check(cfg);
+    if (!v.pass) {
+      const tol = this.gate.kind === 'rel-to-max' ? this.gate.tol.toExponential(0) : 'bit-exact';
+      return {
+        ms: Infinity,
+        worstRel: v.relToMax,
+        reason: `rel_to_max ${v.relToMax.toExponential(2)} > ${tol} gate (${v.mismatches} elements off, bank 0 vs oracle)`,
+      };
+    }
+    const t = await this.time(cfg, iters);
+    return { ms: t.ms, worstRel: v.relToMax, timing: t.timing };
+  }
+
+  /** Dispatch bank 0 into a NaN-filled output and judge it against the oracle. */
+  async check(cfg: Config): Promise<Verdict> {
+    const c = await this.compile(cfg);
+    await scoped(this.device, c.kernel.label, () => {
+      this.device.queue.writeBuffer(this.out, 0, this.nanFill);
+      const enc = this.device.createCommandEncoder();
+      const pass = enc.beginComputePass({ label: c.kernel.label });
+      pass.setPipeline(c.pipeline);
+      pass.setBindGroup(0, c.groups[0]!);
+      pass.dispatchWorkgroups(...c.kernel.workgroups);
+      pass.end();
+      this.device.queue.submit([enc.finish()]);
+    });
+    const out = new Float32Array(
+      await readBuffer(this.device, this.out, this.outBytes),
+      0,
+      this.setup.oracle.length,
+    );
+    const v = judge(out, this.setup.oracle, this.gate);
+    this.worst = Math.max(this.worst, v.relToMax);
+    return v;
+  }
+
+  /** Minimum ms per dispatch over `repeats` passes of `iters` bank-rotated dispatches (each warmed up). */
+  async time(cfg: Config, iters: number): Promise<{ ms: number; timing: 'timestamp' | 'wall' }> {
+    const c = await this.compile(cfg);
+    let best = Infinity;
+    let timing: 'timestamp' | 'wall' = 'wall';
+    for (let r = 0; r < this.setup.repeats; r++) {
+      if (this.setup.cancelled?.()) throw new TuneCancelledError();
+      const t = await scoped(this.device, c.kernel.label, () =>
+        timeDispatches(
+          this.device,
+          c.pipeline,
+          c.groups,
+          c.kernel.workgroups,
+          Math.max(1, iters),
+          this.setup.cancelled,
+        ),
+      );
+      best = Math.min(best, t.ms);
+      timing = t.timing;
+    }
+    this.lastTiming = timing;
+    return { ms: best, timing };
+  }
+
+  /** Free the resident buffers (compiled pipelines are garbage-collected). */
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    for (const b of this.buffers.values()) b.destroy();
+    for (const b of this.bankBuffers) b.destroy();
+    this.out.destroy();
+  }
+
+  private bufferFor(name: string, bank: number): GPUBuffer {
+    if (name === this.setup.bankBinding) return this.bankBuffers[bank]!;
+    if (name === this.setup.outputBinding) return this.out;
+    const b = this.buffers.get(name);
+    if (!b)
+      throw new Error(`${this.setup.label}: the kernel binds "${name}" but the evaluator has no such buffer`);
+    return b;
+  }
+
+  private compile(cfg: Config): Promise<Compiled> {
+    if (this.destroyed) throw new Error(`${this.setup.label}: evaluator used after destroy()`);
+    const name = this.space.name(cfg);
+    let hit = this.compiled.get(name);
+    if (!hit) {
+      hit = this.build(tileOf(this.space, cfg));
+      this.compiled.set(name, hit);
+    }
+    return hit;
+  }
+
+  private async build(tile: TileParams): Promise<Compiled> {
+    const kernel = this.setup.kernelFor(tile);
+    const module = await compileWgsl(this.device, kernel.wgsl, kernel.label);
+    const pipeline = await scoped(this.device, kernel.label, () =>
+      this.device.createComputePipelineAsync({
+        label: kernel.label,
+        layout: 'auto',
+        compute: { module, entryPoint: kernel.entryPoint },
+      }),
+    );
+    const groups = await scoped(this.device, kernel.label, () =>
+      this.bankBuffers.map((_, bank) =>
+        this.device.createBindGroup({
+          label: `${kernel.label} bank ${bank}`,
+          layout: pipeline.getBindGroupLayout(0),
+          entries: kernel.bindings.map((name, binding) => ({
+            binding,
+            resource: { buffer: this.bufferFor(name, bank) },
+          })),
+        }),
+      ),
+    );
+    return { kernel, pipeline, groups };
+  }
+}

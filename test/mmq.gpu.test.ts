@@ -1,0 +1,255 @@
+// The dense MMQ kernels on a real WebGPU implementation (Dawn on SwiftShader in CI) against their
+// oracles: every seed test's twin under the same gate, for every arm the adapter allows, plus what the
+// seed's CPU runtime could not do (multi-block grids, several plane widths), ownership as recorded by
+// the instrumented kernel, and a broken epilogue that must fail the gate.
+import { afterAll, describe, expect, it } from 'vitest';
+import { judge, type Gate } from '../src/kernels/compare';
+import type { ProblemConfig } from '../src/kernels/family';
+import { ARMS, defaultInt8Arm, int8ArmSupport, planeWidth, type Arm } from '../src/kernels/gpu/caps';
+import { decodeOwnership, type OwnershipMap } from '../src/kernels/gpu/instrument';
+import type { KernelPlan } from '../src/kernels/gpu/plan';
+import { runPlan } from '../src/kernels/gpu/run';
+import {
+  buildMmqPlan,
+  mmqDataset,
+  mmqFamilies,
+  mmqPresetSpec,
+  mmqQ4kRef,
+  mmqQ8Ref,
+  type MmqKernelId,
+  type MmqPreparedProblem,
+  type MmqSpec,
+} from '../src/kernels/mmq';
+import { getTestGpu } from './gpu';
+
+const { device, caps } = await getTestGpu();
+const REL: Gate = { kind: 'rel-to-max', tol: 1e-6 };
+const BIT: Gate = { kind: 'bit-exact' };
+// SwiftShader does not contract mul+add into FMA, so every arm reproduces the oracle's f32 order bit for
+// bit; a reordered epilogue would still pass 1e-6 but not this. Elsewhere only the seed's gates apply.
+const strictBits = caps.architecture === 'swiftshader';
+const bitStats = { exact: 0, runs: 0 };
+
+/** The plane each arm partitions by: the hardware width for the matrix arm, the adapter's otherwise. */
+const planeFor = (arm: Arm) => (arm === 'subgroup-matrix' ? caps.subgroupMaxSize : planeWidth(caps));
+
+/** Register a test per arm; an arm the adapter lacks is skipped with the reason in its name. */
+function perArm(name: string, fn: (arm: Arm) => Promise<void>) {
+  for (const arm of ARMS) {
+    const s = int8ArmSupport(caps, arm);
+    if (s.ok) it(`${name} [${arm}]`, () => fn(arm));
+    else it.skip(`${name} [${arm}: skipped, ${s.reason}]`, () => fn(arm));
+  }
+}
+
+async function runOut(plan: KernelPlan, wgslOverride?: Record<number, string>): Promise<Float32Array> {
+  const r = await runPlan(device, plan, wgslOverride ? { wgslOverride } : {});
+  return new Float32Array(r.output);
+}
+
+/** Assert the gate (and, on SwiftShader, bit-exactness); return the verdict. */
+function check(got: Float32Array, want: Float32Array, gate: Gate, label: string) {
+  const v = judge(got, want, gate);
+  expect(v.pass, `${label}: rel_to_max ${v.relToMax.toExponential(2)}, ${v.mismatches} bad, first ${v.firstBad}`).toBe(true);
+  const bits = judge(got, want, BIT);
+  bitStats.runs++;
+  if (bits.pass) bitStats.exact++;
+  if (strictBits) expect(bits.mismatches, `${label}: bit mismatches vs the oracle on SwiftShader`).toBe(0);
+  return v;
+}
+
+type Shape = readonly [number, number, number];
+
+/** Run a preset on seed data and gate it against its oracle. */
+async function runPreset(id: MmqKernelId, [m, n, k]: Shape, arm: Arm, gate: Gate, extra: Partial<MmqSpec> = {}) {
+  const spec = { ...mmqPresetSpec(id, { m, n, k, arm, plane: planeFor(arm) }), ...extra };
+  const ds = mmqDataset(spec.weights, m, n, k, 'seed', 0);
+  const got = await runOut(buildMmqPlan(ds.inputs, m, n, k, spec));
+  const want = ds.inputs.weights === 'q8_0' ? mmqQ8Ref(ds.inputs.data, m, n, k) : mmqQ4kRef(ds.inputs.data, m, n, k);
+  return { got, want, verdict: check(got, want, gate, `${id} ${m}x${n}x${k} ${arm} plane ${spec.plane}`) };
+}
+
+function ownershipMismatches(got: OwnershipMap, want: OwnershipMap): number {
+  let bad = 0;
+  for (let i = 0; i < want.count.length; i++) {
+    if (
+      got.count[i] !== want.count[i] ||
+      got.workgroup[i] !== want.workgroup[i] ||
+      got.plane[i] !== want.plane[i] ||
+      got.lane[i] !== want.lane[i]
+    ) {
+      bad++;
+    }
+  }
+  return bad;
+}
+
+afterAll(() => {
+  console.log(`[mmq gpu] bit-exact vs oracle in ${bitStats.exact}/${bitStats.runs} gated runs on ${caps.vendor}/${caps.architecture}`);
+});
+
+describe('mmq-q8-naive (mmq_q8_wmma)', () => {
+  perArm('is bit-exact to mmqQ8Ref at (16,16,64), (32,16,128), (16,32,256)', async (arm) => {
+    for (const shape of [
+      [16, 16, 64],
+      [32, 16, 128],
+      [16, 32, 256],
+    ] as const) {
+      await runPreset('mmq-q8-naive', shape, arm, BIT);
+    }
+  });
+});
+
+describe('mmq-q8-tiled (mmq_q8_wmma_blk)', () => {
+  perArm('matches mmqQ8Ref at 32x64x128 (rel_to_max < 1e-6)', async (arm) => {
+    await runPreset('mmq-q8-tiled', [32, 64, 128], arm, REL);
+  });
+  perArm('multi-block: 64x2048x64, a 32 x 2 grid of workgroups', async (arm) => {
+    await runPreset('mmq-q8-tiled', [64, 2048, 64], arm, REL);
+  });
+});
+
+describe('mmq-q4k-blk (mmq_q4k_wmma_blk)', () => {
+  perArm('matches mmqQ4kRef at (32,64,256), (32,64,512)', async (arm) => {
+    await runPreset('mmq-q4k-blk', [32, 64, 256], arm, REL);
+    await runPreset('mmq-q4k-blk', [32, 64, 512], arm, REL);
+  });
+});
+
+describe('mmq-q4k-rt (mmq_q4k_wmma_rt)', () => {
+  const shapes: Shape[] = [
+    [32, 64, 256],
+    [32, 64, 512],
+    [17, 64, 256],
+    [32, 50, 256],
+    [17, 50, 512],
+    [1, 64, 256],
+  ];
+  perArm('matches mmqQ4kRef with m/n tails, one pipeline for every shape', async (arm) => {
+    const codes = new Set<string>();
+    for (const [m, n, k] of shapes) {
+      const spec = mmqPresetSpec('mmq-q4k-rt', { m, n, k, arm, plane: planeFor(arm) });
+      const ds = mmqDataset('q4k', m, n, k, 'seed', 0);
+      const plan = buildMmqPlan(ds.inputs, m, n, k, spec);
+      codes.add(plan.passes[0]!.wgsl);
+      if (ds.inputs.weights !== 'q4k') throw new Error('q4k data expected');
+      check(await runOut(plan), mmqQ4kRef(ds.inputs.data, m, n, k), REL, `rt ${m}x${n}x${k} ${arm}`);
+    }
+    expect(codes.size).toBe(1);
+  });
+  perArm('multi-block: 40x2048x256 (32 n-tiles x 2 m-tiles, partial last m-tile)', async (arm) => {
+    await runPreset('mmq-q4k-rt', [40, 2048, 256], arm, REL);
+  });
+  it('a broken epilogue (dropped - M*xsum) FAILS the gate', async () => {
+    const [m, n, k] = [32, 64, 256];
+    const spec = mmqPresetSpec('mmq-q4k-rt', { m, n, k, arm: defaultInt8Arm(caps) === 'subgroup-matrix' ? 'dp4a' : defaultInt8Arm(caps), plane: planeWidth(caps) });
+    const ds = mmqDataset('q4k', m, n, k, 'seed', 0);
+    if (ds.inputs.weights !== 'q4k') throw new Error('q4k data expected');
+    const plan = buildMmqPlan(ds.inputs, m, n, k, spec);
+    const good = plan.passes[0]!.wgsl;
+    const broken = good.replace('xsc * wdd * f32(isum) - wmm * xsm', 'xsc * wdd * f32(isum)');
+    expect(broken).not.toBe(good);
+    const want = mmqQ4kRef(ds.inputs.data, m, n, k);
+    const v = judge(await runOut(plan, { 0: broken }), want, REL);
+    console.log(`[mmq gpu] broken epilogue (no - M*xsum): rel_to_max = ${v.relToMax.toExponential(3)}, ${v.mismatches}/${want.length} elements off`);
+    expect(v.pass).toBe(false);
+    expect(v.relToMax).toBeGreaterThan(1e-2);
+    // The unmodified kernel passes the same gate on the same run path.
+    expect(judge(await runOut(plan), want, REL).pass).toBe(true);
+  });
+});
+
+describe('mmq-q4k-tile (mmq_q4k_wmma_tile)', () => {
+  const tiles = [
+    [1, 1, 1, 1],
+    [2, 2, 1, 1],
+    [1, 1, 2, 2],
+    [2, 1, 1, 2],
+    [1, 2, 2, 1],
+    [2, 2, 2, 2],
+  ] as const;
+  perArm('matches mmqQ4kRef for every genome at m=BM, n=BN, k 256 and 512', async (arm) => {
+    for (const [wm, wn, rm, rn] of tiles) {
+      const tile = { wm, wn, rm, rn };
+      const [bm, bn] = [wm * rm * 16, wn * rn * 16];
+      for (const k of [256, 512]) await runPreset('mmq-q4k-tile', [bm, bn, k], arm, REL, { tile });
+    }
+  });
+  perArm('multi-block with tails: (2,2,2,2) at 100x300x256, a 5 x 2 grid', async (arm) => {
+    await runPreset('mmq-q4k-tile', [100, 300, 256], arm, REL, { tile: { wm: 2, wn: 2, rm: 2, rn: 2 } });
+  });
+  it('gives identical bits for every plane width the partition divides by (4, 8, 32)', async () => {
+    // The scalar arms use no subgroup operation, so a logical plane of any width that divides 256
+    // must reproduce the same bits: per = 256/plane elements per lane, workgroup = nwarp * plane.
+    const arm = int8ArmSupport(caps, 'dp4a').ok ? 'dp4a' : 'scalar';
+    const tile = { wm: 2, wn: 2, rm: 1, rn: 1 };
+    const ref = await runPreset('mmq-q4k-tile', [32, 32, 256], arm, REL, { tile, plane: 4 });
+    for (const plane of [8, 32]) {
+      const { got } = await runPreset('mmq-q4k-tile', [32, 32, 256], arm, REL, { tile, plane });
+      expect(judge(got, ref.got, BIT).mismatches, `plane ${plane}`).toBe(0);
+    }
+  });
+});
+
+describe('families end to end (random data, the adapter default arm)', () => {
+  const arm = defaultInt8Arm(caps);
+  // Shapes the seed twins above already compiled (static dims bake the shape), so no new pipelines.
+  const shapes: Record<string, Partial<ProblemConfig>> = {
+    'mmq-q8-naive': { m: 16, n: 32, k: 256 },
+    'mmq-q8-tiled': { m: 32, n: 64, k: 128 },
+    'mmq-q4k-blk': { m: 32, n: 64, k: 512 },
+    'mmq-q4k-rt': { m: 17, n: 50, k: 512 },
+    'mmq-q4k-tile': { m: 32, n: 32, k: 256, tile: { wm: 2, wn: 2, rm: 1, rn: 1 } },
+  };
+  for (const fam of mmqFamilies) {
+    it(`${fam.id}: ${fam.seedName} on quantized f32 tensors passes its gate; error split reported`, async () => {
+      const config: ProblemConfig = {
+        kernel: fam.id,
+        arm,
+        plane: planeFor(arm),
+        ...fam.defaults,
+        ...shapes[fam.id],
+        dataSource: 'random',
+        dataSeed: 0,
+      };
+      expect(fam.validate(config, caps)).toEqual([]);
+      const p = fam.prepare(config, caps) as MmqPreparedProblem;
+      const got = await runOut(p.plan);
+      const oracle = p.oracle() as Float32Array;
+      const v = check(got, oracle, p.gate, fam.id);
+      const quant = judge(oracle, p.fullPrecision!(), REL);
+      console.log(
+        `[mmq gpu] ${fam.id} ${config.m}x${config.n}x${config.k} ${arm}: kernel rel ${v.relToMax.toExponential(2)}, quantization rel ${quant.relToMax.toExponential(2)}`,
+      );
+      expect(quant.relToMax).toBeGreaterThan(0);
+      expect(quant.relToMax).toBeLessThan(0.1);
+    });
+  }
+});
+
+describe('ownership: the instrumented run equals the analytic map, every element stored once', () => {
+  // The owner mapping is arm-independent text (the arm only swaps the dot), so one arm per variant:
+  // the matrix arm where the adapter has it (its store is scalar too), else the default arm.
+  const arm = defaultInt8Arm(caps);
+  const cases: [MmqKernelId, Partial<ProblemConfig>][] = [
+    ['mmq-q8-naive', { m: 32, n: 16, k: 128 }],
+    ['mmq-q8-tiled', { m: 64, n: 2048, k: 64 }],
+    ['mmq-q4k-rt', { m: 40, n: 100, k: 256 }],
+    ['mmq-q4k-tile', { m: 100, n: 300, k: 256, tile: { wm: 2, wn: 2, rm: 2, rn: 2 } }],
+  ];
+  for (const [id, over] of cases) {
+    it(`${id} ${JSON.stringify(over)} [${arm}]`, async () => {
+      const fam = mmqFamilies.find((f) => f.id === id)!;
+      const config: ProblemConfig = { kernel: id, arm, plane: planeFor(arm), ...fam.defaults, ...over };
+      const p = fam.prepare(config, caps) as MmqPreparedProblem;
+      const r = await runPlan(device, p.instrumentedPlan, { read: [p.ownerBuffer] });
+      const got = decodeOwnership(r.reads[p.ownerBuffer]!, p.rows, p.cols);
+      expect(got.count.every((c) => c === 1)).toBe(true);
+      for (const phase of p.phases.filter((ph) => !p.opaquePhases.includes(ph))) {
+        expect(ownershipMismatches(got, p.analyticOwnership(phase)), phase).toBe(0);
+      }
+      // Recording ownership does not change the result.
+      expect(judge(new Float32Array(r.output), await runOut(p.plan), BIT).mismatches).toBe(0);
+    });
+  }
+});

@@ -1,0 +1,167 @@
+// The tuner on a real WebGPU device (Dawn on SwiftShader): the seed's hunts at its small shape
+// (m=16, n=16, k=256, population 8, generations 3, measureIters 1), the cache hit on the second hunt,
+// and the evaluator's gate failing a wrong kernel. (The worker handler: tune.handler.test.ts.)
+import { beforeAll, describe, expect, it } from 'vitest';
+import { getTestGpu, type TestGpu } from './gpu';
+import { deviceId } from '../src/kernels/gpu/caps';
+import {
+  Evolution,
+  MemoryTuneCache,
+  mmqQ4kIncumbent,
+  mmqQ4kSpace,
+  shapeKey,
+  tileConfig,
+  tileLimits,
+  Tuner,
+  type Config,
+  type Evaluator,
+} from '../src/kernels/tune';
+import { CoopmatF16Eval, MmqQ4kEval, TileEvaluator } from '../src/workers/tune';
+
+let gpu: TestGpu;
+beforeAll(async () => {
+  gpu = await getTestGpu();
+});
+
+/** Counts what the GA asks of an evaluator. */
+function counting(ev: Evaluator) {
+  const calls = { staticCheck: 0, measure: 0 };
+  const wrapped: Evaluator = {
+    staticCheck: (c: Config) => (calls.staticCheck++, ev.staticCheck(c)),
+    measure: (c: Config, iters: number) => (calls.measure++, ev.measure(c, iters)),
+  };
+  return { wrapped, calls };
+}
+
+const space = mmqQ4kSpace();
+const incumbent = tileConfig(space, mmqQ4kIncumbent());
+const evo = new Evolution({ population: 8, generations: 3, measureIters: 1 });
+const shape = shapeKey(16, 16, 256);
+
+describe('tile hunts on SwiftShader', () => {
+  it('int8 MMQ hunt: feasible bit-close winner, every measured tile gated, second hunt hits the cache', async () => {
+    const { device, caps } = gpu;
+    const t0 = performance.now();
+    const ev = MmqQ4kEval.create(device, caps, { m: 16, n: 16, k: 256, banks: 2, repeats: 1 });
+    try {
+      const { wrapped, calls } = counting(ev);
+      const tuner = new Tuner(new MemoryTuneCache());
+      const id = deviceId(caps);
+      const r = await tuner.evolve(id, 'mmq_q4k_tile', shape, space, wrapped, evo, 0xc0ffee, {
+        seeds: [incumbent],
+      });
+      const ms = performance.now() - t0;
+      expect(r.fromCache).toBe(false);
+      const rep = r.report!;
+      expect(rep.bestMs).toBeLessThan(Infinity);
+      const win = space.parse(r.winner!);
+      expect(win).toBeDefined();
+      expect(space.feasible(win!)).toBe(true);
+      expect(ev.staticCheck(win!).kind).toBe('pass');
+      expect(rep.failedGate).toEqual([]);
+      expect(ev.worstRel).toBeLessThan(1e-3);
+      expect(rep.measured.length).toBeGreaterThan(0);
+      expect(rep.measured.every((e) => e.worstRel! < 1e-3 && e.ms > 0)).toBe(true);
+      // The static tier on this adapter: rejects follow from its limits, with reasons.
+      for (const e of rep.rejected) expect(e.reason).toMatch(/workgroup|register tile/);
+      console.log(
+        `[mmq hunt SwiftShader] ${ev.arm} plane ${ev.plane} winner=${r.winner} ${rep.bestMs.toFixed(4)} ms evaluated=${rep.evaluated} measured=${rep.measured.length} rejected=${rep.rejected.length} worst_rel=${ev.worstRel.toExponential(2)} timing=${ev.timing} in ${(ms / 1000).toFixed(1)} s`,
+      );
+
+      const before = { ...calls };
+      const r2 = await tuner.evolve(id, 'mmq_q4k_tile', shape, space, wrapped, evo, 0xc0ffee, {
+        seeds: [incumbent],
+      });
+      expect(r2.fromCache).toBe(true);
+      expect(r2.report).toBeUndefined();
+      expect(r2.winner).toBe(r.winner);
+      expect(calls).toEqual(before);
+    } finally {
+      ev.destroy();
+    }
+  });
+
+  it('f16 coopmat hunt over the same space: gated at 5e-2, cached', async () => {
+    const { device, caps } = gpu;
+    const t0 = performance.now();
+    const ev = CoopmatF16Eval.create(device, caps, { m: 16, n: 16, k: 256, banks: 2, repeats: 1 });
+    try {
+      const tuner = new Tuner(new MemoryTuneCache());
+      const small = new Evolution({ population: 4, generations: 2, measureIters: 1 });
+      const r = await tuner.evolve('cpu', 'mmq_q4k_coopmat', shape, space, ev, small, 0xc0ffee, {
+        seeds: [incumbent],
+      });
+      const rep = r.report!;
+      expect(rep.bestMs).toBeLessThan(Infinity);
+      expect(space.feasible(space.parse(r.winner!)!)).toBe(true);
+      expect(ev.worstRel).toBeLessThan(5e-2);
+      console.log(
+        `[coopmat hunt SwiftShader] ${ev.arm} winner=${r.winner} evaluated=${rep.evaluated} measured=${rep.measured.length} rejected=${rep.rejected.length} worst_rel=${ev.worstRel.toExponential(2)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      );
+      const r2 = await tuner.evolve('cpu', 'mmq_q4k_coopmat', shape, space, ev, small, 0xc0ffee);
+      expect(r2.fromCache && r2.report === undefined && r2.winner === r.winner).toBe(true);
+    } finally {
+      ev.destroy();
+    }
+  });
+
+  it('the gate fails a kernel that skips outputs or computes the wrong thing, and rejects what the adapter cannot run', async () => {
+    const { device, caps } = gpu;
+    const len = 64;
+    const oracle = new Float32Array(len).fill(3);
+    // A stand-in kernel: out[i] = w[i % 4] for i < limit (the bank is rotated, bank 0 holds 3s).
+    const kernel = (limit: number) => `
+@group(0) @binding(0) var<storage, read> w: array<f32>;
+@group(0) @binding(1) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) {
+  if (g.x < ${limit}u) { out[g.x] = w[g.x % 4u]; }
+}`;
+    const make = (limit: number, bank0: number) =>
+      new TileEvaluator({
+        device,
+        space,
+        label: 'gate-test',
+        gate: { kind: 'rel-to-max', tol: 1e-3 },
+        limits: tileLimits(caps, 4),
+        resident: {},
+        bankBinding: 'w',
+        banks: [new Float32Array(4).fill(bank0), new Float32Array(4).fill(7)],
+        outputBinding: 'out',
+        oracle,
+        repeats: 2,
+        kernelFor: () => ({
+          label: `gate-test ${limit}`,
+          wgsl: kernel(limit),
+          entryPoint: 'main',
+          bindings: ['w', 'out'],
+          workgroups: [1, 1, 1],
+        }),
+        workgroupBytes: () => 0,
+      });
+    const good = make(len, 3);
+    const partial = make(len / 2, 3);
+    const wrong = make(len, 3.1);
+    try {
+      const m = await good.measure(incumbent, 4);
+      expect(m.worstRel).toBe(0);
+      expect(m.ms).toBeGreaterThan(0);
+      expect(m.ms).toBeLessThan(Infinity);
+      const p = await partial.measure(incumbent, 4);
+      expect(p.ms).toBe(Infinity); // unwritten elements stay NaN
+      expect(p.reason).toMatch(/rel_to_max/);
+      const w = await wrong.measure(incumbent, 4);
+      expect(w.ms).toBe(Infinity);
+      expect(w.worstRel).toBeCloseTo(0.1 / 3, 5);
+      // The static tier uses the real adapter's limits.
+      const v = good.staticCheck(tileConfig(space, { wm: 4, wn: 4, rm: 4, rn: 8 }));
+      expect(v).toEqual({
+        kind: 'reject',
+        reason: 'register tile 32 fragments/warp (RM 4 x RN 8) > 16 budget',
+      });
+    } finally {
+      good.destroy();
+      partial.destroy();
+      wrong.destroy();
+    }
+  });
+});

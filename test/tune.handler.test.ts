@@ -1,0 +1,181 @@
+// The worker's 'tune' / 'autokernel' handler on a real WebGPU device (Dawn on SwiftShader): progress
+// per config, the full report, the cache replay of a stored run, the autokernel's choice, errors, cancel.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { getTestGpu, type TestGpu } from './gpu';
+import { deviceId } from '../src/kernels/gpu/caps';
+import { mmqQ4kIncumbent } from '../src/kernels/tune';
+import type { TuneHandler } from '../src/workers/core';
+import { handleTuneRequest, tuneHandler } from '../src/workers/tune';
+import type { EvolutionParams, TuneReport, WorkerResponse } from '../src/workers/protocol';
+
+// The worker core mounts the handler through its TuneHandler slot: this must type-check.
+const mounted: TuneHandler = tuneHandler;
+
+let gpu: TestGpu;
+beforeAll(async () => {
+  gpu = await getTestGpu();
+});
+
+describe('worker handler on SwiftShader', () => {
+  const evoParams: EvolutionParams = {
+    population: 3,
+    generations: 2,
+    seed: 7,
+    measureIters: 1,
+    repeats: 1,
+    banks: 2,
+  };
+
+  async function call(req: Parameters<typeof handleTuneRequest>[1], cancelAfter = Infinity) {
+    const msgs: WorkerResponse[] = [];
+    let progress = 0;
+    await handleTuneRequest(
+      { device: gpu.device, caps: gpu.caps, isCancelled: () => progress >= cancelAfter },
+      req,
+      (m) => {
+        msgs.push(m);
+        if (m.type === 'tune-progress') progress++;
+      },
+    );
+    return msgs;
+  }
+
+  it("'tune' posts progress per config and the full report; passing it back replays it from the cache", async () => {
+    const msgs = await call({
+      type: 'tune',
+      id: 1,
+      op: 'mmq_q4k_tile',
+      m: 16,
+      n: 16,
+      k: 256,
+      evo: evoParams,
+    });
+    const done = msgs.at(-1);
+    expect(done?.type).toBe('tune-done');
+    if (done?.type !== 'tune-done') return;
+    const report: TuneReport = done.report;
+    expect(done.fromCache).toBe(false);
+    const progress = msgs.filter((m) => m.type === 'tune-progress');
+    expect(progress).toHaveLength(report.entries.length);
+    expect(report.entries.length).toBe(3 + 1); // generation 0, then population - elitism children
+    expect(report.entries[0]!.config).toBe('WM=2,WN=4,RM=1,RN=1'); // the incumbent is seeded first
+    expect(report.incumbentMs).toBeGreaterThan(0);
+    expect(report.bestMs).toBeLessThanOrEqual(report.incumbentMs!);
+    expect(report.winner).not.toBe('');
+    expect(report.deviceId).toBe(deviceId(gpu.caps));
+    expect(report.worstRel).toBeLessThan(1e-3);
+    expect(report.bestPerGeneration).toHaveLength(2);
+    expect(
+      report.entries.every((e) => e.bm === e.tile.wm * e.tile.rm * 16 && e.bn === e.tile.wn * e.tile.rn * 16),
+    ).toBe(true);
+
+    const again = await call({
+      type: 'tune',
+      id: 2,
+      op: 'mmq_q4k_tile',
+      m: 16,
+      n: 16,
+      k: 256,
+      evo: evoParams,
+      cached: report,
+    });
+    expect(again).toEqual([{ type: 'tune-done', id: 2, report, fromCache: true }]);
+    // A cached run of another shape is not a hit.
+    const other = await call({
+      type: 'tune',
+      id: 3,
+      op: 'mmq_q4k_tile',
+      m: 16,
+      n: 32,
+      k: 256,
+      evo: { ...evoParams, generations: 1, population: 2 },
+      cached: report,
+    });
+    expect(other.at(-1)).toMatchObject({ type: 'tune-done', fromCache: false });
+  });
+
+  it("'autokernel' serves the cached winner, or the incumbent (and says why)", async () => {
+    const base = { type: 'autokernel' as const, op: 'mmq_q4k_tile' as const, m: 16, n: 16, k: 256 };
+    const cold = await call({ ...base, id: 10 });
+    expect(cold).toHaveLength(1);
+    expect(cold[0]).toMatchObject({
+      type: 'autokernel-result',
+      served: 'incumbent',
+      tile: mmqQ4kIncumbent(),
+      verdict: { pass: true },
+    });
+    const warm = await call({ ...base, id: 11, cachedWinner: 'WM=1,WN=1,RM=1,RN=1' });
+    expect(warm[0]).toMatchObject({
+      type: 'autokernel-result',
+      served: 'WM=1,WN=1,RM=1,RN=1',
+      tile: { wm: 1, wn: 1, rm: 1, rn: 1 },
+      verdict: { pass: true },
+    });
+    const bad = await call({ ...base, id: 12, cachedWinner: 'WM=7,WN=1,RM=1,RN=1' });
+    expect(bad[0]).toMatchObject({
+      type: 'autokernel-result',
+      served: 'incumbent',
+      fallback: expect.stringMatching(/not a config/),
+    });
+    const coop = await call({ ...base, op: 'mmq_q4k_coopmat', id: 13, cachedWinner: 'WM=1,WN=1,RM=1,RN=1' });
+    expect(coop[0]).toMatchObject({
+      type: 'autokernel-result',
+      served: 'WM=1,WN=1,RM=1,RN=1',
+      verdict: { pass: true },
+    });
+  });
+
+  it('the core-shaped tuneHandler posts through ctx.post', async () => {
+    const msgs: WorkerResponse[] = [];
+    const ctx = {
+      device: gpu.device,
+      caps: gpu.caps,
+      deviceId: 'core-id',
+      post: (m: WorkerResponse) => msgs.push(m),
+      isCancelled: () => false,
+    };
+    await mounted({ type: 'autokernel', id: 30, op: 'mmq_q4k_tile', m: 16, n: 16, k: 256 }, ctx);
+    expect(msgs).toHaveLength(1);
+    expect(msgs[0]).toMatchObject({ type: 'autokernel-result', id: 30, served: 'incumbent' });
+  });
+
+  it('bad input is an error message, a cancel is a cancelled reply', async () => {
+    const shapeErr = await call({
+      type: 'tune',
+      id: 20,
+      op: 'mmq_q4k_tile',
+      m: 16,
+      n: 16,
+      k: 300,
+      evo: evoParams,
+    });
+    expect(shapeErr).toEqual([
+      {
+        type: 'error',
+        id: 20,
+        kind: 'shape',
+        message: expect.stringMatching(/k = 300 is not a multiple of 256/),
+      },
+    ]);
+    const evoErr = await call({
+      type: 'tune',
+      id: 21,
+      op: 'mmq_q4k_tile',
+      m: 16,
+      n: 16,
+      k: 256,
+      evo: { ...evoParams, population: 0 },
+    });
+    expect(evoErr[0]).toMatchObject({
+      type: 'error',
+      kind: 'shape',
+      message: expect.stringMatching(/population/),
+    });
+    const cancelled = await call(
+      { type: 'tune', id: 22, op: 'mmq_q4k_tile', m: 16, n: 16, k: 256, evo: evoParams },
+      2,
+    );
+    expect(cancelled.filter((m) => m.type === 'tune-progress')).toHaveLength(2);
+    expect(cancelled.at(-1)).toEqual({ type: 'cancelled', id: 22 });
+  });
+});

@@ -1,0 +1,436 @@
+// The pure tuner: Space, the seeded GA, the cache-fronted Tuner, the autokernel pick and the static
+// tier -- with fake evaluators whose fitness is a fixed function of the tile, so every search is exact.
+import { describe, expect, it } from 'vitest';
+import type { AdapterCaps } from '../src/kernels/gpu/caps';
+import {
+  Evolution,
+  MemoryTuneCache,
+  Space,
+  TuneCancelledError,
+  Tuner,
+  mmqQ4kIncumbent,
+  mmqQ4kSpace,
+  parseShapeKey,
+  pickAutokernel,
+  autokernelChoice,
+  reject,
+  PASS,
+  shapeKey,
+  tileConfig,
+  tileGeometry,
+  tileLimits,
+  tileName,
+  tileOf,
+  tileStaticCheck,
+  type Config,
+  type Evaluator,
+  type Measurement,
+  type StaticVerdict,
+} from '../src/kernels/tune';
+
+/** A deterministic fitness over the tile space that counts its calls. */
+class FakeTileEval implements Evaluator {
+  readonly measured: string[] = [];
+  readonly checked: string[] = [];
+  constructor(
+    readonly space: Space,
+    readonly fitness: (cfg: Config) => number = (c) => landscape(space, c),
+    readonly check: (cfg: Config) => StaticVerdict = () => PASS,
+  ) {}
+  staticCheck(cfg: Config): StaticVerdict {
+    this.checked.push(this.space.name(cfg));
+    return this.check(cfg);
+  }
+  async measure(cfg: Config): Promise<Measurement> {
+    this.measured.push(this.space.name(cfg));
+    const ms = this.fitness(cfg);
+    return Number.isFinite(ms)
+      ? { ms, worstRel: 1e-7 }
+      : { ms, worstRel: 0.5, reason: 'rel_to_max 5e-1 > 1e-3' };
+  }
+}
+
+/** A rugged but fixed landscape with a unique optimum at WM=2,WN=2,RM=2,RN=4. */
+function landscape(space: Space, c: Config): number {
+  const t = tileOf(space, c);
+  const d = (a: number, b: number) => Math.abs(Math.log2(a) - Math.log2(b));
+  return (
+    1 +
+    d(t.wm, 2) * 0.7 +
+    d(t.wn, 2) * 0.5 +
+    d(t.rm, 2) * 0.3 +
+    d(t.rn, 4) * 0.2 +
+    ((t.wm * 7 + t.rn * 3) % 5) * 0.01
+  );
+}
+
+const fakeCaps = (over: Partial<AdapterCaps['limits']> = {}): AdapterCaps => ({
+  vendor: 'fake',
+  architecture: 'test',
+  description: '',
+  features: [],
+  subgroups: true,
+  subgroupMinSize: 32,
+  subgroupMaxSize: 32,
+  dot4I8Packed: true,
+  shaderF16: false,
+  timestampQuery: false,
+  subgroupMatrixConfigs: [],
+  limits: {
+    maxComputeInvocationsPerWorkgroup: 256,
+    maxComputeWorkgroupStorageSize: 16384,
+    maxComputeWorkgroupSizeX: 256,
+    maxComputeWorkgroupsPerDimension: 65535,
+    maxStorageBufferBindingSize: 1 << 27,
+    maxBufferSize: 1 << 28,
+    maxStorageBuffersPerShaderStage: 8,
+    ...over,
+  },
+});
+
+describe('Space', () => {
+  const space = mmqQ4kSpace();
+
+  it('enumerates the 108 tile configs, all feasible, in lexicographic order', () => {
+    const all = space.enumerate();
+    expect(all).toHaveLength(108);
+    expect(space.size).toBe(108);
+    expect(space.name(all[0]!)).toBe('WM=1,WN=1,RM=1,RN=1');
+    expect(space.name(all[1]!)).toBe('WM=1,WN=1,RM=1,RN=2');
+    expect(space.name(all[107]!)).toBe('WM=4,WN=4,RM=4,RN=8');
+    expect(all.every((c) => space.feasible(c))).toBe(true);
+  });
+
+  it('name and parse round-trip for every config', () => {
+    for (const cfg of space.enumerate()) expect(space.parse(space.name(cfg))).toEqual(cfg);
+    expect(space.parse(' RN=1 , RM=1,WN=4,WM=2 ')).toEqual(tileConfig(space, mmqQ4kIncumbent()));
+    expect(tileName(mmqQ4kIncumbent())).toBe('WM=2,WN=4,RM=1,RN=1');
+  });
+
+  it('parse rejects invalid names with undefined', () => {
+    for (const bad of [
+      '',
+      'incumbent',
+      'WM=2,WN=4,RM=1',
+      'WM=2,WN=4,RM=1,RN=1,RN=1',
+      'WM=2,WN=4,RM=1,XX=1',
+      'WM=2,WM=4,RM=1,RN=1',
+      'WM=3,WN=4,RM=1,RN=1',
+      'WM=2.0,WN=4,RM=1,RN=1',
+      'WM=,WN=4,RM=1,RN=1',
+      'WM=2;WN=4;RM=1;RN=1',
+      'WM=0x2,WN=4,RM=1,RN=1',
+    ]) {
+      expect(space.parse(bad), bad).toBeUndefined();
+    }
+  });
+
+  it('constraints decide feasibility and report their labels', () => {
+    const s = new Space()
+      .param('A', [1, 2, 4])
+      .param('B', [1, 2, 4])
+      .constraint((c, sp) => sp.get(c, 'A') * sp.get(c, 'B') <= 4, 'A*B <= 4');
+    expect(s.enumerate().map((c) => s.name(c))).toEqual([
+      'A=1,B=1',
+      'A=1,B=2',
+      'A=1,B=4',
+      'A=2,B=1',
+      'A=2,B=2',
+      'A=4,B=1',
+    ]);
+    expect(s.feasible([4, 4])).toBe(false);
+    expect(s.violations([4, 4])).toEqual(['A*B <= 4']);
+    expect(s.feasible([3, 1])).toBe(false);
+    expect(s.parse('A=4,B=4')).toEqual([4, 4]); // parses; feasibility is separate
+    expect(() => s.param('A', [1])).toThrow(/declared twice/);
+    expect(() => new Space().param('x', [])).toThrow(/no values/);
+    expect(() => new Space().param('x', [1, 1])).toThrow(/twice/);
+    expect(() => s.get([1, 1], 'C')).toThrow(/unknown parameter C/);
+  });
+
+  it('tile helpers agree with the seed geometry', () => {
+    const t = { wm: 2, wn: 4, rm: 1, rn: 1 };
+    expect(tileGeometry(t)).toEqual({ bm: 32, bn: 64, nwarp: 8 });
+    expect(tileOf(space, tileConfig(space, t))).toEqual(t);
+    expect(() => tileConfig(space, { wm: 3, wn: 1, rm: 1, rn: 1 })).toThrow(RangeError);
+    expect(shapeKey(16, 16, 256)).toBe('m=16,n=16,k=256');
+    expect(parseShapeKey('m=16,n=16,k=256')).toEqual({ m: 16, n: 16, k: 256 });
+    expect(parseShapeKey('m=16,n=16')).toBeUndefined();
+    expect(() => shapeKey(0, 1, 1)).toThrow(/m = 0/);
+  });
+});
+
+describe('Evolution', () => {
+  const space = mmqQ4kSpace();
+  const incumbent = tileConfig(space, mmqQ4kIncumbent());
+
+  it('is deterministic: same seed -> same evaluation order and winner; another seed -> another order', async () => {
+    const evo = new Evolution({ population: 8, generations: 4, measureIters: 1 });
+    const a = new FakeTileEval(space);
+    const b = new FakeTileEval(space);
+    const c = new FakeTileEval(space);
+    const ra = await evo.run(space, a, 0xc0ffee, { seeds: [incumbent] });
+    const rb = await evo.run(space, b, 0xc0ffee, { seeds: [incumbent] });
+    await evo.run(space, c, 12345, { seeds: [incumbent] });
+    expect(a.measured).toEqual(b.measured);
+    expect(ra.entries.map((e) => [e.config, e.generation, e.ms])).toEqual(
+      rb.entries.map((e) => [e.config, e.generation, e.ms]),
+    );
+    expect(ra.winner).toBe(rb.winner);
+    expect(c.measured).not.toEqual(a.measured);
+    expect(a.measured[0]).toBe('WM=2,WN=4,RM=1,RN=1'); // the seed config goes first
+  });
+
+  it('evaluates each config once, keeps elites, and converges monotonically', async () => {
+    const evo = new Evolution({ population: 8, generations: 5, elitism: 2, measureIters: 1 });
+    const ev = new FakeTileEval(space);
+    const r = await evo.run(space, ev, 7);
+    expect(new Set(ev.measured).size).toBe(ev.measured.length);
+    expect(r.evaluated).toBe(8 + 4 * 6); // 8, then 6 children per generation
+    expect(r.entries.map((e) => e.order)).toEqual(r.entries.map((_, i) => i));
+    expect(r.bestPerGeneration).toHaveLength(5);
+    for (let g = 1; g < 5; g++)
+      expect(r.bestPerGeneration[g]!).toBeLessThanOrEqual(r.bestPerGeneration[g - 1]!);
+    const min = Math.min(...r.entries.map((e) => e.ms));
+    expect(r.bestMs).toBe(min);
+    expect(r.entries.find((e) => e.config === r.winner)?.ms).toBe(min);
+    expect(r.entries.filter((e) => e.generation === 0)).toHaveLength(8);
+  });
+
+  it('finds the true optimum when the budget covers the space, and stops when it is exhausted', async () => {
+    const small = new Space()
+      .param('WM', [1, 2, 4])
+      .param('WN', [1, 2, 4])
+      .param('RM', [1, 2])
+      .param('RN', [4]);
+    const ev = new FakeTileEval(small);
+    const r = await new Evolution({ population: 6, generations: 10, measureIters: 1 }).run(small, ev, 3);
+    expect(r.evaluated).toBe(18);
+    expect(r.exhausted).toBe(true);
+    expect(r.winner).toBe('WM=2,WN=2,RM=2,RN=4');
+    expect(r.bestPerGeneration.length).toBeLessThan(10);
+  });
+
+  it('records static rejections and gate failures with reasons; neither can win', async () => {
+    const ev = new FakeTileEval(
+      space,
+      (c) => (space.get(c, 'WM') === 2 && space.get(c, 'WN') === 2 ? Infinity : landscape(space, c)),
+      (c) => (space.get(c, 'RN') === 8 ? reject('RN=8 too wide for this test') : PASS),
+    );
+    const r = await new Evolution({ population: 12, generations: 4, measureIters: 1 }).run(space, ev, 99);
+    const rejected = r.entries.filter((e) => e.verdict === 'rejected');
+    const failed = r.entries.filter((e) => e.verdict === 'failed-gate');
+    expect(rejected.length).toBeGreaterThan(0);
+    expect(failed.length).toBeGreaterThan(0);
+    expect(rejected.every((e) => e.reason === 'RN=8 too wide for this test' && e.ms === Infinity)).toBe(true);
+    expect(failed.every((e) => e.reason?.startsWith('rel_to_max') && e.worstRel === 0.5)).toBe(true);
+    // The static tier is free: a rejected config is never dispatched.
+    expect(ev.measured.some((n) => n.endsWith('RN=8'))).toBe(false);
+    expect(r.winner).toBeDefined();
+    const w = space.parse(r.winner!)!;
+    expect(space.get(w, 'RN')).not.toBe(8);
+    expect(space.get(w, 'WM') === 2 && space.get(w, 'WN') === 2).toBe(false);
+    expect(r.worstRel).toBe(0.5);
+  });
+
+  it('a throwing dispatch is recorded as rejected, not fatal', async () => {
+    const ev: Evaluator = {
+      staticCheck: () => PASS,
+      measure: async (c) => {
+        if (space.get(c, 'RM') === 4) throw new Error('pipeline creation failed');
+        return { ms: landscape(space, c), worstRel: 0 };
+      },
+    };
+    const r = await new Evolution({ population: 10, generations: 2, measureIters: 1 }).run(space, ev, 5);
+    const bad = r.entries.filter((e) => space.get(e.values, 'RM') === 4);
+    expect(bad.length).toBeGreaterThan(0);
+    expect(
+      bad.every((e) => e.verdict === 'rejected' && e.reason === 'dispatch failed: pipeline creation failed'),
+    ).toBe(true);
+  });
+
+  it('nothing passing the gate gives no winner', async () => {
+    const ev = new FakeTileEval(space, () => Infinity);
+    const r = await new Evolution({ population: 4, generations: 2, measureIters: 1 }).run(space, ev, 1);
+    expect(r.winner).toBeUndefined();
+    expect(r.bestMs).toBe(Infinity);
+    expect(r.bestPerGeneration).toEqual([Infinity, Infinity]);
+  });
+
+  it('cancellation stops between evaluations', async () => {
+    const ev = new FakeTileEval(space);
+    let calls = 0;
+    const run = new Evolution({ population: 8, generations: 3, measureIters: 1 }).run(space, ev, 1, {
+      cancelled: () => ++calls > 5,
+    });
+    await expect(run).rejects.toBeInstanceOf(TuneCancelledError);
+    expect(ev.measured).toHaveLength(5);
+  });
+
+  it('reports progress per evaluation', async () => {
+    const seen: number[] = [];
+    const r = await new Evolution({ population: 4, generations: 2, measureIters: 1 }).run(
+      space,
+      new FakeTileEval(space),
+      1,
+      {
+        onEvaluated: (_e, p) => seen.push(p.evaluated),
+      },
+    );
+    expect(seen).toEqual(r.entries.map((_, i) => i + 1));
+  });
+
+  it('validates its options', () => {
+    expect(() => new Evolution({ population: 0 })).toThrow(/population/);
+    expect(() => new Evolution({ population: 4, elitism: 4 })).toThrow(/elitism/);
+    expect(() => new Evolution({ mutationRate: 1.5 })).toThrow(/mutationRate/);
+    expect(() => new Evolution({ generations: 2.5 })).toThrow(/generations/);
+    expect(new Evolution({ population: 1 }).options.elitism).toBe(0);
+  });
+});
+
+describe('Tuner', () => {
+  const space = mmqQ4kSpace();
+  const evo = new Evolution({ population: 8, generations: 3, measureIters: 1 });
+  const shape = shapeKey(16, 16, 256);
+
+  it('a second hunt hits the cache without re-running the GA', async () => {
+    const tuner = new Tuner(new MemoryTuneCache());
+    const ev = new FakeTileEval(space);
+    const r1 = await tuner.evolve('dev#plane4', 'mmq_q4k_tile', shape, space, ev, evo, 0xc0ffee);
+    expect(r1.fromCache).toBe(false);
+    expect(r1.report?.bestMs).toBeLessThan(Infinity);
+    const calls = ev.measured.length + ev.checked.length;
+    expect(calls).toBeGreaterThan(0);
+    const r2 = await tuner.evolve('dev#plane4', 'mmq_q4k_tile', shape, space, ev, evo, 0xc0ffee);
+    expect(r2.fromCache).toBe(true);
+    expect(r2.report).toBeUndefined();
+    expect(r2.winner).toBe(r1.winner);
+    expect(ev.measured.length + ev.checked.length).toBe(calls);
+    expect(await tuner.cachedWinner('dev#plane4', 'mmq_q4k_tile', shape, space)).toBe(r1.winner);
+    // Keys are per device and shape.
+    expect(await tuner.cachedWinner('other#plane32', 'mmq_q4k_tile', shape)).toBeUndefined();
+    expect(await tuner.cachedWinner('dev#plane4', 'mmq_q4k_tile', shapeKey(16, 16, 512))).toBeUndefined();
+    // force searches again.
+    const r3 = await tuner.evolve('dev#plane4', 'mmq_q4k_tile', shape, space, ev, evo, 0xc0ffee, {
+      force: true,
+    });
+    expect(r3.fromCache).toBe(false);
+    expect(ev.measured.length).toBeGreaterThan(calls / 2);
+  });
+
+  it('a stale cached name is ignored and re-hunted; a search with no winner is not cached', async () => {
+    const cache = new MemoryTuneCache([
+      {
+        deviceId: 'd',
+        op: 'mmq_q4k_tile',
+        shape,
+        winner: 'WM=3,WN=1,RM=1,RN=1',
+        bestMs: 1,
+        date: '2024-01-01T00:00:00.000Z',
+      },
+    ]);
+    const tuner = new Tuner(cache);
+    const r = await tuner.evolve('d', 'mmq_q4k_tile', shape, space, new FakeTileEval(space), evo, 1);
+    expect(r.fromCache).toBe(false);
+    expect(r.winner).not.toBe('WM=3,WN=1,RM=1,RN=1');
+    const none = await tuner.evolve(
+      'd2',
+      'mmq_q4k_tile',
+      shape,
+      space,
+      new FakeTileEval(space, () => Infinity),
+      evo,
+      1,
+    );
+    expect(none.winner).toBeUndefined();
+    expect(await cache.get({ deviceId: 'd2', op: 'mmq_q4k_tile', shape })).toBeUndefined();
+  });
+
+  it('the autokernel prefers the cached genome and falls back to the incumbent', async () => {
+    const incumbent = tileConfig(space, mmqQ4kIncumbent());
+    const tuner = new Tuner(new MemoryTuneCache());
+    const key = { deviceId: 'dev', op: 'mmq_q4k_tile', shape };
+    const cold = await autokernelChoice(tuner, key, space, incumbent);
+    expect(cold).toEqual({ config: incumbent, served: 'incumbent' });
+    // Seed the landscape so the incumbent cannot win: the hunt must crown something else.
+    const r = await tuner.evolve(
+      'dev',
+      'mmq_q4k_tile',
+      shape,
+      space,
+      new FakeTileEval(space),
+      evo,
+      0xc0ffee,
+      { seeds: [incumbent] },
+    );
+    expect(r.winner).not.toBe('WM=2,WN=4,RM=1,RN=1');
+    const warm = await autokernelChoice(tuner, key, space, incumbent);
+    expect(warm.served).toBe(r.winner);
+    expect(warm.served).not.toBe('incumbent');
+    expect(space.name(warm.config)).toBe(r.winner);
+
+    const invalid = pickAutokernel(space, 'WM=2,WN=4,RM=1', incumbent);
+    expect(invalid.served).toBe('incumbent');
+    expect(invalid.config).toEqual(incumbent);
+    expect(invalid.fallback).toMatch(/not a config of this space/);
+    const rejected = pickAutokernel(space, 'WM=4,WN=4,RM=4,RN=4', incumbent, () => reject('too big here'));
+    expect(rejected).toEqual({
+      config: incumbent,
+      served: 'incumbent',
+      fallback: 'cached winner WM=4,WN=4,RM=4,RN=4 rejected here: too big here',
+    });
+  });
+});
+
+describe('static tier (fake caps)', () => {
+  // Seed-formula footprint (sa + sb i8 + ci i32), standing in for a kernel's workgroup bytes.
+  const seedBytes = (t: { wm: number; wn: number; rm: number; rn: number }) => {
+    const { bm, bn } = tileGeometry(t);
+    return bm * 32 + bn * 32 + bm * bn * 4;
+  };
+
+  it('rejects invocations over the adapter limit, with the numbers in the reason', () => {
+    const limits = tileLimits(fakeCaps(), 32);
+    expect(tileStaticCheck({ wm: 2, wn: 4, rm: 1, rn: 1 }, limits, seedBytes)).toEqual(PASS);
+    const v = tileStaticCheck({ wm: 4, wn: 4, rm: 1, rn: 1 }, limits, seedBytes);
+    expect(v).toEqual({
+      kind: 'reject',
+      reason: 'workgroup 512 invocations = nwarp 16 x plane 32 > 256 (maxComputeInvocationsPerWorkgroup)',
+    });
+    // The same tile fits a plane-4 adapter.
+    expect(
+      tileStaticCheck(
+        { wm: 4, wn: 4, rm: 1, rn: 1 },
+        tileLimits(fakeCaps({ maxComputeWorkgroupStorageSize: 32768 }), 4),
+        seedBytes,
+      ).kind,
+    ).toBe('pass');
+  });
+
+  it('rejects workgroup storage over the adapter limit and over a budget', () => {
+    const limits = tileLimits(fakeCaps({ maxComputeWorkgroupStorageSize: 16384 }), 4);
+    // BM 32 x BN 64: 1024 + 2048 + 8192 = 11 KiB fits; BM 64 x BN 64: 2048 + 2048 + 16384 = 20 KiB does not.
+    expect(tileStaticCheck({ wm: 2, wn: 4, rm: 1, rn: 1 }, limits, seedBytes).kind).toBe('pass');
+    expect(tileStaticCheck({ wm: 4, wn: 4, rm: 1, rn: 1 }, limits, seedBytes)).toEqual({
+      kind: 'reject',
+      reason: 'workgroup storage 20 KiB (BM 64 x BN 64) > 16 KiB adapter limit',
+    });
+    const budget = tileLimits(fakeCaps({ maxComputeWorkgroupStorageSize: 16384 }), 4, {
+      storageBudget: 8192,
+    });
+    expect(tileStaticCheck({ wm: 2, wn: 4, rm: 1, rn: 1 }, budget, seedBytes)).toEqual({
+      kind: 'reject',
+      reason: 'workgroup storage 11 KiB (BM 32 x BN 64) > 8 KiB occupancy budget',
+    });
+  });
+
+  it('rejects register tiles over 16 fragments', () => {
+    const limits = tileLimits(fakeCaps({ maxComputeWorkgroupStorageSize: 1 << 30 }), 4);
+    expect(tileStaticCheck({ wm: 1, wn: 1, rm: 4, rn: 4 }, limits, seedBytes).kind).toBe('pass');
+    expect(tileStaticCheck({ wm: 1, wn: 1, rm: 4, rn: 8 }, limits, seedBytes)).toEqual({
+      kind: 'reject',
+      reason: 'register tile 32 fragments/warp (RM 4 x RN 8) > 16 budget',
+    });
+  });
+});
