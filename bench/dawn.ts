@@ -8,6 +8,9 @@ import { readAdapterCaps, wantedFeatures, type AdapterCaps } from '../src/kernel
 export const FULL_DAWN_FLAGS = ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia'] as const;
 
 export interface BenchGpu {
+  /** The Dawn GPU object. Hold it as long as the device: once it is garbage-collected, Dawn tears the
+   * instance down under the live device and the process crashes (seen as segfaults and futex aborts). */
+  gpu: GPU;
   device: GPUDevice;
   adapter: GPUAdapter;
   caps: AdapterCaps;
@@ -34,6 +37,9 @@ export function adapterInfoRecord(adapter: GPUAdapter): Record<string, unknown> 
   }
   return out;
 }
+
+// Every GPU object this process created, kept reachable for the process lifetime (see BenchGpu.gpu).
+const live: GPU[] = [];
 
 /**
  * Create the GPU object with `flags`, take the high-performance adapter and a device with the adapter's
@@ -65,5 +71,6 @@ export async function openBenchGpu(flags: readonly string[]): Promise<BenchGpu> 
   device.addEventListener('uncapturederror', (e) => {
     console.error(`[webgpu] uncaptured error: ${(e as GPUUncapturedErrorEvent).error.message}`);
   });
-  return { device, adapter, caps, flags };
+  live.push(gpu);
+  return { gpu, device, adapter, caps, flags };
 }

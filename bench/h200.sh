@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Entry point of a `run` on the lent NVIDIA machine (carry .gl and .gpu, built by bench/build-carry.sh).
-# Usage: bench/h200.sh STEP...   STEP = probe | torch | bench[:ARGS with commas for spaces]
+# Entry point of a `run` on the lent NVIDIA machine (carry .gl and .gpu/bench, built by bench/build-carry.sh).
+# Usage: bench/h200.sh STEP...   STEP = vkdebug | probe | torch | bench[:ARGS with '+' for spaces]
 # Logs and JSON go to $OUT (the device tool's return folder), else bench-out/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,11 +12,11 @@ ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 RUN=/tmp/mmqrun
 mkdir -p $RUN/node_modules/webgpu/dist/linux-x64
-[ -x /tmp/node ] || { xz -dc .gpu/node.xz > /tmp/node && chmod +x /tmp/node; }
-cp .gpu/webgpu/index.js .gpu/webgpu/package.json $RUN/node_modules/webgpu/
+[ -x /tmp/node ] || { xz -dc .gpu/bench/node.xz > /tmp/node && chmod +x /tmp/node; }
+cp .gpu/bench/webgpu/index.js .gpu/bench/webgpu/package.json $RUN/node_modules/webgpu/
 [ -s $RUN/node_modules/webgpu/dist/linux-x64/dawn.node ] ||
-  xz -dc .gpu/webgpu/dist/linux-x64/dawn.node.xz > $RUN/node_modules/webgpu/dist/linux-x64/dawn.node
-cp .gpu/*.mjs $RUN/
+  xz -dc .gpu/bench/webgpu/dist/linux-x64/dawn.node.xz > $RUN/node_modules/webgpu/dist/linux-x64/dawn.node
+cp .gpu/bench/*.mjs $RUN/
 {
   date -u +%FT%TZ
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu --format=csv
@@ -34,7 +34,7 @@ for step in "$@"; do
     probe) /tmp/node $RUN/probe.mjs --json "$OUT/probe.json" 2>&1 | tee "$OUT/probe.log" || rc=1 ;;
     torch) PYTHONUNBUFFERED=1 python3 bench/torch_baseline.py "$OUT/torch.json" 2>&1 | tee "$OUT/torch.log" || rc=1 ;;
     bench*)
-      args=${step#bench}; args=${args#:}; args=${args//,/ }
+      args=${step#bench}; args=${args#:}; args=${args//+/ }
       # shellcheck disable=SC2086
       /tmp/node $RUN/bench.mjs --json "$OUT/bench.json" --torch "$OUT/torch.json" $args 2>&1 | tee "$OUT/bench.log" || rc=1 ;;
     *) echo "unknown step $step"; rc=2 ;;

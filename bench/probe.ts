@@ -8,12 +8,14 @@ import { compileWgsl, readBuffer, timeDispatches, uploadBuffer } from '../src/ke
 import { create, globals } from 'webgpu';
 
 type Rec = Record<string, unknown>;
+const keep: GPU[] = []; // GPU objects must outlive their adapters and devices
 const report: Rec = { date: new Date().toISOString() };
 const log = (...a: unknown[]) => console.log(...a);
 
 async function adapterOnly(flags: string[]): Promise<Rec> {
   Object.assign(globalThis, globals);
   const gpu = create(flags);
+  keep.push(gpu);
   const a = await gpu.requestAdapter({ powerPreference: 'high-performance' });
   if (!a) return { flags, adapter: null };
   return {
@@ -215,7 +217,7 @@ export function rateKernel(s: RateSpec, plane: number): string {
   const CT = `subgroup_matrix_result<${acc}, ${s.N}, ${s.M}>`;
   const nthreads = s.subgroups * plane;
   const lines: string[] = [];
-  lines.push(`${s.comp === 'f16' ? 'enable f16;\n' : ''}enable chromium_experimental_subgroup_matrix;`);
+  lines.push(`${s.comp === 'f16' ? 'enable f16;\n' : ''}enable subgroups;\nenable chromium_experimental_subgroup_matrix;`);
   lines.push(`@group(0) @binding(0) var<storage, read> src: array<${s.comp === 'i8' ? 'u32' : 'f32'}>;`);
   lines.push(`@group(0) @binding(1) var<storage, read_write> dst: array<${acc}>;`);
   lines.push(`var<workgroup> sa: array<${arr}, ${2 * s.rm * lw}>;`);
@@ -223,9 +225,10 @@ export function rateKernel(s: RateSpec, plane: number): string {
   const frag = s.M * s.N;
   if (s.mode === 'epi') lines.push(`var<workgroup> sc: array<i32, ${s.subgroups * s.rm * s.rn * frag}>;`);
   lines.push(
-    `@compute @workgroup_size(${nthreads}) fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wgid: vec3u) {`,
+    `@compute @workgroup_size(${nthreads}) fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wgid: vec3u, @builtin(subgroup_id) sgid: u32, @builtin(subgroup_invocation_id) sglane: u32) {`,
   );
-  lines.push(`  let wid = wgid.x; let sg = lid / ${plane}u; let lane = lid % ${plane}u;`);
+  // Matrix offsets must be subgroup-uniform: the hardware subgroup id is, lid / plane is not (by analysis).
+  lines.push('  let wid = wgid.x; let sg = sgid; let lane = sglane;');
   const conv = s.comp === 'i8' ? '' : 'f16';
   lines.push(`  for (var i = lid; i < ${2 * s.rm * lw}u; i += ${nthreads}u) { sa[i] = ${conv}(src[i]); }`);
   lines.push(

@@ -28,6 +28,22 @@ export async function summary(page: Page): Promise<RunSummary> {
   return s;
 }
 
+/** The id of the latest run request (0 before any). */
+export async function runId(page: Page): Promise<number> {
+  return page.evaluate(() => window.__mmq?.status().runId ?? 0);
+}
+
+/** Wait until a run newer than `after` has finished; returns its final status ('done', 'compile-error', ...). */
+export async function waitForNewRun(page: Page, after: number): Promise<string> {
+  await expect
+    .poll(async () => page.evaluate((prev) => {
+      const s = window.__mmq?.status();
+      return !!s && s.runId > prev && s.run !== 'running' && s.run !== 'generating';
+    }, after), { timeout: 60_000 })
+    .toBe(true);
+  return page.evaluate(() => window.__mmq!.status().run);
+}
+
 /** Wait until the run for `kernel` has finished (any verdict). */
 export async function waitForRun(page: Page, kernel: string): Promise<RunSummary> {
   await expect

@@ -22,7 +22,30 @@ import {
 } from '../src/kernels/mmq';
 import { getTestGpu } from './gpu';
 
-const { device, caps } = await getTestGpu();
+/**
+ * Open the shared test device with one more Dawn toggle, restoring DAWN_FLAGS afterwards so the other
+ * test files of this process (each gets its own device) keep the default configuration.
+ */
+async function withDawnFeature<T>(feature: string, open: () => Promise<T>): Promise<T> {
+  const saved = process.env.DAWN_FLAGS;
+  const flags = (saved ?? '').split(' ').filter(Boolean);
+  const at = flags.findIndex((f) => f.startsWith('enable-dawn-features='));
+  if (at >= 0) flags[at] += `,${feature}`;
+  else flags.push(`enable-dawn-features=${feature}`);
+  process.env.DAWN_FLAGS = flags.join(' ');
+  try {
+    return await open();
+  } finally {
+    if (saved === undefined) delete process.env.DAWN_FLAGS;
+    else process.env.DAWN_FLAGS = saved;
+  }
+}
+
+// Dawn zero-fills workgroup memory for every kernel unless told not to; on SwiftShader that polyfill
+// costs ~1.4 s of compile per kernel with a shared f32 tile (8x the kernel itself). These kernels write
+// every workgroup word before reading it, so this file's device turns it off: the suite runs in a
+// fraction of the time, and a read of unwritten workgroup memory would now return garbage and fail.
+const { device, caps } = await withDawnFeature('disable_workgroup_init', getTestGpu);
 const REL: Gate = { kind: 'rel-to-max', tol: 1e-6 };
 const BIT: Gate = { kind: 'bit-exact' };
 // SwiftShader does not contract mul+add into FMA, so every arm reproduces the oracle's f32 order bit for
@@ -50,7 +73,10 @@ async function runOut(plan: KernelPlan, wgslOverride?: Record<number, string>): 
 /** Assert the gate (and, on SwiftShader, bit-exactness); return the verdict. */
 function check(got: Float32Array, want: Float32Array, gate: Gate, label: string) {
   const v = judge(got, want, gate);
-  expect(v.pass, `${label}: rel_to_max ${v.relToMax.toExponential(2)}, ${v.mismatches} bad, first ${v.firstBad}`).toBe(true);
+  expect(
+    v.pass,
+    `${label}: rel_to_max ${v.relToMax.toExponential(2)}, ${v.mismatches} bad, first ${v.firstBad}`,
+  ).toBe(true);
   const bits = judge(got, want, BIT);
   bitStats.runs++;
   if (bits.pass) bitStats.exact++;
@@ -61,11 +87,18 @@ function check(got: Float32Array, want: Float32Array, gate: Gate, label: string)
 type Shape = readonly [number, number, number];
 
 /** Run a preset on seed data and gate it against its oracle. */
-async function runPreset(id: MmqKernelId, [m, n, k]: Shape, arm: Arm, gate: Gate, extra: Partial<MmqSpec> = {}) {
+async function runPreset(
+  id: MmqKernelId,
+  [m, n, k]: Shape,
+  arm: Arm,
+  gate: Gate,
+  extra: Partial<MmqSpec> = {},
+) {
   const spec = { ...mmqPresetSpec(id, { m, n, k, arm, plane: planeFor(arm) }), ...extra };
   const ds = mmqDataset(spec.weights, m, n, k, 'seed', 0);
   const got = await runOut(buildMmqPlan(ds.inputs, m, n, k, spec));
-  const want = ds.inputs.weights === 'q8_0' ? mmqQ8Ref(ds.inputs.data, m, n, k) : mmqQ4kRef(ds.inputs.data, m, n, k);
+  const want =
+    ds.inputs.weights === 'q8_0' ? mmqQ8Ref(ds.inputs.data, m, n, k) : mmqQ4kRef(ds.inputs.data, m, n, k);
   return { got, want, verdict: check(got, want, gate, `${id} ${m}x${n}x${k} ${arm} plane ${spec.plane}`) };
 }
 
@@ -85,7 +118,9 @@ function ownershipMismatches(got: OwnershipMap, want: OwnershipMap): number {
 }
 
 afterAll(() => {
-  console.log(`[mmq gpu] bit-exact vs oracle in ${bitStats.exact}/${bitStats.runs} gated runs on ${caps.vendor}/${caps.architecture}`);
+  console.log(
+    `[mmq gpu] bit-exact vs oracle in ${bitStats.exact}/${bitStats.runs} gated runs on ${caps.vendor}/${caps.architecture}`,
+  );
 });
 
 describe('mmq-q8-naive (mmq_q8_wmma)', () => {
@@ -142,16 +177,27 @@ describe('mmq-q4k-rt (mmq_q4k_wmma_rt)', () => {
   });
   it('a broken epilogue (dropped - M*xsum) FAILS the gate', async () => {
     const [m, n, k] = [32, 64, 256];
-    const spec = mmqPresetSpec('mmq-q4k-rt', { m, n, k, arm: defaultInt8Arm(caps) === 'subgroup-matrix' ? 'dp4a' : defaultInt8Arm(caps), plane: planeWidth(caps) });
+    const spec = mmqPresetSpec('mmq-q4k-rt', {
+      m,
+      n,
+      k,
+      arm: defaultInt8Arm(caps) === 'subgroup-matrix' ? 'dp4a' : defaultInt8Arm(caps),
+      plane: planeWidth(caps),
+    });
     const ds = mmqDataset('q4k', m, n, k, 'seed', 0);
     if (ds.inputs.weights !== 'q4k') throw new Error('q4k data expected');
     const plan = buildMmqPlan(ds.inputs, m, n, k, spec);
     const good = plan.passes[0]!.wgsl;
-    const broken = good.replace('xsc * wdd * f32(isum) - wmm * xsm', 'xsc * wdd * f32(isum)');
+    const broken = good.replace(
+      'no_fuse(xsc * wdd * f32(isum)) - no_fuse(wmm * xsm)',
+      'no_fuse(xsc * wdd * f32(isum))',
+    );
     expect(broken).not.toBe(good);
     const want = mmqQ4kRef(ds.inputs.data, m, n, k);
     const v = judge(await runOut(plan, { 0: broken }), want, REL);
-    console.log(`[mmq gpu] broken epilogue (no - M*xsum): rel_to_max = ${v.relToMax.toExponential(3)}, ${v.mismatches}/${want.length} elements off`);
+    console.log(
+      `[mmq gpu] broken epilogue (no - M*xsum): rel_to_max = ${v.relToMax.toExponential(3)}, ${v.mismatches}/${want.length} elements off`,
+    );
     expect(v.pass).toBe(false);
     expect(v.relToMax).toBeGreaterThan(1e-2);
     // The unmodified kernel passes the same gate on the same run path.
@@ -228,9 +274,6 @@ describe('families end to end (random data, the adapter default arm)', () => {
 });
 
 describe('ownership: the instrumented run equals the analytic map, every element stored once', () => {
-  // The owner mapping is arm-independent text (the arm only swaps the dot), so one arm per variant:
-  // the matrix arm where the adapter has it (its store is scalar too), else the default arm.
-  const arm = defaultInt8Arm(caps);
   const cases: [MmqKernelId, Partial<ProblemConfig>][] = [
     ['mmq-q8-naive', { m: 32, n: 16, k: 128 }],
     ['mmq-q8-tiled', { m: 64, n: 2048, k: 64 }],
@@ -238,7 +281,7 @@ describe('ownership: the instrumented run equals the analytic map, every element
     ['mmq-q4k-tile', { m: 100, n: 300, k: 256, tile: { wm: 2, wn: 2, rm: 2, rn: 2 } }],
   ];
   for (const [id, over] of cases) {
-    it(`${id} ${JSON.stringify(over)} [${arm}]`, async () => {
+    perArm(`${id} ${JSON.stringify(over)}`, async (arm) => {
       const fam = mmqFamilies.find((f) => f.id === id)!;
       const config: ProblemConfig = { kernel: id, arm, plane: planeFor(arm), ...fam.defaults, ...over };
       const p = fam.prepare(config, caps) as MmqPreparedProblem;

@@ -1,6 +1,7 @@
 // The tuner on a real WebGPU device (Dawn on SwiftShader): the seed's hunts at its small shape
 // (m=16, n=16, k=256, population 8, generations 3, measureIters 1), the cache hit on the second hunt,
-// and the evaluator's gate failing a wrong kernel. (The worker handler: tune.handler.test.ts.)
+// and the evaluator's gate failing a wrong kernel. (The f16 twin's hunt: tune.coopmat.test.ts; the
+// worker handler: tune.handler.test.ts.)
 import { beforeAll, describe, expect, it } from 'vitest';
 import { getTestGpu, type TestGpu } from './gpu';
 import { deviceId } from '../src/kernels/gpu/caps';
@@ -12,11 +13,12 @@ import {
   shapeKey,
   tileConfig,
   tileLimits,
+  tileStaticCheck,
   Tuner,
   type Config,
   type Evaluator,
 } from '../src/kernels/tune';
-import { CoopmatF16Eval, MmqQ4kEval, TileEvaluator } from '../src/workers/tune';
+import { gateRows, MmqQ4kEval, TileEvaluator } from '../src/workers/tune';
 
 let gpu: TestGpu;
 beforeAll(async () => {
@@ -81,30 +83,6 @@ describe('tile hunts on SwiftShader', () => {
     }
   });
 
-  it('f16 coopmat hunt over the same space: gated at 5e-2, cached', async () => {
-    const { device, caps } = gpu;
-    const t0 = performance.now();
-    const ev = CoopmatF16Eval.create(device, caps, { m: 16, n: 16, k: 256, banks: 2, repeats: 1 });
-    try {
-      const tuner = new Tuner(new MemoryTuneCache());
-      const small = new Evolution({ population: 4, generations: 2, measureIters: 1 });
-      const r = await tuner.evolve('cpu', 'mmq_q4k_coopmat', shape, space, ev, small, 0xc0ffee, {
-        seeds: [incumbent],
-      });
-      const rep = r.report!;
-      expect(rep.bestMs).toBeLessThan(Infinity);
-      expect(space.feasible(space.parse(r.winner!)!)).toBe(true);
-      expect(ev.worstRel).toBeLessThan(5e-2);
-      console.log(
-        `[coopmat hunt SwiftShader] ${ev.arm} winner=${r.winner} evaluated=${rep.evaluated} measured=${rep.measured.length} rejected=${rep.rejected.length} worst_rel=${ev.worstRel.toExponential(2)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
-      );
-      const r2 = await tuner.evolve('cpu', 'mmq_q4k_coopmat', shape, space, ev, small, 0xc0ffee);
-      expect(r2.fromCache && r2.report === undefined && r2.winner === r.winner).toBe(true);
-    } finally {
-      ev.destroy();
-    }
-  });
-
   it('the gate fails a kernel that skips outputs or computes the wrong thing, and rejects what the adapter cannot run', async () => {
     const { device, caps } = gpu;
     const len = 64;
@@ -122,11 +100,12 @@ describe('tile hunts on SwiftShader', () => {
         space,
         label: 'gate-test',
         gate: { kind: 'rel-to-max', tol: 1e-3 },
-        limits: tileLimits(caps, 4),
         resident: {},
         bankBinding: 'w',
         banks: [new Float32Array(4).fill(bank0), new Float32Array(4).fill(7)],
         outputBinding: 'out',
+        rows: 1,
+        cols: len,
         oracle,
         repeats: 2,
         kernelFor: () => ({
@@ -136,7 +115,7 @@ describe('tile hunts on SwiftShader', () => {
           bindings: ['w', 'out'],
           workgroups: [1, 1, 1],
         }),
-        workgroupBytes: () => 0,
+        staticCheck: (t) => tileStaticCheck(t, tileLimits(caps, 4), () => 0),
       });
     const good = make(len, 3);
     const partial = make(len / 2, 3);
@@ -152,6 +131,38 @@ describe('tile hunts on SwiftShader', () => {
       const w = await wrong.measure(incumbent, 4);
       expect(w.ms).toBe(Infinity);
       expect(w.worstRel).toBeCloseTo(0.1 / 3, 5);
+      // With a sampled oracle (row 0 of 4), rows it skips must still be written.
+      const sampledGate = new TileEvaluator({
+        device,
+        space,
+        label: 'gate-test sampled',
+        gate: { kind: 'rel-to-max', tol: 1e-3 },
+        resident: {},
+        bankBinding: 'w',
+        banks: [new Float32Array(4).fill(3)],
+        outputBinding: 'out',
+        rows: 4,
+        cols: 16,
+        oracle: new Float32Array(16).fill(3),
+        oracleRows: [0],
+        repeats: 1,
+        kernelFor: () => ({
+          label: 'gate-test 16',
+          wgsl: kernel(16),
+          entryPoint: 'main',
+          bindings: ['w', 'out'],
+          workgroups: [1, 1, 1],
+        }),
+        staticCheck: () => ({ kind: 'pass' }),
+      });
+      try {
+        const sv = await sampledGate.check(incumbent);
+        expect(sv.pass).toBe(false);
+        expect(sv.relToMax).toBe(Infinity);
+        expect(sv.mismatches).toBe(48);
+      } finally {
+        sampledGate.destroy();
+      }
       // The static tier uses the real adapter's limits.
       const v = good.staticCheck(tileConfig(space, { wm: 4, wn: 4, rm: 4, rn: 8 }));
       expect(v).toEqual({
@@ -162,6 +173,33 @@ describe('tile hunts on SwiftShader', () => {
       good.destroy();
       partial.destroy();
       wrong.destroy();
+    }
+  });
+
+  it('large shapes gate on a row sample that covers every subtile row position and the tail', async () => {
+    expect(gateRows(16, 16, 256)).toBeUndefined();
+    const rows = gateRows(1000, 4096, 4096)!;
+    expect(rows.length).toBeGreaterThanOrEqual(16);
+    expect(rows[0]).toBe(0);
+    expect(rows.at(-1)).toBe(999);
+    expect(new Set(rows.map((r) => r % 16)).size).toBe(16);
+    expect(rows.length).toBe(18); // 2^28 / (4096 * 4096) = 16, raised to the 18 that cover every position
+    // A real tile gated on 8 sampled rows of 64 passes; the sampled oracle matches the full one's rows.
+    const { device, caps } = gpu;
+    const ev = MmqQ4kEval.create(device, caps, {
+      m: 64,
+      n: 16,
+      k: 256,
+      banks: 1,
+      repeats: 1,
+      oracleMacBudget: 8 * 16 * 256,
+    });
+    try {
+      const v = await ev.check(incumbent);
+      expect(v.pass).toBe(true);
+      expect(v.relToMax).toBeLessThan(1e-3);
+    } finally {
+      ev.destroy();
     }
   });
 });

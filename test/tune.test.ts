@@ -2,6 +2,8 @@
 // tier -- with fake evaluators whose fitness is a fixed function of the tile, so every search is exact.
 import { describe, expect, it } from 'vitest';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
+import { mmqWorkgroupBytes } from '../src/kernels/mmq';
+import { coopmatWorkgroupBytes } from '../src/kernels/coopmat';
 import {
   Evolution,
   MemoryTuneCache,
@@ -22,6 +24,8 @@ import {
   tileName,
   tileOf,
   tileStaticCheck,
+  mmqQ4kStaticTier,
+  coopmatStaticTier,
   type Config,
   type Evaluator,
   type Measurement,
@@ -431,6 +435,67 @@ describe('static tier (fake caps)', () => {
     expect(tileStaticCheck({ wm: 1, wn: 1, rm: 4, rn: 8 }, limits, seedBytes)).toEqual({
       kind: 'reject',
       reason: 'register tile 32 fragments/warp (RM 4 x RN 8) > 16 budget',
+    });
+  });
+});
+
+describe('static tiers bound to the real kernels (fake caps)', () => {
+  const shape = { m: 64, n: 64, k: 256 };
+  const caps = fakeCaps({ maxComputeWorkgroupStorageSize: 16384 });
+
+  it('int8 MMQ: storage is the generator footprint for the arm (sa + sb, plus ci on the matrix arm)', () => {
+    const dp4a = mmqQ4kStaticTier(caps, { ...shape, plane: 4, arm: 'dp4a' });
+    const inc = mmqQ4kIncumbent();
+    expect(mmqWorkgroupBytes(dp4a.spec(inc))).toBe(32 * 32 + 64 * 32);
+    expect(dp4a.check(inc)).toEqual(PASS);
+    expect(dp4a.check({ wm: 4, wn: 4, rm: 4, rn: 8 })).toEqual({
+      kind: 'reject',
+      reason: 'workgroup storage 24 KiB (BM 256 x BN 512) > 16 KiB adapter limit',
+    });
+    expect(dp4a.check({ wm: 1, wn: 1, rm: 4, rn: 8 }).kind).toBe('reject'); // 32 fragments
+    // The matrix arm adds the i32 fragment scratch (the seed's LDS formula): 32*32 + 64*32 + 32*64*4.
+    const matrix = mmqQ4kStaticTier(caps, { ...shape, plane: 4, arm: 'subgroup-matrix' });
+    expect(mmqWorkgroupBytes(matrix.spec(inc))).toBe(11264);
+    expect(matrix.check({ wm: 4, wn: 4, rm: 1, rn: 1 })).toEqual({
+      kind: 'reject',
+      reason: 'workgroup storage 20 KiB (BM 64 x BN 64) > 16 KiB adapter limit',
+    });
+    // Past the tuner's own checks, the generator's adapter checks still reject (no matrix feature here).
+    const v = matrix.check(inc);
+    expect(v.kind === 'reject' && v.reason).toMatch(/subgroup-matrix/);
+    // Invocations at a plane of 32 against 256.
+    const wide = mmqQ4kStaticTier(caps, { ...shape, plane: 32, arm: 'dp4a' });
+    expect(wide.check({ wm: 4, wn: 4, rm: 1, rn: 1 })).toEqual({
+      kind: 'reject',
+      reason: 'workgroup 512 invocations = nwarp 16 x plane 32 > 256 (maxComputeInvocationsPerWorkgroup)',
+    });
+    expect(wide.check({ wm: 2, wn: 4, rm: 1, rn: 1 })).toEqual(PASS);
+    // An occupancy budget below the adapter limit.
+    const tight = mmqQ4kStaticTier(caps, { ...shape, plane: 4, arm: 'dp4a', storageBudget: 2048 });
+    // The plain kernel binds 8 storage buffers (no ownership debug buffer): 8 fits, 7 does not.
+    const seven = mmqQ4kStaticTier(fakeCaps({ maxStorageBuffersPerShaderStage: 7 }), {
+      ...shape,
+      plane: 4,
+      arm: 'dp4a',
+    });
+    expect(seven.check(inc)).toEqual({
+      kind: 'reject',
+      reason: '8 storage buffers > maxStorageBuffersPerShaderStage 7',
+    });
+    expect(tight.check(inc)).toEqual({
+      kind: 'reject',
+      reason: 'workgroup storage 3 KiB (BM 32 x BN 64) > 2 KiB occupancy budget',
+    });
+  });
+
+  it('f16 coopmat: f16 A/B tiles, no int8 scratch', () => {
+    const tier = coopmatStaticTier(caps, { ...shape, plane: 4, arm: 'scalar' });
+    expect(coopmatWorkgroupBytes(tier.spec({ wm: 2, wn: 2, rm: 1, rn: 1 }))).toBe((32 * 32 + 32 * 32) * 2);
+    expect(tier.check({ wm: 2, wn: 2, rm: 1, rn: 1 })).toEqual(PASS);
+    expect(tier.check({ wm: 2, wn: 2, rm: 4, rn: 4 })).toEqual(PASS); // 128 x 128: exactly 16 KiB fits
+    expect(tier.check({ wm: 4, wn: 4, rm: 4, rn: 4 })).toEqual({
+      kind: 'reject',
+      reason: 'workgroup storage 32 KiB (BM 256 x BN 256) > 16 KiB adapter limit',
     });
   });
 });

@@ -5,7 +5,17 @@ import type { KernelFamily } from '../kernels/family';
 import type { OwnershipPhase } from '../kernels/family';
 import type { RunOutcome } from '../workers/protocol';
 import { getApp } from './store';
-import { badByOwner, badMask, errorBins, errorField, errorSplit, fnv1a, ownershipDiff, ownershipFlags, tileGeometry } from './views/analysis';
+import {
+  badByOwner,
+  badMask,
+  errorBins,
+  errorField,
+  errorSplit,
+  fnv1a,
+  ownershipDiff,
+  ownershipFlags,
+} from './views/analysis';
+import { analyseRun } from './views/useRunAnalysis';
 
 export interface EditorHook {
   getValue(): string;
@@ -91,10 +101,8 @@ export function runSummary(): RunSummary | undefined {
     badLanes: bad.byLane.map(([lane]) => lane).sort((a, b) => a - b),
     analytic,
   };
-  if (own) {
-    summary.recorded = ownershipSummary(own);
-    summary.tile = tileGeometry(own);
-  }
+  if (own) summary.recorded = ownershipSummary(own);
+  summary.tile = analyseRun(o).geometry;
   if (o.fullPrecision) summary.errorSplit = errorSplit(o.output, o.oracle, o.fullPrecision);
   return summary;
 }
@@ -102,7 +110,15 @@ export function runSummary(): RunSummary | undefined {
 export interface MmqTestHook {
   summary: typeof runSummary;
   /** The store's headline state. */
-  status(): { device: string; run: string; stage?: string | undefined; kernel: string; linkError?: string | undefined; edited: boolean };
+  status(): {
+    device: string;
+    run: string;
+    runId: number;
+    stage?: string | undefined;
+    kernel: string;
+    linkError?: string | undefined;
+    edited: boolean;
+  };
   editor(): EditorHook | undefined;
   kernels(): string[];
 }
@@ -123,6 +139,7 @@ export function installTestHook(target: Window, families: readonly KernelFamily[
       return {
         device: s.device.status,
         run: s.run.status,
+        runId: s.run.id ?? 0,
         stage: s.run.stage,
         kernel: s.config.kernel,
         linkError: s.linkError,

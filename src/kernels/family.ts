@@ -70,6 +70,11 @@ export interface PreparedProblem {
   ops: number;
   /** Bytes of weight the main pass reads once (for GB/s). */
   weightBytes: number;
+  /**
+   * The output tile one workgroup covers (BM x BN) when the grid tiles the output: the views draw the
+   * tile grid and hatch its overhang past rows/cols as the tail. Absent: derived from the ownership.
+   */
+  outputTile?: { rows: number; cols: number };
 }
 
 export interface KernelFamily {

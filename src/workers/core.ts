@@ -270,6 +270,7 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       edited,
     };
     if (fullPrecision) outcome.fullPrecision = fullPrecision;
+    if (problem.outputTile) outcome.outputTile = { ...problem.outputTile };
     if (ownership) outcome.ownership = ownership;
     if (result.msPerDispatch !== undefined && result.timing) {
       outcome.msPerDispatch = result.msPerDispatch;

@@ -94,6 +94,8 @@ export interface RunOutcome {
   warnings: WgslMessage[];
   /** True when the user's edited WGSL ran instead of the generated one. */
   edited: boolean;
+  /** The output tile one workgroup covers, when the family states it (PreparedProblem.outputTile). */
+  outputTile?: { rows: number; cols: number };
 }
 
 export type TuneVerdict = 'measured' | 'rejected' | 'failed-gate';
@@ -131,6 +133,8 @@ export interface TuneReport {
   timing?: 'timestamp' | 'wall';
   /** Worst rel_to_max of every dispatched config (the correctness witness). */
   worstRel?: number;
+  /** Set when the gate checked a sample of this many output rows (large shapes; see gateRows). */
+  gatedRows?: number;
 }
 
 export type WorkerResponse =

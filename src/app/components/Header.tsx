@@ -1,5 +1,5 @@
 // Top bar: the adapter, device status, copy-link and the diagnostics menu.
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { useServices } from '../appContext';
 import { useApp } from '../store';
 
@@ -7,8 +7,11 @@ export function Header() {
   const { controller } = useServices();
   const device = useApp((s) => s.device);
   const [copied, setCopied] = useState<string>();
+  const menu = useRef<HTMLDetailsElement>(null);
   const caps = device.caps;
-  const adapter = caps ? [caps.vendor, caps.architecture, caps.description].filter(Boolean).join(' · ') || 'WebGPU adapter' : '';
+  const adapter = caps
+    ? [caps.vendor, caps.architecture, caps.description].filter(Boolean).join(' · ') || 'WebGPU adapter'
+    : '';
 
   const copy = async () => {
     const url = controller.link(window.location.href);
@@ -38,7 +41,15 @@ export function Header() {
             {caps && (
               <span className="muted">
                 {' '}
-                · {[caps.dot4I8Packed && 'dp4a', caps.subgroupMatrixConfigs.length > 0 && 'subgroup-matrix', caps.shaderF16 && 'f16', caps.timestampQuery && 'timestamps'].filter(Boolean).join(', ')}
+                ·{' '}
+                {[
+                  caps.dot4I8Packed && 'dp4a',
+                  caps.subgroupMatrixConfigs.length > 0 && 'subgroup-matrix',
+                  caps.shaderF16 && 'f16',
+                  caps.timestampQuery && 'timestamps',
+                ]
+                  .filter(Boolean)
+                  .join(', ')}
               </span>
             )}
           </span>
@@ -51,10 +62,17 @@ export function Header() {
         <button type="button" onClick={() => void copy()} data-testid="copy-link">
           {copied ?? 'Copy link'}
         </button>
-        <details className="menu">
+        <details className="menu" ref={menu}>
           <summary>⋯</summary>
           <div className="menu-body">
-            <button type="button" onClick={() => controller.loseDevice()} data-testid="lose-device">
+            <button
+              type="button"
+              onClick={() => {
+                menu.current?.removeAttribute('open');
+                controller.loseDevice();
+              }}
+              data-testid="lose-device"
+            >
               Simulate device loss
             </button>
           </div>

@@ -310,6 +310,7 @@ export function validateReport(v: unknown, path: string): TuneReport {
       timing?: 'timestamp' | 'wall';
     }),
     ...(optional(r, 'worstRel', (x, p) => nonNeg(x, p, true), path) as { worstRel?: number }),
+    ...(optional(r, 'gatedRows', posInt, path) as { gatedRows?: number }),
   };
   if (
     report.winner !== '' &&

@@ -34,10 +34,31 @@ export function analyseRun(outcome: RunOutcome): RunAnalysis {
   const owner = outcome.ownership ?? known?.[1];
   const ownerLabel = outcome.ownership ? 'recorded' : known ? `analytic ${known[0]}` : 'none';
   const geomSource = known?.[1] ?? outcome.ownership;
-  const geometry = geomSource
-    ? tileGeometry(geomSource)
-    : { tileRows: outcome.rows, tileCols: outcome.cols, paddedRows: outcome.rows, paddedCols: outcome.cols };
-  const a: RunAnalysis = { outcome, kernelError, bad, ownerLabel, badSummary: badByOwner(bad, owner), geometry, opaque };
+  const t = outcome.outputTile;
+  const geometry = t
+    ? {
+        tileRows: t.rows,
+        tileCols: t.cols,
+        paddedRows: Math.ceil(outcome.rows / t.rows) * t.rows,
+        paddedCols: Math.ceil(outcome.cols / t.cols) * t.cols,
+      }
+    : geomSource
+      ? tileGeometry(geomSource)
+      : {
+          tileRows: outcome.rows,
+          tileCols: outcome.cols,
+          paddedRows: outcome.rows,
+          paddedCols: outcome.cols,
+        };
+  const a: RunAnalysis = {
+    outcome,
+    kernelError,
+    bad,
+    ownerLabel,
+    badSummary: badByOwner(bad, owner),
+    geometry,
+    opaque,
+  };
   if (owner) a.owner = owner;
   if (outcome.fullPrecision) {
     a.quantError = errorField(outcome.oracle, outcome.fullPrecision);

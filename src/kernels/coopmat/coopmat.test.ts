@@ -212,7 +212,7 @@ describe('coopmat WGSL generator', () => {
     const nat = coopmatWgsl({ ...base, f16: 'native' }).split('\n');
     const diff = nat.filter((l) => !emu.includes(l));
     expect(
-      diff.every((l) => /f16|^\/\/ (coopmat|f16 operand)|^\/\/   out|fn (put|get)_/.test(l) || l === ''),
+      diff.every((l) => /f16|^\/\/ (coopmat|f16 operand)|^\/\/ {3}out|fn (put|get)_/.test(l) || l === ''),
     ).toBe(true);
     for (const plane of [4, 16, 64]) {
       const c = coopmatWgsl({ ...base, plane });

@@ -198,10 +198,13 @@ function prepareCoopmat(config: ProblemConfig, caps: AdapterCaps): CoopmatPrepar
   };
 }
 
-/** The family object: f16-dequant coopmat Q4_K GEMM, comptime (wm, wn, rm, rn) tile. */
-export const coopmatF16Family: KernelFamily & {
+/** The coopmat family's contract: a KernelFamily whose prepare also gives the f16 emulation. */
+export interface CoopmatFamily extends KernelFamily {
   prepare(config: ProblemConfig, caps: AdapterCaps): CoopmatPrepared;
-} = {
+}
+
+/** The family object: f16-dequant coopmat Q4_K GEMM, comptime (wm, wn, rm, rn) tile. */
+export const coopmatF16Family: CoopmatFamily = {
   id: 'coopmat-f16',
   title: 'f16 coopmat Q4_K GEMM',
   summary:

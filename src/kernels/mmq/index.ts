@@ -29,7 +29,15 @@ export {
   OWNER_BUFFER,
   type MmqPlanOptions,
 } from './mmq.plan';
-export { dequantizeActivation, gemmF32, mmqQ4kIdRef, mmqQ4kRef, mmqQ8IdRef, mmqQ8Ref, q4kNibbles } from './mmq.oracle';
+export {
+  dequantizeActivation,
+  gemmF32,
+  mmqQ4kIdRef,
+  mmqQ4kRef,
+  mmqQ8IdRef,
+  mmqQ8Ref,
+  q4kNibbles,
+} from './mmq.oracle';
 export {
   fullPrecisionOf,
   MMQ_RANDOM_SEED,

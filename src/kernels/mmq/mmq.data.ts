@@ -51,8 +51,14 @@ export function mmqDataset(
   if (source === 'seed') {
     const inputs: MmqInputs =
       weights === 'q8_0'
-        ? { weights, data: dataSeed === 0 ? genMmq(rows, wrows, k) : genMmq(rows, wrows, k, BigInt(dataSeed)) }
-        : { weights, data: dataSeed === 0 ? genMmqQ4k(rows, wrows, k) : genMmqQ4k(rows, wrows, k, BigInt(dataSeed)) };
+        ? {
+            weights,
+            data: dataSeed === 0 ? genMmq(rows, wrows, k) : genMmq(rows, wrows, k, BigInt(dataSeed)),
+          }
+        : {
+            weights,
+            data: dataSeed === 0 ? genMmqQ4k(rows, wrows, k) : genMmqQ4k(rows, wrows, k, BigInt(dataSeed)),
+          };
     return { inputs, rows, wrows, k };
   }
   const r = new XorShift64(streamSeed(dataSeed, MMQ_RANDOM_SEED));
@@ -61,7 +67,13 @@ export function mmqDataset(
   const act = quantizeQ8_1(x, rows, k).split;
   if (weights === 'q8_0') {
     const wq = quantizeQ8_0(w, wrows, k).split;
-    return { inputs: { weights, data: { xq: act.q, xs: act.d, wq: wq.q, wd: wq.d } }, rows, wrows, k, activationF32: x };
+    return {
+      inputs: { weights, data: { xq: act.q, xs: act.d, wq: wq.q, wd: wq.d } },
+      rows,
+      wrows,
+      k,
+      activationF32: x,
+    };
   }
   // xsum = s = f16(d * sum(q)): the llama q8_1 convention; kernel and oracle read the same value.
   const data: MmqQ4kData = { xq: act.q, xs: act.d, xsum: act.s, w: quantizeQ4K(w, wrows, k).split };

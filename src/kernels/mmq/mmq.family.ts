@@ -1,7 +1,14 @@
 // The dense MMQ kernel families: each is a preset of the one generator (MmqSpec) plus the seed's
 // launch shape, data and gate, behind the KernelFamily contract the worker, tuner and bench share.
 import type { Gate } from '../compare';
-import type { KernelFamily, KernelId, OwnershipPhase, PreparedProblem, ProblemConfig, TileParams } from '../family';
+import type {
+  KernelFamily,
+  KernelId,
+  OwnershipPhase,
+  PreparedProblem,
+  ProblemConfig,
+  TileParams,
+} from '../family';
 import type { AdapterCaps, Arm } from '../gpu/caps';
 import { emptyOwnership, type OwnershipMap } from '../gpu/instrument';
 import type { KernelPlan } from '../gpu/plan';
@@ -17,7 +24,8 @@ import {
 } from './mmq.plan';
 import { buildMmqKernel, MMQ_BLK_TILE, mmqSpecProblems, type MmqKernel, type MmqSpec } from './mmq.wgsl';
 
-export type MmqKernelId = 'mmq-q8-naive' | 'mmq-q8-tiled' | 'mmq-q4k-blk' | 'mmq-q4k-rt' | 'mmq-q4k-tile' | 'moe-q4k-id';
+export type MmqKernelId =
+  'mmq-q8-naive' | 'mmq-q8-tiled' | 'mmq-q4k-blk' | 'mmq-q4k-rt' | 'mmq-q4k-tile' | 'moe-q4k-id';
 
 export interface MmqPresetOptions {
   m: number;
@@ -44,17 +52,66 @@ export function mmqPresetSpec(id: MmqKernelId, o: MmqPresetOptions): MmqSpec {
   const fixed = { m: o.m, n: o.n, k: o.k };
   switch (id) {
     case 'mmq-q8-naive':
-      return { ...base, weights: 'q8_0', tile: { wm: 1, wn: 1, rm: 1, rn: 1 }, staging: 'global', accumulator: 'shared', dims: { kind: 'static', ...fixed }, tails: false };
+      return {
+        ...base,
+        weights: 'q8_0',
+        tile: { wm: 1, wn: 1, rm: 1, rn: 1 },
+        staging: 'global',
+        accumulator: 'shared',
+        dims: { kind: 'static', ...fixed },
+        tails: false,
+      };
     case 'mmq-q8-tiled':
-      return { ...base, weights: 'q8_0', tile: MMQ_BLK_TILE, staging: 'shared', accumulator: 'shared', dims: { kind: 'static', ...fixed }, tails: false };
+      return {
+        ...base,
+        weights: 'q8_0',
+        tile: MMQ_BLK_TILE,
+        staging: 'shared',
+        accumulator: 'shared',
+        dims: { kind: 'static', ...fixed },
+        tails: false,
+      };
     case 'mmq-q4k-blk':
-      return { ...base, weights: 'q4k', tile: MMQ_BLK_TILE, staging: 'shared', accumulator: 'shared', dims: { kind: 'static', ...fixed }, tails: false };
+      return {
+        ...base,
+        weights: 'q4k',
+        tile: MMQ_BLK_TILE,
+        staging: 'shared',
+        accumulator: 'shared',
+        dims: { kind: 'static', ...fixed },
+        tails: false,
+      };
     case 'mmq-q4k-rt':
-      return { ...base, weights: 'q4k', tile: MMQ_BLK_TILE, staging: 'shared', accumulator: 'shared', dims: { kind: 'runtime' }, tails: true };
+      return {
+        ...base,
+        weights: 'q4k',
+        tile: MMQ_BLK_TILE,
+        staging: 'shared',
+        accumulator: 'shared',
+        dims: { kind: 'runtime' },
+        tails: true,
+      };
     case 'mmq-q4k-tile':
-      return { ...base, weights: 'q4k', tile: o.tile ?? MMQ_BLK_TILE, staging: 'shared', accumulator: 'register', dims: { kind: 'static', ...fixed }, tails: true };
+      return {
+        ...base,
+        weights: 'q4k',
+        tile: o.tile ?? MMQ_BLK_TILE,
+        staging: 'shared',
+        accumulator: 'register',
+        dims: { kind: 'static', ...fixed },
+        tails: true,
+      };
     case 'moe-q4k-id':
-      return { ...base, weights: 'q4k', tile: MMQ_BLK_TILE, staging: 'shared', accumulator: 'shared', dims: { kind: 'runtime' }, tails: true, indexed: true };
+      return {
+        ...base,
+        weights: 'q4k',
+        tile: MMQ_BLK_TILE,
+        staging: 'shared',
+        accumulator: 'shared',
+        dims: { kind: 'runtime' },
+        tails: true,
+        indexed: true,
+      };
   }
 }
 
@@ -104,7 +161,8 @@ export function ownershipAccessor(
   const phases = mmqPhases(spec);
   const opaque = mmqOpaquePhases(spec);
   return (phase) => {
-    if (!phases.includes(phase)) throw new RangeError(`phase ${phase} does not occur in this kernel (${phases.join(', ')})`);
+    if (!phases.includes(phase))
+      throw new RangeError(`phase ${phase} does not occur in this kernel (${phases.join(', ')})`);
     return opaque.includes(phase) ? emptyOwnership(rows, cols) : analytic();
   };
 }
@@ -122,7 +180,14 @@ interface DenseDef {
 const ARMS_ALL: readonly Arm[] = ['scalar', 'dp4a', 'subgroup-matrix'];
 const REL_1E6: Gate = { kind: 'rel-to-max', tol: 1e-6 };
 
-const baseDefaults = { experts: 1, topk: 1, ytiles: 1, tile: MMQ_BLK_TILE, dataSource: 'seed' as const, dataSeed: 0 };
+const baseDefaults = {
+  experts: 1,
+  topk: 1,
+  ytiles: 1,
+  tile: MMQ_BLK_TILE,
+  dataSource: 'seed' as const,
+  dataSeed: 0,
+};
 
 function specOf(def: DenseDef, c: ProblemConfig): MmqSpec {
   return mmqPresetSpec(def.id, { m: c.m, n: c.n, k: c.k, tile: c.tile, arm: c.arm, plane: c.plane });
@@ -165,10 +230,15 @@ function denseFamily(def: DenseDef): KernelFamily {
       const spec = specOf(def, c);
       const dataset = mmqDataset(spec.weights, c.m, c.n, c.k, c.dataSource, c.dataSeed);
       const plan: KernelPlan = buildMmqPlan(dataset.inputs, c.m, c.n, c.k, spec, { label: def.id });
-      const instrumentedPlan = buildMmqPlan(dataset.inputs, c.m, c.n, c.k, spec, { label: `${def.id} (instrumented)`, instrument: true });
+      const instrumentedPlan = buildMmqPlan(dataset.inputs, c.m, c.n, c.k, spec, {
+        label: `${def.id} (instrumented)`,
+        instrument: true,
+      });
       const inputs = dataset.inputs;
       const oracle = once(() =>
-        inputs.weights === 'q8_0' ? mmqQ8Ref(inputs.data, c.m, c.n, c.k) : mmqQ4kRef(inputs.data, c.m, c.n, c.k),
+        inputs.weights === 'q8_0'
+          ? mmqQ8Ref(inputs.data, c.m, c.n, c.k)
+          : mmqQ4kRef(inputs.data, c.m, c.n, c.k),
       );
       return {
         config: c,
@@ -181,7 +251,12 @@ function denseFamily(def: DenseDef): KernelFamily {
         fullPrecision: once(() => fullPrecisionOf(dataset, c.n)),
         gate: def.gate,
         phases: mmqPhases(spec),
-        analyticOwnership: ownershipAccessor(spec, c.m, c.n, once(() => mmqAnalyticOwnership(spec, c.m, c.n))),
+        analyticOwnership: ownershipAccessor(
+          spec,
+          c.m,
+          c.n,
+          once(() => mmqAnalyticOwnership(spec, c.m, c.n)),
+        ),
         ops: 2 * c.m * c.n * c.k,
         weightBytes: mmqWeightBytes(spec.weights, c.n, c.k),
         spec,
@@ -196,7 +271,8 @@ function denseFamily(def: DenseDef): KernelFamily {
 export const mmqQ8NaiveFamily = denseFamily({
   id: 'mmq-q8-naive',
   title: 'Q8_0 MMQ, naive (one plane per 16x16)',
-  summary: 'Q8_0 x q8_1 -> f32 block-scaled GEMM, one plane per 16x16 tile reading global memory: twin of mmq_q8_wmma.',
+  summary:
+    'Q8_0 x q8_1 -> f32 block-scaled GEMM, one plane per 16x16 tile reading global memory: twin of mmq_q8_wmma.',
   seedName: 'mmq_q8_wmma',
   knobs: ['m', 'n', 'k'],
   defaults: { ...baseDefaults, m: 64, n: 64, k: 256 },
@@ -207,7 +283,8 @@ export const mmqQ8NaiveFamily = denseFamily({
 export const mmqQ8TiledFamily = denseFamily({
   id: 'mmq-q8-tiled',
   title: 'Q8_0 MMQ, tiled 32x64',
-  summary: 'Q8_0 x q8_1 GEMM with A/B staged to workgroup memory once per 32-block, 8 planes: twin of mmq_q8_wmma_blk.',
+  summary:
+    'Q8_0 x q8_1 GEMM with A/B staged to workgroup memory once per 32-block, 8 planes: twin of mmq_q8_wmma_blk.',
   seedName: 'mmq_q8_wmma_blk',
   knobs: ['m', 'n', 'k'],
   defaults: { ...baseDefaults, m: 64, n: 128, k: 256 },
@@ -217,7 +294,8 @@ export const mmqQ8TiledFamily = denseFamily({
 export const mmqQ4kBlkFamily = denseFamily({
   id: 'mmq-q4k-blk',
   title: 'Q4_K MMQ, fixed 32x64',
-  summary: 'Affine Q4_K x q8_1 GEMM, nibbles decoded in-kernel, acc += xs*D*dot - M*xsum: twin of mmq_q4k_wmma_blk.',
+  summary:
+    'Affine Q4_K x q8_1 GEMM, nibbles decoded in-kernel, acc += xs*D*dot - M*xsum: twin of mmq_q4k_wmma_blk.',
   seedName: 'mmq_q4k_wmma_blk',
   knobs: ['m', 'n', 'k'],
   defaults: { ...baseDefaults, m: 64, n: 128, k: 512 },
@@ -227,7 +305,8 @@ export const mmqQ4kBlkFamily = denseFamily({
 export const mmqQ4kRtFamily = denseFamily({
   id: 'mmq-q4k-rt',
   title: 'Q4_K MMQ, runtime dims + tails',
-  summary: 'The Q4_K MMQ with m/n/k in a uniform and m/n tail guards: one pipeline for every shape. Twin of mmq_q4k_wmma_rt.',
+  summary:
+    'The Q4_K MMQ with m/n/k in a uniform and m/n tail guards: one pipeline for every shape. Twin of mmq_q4k_wmma_rt.',
   seedName: 'mmq_q4k_wmma_rt',
   knobs: ['m', 'n', 'k'],
   defaults: { ...baseDefaults, m: 50, n: 100, k: 512 },
@@ -237,7 +316,8 @@ export const mmqQ4kRtFamily = denseFamily({
 export const mmqQ4kTileFamily = denseFamily({
   id: 'mmq-q4k-tile',
   title: 'Q4_K MMQ, tunable tile',
-  summary: 'Q4_K MMQ with a (wm,wn,rm,rn) tile and a register accumulator held across K: twin of mmq_q4k_wmma_tile.',
+  summary:
+    'Q4_K MMQ with a (wm,wn,rm,rn) tile and a register accumulator held across K: twin of mmq_q4k_wmma_tile.',
   seedName: 'mmq_q4k_wmma_tile',
   knobs: ['m', 'n', 'k', 'tile'],
   defaults: { ...baseDefaults, m: 64, n: 128, k: 512 },
@@ -245,4 +325,10 @@ export const mmqQ4kTileFamily = denseFamily({
 });
 
 /** The dense MMQ families, in seed order. */
-export const mmqFamilies: KernelFamily[] = [mmqQ8NaiveFamily, mmqQ8TiledFamily, mmqQ4kBlkFamily, mmqQ4kRtFamily, mmqQ4kTileFamily];
+export const mmqFamilies: KernelFamily[] = [
+  mmqQ8NaiveFamily,
+  mmqQ8TiledFamily,
+  mmqQ4kBlkFamily,
+  mmqQ4kRtFamily,
+  mmqQ4kTileFamily,
+];

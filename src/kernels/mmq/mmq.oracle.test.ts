@@ -80,7 +80,7 @@ describe('mmqQ4kRef', () => {
     expect(rel).toBeGreaterThan(1e-2);
   });
 
-  it('the indexed oracle is mmqQ4kRef on each slot\'s expert slice', () => {
+  it("the indexed oracle is mmqQ4kRef on each slot's expert slice", () => {
     const [experts, n, k, nslots] = [3, 16, 256, 7];
     const d = genMmqQ4k(nslots, experts * n, k);
     const ids = [2, 0, 1, 1, 2, 0, 2];
@@ -88,21 +88,28 @@ describe('mmqQ4kRef', () => {
     for (let e = 0; e < experts; e++) {
       const per = mmqQ4kRef({ ...d, w: expertSlice(d.w, e, n, k) }, nslots, n, k);
       ids.forEach((id, s) => {
-        if (id === e) expect(Array.from(got.subarray(s * n, s * n + n))).toEqual(Array.from(per.subarray(s * n, s * n + n)));
+        if (id === e)
+          expect(Array.from(got.subarray(s * n, s * n + n))).toEqual(
+            Array.from(per.subarray(s * n, s * n + n)),
+          );
       });
     }
     // One expert with identity routing is the dense oracle, bit for bit.
     const dense = genMmqQ4k(5, n, k);
-    expect(Array.from(mmqQ4kIdRef(dense, [0, 0, 0, 0, 0], 5, n, k))).toEqual(Array.from(mmqQ4kRef(dense, 5, n, k)));
+    expect(Array.from(mmqQ4kIdRef(dense, [0, 0, 0, 0, 0], 5, n, k))).toEqual(
+      Array.from(mmqQ4kRef(dense, 5, n, k)),
+    );
   });
 
-  it('the indexed q8 oracle is mmqQ8Ref on each slot\'s expert rows', () => {
+  it("the indexed q8 oracle is mmqQ8Ref on each slot's expert rows", () => {
     const [n, k] = [8, 64];
     const d = genMmq(4, 2 * n, k);
     const got = mmqQ8IdRef(d, [1, 0, 1, 1], 4, n, k);
     const full = mmqQ8Ref(d, 4, 2 * n, k); // every slot against both experts' rows
     [1, 0, 1, 1].forEach((e, s) => {
-      expect(Array.from(got.subarray(s * n, s * n + n))).toEqual(Array.from(full.subarray(s * 2 * n + e * n, s * 2 * n + e * n + n)));
+      expect(Array.from(got.subarray(s * n, s * n + n))).toEqual(
+        Array.from(full.subarray(s * 2 * n + e * n, s * 2 * n + e * n + n)),
+      );
     });
   });
 });
@@ -125,14 +132,15 @@ describe('fullPrecision and data sources', () => {
       const [m, n, k] = [8, 16, 256];
       const ds = mmqDataset(weights, m, n, k, 'random', 0);
       expect(ds.activationF32).toBeDefined();
-      const oracle = ds.inputs.weights === 'q8_0' ? mmqQ8Ref(ds.inputs.data, m, n, k) : mmqQ4kRef(ds.inputs.data, m, n, k);
+      const oracle =
+        ds.inputs.weights === 'q8_0' ? mmqQ8Ref(ds.inputs.data, m, n, k) : mmqQ4kRef(ds.inputs.data, m, n, k);
       const rel = relToMax(oracle, fullPrecisionOf(ds, n));
       expect(rel, weights).toBeGreaterThan(1e-6);
       expect(rel, weights).toBeLessThan(weights === 'q8_0' ? 0.02 : 0.1);
     }
   });
 
-  it('gemmF32 with rowExpert reads each row\'s expert block', () => {
+  it("gemmF32 with rowExpert reads each row's expert block", () => {
     const x = new Float32Array([1, 2, 3, 4]); // 2 rows, k 2
     const w = new Float32Array([1, 0, 0, 1, 2, 0, 0, 2]); // 2 experts x n 2 x k 2
     expect(Array.from(gemmF32(x, w, 2, 2, 2, [1, 0]))).toEqual([2, 4, 3, 4]);

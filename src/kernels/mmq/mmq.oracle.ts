@@ -83,7 +83,13 @@ export function mmqQ4kRef(d: MmqQ4kData, m: number, n: number, k: number): Float
  * [ids[s]*n, ids[s]*n + n) of the [E*n, k] bank.
  * @example mmqQ4kIdRef(genMmqQ4k(12, 5 * 64, 256), ids, 12, 64, 256)
  */
-export function mmqQ4kIdRef(d: MmqQ4kData, ids: ArrayLike<number>, nslots: number, n: number, k: number): Float32Array {
+export function mmqQ4kIdRef(
+  d: MmqQ4kData,
+  ids: ArrayLike<number>,
+  nslots: number,
+  n: number,
+  k: number,
+): Float32Array {
   const experts = d.w.d.length / (n * (k / QK_K));
   const nib = q4kNibbles(d.w, experts * n, k);
   const out = new Float32Array(nslots * n);
@@ -98,7 +104,13 @@ export function mmqQ4kIdRef(d: MmqQ4kData, ids: ArrayLike<number>, nslots: numbe
  * Expert-indexed Q8_0 MMQ: mmqQ8Ref per slot with weight rows of expert ids[s] (the generator's indexed q8 variant).
  * @example mmqQ8IdRef(genMmq(8, 2 * 64, 64), ids, 8, 64, 64)
  */
-export function mmqQ8IdRef(d: MmqQ8Data, ids: ArrayLike<number>, nslots: number, n: number, k: number): Float32Array {
+export function mmqQ8IdRef(
+  d: MmqQ8Data,
+  ids: ArrayLike<number>,
+  nslots: number,
+  n: number,
+  k: number,
+): Float32Array {
   const kb = k / 32;
   const out = new Float32Array(nslots * n);
   for (let s = 0; s < nslots; s++) {

@@ -7,7 +7,15 @@ import { emptyOwnership, OWNER_WORDS, ownerSuffix, type OwnershipMap } from '../
 import type { BufferSpec, KernelPlan, PassSpec } from '../gpu/plan';
 import { packI8 } from '../quant/q8';
 import type { MmqInputs } from './mmq.data';
-import { buildMmqKernel, mmqBindings, mmqGeometry, mmqSpecProblems, mmqWorkgroupBytes, type MmqKernel, type MmqSpec } from './mmq.wgsl';
+import {
+  buildMmqKernel,
+  mmqBindings,
+  mmqGeometry,
+  mmqSpecProblems,
+  mmqWorkgroupBytes,
+  type MmqKernel,
+  type MmqSpec,
+} from './mmq.wgsl';
 
 /** Name of the ownership debug buffer in instrumented plans. */
 export const OWNER_BUFFER = 'owner';
@@ -21,8 +29,13 @@ export function mmqCapsProblems(spec: MmqSpec, caps: AdapterCaps): string[] {
   const p: string[] = [];
   const support = int8ArmSupport(caps, spec.arm);
   if (!support.ok) p.push(`arm ${spec.arm}: ${support.reason}`);
+  if (spec.arm === 'subgroup-matrix' && !caps.subgroups) {
+    p.push('the subgroup-matrix arm indexes planes by @builtin(subgroup_id): it needs the subgroups feature');
+  }
   if (spec.arm === 'subgroup-matrix' && caps.subgroups && spec.plane !== caps.subgroupMaxSize) {
-    p.push(`the subgroup-matrix arm partitions by the hardware plane: plane must be ${caps.subgroupMaxSize}, not ${spec.plane}`);
+    p.push(
+      `the subgroup-matrix arm partitions by the hardware plane: plane must be ${caps.subgroupMaxSize}, not ${spec.plane}`,
+    );
   }
   // A plane that does not divide 256 is a spec problem (mmqSpecProblems); no geometry to check then.
   if (!Number.isInteger(spec.plane) || spec.plane < 1 || 256 % spec.plane !== 0) return p;
@@ -35,11 +48,15 @@ export function mmqCapsProblems(spec: MmqSpec, caps: AdapterCaps): string[] {
   }
   const bytes = mmqWorkgroupBytes(spec);
   if (bytes > L.maxComputeWorkgroupStorageSize) {
-    p.push(`workgroup memory ${bytes} B (BM ${g.bm} x BN ${g.bn}) > maxComputeWorkgroupStorageSize ${L.maxComputeWorkgroupStorageSize}`);
+    p.push(
+      `workgroup memory ${bytes} B (BM ${g.bm} x BN ${g.bn}) > maxComputeWorkgroupStorageSize ${L.maxComputeWorkgroupStorageSize}`,
+    );
   }
   const storage = mmqBindings(spec).filter((b) => b.decl.includes('<storage')).length + 1;
   if (storage > L.maxStorageBuffersPerShaderStage) {
-    p.push(`${storage} storage buffers (with the owner debug buffer) > maxStorageBuffersPerShaderStage ${L.maxStorageBuffersPerShaderStage}`);
+    p.push(
+      `${storage} storage buffers (with the owner debug buffer) > maxStorageBuffersPerShaderStage ${L.maxStorageBuffersPerShaderStage}`,
+    );
   }
   return p;
 }
@@ -50,7 +67,13 @@ export function mmqCapsProblems(spec: MmqSpec, caps: AdapterCaps): string[] {
  * data, grid within maxComputeWorkgroupsPerDimension. Empty = fine.
  * @example mmqShapeProblems(q4kBlkSpec, 17, 64, 256) // ['m = 17 is not a multiple of BM 32 (this kernel has no tail guards)']
  */
-export function mmqShapeProblems(spec: MmqSpec, m: number, n: number, k: number, maxPerDim = 65535): string[] {
+export function mmqShapeProblems(
+  spec: MmqSpec,
+  m: number,
+  n: number,
+  k: number,
+  maxPerDim = 65535,
+): string[] {
   const p: string[] = [];
   for (const [name, v] of [
     ['m', m],
@@ -62,7 +85,9 @@ export function mmqShapeProblems(spec: MmqSpec, m: number, n: number, k: number,
   if (p.length) return p;
   const blockK = spec.weights === 'q8_0' ? 32 : 256;
   if (k % blockK !== 0) {
-    p.push(`k = ${k} is not a multiple of ${blockK} (${spec.weights === 'q8_0' ? 'the Q8_0 32-block' : 'the Q4_K 256 super-block'})`);
+    p.push(
+      `k = ${k} is not a multiple of ${blockK} (${spec.weights === 'q8_0' ? 'the Q8_0 32-block' : 'the Q4_K 256 super-block'})`,
+    );
   }
   if (spec.dims.kind === 'static') {
     const d = spec.dims;
@@ -79,7 +104,8 @@ export function mmqShapeProblems(spec: MmqSpec, m: number, n: number, k: number,
   const nx = Math.ceil(n / g.bn);
   const ny = Math.ceil(m / g.bm);
   if (nx > maxPerDim) p.push(`grid x = ${nx} n-tiles > maxComputeWorkgroupsPerDimension ${maxPerDim}`);
-  if (!spec.indexed && ny > maxPerDim) p.push(`grid y = ${ny} m-tiles > maxComputeWorkgroupsPerDimension ${maxPerDim}`);
+  if (!spec.indexed && ny > maxPerDim)
+    p.push(`grid y = ${ny} m-tiles > maxComputeWorkgroupsPerDimension ${maxPerDim}`);
   return p;
 }
 
@@ -101,7 +127,12 @@ export function mmqInputBuffers(inputs: MmqInputs): BufferSpec[] {
   const ro = (name: string, data: ArrayBufferView): BufferSpec => ({ name, kind: 'read-only-storage', data });
   const d = inputs.data;
   if (inputs.weights === 'q8_0') {
-    return [ro('xq', packI8(d.xq)), ro('xs', d.xs), ro('wq', packI8(inputs.data.wq)), ro('wd', inputs.data.wd)];
+    return [
+      ro('xq', packI8(d.xq)),
+      ro('xs', d.xs),
+      ro('wq', packI8(inputs.data.wq)),
+      ro('wd', inputs.data.wd),
+    ];
   }
   const w = inputs.data.w;
   return [
@@ -116,7 +147,12 @@ export function mmqInputBuffers(inputs: MmqInputs): BufferSpec[] {
 }
 
 /** The main pass of a kernel: text + the ownership suffix (plain or recording). */
-export function mmqPass(kern: MmqKernel, workgroups: readonly [number, number, number], instrument: boolean, label: string): PassSpec {
+export function mmqPass(
+  kern: MmqKernel,
+  workgroups: readonly [number, number, number],
+  instrument: boolean,
+  label: string,
+): PassSpec {
   const ownerBinding = kern.bindings.length;
   return {
     label,
@@ -140,13 +176,26 @@ export interface MmqPlanOptions {
  * dispatch when the shape does not fit the spec.
  * @example const r = await runPlan(device, buildMmqPlan(ds.inputs, 32, 64, 256, spec)); new Float32Array(r.output)
  */
-export function buildMmqPlan(inputs: MmqInputs, m: number, n: number, k: number, spec: MmqSpec, opts: MmqPlanOptions = {}): KernelPlan {
-  if (spec.indexed) throw new ShapeError('buildMmqPlan plans dense problems; plan an indexed spec with the MoE family');
-  if (inputs.weights !== spec.weights) throw new ShapeError(`inputs are ${inputs.weights} but the spec expects ${spec.weights}`);
+export function buildMmqPlan(
+  inputs: MmqInputs,
+  m: number,
+  n: number,
+  k: number,
+  spec: MmqSpec,
+  opts: MmqPlanOptions = {},
+): KernelPlan {
+  if (spec.indexed)
+    throw new ShapeError('buildMmqPlan plans dense problems; plan an indexed spec with the MoE family');
+  if (inputs.weights !== spec.weights)
+    throw new ShapeError(`inputs are ${inputs.weights} but the spec expects ${spec.weights}`);
   assertNoProblems([...mmqSpecProblems(spec), ...mmqShapeProblems(spec, m, n, k)]);
   const kern = buildMmqKernel(spec);
-  const buffers: BufferSpec[] = [...mmqInputBuffers(inputs), { name: 'out', kind: 'storage', size: m * n * 4 }];
-  if (spec.dims.kind === 'runtime') buffers.push({ name: 'dims', kind: 'uniform', data: mmqDimsData(m, n, k) });
+  const buffers: BufferSpec[] = [
+    ...mmqInputBuffers(inputs),
+    { name: 'out', kind: 'storage', size: m * n * 4 },
+  ];
+  if (spec.dims.kind === 'runtime')
+    buffers.push({ name: 'dims', kind: 'uniform', data: mmqDimsData(m, n, k) });
   const instrument = opts.instrument ?? false;
   if (instrument) buffers.push({ name: OWNER_BUFFER, kind: 'storage', size: m * n * OWNER_WORDS * 4 });
   return {

@@ -5,7 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { ShapeError, type ProblemConfig } from '../family';
 import { SUBGROUP_MATRIX_FEATURE, type AdapterCaps, type Arm } from '../gpu/caps';
 import { mmqDataset } from './mmq.data';
-import { mmqFamilies, mmqPresetSpec, mmqQ4kRtFamily, mmqQ4kTileFamily, mmqQ8NaiveFamily, type MmqKernelId } from './mmq.family';
+import {
+  mmqFamilies,
+  mmqPresetSpec,
+  mmqQ4kRtFamily,
+  mmqQ4kTileFamily,
+  mmqQ8NaiveFamily,
+  type MmqKernelId,
+} from './mmq.family';
 import { buildMmqPlan, mmqAnalyticOwnership, mmqCapsProblems, mmqShapeProblems } from './mmq.plan';
 import { buildMmqKernel, mmqSpecProblems, mmqWgsl, mmqWorkgroupBytes, type MmqSpec } from './mmq.wgsl';
 
@@ -41,11 +48,21 @@ const H200: AdapterCaps = {
   subgroupMinSize: 32,
   subgroupMaxSize: 32,
   subgroupMatrixConfigs: [{ componentType: 'i8', resultComponentType: 'i32', M: 16, N: 16, K: 32 }],
-  limits: { ...limits, maxComputeInvocationsPerWorkgroup: 1024, maxComputeWorkgroupSizeX: 1024, maxComputeWorkgroupStorageSize: 49152 },
+  limits: {
+    ...limits,
+    maxComputeInvocationsPerWorkgroup: 1024,
+    maxComputeWorkgroupSizeX: 1024,
+    maxComputeWorkgroupStorageSize: 49152,
+  },
 };
 
-const preset = (id: MmqKernelId, arm: Arm, plane = 4, shape = { m: 32, n: 64, k: 256 }, tile = { wm: 2, wn: 2, rm: 2, rn: 2 }) =>
-  mmqPresetSpec(id, { ...shape, arm, plane, tile });
+const preset = (
+  id: MmqKernelId,
+  arm: Arm,
+  plane = 4,
+  shape = { m: 32, n: 64, k: 256 },
+  tile = { wm: 2, wn: 2, rm: 2, rn: 2 },
+) => mmqPresetSpec(id, { ...shape, arm, plane, tile });
 
 describe('generated WGSL snapshots', () => {
   const variants: [string, MmqSpec][] = [
@@ -69,10 +86,16 @@ describe('subgroup-matrix arm text (validated on hardware, not on SwiftShader)',
   const code = mmqWgsl(preset('mmq-q4k-tile', 'subgroup-matrix', 32));
   it('enables the extension and uses the NEW load/store form with u32-element offsets and strides', () => {
     expect(code).toMatch(/^enable chromium_experimental_subgroup_matrix;$/m);
-    expect(code).toContain('subgroupMatrixLoad<subgroup_matrix_left<i8, 32, 16>, row_major>(&sa, sm * 16u * 8u, 8u)');
-    expect(code).toContain('subgroupMatrixLoad<subgroup_matrix_right<i8, 16, 32>, col_major>(&sb, sn * 16u * 8u, 8u)');
+    expect(code).toContain(
+      'subgroupMatrixLoad<subgroup_matrix_left<i8, 32, 16>, row_major>(&sa, sm * 16u * 8u, 8u)',
+    );
+    expect(code).toContain(
+      'subgroupMatrixLoad<subgroup_matrix_right<i8, 16, 32>, col_major>(&sb, sn * 16u * 8u, 8u)',
+    );
     expect(code).toContain('subgroupMatrixMultiply<i32>(a, b)');
-    expect(code).toContain('subgroupMatrixStore<row_major>(&ci, (warp * RM * RN + im * RN + jn) * 256u, c, 16u)');
+    expect(code).toContain(
+      'subgroupMatrixStore<row_major>(&ci, (warp * RM * RN + im * RN + jn) * 256u, c, 16u)',
+    );
     // The deprecated form passes a bool layout argument; it must not appear.
     expect(code).not.toMatch(/subgroupMatrix(Load|Store)[^;]*(true|false)/);
     // The scalar epilogue reads the fragment back from the shared round trip.
@@ -81,13 +104,26 @@ describe('subgroup-matrix arm text (validated on hardware, not on SwiftShader)',
   });
   it('is gated by the adapter: refused on SwiftShader with the reason, accepted on an H200-like adapter', () => {
     const spec = preset('mmq-q4k-tile', 'subgroup-matrix', 32);
-    expect(mmqCapsProblems(spec, SWIFTSHADER).join()).toMatch(/does not expose chromium-experimental-subgroup-matrix/);
+    expect(mmqCapsProblems(spec, SWIFTSHADER).join()).toMatch(
+      /does not expose chromium-experimental-subgroup-matrix/,
+    );
     expect(mmqCapsProblems(spec, H200)).toEqual([]);
     expect(mmqCapsProblems({ ...spec, plane: 16 }, H200).join()).toMatch(/plane must be 32/);
   });
   it('Q4_K with global staging has no matrix arm (the nibbles need the in-kernel decode)', () => {
     const spec: MmqSpec = { ...preset('mmq-q4k-blk', 'subgroup-matrix', 32), staging: 'global' };
     expect(mmqSpecProblems(spec).join()).toMatch(/q4k needs staging shared/);
+  });
+});
+
+describe('epilogue arithmetic', () => {
+  it("writes the oracle's f32 order with every product rounded on its own (no FMA contraction)", () => {
+    const q8 = mmqWgsl(preset('mmq-q8-tiled', 'dp4a', 4, { m: 32, n: 64, k: 128 }));
+    expect(q8).toContain('accf[gmm * BN + gnn] += no_fuse(f32(isum) * xsc * wscale);');
+    const q4 = mmqWgsl(preset('mmq-q4k-tile', 'scalar'));
+    expect(q4).toContain('acc[sub * PER + e] += no_fuse(xsc * wdd * f32(isum)) - no_fuse(wmm * xsm);');
+    expect(q4).toContain('let wdd = wd[blk] * f32(q4k_sc(blk * 3u, is));');
+    expect(q4).toContain('nofuse_zero = nwg.z >> 31u;');
   });
 });
 
@@ -102,16 +138,46 @@ describe('spec and kernel facts', () => {
   });
 
   it('bindings follow the seed argument order, the dims uniform last', () => {
-    expect(buildMmqKernel(preset('mmq-q8-naive', 'scalar')).bindings).toEqual(['xq', 'xs', 'wq', 'wd', 'out']);
-    expect(buildMmqKernel(preset('mmq-q4k-rt', 'scalar')).bindings).toEqual(['xq', 'xs', 'xsum', 'wqs', 'wsc', 'wd', 'wdm', 'out', 'dims']);
+    expect(buildMmqKernel(preset('mmq-q8-naive', 'scalar')).bindings).toEqual([
+      'xq',
+      'xs',
+      'wq',
+      'wd',
+      'out',
+    ]);
+    expect(buildMmqKernel(preset('mmq-q4k-rt', 'scalar')).bindings).toEqual([
+      'xq',
+      'xs',
+      'xsum',
+      'wqs',
+      'wsc',
+      'wd',
+      'wdm',
+      'out',
+      'dims',
+    ]);
     const id = buildMmqKernel(preset('moe-q4k-id', 'scalar'));
-    expect(id.bindings).toEqual(['xq', 'xs', 'xsum', 'wqs', 'wsc', 'wd', 'wdm', 'rows', 'counts', 'out', 'dims']);
+    expect(id.bindings).toEqual([
+      'xq',
+      'xs',
+      'xsum',
+      'wqs',
+      'wsc',
+      'wd',
+      'wdm',
+      'rows',
+      'counts',
+      'out',
+      'dims',
+    ]);
     expect(id.outputBinding).toBe(9);
   });
 
   it('grids: ceil over tiles, or (n-tiles, ytiles, experts) when indexed', () => {
     expect(buildMmqKernel(preset('mmq-q4k-rt', 'scalar')).workgroups(17, 130)).toEqual([3, 1, 1]);
-    expect(buildMmqKernel(preset('moe-q4k-id', 'scalar')).workgroups(999, 64, { ytiles: 3, experts: 8 })).toEqual([1, 3, 8]);
+    expect(
+      buildMmqKernel(preset('moe-q4k-id', 'scalar')).workgroups(999, 64, { ytiles: 3, experts: 8 }),
+    ).toEqual([1, 3, 8]);
     expect(() => buildMmqKernel(preset('moe-q4k-id', 'scalar')).workgroups(1, 64)).toThrow(/ytiles, experts/);
   });
 
@@ -129,45 +195,73 @@ describe('spec and kernel facts', () => {
       // The scalar arms keep isum in a register: no ci scratch.
       expect(mmqWorkgroupBytes({ ...matrix, arm: 'dp4a' })).toBe(bm * 32 + bn * 32);
       // The text declares exactly that: count the array sizes in the generated code.
-      const declared = [...mmqWgsl(matrix).matchAll(/var<workgroup> \w+: array<\w+, ([^>]+)>/g)].map((mt) => mt[1]);
+      const declared = [...mmqWgsl(matrix).matchAll(/var<workgroup> \w+: array<\w+, ([^>]+)>/g)].map(
+        (mt) => mt[1],
+      );
       expect(declared).toEqual(['BM * 8u', 'BN * 8u', 'BM * BN']);
     }
     // The fixed seed kernels also hold the f32 tile in shared memory (accf) and MoE its slot list.
     expect(mmqWorkgroupBytes(preset('mmq-q4k-rt', 'scalar'))).toBe(32 * 32 + 64 * 32 + 32 * 64 * 4);
-    expect(mmqWorkgroupBytes(preset('moe-q4k-id', 'subgroup-matrix', 32))).toBe(32 * 4 + 32 * 32 + 64 * 32 + 2 * 32 * 64 * 4);
+    expect(mmqWorkgroupBytes(preset('moe-q4k-id', 'subgroup-matrix', 32))).toBe(
+      32 * 4 + 32 * 32 + 64 * 32 + 2 * 32 * 64 * 4,
+    );
   });
 
   it('refuses impossible specs with a reason', () => {
     const rt = preset('mmq-q4k-rt', 'scalar');
-    expect(mmqSpecProblems({ ...rt, indexed: true, dims: { kind: 'static', m: 1, n: 1, k: 256 } }).join()).toMatch(/dims must be runtime/);
+    expect(
+      mmqSpecProblems({ ...rt, indexed: true, dims: { kind: 'static', m: 1, n: 1, k: 256 } }).join(),
+    ).toMatch(/dims must be runtime/);
     expect(mmqSpecProblems({ ...rt, staging: 'global' }).join()).toMatch(/no tail guards/);
-    expect(mmqSpecProblems({ ...rt, tile: { wm: 0, wn: 1, rm: 1, rn: 1 } }).join()).toMatch(/positive integers/);
+    expect(mmqSpecProblems({ ...rt, tile: { wm: 0, wn: 1, rm: 1, rn: 1 } }).join()).toMatch(
+      /positive integers/,
+    );
   });
 
   it('checks workgroup size, workgroup memory and storage-buffer limits against the adapter', () => {
     const big = preset('mmq-q4k-tile', 'dp4a', 32, undefined, { wm: 4, wn: 4, rm: 1, rn: 1 });
-    expect(mmqCapsProblems(big, SWIFTSHADER).join()).toMatch(/workgroup size 512 = 16 planes x 32 > maxComputeInvocationsPerWorkgroup 256/);
+    expect(mmqCapsProblems(big, SWIFTSHADER).join()).toMatch(
+      /workgroup size 512 = 16 planes x 32 > maxComputeInvocationsPerWorkgroup 256/,
+    );
     const lds = preset('mmq-q4k-tile', 'dp4a', 4, undefined, { wm: 1, wn: 1, rm: 8, rn: 8 });
-    expect(mmqCapsProblems({ ...lds, accumulator: 'shared' }, SWIFTSHADER).join()).toMatch(/workgroup memory 73728 B .* > maxComputeWorkgroupStorageSize 32768/);
+    expect(mmqCapsProblems({ ...lds, accumulator: 'shared' }, SWIFTSHADER).join()).toMatch(
+      /workgroup memory 73728 B .* > maxComputeWorkgroupStorageSize 32768/,
+    );
     const few = { ...SWIFTSHADER, limits: { ...limits, maxStorageBuffersPerShaderStage: 8 } };
-    expect(mmqCapsProblems(preset('moe-q4k-id', 'scalar'), few).join()).toMatch(/11 storage buffers .* > maxStorageBuffersPerShaderStage 8/);
-    expect(mmqCapsProblems(preset('mmq-q4k-rt', 'dp4a'), { ...SWIFTSHADER, dot4I8Packed: false }).join()).toMatch(/dot4I8Packed/);
+    expect(mmqCapsProblems(preset('moe-q4k-id', 'scalar'), few).join()).toMatch(
+      /11 storage buffers .* > maxStorageBuffersPerShaderStage 8/,
+    );
+    expect(
+      mmqCapsProblems(preset('mmq-q4k-rt', 'dp4a'), { ...SWIFTSHADER, dot4I8Packed: false }).join(),
+    ).toMatch(/dot4I8Packed/);
   });
 });
 
 describe('shape preconditions throw ShapeError before any dispatch', () => {
   const q4 = mmqDataset('q4k', 17, 64, 256, 'seed', 0).inputs;
   it('k must be a multiple of the block (32 for Q8_0, 256 for Q4_K)', () => {
-    expect(mmqShapeProblems(preset('mmq-q4k-rt', 'scalar'), 32, 64, 288).join()).toMatch(/k = 288 is not a multiple of 256/);
+    expect(mmqShapeProblems(preset('mmq-q4k-rt', 'scalar'), 32, 64, 288).join()).toMatch(
+      /k = 288 is not a multiple of 256/,
+    );
     const q8 = mmqPresetSpec('mmq-q8-naive', { m: 16, n: 16, k: 48, arm: 'scalar', plane: 4 });
     expect(mmqShapeProblems(q8, 16, 16, 48).join()).toMatch(/k = 48 is not a multiple of 32/);
   });
   it('kernels without tail guards need tile multiples', () => {
     const blk = mmqPresetSpec('mmq-q4k-blk', { m: 17, n: 64, k: 256, arm: 'scalar', plane: 4 });
     expect(() => buildMmqPlan(q4, 17, 64, 256, blk)).toThrow(ShapeError);
-    expect(() => buildMmqPlan(q4, 17, 64, 256, blk)).toThrow(/m = 17 is not a multiple of BM 32 \(this kernel has no tail guards\)/);
+    expect(() => buildMmqPlan(q4, 17, 64, 256, blk)).toThrow(
+      /m = 17 is not a multiple of BM 32 \(this kernel has no tail guards\)/,
+    );
     // The runtime kernel with tails takes the same shape.
-    expect(() => buildMmqPlan(q4, 17, 64, 256, mmqPresetSpec('mmq-q4k-rt', { m: 0, n: 0, k: 0, arm: 'scalar', plane: 4 }))).not.toThrow();
+    expect(() =>
+      buildMmqPlan(
+        q4,
+        17,
+        64,
+        256,
+        mmqPresetSpec('mmq-q4k-rt', { m: 0, n: 0, k: 0, arm: 'scalar', plane: 4 }),
+      ),
+    ).not.toThrow();
   });
   it('a static kernel runs only its own shape; wrong weights are refused', () => {
     const blk = mmqPresetSpec('mmq-q4k-blk', { m: 32, n: 64, k: 256, arm: 'scalar', plane: 4 });
@@ -176,7 +270,9 @@ describe('shape preconditions throw ShapeError before any dispatch', () => {
     expect(() => buildMmqPlan(q8, 32, 64, 256, blk)).toThrow(/inputs are q8_0 but the spec expects q4k/);
   });
   it('the grid must fit maxComputeWorkgroupsPerDimension', () => {
-    expect(mmqShapeProblems(preset('mmq-q4k-rt', 'scalar'), 32, 64 * 70000, 256).join()).toMatch(/grid x = 70000/);
+    expect(mmqShapeProblems(preset('mmq-q4k-rt', 'scalar'), 32, 64 * 70000, 256).join()).toMatch(
+      /grid x = 70000/,
+    );
   });
 });
 
@@ -202,7 +298,9 @@ describe('families', () => {
     expect(problems.join('\n')).toMatch(/k = 40 is not a multiple of 32/);
     expect(problems.join('\n')).toMatch(/m = 20 is not a multiple of BM 16/);
     expect(() => mmqQ8NaiveFamily.prepare(c, SWIFTSHADER)).toThrow(ShapeError);
-    expect(mmqQ4kRtFamily.validate(config('mmq-q4k-rt', { arm: 'subgroup-matrix' }), SWIFTSHADER).join()).toMatch(/subgroup-matrix/);
+    expect(
+      mmqQ4kRtFamily.validate(config('mmq-q4k-rt', { arm: 'subgroup-matrix' }), SWIFTSHADER).join(),
+    ).toMatch(/subgroup-matrix/);
   });
   it('phases: the matrix arm adds an opaque fragment-store phase, the tile kernel a register accumulator', () => {
     const tile = mmqQ4kTileFamily.prepare(config('mmq-q4k-tile'), SWIFTSHADER);

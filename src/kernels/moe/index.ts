@@ -12,4 +12,10 @@ export {
   type MoePlanOptions,
   type MoeProblem,
 } from './moe.plan';
-export { moeFamily, moeProblemOf, prepareMoe, type MoeOverrides, type MoePreparedProblem } from './moe.family';
+export {
+  moeFamily,
+  moeProblemOf,
+  prepareMoe,
+  type MoeOverrides,
+  type MoePreparedProblem,
+} from './moe.family';

@@ -20,7 +20,15 @@ import {
   type MmqPreparedProblem,
   type MmqSpec,
 } from '../mmq';
-import { buildMoePlan, moeAllProblems, moeAnalyticOwnership, MOE_ROUTING_SEED, moeRouting, usedExperts, type MoeProblem } from './moe.plan';
+import {
+  buildMoePlan,
+  moeAllProblems,
+  moeAnalyticOwnership,
+  MOE_ROUTING_SEED,
+  moeRouting,
+  usedExperts,
+  type MoeProblem,
+} from './moe.plan';
 
 /** A prepared MoE problem: the MMQ prepared problem plus its routing. */
 export interface MoePreparedProblem extends MmqPreparedProblem {
@@ -47,7 +55,16 @@ export function moeProblemOf(c: ProblemConfig, o: MoeOverrides = {}): MoeProblem
     (Number.isInteger(c.topk) && c.topk >= 1 && c.topk <= c.experts && Number.isInteger(c.m) && c.m >= 1
       ? moeRouting(c.m, c.experts, c.topk, streamSeed(c.dataSeed, MOE_ROUTING_SEED))
       : new Uint32Array(0));
-  return { tokens: c.m, topk: c.topk, experts: c.experts, n: c.n, k: c.k, ids, cap: o.cap ?? c.m, ytiles: c.ytiles };
+  return {
+    tokens: c.m,
+    topk: c.topk,
+    experts: c.experts,
+    n: c.n,
+    k: c.k,
+    ids,
+    cap: o.cap ?? c.m,
+    ytiles: c.ytiles,
+  };
 }
 
 /**
@@ -59,25 +76,42 @@ export function prepareMoe(c: ProblemConfig, caps: AdapterCaps, o: MoeOverrides 
   const problem = moeProblemOf(c, o);
   assertNoProblems(moeAllProblems(spec, problem, caps));
   const slots = problem.tokens * problem.topk;
-  const dataset = mmqDataset(spec.weights, slots, problem.experts * problem.n, problem.k, c.dataSource, c.dataSeed);
+  const dataset = mmqDataset(
+    spec.weights,
+    slots,
+    problem.experts * problem.n,
+    problem.k,
+    c.dataSource,
+    c.dataSeed,
+  );
   const inputs = dataset.inputs;
   const { ids, n, k } = problem;
   return {
     config: c,
     problem,
     plan: buildMoePlan(inputs, problem, spec, { label: 'moe-q4k-id' }),
-    instrumentedPlan: buildMoePlan(inputs, problem, spec, { label: 'moe-q4k-id (instrumented)', instrument: true }),
+    instrumentedPlan: buildMoePlan(inputs, problem, spec, {
+      label: 'moe-q4k-id (instrumented)',
+      instrument: true,
+    }),
     ownerBuffer: OWNER_BUFFER,
     rows: slots,
     cols: n,
     oracle: once(() =>
-      inputs.weights === 'q4k' ? mmqQ4kIdRef(inputs.data, ids, slots, n, k) : mmqQ8IdRef(inputs.data, ids, slots, n, k),
+      inputs.weights === 'q4k'
+        ? mmqQ4kIdRef(inputs.data, ids, slots, n, k)
+        : mmqQ8IdRef(inputs.data, ids, slots, n, k),
     ),
     fullPrecision: once(() => fullPrecisionOf(dataset, n, ids)),
     // Same tiles and accumulation order as mmq-q4k-rt: the seed's scale-relative gate.
     gate: { kind: 'rel-to-max', tol: 1e-6 },
     phases: mmqPhases(spec),
-    analyticOwnership: ownershipAccessor(spec, slots, n, once(() => moeAnalyticOwnership(spec, problem))),
+    analyticOwnership: ownershipAccessor(
+      spec,
+      slots,
+      n,
+      once(() => moeAnalyticOwnership(spec, problem)),
+    ),
     ops: 2 * slots * n * k,
     weightBytes: mmqWeightBytes(spec.weights, usedExperts(ids, problem.experts) * n, k),
     spec,

@@ -46,7 +46,8 @@ export interface MoeProblem {
  * @example moeRouting(4, 8, 2, MOE_ROUTING_SEED) // Uint32Array(8), ids[2t] != ids[2t+1]
  */
 export function moeRouting(tokens: number, experts: number, topk: number, seed: bigint): Uint32Array {
-  if (!(topk >= 1 && topk <= experts)) throw new ShapeError(`topk = ${topk} must be in 1..experts (${experts})`);
+  if (!(topk >= 1 && topk <= experts))
+    throw new ShapeError(`topk = ${topk} must be in 1..experts (${experts})`);
   const r = new XorShift64(seed);
   const perm = Array.from({ length: experts }, (_, i) => i);
   const ids = new Uint32Array(tokens * topk);
@@ -75,7 +76,8 @@ export function moeProblems(spec: MmqSpec, p: MoeProblem, maxPerDim = 65535): st
   pos('ytiles', p.ytiles);
   pos('cap', p.cap);
   if (out.length) return out;
-  if (p.topk > p.experts) out.push(`topk = ${p.topk} > experts = ${p.experts}: a token's experts must be distinct`);
+  if (p.topk > p.experts)
+    out.push(`topk = ${p.topk} > experts = ${p.experts}: a token's experts must be distinct`);
   const slots = p.tokens * p.topk;
   if (p.ids.length !== slots) out.push(`ids has ${p.ids.length} entries, expected tokens*topk = ${slots}`);
   const load = new Uint32Array(p.experts);
@@ -89,8 +91,10 @@ export function moeProblems(spec: MmqSpec, p: MoeProblem, maxPerDim = 65535): st
   }
   const worst = load.reduce((a, b) => Math.max(a, b), 0);
   if (worst > p.cap) out.push(`an expert has ${worst} slots > cap ${p.cap}: the grouping would drop rows`);
-  if (p.experts > maxPerDim) out.push(`grid z = ${p.experts} experts > maxComputeWorkgroupsPerDimension ${maxPerDim}`);
-  if (p.ytiles > maxPerDim) out.push(`grid y = ${p.ytiles} ytiles > maxComputeWorkgroupsPerDimension ${maxPerDim}`);
+  if (p.experts > maxPerDim)
+    out.push(`grid z = ${p.experts} experts > maxComputeWorkgroupsPerDimension ${maxPerDim}`);
+  if (p.ytiles > maxPerDim)
+    out.push(`grid y = ${p.ytiles} ytiles > maxComputeWorkgroupsPerDimension ${maxPerDim}`);
   out.push(...mmqShapeProblems(spec, slots, p.n, p.k, maxPerDim));
   return out;
 }
@@ -116,8 +120,14 @@ export interface MoePlanOptions {
  * `inputs` hold the [slots, k] activation and the [experts*n, k] weight bank. Throws ShapeError first.
  * @example const r = await runPlan(device, buildMoePlan(ds.inputs, problem, spec)); // out [slots, n]
  */
-export function buildMoePlan(inputs: MmqInputs, p: MoeProblem, spec: MmqSpec, opts: MoePlanOptions = {}): KernelPlan {
-  if (inputs.weights !== spec.weights) throw new ShapeError(`inputs are ${inputs.weights} but the spec expects ${spec.weights}`);
+export function buildMoePlan(
+  inputs: MmqInputs,
+  p: MoeProblem,
+  spec: MmqSpec,
+  opts: MoePlanOptions = {},
+): KernelPlan {
+  if (inputs.weights !== spec.weights)
+    throw new ShapeError(`inputs are ${inputs.weights} but the spec expects ${spec.weights}`);
   if (!spec.indexed) throw new ShapeError('buildMoePlan needs an indexed spec');
   assertNoProblems([...mmqSpecProblems(spec), ...moeProblems(spec, p)]);
   const slots = p.tokens * p.topk;

@@ -102,7 +102,7 @@ class Writer {
   pad(align: number) {
     while (this.chunks.length % align) this.chunks.push(0);
   }
-  out() {
+  out(): Uint8Array<ArrayBuffer> {
     return new Uint8Array(this.chunks);
   }
 }
@@ -119,7 +119,7 @@ function writeGguf(opts: {
   kv: [string, KvValue][];
   tensors: TensorSpec[];
   alignment?: number;
-}): Uint8Array {
+}): Uint8Array<ArrayBuffer> {
   const align = opts.alignment ?? GGUF_DEFAULT_ALIGNMENT;
   const w = new Writer();
   w.bytes(new TextEncoder().encode('GGUF'));

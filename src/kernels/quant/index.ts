@@ -4,3 +4,4 @@ export * from './nearestInt';
 export * from './q8';
 export * from './q4k';
 export * from './gen';
+export * from './gguf';

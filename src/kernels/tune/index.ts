@@ -6,3 +6,4 @@ export * from './rng';
 export * from './evolution';
 export * from './tuner';
 export * from './tileSpace';
+export * from './staticTiers';

@@ -5,17 +5,14 @@
 import {
   buildCoopmatKernel,
   coopmatData,
-  coopmatF16Family,
   coopmatMatrixUnsupported,
-  coopmatWorkgroupBytes,
   mmqQ4kF16Ref,
+  type CoopmatArm,
 } from '../../kernels/coopmat';
-import type { CoopmatArm, CoopmatSpec } from '../../kernels/coopmat';
-import type { ProblemConfig, TileParams } from '../../kernels/family';
 import { planeWidth, type AdapterCaps } from '../../kernels/gpu/caps';
-import { F16_TUNE_GATE, mmqQ4kSpace, tileLimits, tileName, type Space } from '../../kernels/tune';
-import { assertQ4kShape, weightBanks, type TileEvalOptions } from './mmqQ4kEval';
-import { TileEvaluator } from './tileEval';
+import { coopmatStaticTier, F16_TUNE_GATE, mmqQ4kSpace, tileName, type Space } from '../../kernels/tune';
+import { assertQ4kShape, pickRows, weightBanks, type TileEvalOptions } from './mmqQ4kEval';
+import { gateRows, TileEvaluator } from './tileEval';
 
 export interface CoopmatF16EvalOptions extends TileEvalOptions {
   /** Defaults to 'subgroup-matrix' where the adapter has f16 subgroup matrices, else 'scalar'. */
@@ -52,43 +49,38 @@ export class CoopmatF16Eval extends TileEvaluator {
     assertQ4kShape(m, n, k);
     const arm = opts.arm ?? defaultCoopmatArm(caps);
     const plane = opts.plane ?? planeWidth(caps);
-    const f16 = caps.shaderF16 ? 'native' : 'emulated';
-    const specOf = (tile: TileParams): CoopmatSpec => ({ m, n, k, tile, plane, arm, f16 });
     const dataSeed = opts.dataSeed ?? 0;
-    const configOf = (tile: TileParams): ProblemConfig => ({
-      kernel: 'coopmat-f16',
+    const tier = coopmatStaticTier(caps, {
       m,
       n,
       k,
-      experts: 1,
-      topk: 1,
-      ytiles: 1,
-      tile,
-      arm,
       plane,
-      dataSource: 'seed',
+      arm,
       dataSeed,
+      ...(opts.storageBudget === undefined ? {} : { storageBudget: opts.storageBudget }),
     });
+    const f16 = tier.spec({ wm: 1, wn: 1, rm: 1, rn: 1 }).f16;
     const data = coopmatData(m, n, k, 'seed', dataSeed);
+    const sampled = gateRows(m, n, k, opts.oracleMacBudget);
     return new CoopmatF16Eval(
       {
         device,
         space,
         label: 'mmq_q4k_coopmat',
         gate: F16_TUNE_GATE,
-        limits: tileLimits(
-          caps,
-          plane,
-          opts.storageBudget === undefined ? {} : { storageBudget: opts.storageBudget },
-        ),
         resident: { x: data.x, wsc: data.w.scales, wd: data.w.d, wdm: data.w.dmin },
         bankBinding: 'wqs',
         banks: weightBanks(data.w.qs, opts.banks ?? 2),
         outputBinding: 'out',
-        oracle: mmqQ4kF16Ref(data.x, data.w, m, n, k),
+        rows: m,
+        cols: n,
+        oracle: sampled
+          ? mmqQ4kF16Ref(pickRows(data.x, sampled, k), data.w, sampled.length, n, k)
+          : mmqQ4kF16Ref(data.x, data.w, m, n, k),
+        ...(sampled ? { oracleRows: sampled } : {}),
         repeats: opts.repeats ?? 3,
         kernelFor: (tile) => {
-          const kc = buildCoopmatKernel(specOf(tile));
+          const kc = buildCoopmatKernel(tier.spec(tile));
           return {
             label: `mmq_q4k_coopmat ${tileName(tile)} ${arm} f16-${f16}`,
             wgsl: kc.wgsl,
@@ -97,8 +89,7 @@ export class CoopmatF16Eval extends TileEvaluator {
             workgroups: kc.workgroups(m, n),
           };
         },
-        workgroupBytes: (tile) => coopmatWorkgroupBytes(specOf(tile)),
-        adapterProblems: (tile) => coopmatF16Family.validate(configOf(tile), caps),
+        staticCheck: (tile) => tier.check(tile),
         ...(opts.cancelled ? { cancelled: opts.cancelled } : {}),
       },
       `${arm} f16-${f16}`,

@@ -192,6 +192,7 @@ async function tune(
       durationMs: performance.now() - t0,
       ...(ev ? { arm: ev.arm, plane: ev.plane, worstRel: ev.worstRel } : {}),
       ...(ev?.timing ? { timing: ev.timing } : {}),
+      ...(ev?.gatedRows !== undefined ? { gatedRows: ev.gatedRows } : {}),
     };
     post({ type: 'tune-done', id, report, fromCache: false });
   } finally {

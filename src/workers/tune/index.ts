@@ -1,5 +1,5 @@
 // The tuner's GPU side: evaluators on a GPUDevice and the worker's 'tune' / 'autokernel' handler.
-export { TileEvaluator, type TileEvalSetup, type TileKernel } from './tileEval';
+export { gateRows, ORACLE_MAC_BUDGET, TileEvaluator, type TileEvalSetup, type TileKernel } from './tileEval';
 export {
   MmqQ4kEval,
   weightBanks,

@@ -3,23 +3,10 @@
 // against mmqQ4kRef at 1e-3 (int8 accumulation is exact; only the f32 add order differs).
 import { ShapeError } from '../../kernels/family';
 import { defaultInt8Arm, planeWidth, type AdapterCaps, type Arm } from '../../kernels/gpu/caps';
-import {
-  buildMmqKernel,
-  mmqCapsProblems,
-  mmqDataset,
-  mmqInputBuffers,
-  mmqPass,
-  mmqPresetSpec,
-  mmqQ4kRef,
-  mmqShapeProblems,
-  mmqSpecProblems,
-  mmqWorkgroupBytes,
-} from '../../kernels/mmq';
-import type { MmqSpec } from '../../kernels/mmq';
-import { coldBank } from '../../kernels/quant/gen';
-import { INT8_TUNE_GATE, mmqQ4kSpace, tileLimits, tileName, type Space } from '../../kernels/tune';
-import type { TileParams } from '../../kernels/family';
-import { TileEvaluator } from './tileEval';
+import { buildMmqKernel, mmqDataset, mmqInputBuffers, mmqPass, mmqQ4kRef } from '../../kernels/mmq';
+import { coldBank, type MmqQ4kData } from '../../kernels/quant/gen';
+import { INT8_TUNE_GATE, mmqQ4kSpace, mmqQ4kStaticTier, tileName, type Space } from '../../kernels/tune';
+import { gateRows, TileEvaluator } from './tileEval';
 
 export interface TileEvalOptions {
   m: number;
@@ -35,6 +22,8 @@ export interface TileEvalOptions {
   storageBudget?: number;
   /** 0 = the seed's generator constant. */
   dataSeed?: number;
+  /** CPU oracle multiply-adds before the gate samples rows (default ORACLE_MAC_BUDGET). */
+  oracleMacBudget?: number;
   cancelled?: () => boolean;
 }
 
@@ -57,6 +46,27 @@ export function weightBanks(qs: Uint32Array, count: number): Uint32Array[] {
           (BANK_SALTS[(i - 1) % BANK_SALTS.length]! + 2 * Math.floor((i - 1) / BANK_SALTS.length)) >>> 0,
         ),
   );
+}
+
+/** Rows `rows` of a [rows, k] matrix with `width` values per row. */
+export function pickRows<T extends Int8Array | Float32Array>(
+  a: T,
+  rows: readonly number[],
+  width: number,
+): T {
+  const out = new (a.constructor as { new (n: number): T })(rows.length * width);
+  rows.forEach((r, i) => out.set(a.subarray(r * width, (r + 1) * width), i * width));
+  return out;
+}
+
+/** The activation rows `rows` of Q4_K MMQ inputs (the weight is shared): the oracle of a row sample. */
+function rowsOf(d: MmqQ4kData, rows: readonly number[], k: number): MmqQ4kData {
+  return {
+    xq: pickRows(d.xq, rows, k),
+    xs: pickRows(d.xs, rows, k / 32),
+    xsum: pickRows(d.xsum, rows, k / 32),
+    w: d.w,
+  };
 }
 
 /** Throw ShapeError for a problem shape no Q4_K tile kernel can take. */
@@ -101,33 +111,39 @@ export class MmqQ4kEval extends TileEvaluator {
     assertQ4kShape(m, n, k);
     const arm = opts.arm ?? defaultInt8Arm(caps);
     const plane = opts.plane ?? planeWidth(caps);
-    const specOf = (tile: TileParams): MmqSpec =>
-      mmqPresetSpec('mmq-q4k-tile', { m, n, k, tile, arm, plane });
+    const tier = mmqQ4kStaticTier(caps, {
+      m,
+      n,
+      k,
+      plane,
+      arm,
+      ...(opts.storageBudget === undefined ? {} : { storageBudget: opts.storageBudget }),
+    });
     const ds = mmqDataset('q4k', m, n, k, 'seed', opts.dataSeed ?? 0);
     if (ds.inputs.weights !== 'q4k') throw new Error('mmqDataset returned non-Q4_K inputs');
     const data = ds.inputs.data;
+    const sampled = gateRows(m, n, k, opts.oracleMacBudget);
     const resident: Record<string, ArrayBufferView> = {};
     for (const b of mmqInputBuffers(ds.inputs)) if (b.name !== 'wqs' && b.data) resident[b.name] = b.data;
-    const maxPerDim = caps.limits.maxComputeWorkgroupsPerDimension;
     return new MmqQ4kEval(
       {
         device,
         space,
         label: 'mmq_q4k_tile',
         gate: INT8_TUNE_GATE,
-        limits: tileLimits(
-          caps,
-          plane,
-          opts.storageBudget === undefined ? {} : { storageBudget: opts.storageBudget },
-        ),
         resident,
         bankBinding: 'wqs',
         banks: weightBanks(data.w.qs, opts.banks ?? 2),
         outputBinding: 'out',
-        oracle: mmqQ4kRef(data, m, n, k),
+        rows: m,
+        cols: n,
+        oracle: sampled
+          ? mmqQ4kRef(rowsOf(data, sampled, k), sampled.length, n, k)
+          : mmqQ4kRef(data, m, n, k),
+        ...(sampled ? { oracleRows: sampled } : {}),
         repeats: opts.repeats ?? 3,
         kernelFor: (tile) => {
-          const kern = buildMmqKernel(specOf(tile));
+          const kern = buildMmqKernel(tier.spec(tile));
           const label = `mmq_q4k_tile ${tileName(tile)} ${arm}`;
           const pass = mmqPass(kern, kern.workgroups(m, n), false, label);
           return {
@@ -138,15 +154,7 @@ export class MmqQ4kEval extends TileEvaluator {
             workgroups: pass.workgroups,
           };
         },
-        workgroupBytes: (tile) => mmqWorkgroupBytes(specOf(tile)),
-        adapterProblems: (tile) => {
-          const spec = specOf(tile);
-          return [
-            ...mmqSpecProblems(spec),
-            ...mmqCapsProblems(spec, caps),
-            ...mmqShapeProblems(spec, m, n, k, maxPerDim),
-          ];
-        },
+        staticCheck: (tile) => tier.check(tile),
         ...(opts.cancelled ? { cancelled: opts.cancelled } : {}),
       },
       arm,

@@ -4,9 +4,12 @@
 //     reads its weight cold (the memory-bound regime prefill runs in) instead of from a warm cache;
 //   - the oracle computed once, on bank 0, and a correctness gate folded into fitness: bank 0 is
 //     dispatched, read back and judged scale-relative (rel_to_max); a tile that diverges is infinitely
-//     slow, so it can never win. The output is NaN-filled first so a tile that skips elements fails;
-//   - a free static tier (adapter invocations / workgroup storage of the REAL kernel / register tile, plus
-//     the generator's own adapter checks) that rejects before anything is compiled;
+//     slow, so it can never win. The output is NaN-filled first so a tile that skips elements fails.
+//     For shapes whose JS oracle would take long (> ORACLE_MAC_BUDGET multiply-adds) the oracle covers a
+//     sample of rows that visits every row position of a 16-row subtile and the last row (gateRows);
+//     every other element must still be finite;
+//   - a free static tier (src/kernels/tune/staticTiers.ts: adapter invocations / workgroup storage of the
+//     REAL kernel / register tile, plus the generator's own adapter checks) that rejects before compiling;
 //   - timing: warm-up, then `iters` dispatches rotating the banks, timestamp queries when the device has
 //     them (timeDispatches), and the MINIMUM over `repeats` (the least drift-polluted time);
 //   - one compiled pipeline + bind groups per config, cached.
@@ -20,16 +23,13 @@ import {
   uploadBuffer,
 } from '../../kernels/gpu/run';
 import {
-  reject,
   tileOf,
-  tileStaticCheck,
   TuneCancelledError,
   type Config,
   type Evaluator,
   type Measurement,
   type Space,
   type StaticVerdict,
-  type TileLimits,
 } from '../../kernels/tune';
 
 /** What the evaluator launches for one tile. */
@@ -49,7 +49,6 @@ export interface TileEvalSetup {
   /** 'mmq_q4k_tile' etc., for labels and messages. */
   label: string;
   gate: Gate;
-  limits: TileLimits;
   /** Inputs other than the rotated weight, by binding name (uniforms named in `uniforms`). */
   resident: Readonly<Record<string, ArrayBufferView>>;
   uniforms?: readonly string[];
@@ -57,14 +56,18 @@ export interface TileEvalSetup {
   bankBinding: string;
   banks: readonly ArrayBufferView[];
   outputBinding: string;
+  /** Output shape [rows, cols] (row-major f32). */
+  rows: number;
+  cols: number;
+  /** Oracle of the rows in `oracleRows` ([oracleRows.length, cols]), or of every row when that is absent. */
   oracle: Float32Array;
+  /** Sampled output rows the oracle covers (see gateRows); every other element must still be finite. */
+  oracleRows?: readonly number[];
   /** Timed passes per measurement; the minimum wins. */
   repeats: number;
   kernelFor(tile: TileParams): TileKernel;
-  /** Workgroup memory of the real kernel for a tile (the generator's own count). */
-  workgroupBytes(tile: TileParams): number;
-  /** The generator's further reasons a tile cannot run here (arm support, grid, buffer count). */
-  adapterProblems?(tile: TileParams): string[];
+  /** The free static tier (e.g. mmqQ4kStaticTier(caps, ...).check): limits, real workgroup storage, registers. */
+  staticCheck(tile: TileParams): StaticVerdict;
   cancelled?: () => boolean;
 }
 
@@ -73,6 +76,27 @@ interface Compiled {
   pipeline: GPUComputePipeline;
   /** One bind group per bank. */
   groups: GPUBindGroup[];
+}
+
+/** Multiply-adds the CPU oracle may spend (~1-2 s of JS): above it the gate samples rows. */
+export const ORACLE_MAC_BUDGET = 2 ** 28;
+
+/**
+ * The output rows the oracle covers for an m x n x k problem: all of them when m*n*k fits the budget,
+ * else about budget/(n*k) rows (at least 18) spread over m, stepping through every position within a 16-row subtile
+ * (so every lane row of a fragment is checked somewhere), always including row 0 and the last row (tails).
+ * @example gateRows(16, 16, 256) // undefined: every row
+ */
+export function gateRows(m: number, n: number, k: number, budget = ORACLE_MAC_BUDGET): number[] | undefined {
+  if (m * n * k <= budget) return undefined;
+  // At least 16 + 2 rows so the i % 16 walk reaches every subtile row besides rows 0 and m-1.
+  const count = Math.min(m, Math.max(18, Math.floor(budget / (n * k))));
+  const rows = new Set<number>([0, m - 1]);
+  for (let i = 0; rows.size < count && i < m; i++) {
+    const base = Math.floor((i * m) / count);
+    rows.add(Math.min(m - 1, base - (base % 16) + (i % 16)));
+  }
+  return [...rows].sort((a, b) => a - b);
 }
 
 function message(e: unknown): string {
@@ -141,14 +165,17 @@ export class TileEvaluator implements Evaluator {
       check(`${setup.bankBinding}[${i}]`, b.byteLength);
       return uploadBuffer(this.device, b, storage, `${setup.label}:${setup.bankBinding}[${i}]`);
     });
-    this.outBytes = Math.max(4, setup.oracle.length * 4);
+    const want = (setup.oracleRows?.length ?? setup.rows) * setup.cols;
+    if (setup.oracle.length !== want)
+      throw new RangeError(`${setup.label}: oracle has ${setup.oracle.length} values, expected ${want}`);
+    this.outBytes = Math.max(4, setup.rows * setup.cols * 4);
     check(setup.outputBinding, this.outBytes);
     this.out = this.device.createBuffer({
       size: this.outBytes,
       usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
       label: `${setup.label}:${setup.outputBinding}`,
     });
-    this.nanFill = new Float32Array(setup.oracle.length).fill(NaN);
+    this.nanFill = new Float32Array(setup.rows * setup.cols).fill(NaN);
   }
 
   /** The worst rel_to_max any dispatched config showed (the correctness witness). */
@@ -161,17 +188,18 @@ export class TileEvaluator implements Evaluator {
     return this.lastTiming;
   }
 
+  /** Output rows the gate checks when it samples (undefined: every row). */
+  get gatedRows(): number | undefined {
+    return this.setup.oracleRows?.length;
+  }
+
   /** Number of resident weight banks. */
   get banks(): number {
     return this.bankBuffers.length;
   }
 
   staticCheck(cfg: Config): StaticVerdict {
-    const tile = tileOf(this.space, cfg);
-    const v = tileStaticCheck(tile, this.setup.limits, (t) => this.setup.workgroupBytes(t));
-    if (v.kind === 'reject') return v;
-    const more = this.setup.adapterProblems?.(tile) ?? [];
-    return more.length ? reject(more.join('; ')) : v;
+    return this.setup.staticCheck(tileOf(this.space, cfg));
   }
 
   /** Gate on bank 0, then time; Infinity when the gate fails. */
@@ -182,7 +210,7 @@ export class TileEvaluator implements Evaluator {
       return {
         ms: Infinity,
         worstRel: v.relToMax,
-        reason: `rel_to_max ${v.relToMax.toExponential(2)} > ${tol} gate (${v.mismatches} elements off, bank 0 vs oracle)`,
+        reason: `rel_to_max ${v.relToMax.toExponential(2)} > ${tol} gate (${v.mismatches} elements off, bank 0 vs oracle${this.setup.oracleRows ? ` on ${this.setup.oracleRows.length} sampled rows` : ''})`,
       };
     }
     const t = await this.time(cfg, iters);
@@ -202,12 +230,20 @@ export class TileEvaluator implements Evaluator {
       pass.end();
       this.device.queue.submit([enc.finish()]);
     });
-    const out = new Float32Array(
-      await readBuffer(this.device, this.out, this.outBytes),
-      0,
-      this.setup.oracle.length,
-    );
-    const v = judge(out, this.setup.oracle, this.gate);
+    const { rows, cols, oracleRows } = this.setup;
+    const out = new Float32Array(await readBuffer(this.device, this.out, this.outBytes), 0, rows * cols);
+    let v: Verdict;
+    if (!oracleRows) {
+      v = judge(out, this.setup.oracle, this.gate);
+    } else {
+      const sampled = new Float32Array(oracleRows.length * cols);
+      oracleRows.forEach((r, i) => sampled.set(out.subarray(r * cols, (r + 1) * cols), i * cols));
+      v = judge(sampled, this.setup.oracle, this.gate);
+      // Rows the oracle skips must still have been written (the output starts NaN-filled).
+      let bad = 0;
+      for (let i = 0; i < out.length; i++) if (!Number.isFinite(out[i]!)) bad++;
+      if (bad > 0) v = { ...v, pass: false, relToMax: Infinity, mismatches: Math.max(v.mismatches, bad) };
+    }
     this.worst = Math.max(this.worst, v.relToMax);
     return v;
   }

@@ -28,6 +28,11 @@ const K: u32 = 256u;
 var<workgroup> sa: array<u32, BM * 8u>; // A tile [BM x 32] int8, 4 per word
 var<workgroup> sb: array<u32, BN * 8u>; // B tile [BN x 32] int8 (Q4_K: nibbles), 4 per word
 
+var<private> nofuse_zero: u32; // 0 at run time (set from num_workgroups), opaque to the compiler
+fn no_fuse(x: f32) -> f32 {
+  return bitcast<f32>(bitcast<u32>(x) | nofuse_zero);
+}
+
 // Byte i of the 12 packed scale bytes at word `scbase` (the seed q4k_byte on wsc).
 fn wsc_byte(scbase: u32, i: u32) -> u32 {
   return (wsc[scbase + i / 4u] >> (8u * (i % 4u))) & 255u;
@@ -64,6 +69,7 @@ fn main(
   let warp_m = warp / WN;
   let warp_n = warp % WN;
   set_owner(wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y, warp, lane);
+  nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z
   let m = M;
   let n = N;
   let k = K;
@@ -120,7 +126,7 @@ fn main(
             let xsc = xs[arow * kbc + kb];
             let xsm = xsum[arow * kbc + kb];
             // xs folds into the dot; xsum already carries xs, so the offset needs no outer xs.
-            acc[sub * PER + e] += xsc * wdd * f32(isum) - wmm * xsm;
+            acc[sub * PER + e] += no_fuse(xsc * wdd * f32(isum)) - no_fuse(wmm * xsm);
           }
         }
       }

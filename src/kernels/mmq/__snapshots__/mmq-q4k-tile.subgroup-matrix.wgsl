@@ -2,6 +2,7 @@
 // tile wm2 wn2 rm2 rn2 (BM 64, BN 64), plane 32, arm subgroup-matrix,
 // staging shared, accumulator register, static 32x64x256, tail guards.
 // set_owner/store_out are defined by the host suffix appended after this text.
+enable subgroups;
 enable chromium_experimental_subgroup_matrix;
 
 const PLANE: u32 = 32u;
@@ -30,6 +31,11 @@ var<workgroup> sa: array<u32, BM * 8u>; // A tile [BM x 32] int8, 4 per word
 var<workgroup> sb: array<u32, BN * 8u>; // B tile [BN x 32] int8 (Q4_K: nibbles), 4 per word
 var<workgroup> ci: array<i32, BM * BN>; // per-(plane, subtile) i32 fragment scratch
 
+var<private> nofuse_zero: u32; // 0 at run time (set from num_workgroups), opaque to the compiler
+fn no_fuse(x: f32) -> f32 {
+  return bitcast<f32>(bitcast<u32>(x) | nofuse_zero);
+}
+
 // Byte i of the 12 packed scale bytes at word `scbase` (the seed q4k_byte on wsc).
 fn wsc_byte(scbase: u32, i: u32) -> u32 {
   return (wsc[scbase + i / 4u] >> (8u * (i % 4u))) & 255u;
@@ -50,12 +56,15 @@ fn main(
   @builtin(local_invocation_index) tid: u32,
   @builtin(workgroup_id) wid: vec3u,
   @builtin(num_workgroups) nwg: vec3u,
+  @builtin(subgroup_id) sg_id: u32,
+  @builtin(subgroup_invocation_id) sg_lane: u32,
 ) {
-  let warp = tid / PLANE; // plane index (one plane per warp-grid cell)
-  let lane = tid % PLANE;
+  let warp = sg_id; // plane index (one plane per warp-grid cell)
+  let lane = sg_lane;
   let warp_m = warp / WN;
   let warp_n = warp % WN;
   set_owner(wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y, warp, lane);
+  nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z
   let m = M;
   let n = N;
   let k = K;
@@ -122,7 +131,7 @@ fn main(
             let xsc = xs[arow * kbc + kb];
             let xsm = xsum[arow * kbc + kb];
             // xs folds into the dot; xsum already carries xs, so the offset needs no outer xs.
-            acc[sub * PER + e] += xsc * wdd * f32(isum) - wmm * xsm;
+            acc[sub * PER + e] += no_fuse(xsc * wdd * f32(isum)) - no_fuse(wmm * xsm);
           }
         }
       }

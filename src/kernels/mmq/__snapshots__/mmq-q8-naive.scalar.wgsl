@@ -24,6 +24,11 @@ const K: u32 = 64u;
 
 var<workgroup> accf: array<f32, BM * BN>; // f32 output tile [BM x BN]
 
+var<private> nofuse_zero: u32; // 0 at run time (set from num_workgroups), opaque to the compiler
+fn no_fuse(x: f32) -> f32 {
+  return bitcast<f32>(bitcast<u32>(x) | nofuse_zero);
+}
+
 // Signed byte j of a packed word: shift it to the top, arithmetic-shift back (sign-extends).
 fn i8_at(w: u32, j: u32) -> i32 {
   return bitcast<i32>(w << (24u - 8u * j)) >> 24u;
@@ -45,6 +50,7 @@ fn main(
   let warp_m = warp / WN;
   let warp_n = warp % WN;
   set_owner(wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y, warp, lane);
+  nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z
   let m = M;
   let n = N;
   let k = K;
@@ -83,7 +89,7 @@ fn main(
           for (var w = 0u; w < 8u; w++) { isum += dot_i8(xq[arow * kw + k0w + w], wq[ncol * kw + k0w + w]); }
           let xsc = xs[arow * kbc + kb];
           let wscale = wd[ncol * kbc + kb];
-          accf[gmm * BN + gnn] += f32(isum) * xsc * wscale;
+          accf[gmm * BN + gnn] += no_fuse(f32(isum) * xsc * wscale);
         }
       }
     }

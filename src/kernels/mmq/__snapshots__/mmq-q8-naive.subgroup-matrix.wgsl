@@ -2,6 +2,7 @@
 // tile wm1 wn1 rm1 rn1 (BM 16, BN 16), plane 32, arm subgroup-matrix,
 // staging global, accumulator shared, static 16x16x64.
 // set_owner/store_out are defined by the host suffix appended after this text.
+enable subgroups;
 enable chromium_experimental_subgroup_matrix;
 
 const PLANE: u32 = 32u;
@@ -26,17 +27,25 @@ const K: u32 = 64u;
 var<workgroup> ci: array<i32, BM * BN>; // per-(plane, subtile) i32 fragment scratch
 var<workgroup> accf: array<f32, BM * BN>; // f32 output tile [BM x BN]
 
+var<private> nofuse_zero: u32; // 0 at run time (set from num_workgroups), opaque to the compiler
+fn no_fuse(x: f32) -> f32 {
+  return bitcast<f32>(bitcast<u32>(x) | nofuse_zero);
+}
+
 @compute @workgroup_size(32)
 fn main(
   @builtin(local_invocation_index) tid: u32,
   @builtin(workgroup_id) wid: vec3u,
   @builtin(num_workgroups) nwg: vec3u,
+  @builtin(subgroup_id) sg_id: u32,
+  @builtin(subgroup_invocation_id) sg_lane: u32,
 ) {
-  let warp = tid / PLANE; // plane index (one plane per warp-grid cell)
-  let lane = tid % PLANE;
+  let warp = sg_id; // plane index (one plane per warp-grid cell)
+  let lane = sg_lane;
   let warp_m = warp / WN;
   let warp_n = warp % WN;
   set_owner(wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y, warp, lane);
+  nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z
   let m = M;
   let n = N;
   let k = K;
@@ -87,7 +96,7 @@ fn main(
           let isum = ci[(warp * RM * RN + sub) * 256u + p];
           let xsc = xs[arow * kbc + kb];
           let wscale = wd[ncol * kbc + kb];
-          accf[gmm * BN + gnn] += f32(isum) * xsc * wscale;
+          accf[gmm * BN + gnn] += no_fuse(f32(isum) * xsc * wscale);
         }
       }
     }

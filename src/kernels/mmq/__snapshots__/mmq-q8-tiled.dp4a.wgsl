@@ -27,6 +27,11 @@ var<workgroup> sa: array<u32, BM * 8u>; // A tile [BM x 32] int8, 4 per word
 var<workgroup> sb: array<u32, BN * 8u>; // B tile [BN x 32] int8 (Q4_K: nibbles), 4 per word
 var<workgroup> accf: array<f32, BM * BN>; // f32 output tile [BM x BN]
 
+var<private> nofuse_zero: u32; // 0 at run time (set from num_workgroups), opaque to the compiler
+fn no_fuse(x: f32) -> f32 {
+  return bitcast<f32>(bitcast<u32>(x) | nofuse_zero);
+}
+
 @compute @workgroup_size(32)
 fn main(
   @builtin(local_invocation_index) tid: u32,
@@ -38,6 +43,7 @@ fn main(
   let warp_m = warp / WN;
   let warp_n = warp % WN;
   set_owner(wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y, warp, lane);
+  nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z
   let m = M;
   let n = N;
   let k = K;
@@ -93,7 +99,7 @@ fn main(
           for (var w = 0u; w < 8u; w++) { isum += dot4I8Packed(sa[gmm * 8u + w], sb[gnn * 8u + w]); }
           let xsc = xs[arow * kbc + kb];
           let wscale = wd[ncol * kbc + kb];
-          accf[gmm * BN + gnn] += f32(isum) * xsc * wscale;
+          accf[gmm * BN + gnn] += no_fuse(f32(isum) * xsc * wscale);
         }
       }
     }

@@ -1,0 +1,73 @@
+// `npm run bench`: every kernel family at LLM prefill shapes on the local WebGPU adapter (Node + Dawn),
+// side by side with baselines measured in the same run. See docs/benchmarks.md for the method.
+//
+//   npx tsx bench/bench.ts [--quick] [--json out.json] [--filter REGEX] [--torch torch.json]
+//                          [--no-tune] [--reps N] [--target-ms T] [--shapes m,n,k;m,n,k] [--no-moe]
+//
+// --quick: CI-size problems (seconds on SwiftShader): checks the harness, not speed.
+// --torch: a torch_baseline.py JSON from the same machine (bench/h200.sh writes one first), so the
+//          bench can print the WebGPU : torch._int_mm ratio measured in the same command.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { adapterInfoRecord, FULL_DAWN_FLAGS, openBenchGpu, type BenchGpu } from './dawn';
+import { runBench, type BenchOptions } from './harness';
+
+function parseArgs(argv: string[]): BenchOptions & { json?: string; torchPath?: string } {
+  const opts: BenchOptions & { json?: string; torchPath?: string } = {
+    quick: false,
+    tune: true,
+    moe: true,
+    reps: 3,
+    targetMs: 25,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const next = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--quick') opts.quick = true;
+    else if (a === '--json') opts.json = next();
+    else if (a === '--filter') opts.filter = new RegExp(next());
+    else if (a === '--torch') opts.torchPath = next();
+    else if (a === '--no-tune') opts.tune = false;
+    else if (a === '--no-moe') opts.moe = false;
+    else if (a === '--reps') opts.reps = Number(next());
+    else if (a === '--target-ms') opts.targetMs = Number(next());
+    else if (a === '--shapes') {
+      opts.shapes = next()
+        .split(';')
+        .map((s) => {
+          const [m, n, k] = s.split(',').map(Number);
+          if (!m || !n || !k) throw new Error(`--shapes: bad shape "${s}" (want m,n,k)`);
+          return { m, n, k };
+        });
+    } else throw new Error(`unknown argument ${a}`);
+  }
+  return opts;
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  let torch: unknown;
+  if (opts.torchPath) {
+    try {
+      torch = JSON.parse(readFileSync(opts.torchPath, 'utf8'));
+    } catch (e) {
+      console.warn(`[bench] no torch baseline at ${opts.torchPath}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  const gpu: BenchGpu = await openBenchGpu([...FULL_DAWN_FLAGS]);
+  const result = await runBench(gpu, { ...opts, ...(torch ? { torch } : {}), log: (s) => console.log(s) });
+  result.adapterInfo = adapterInfoRecord(gpu.adapter);
+  if (opts.json) writeFileSync(opts.json, JSON.stringify(result, null, 1));
+  gpu.device.destroy();
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error('bench failed:', e);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,750 @@
+// The bench harness, importable (test/bench.test.ts runs its quick mode in-process): build every
+// benched config from the kernel generators, gate it against a sampled oracle, time it on resident
+// buffers with cold weight banks, and derive the ratios that must come from one run.
+import { judge } from '../src/kernels/compare';
+import type { TileParams } from '../src/kernels/family';
+import { int8ArmSupport, planeWidth, type AdapterCaps, type Arm } from '../src/kernels/gpu/caps';
+import { ownerSuffix } from '../src/kernels/gpu/instrument';
+import type { BufferSpec, PassSpec } from '../src/kernels/gpu/plan';
+import {
+  buildMmqKernel,
+  mmqCapsProblems,
+  mmqDimsData,
+  mmqInputBuffers,
+  mmqPass,
+  mmqPresetSpec,
+  mmqShapeProblems,
+  mmqSpecProblems,
+  mmqWorkgroupBytes,
+  type MmqInputs,
+  type MmqSpec,
+} from '../src/kernels/mmq';
+import {
+  buildCoopmatKernel,
+  coopmatMatrixUnsupported,
+  coopmatSpecErrors,
+  coopmatWorkgroupBytes,
+  type CoopmatSpec,
+} from '../src/kernels/coopmat';
+import {
+  buildGemmF32Kernel,
+  GEMM_F32_DEFAULT_TILE,
+  GEMM_F32_SMALL_TILE,
+  gemmF32Dims,
+  gemmF32ShapeProblems,
+  type GemmF32Tile,
+} from '../src/kernels/baseline';
+import { buildMoePlan, MOE_ROUTING_SEED, moeAllProblems, moeRouting, type MoeProblem } from '../src/kernels/moe';
+import {
+  Evolution,
+  mmqQ4kIncumbent,
+  mmqQ4kSpace,
+  tileLimits,
+  tileOf,
+  tileConfig,
+  tileStaticCheck,
+  type Config,
+  type Evaluator,
+  type Measurement,
+  type StaticVerdict,
+} from '../src/kernels/tune';
+import { dequantizeQ4K } from '../src/kernels/quant/q4k';
+import type { MmqQ4kData, MmqQ8Data } from '../src/kernels/quant/gen';
+import type { BenchGpu } from './dawn';
+import { fastQ4kData, fastQ8Data } from './data';
+import { banksFor, makeResident, preparePasses, runOnce, timeMainPass, type Resident } from './exec';
+import { f16Element, f32Element, q4kElement, q8Element, sampleIndices } from './oracle';
+
+export interface Shape {
+  m: number;
+  n: number;
+  k: number;
+}
+
+export interface BenchOptions {
+  quick: boolean;
+  tune: boolean;
+  moe: boolean;
+  reps: number;
+  targetMs: number;
+  filter?: RegExp;
+  shapes?: Shape[];
+  /** torch_baseline.py output from the same machine. */
+  torch?: unknown;
+  log?: (line: string) => void;
+}
+
+export interface Correctness {
+  pass: boolean;
+  relToMax: number;
+  /** Output elements compared with the oracle. */
+  samples: number;
+  /** Every output element was written (no NaN from the poisoned buffer survived). */
+  allWritten: boolean;
+  tol: number;
+}
+
+export interface BenchRow {
+  id: string;
+  family: string;
+  weights: 'q8_0' | 'q4k' | 'f32';
+  arm: string;
+  /** 'incumbent' | 'tuned' | 'fixed' (a seed kernel with its own tile) | 'baseline'. */
+  role: string;
+  tile: string;
+  m: number;
+  n: number;
+  k: number;
+  experts?: number;
+  topk?: number;
+  ms?: number;
+  msSamples?: number[];
+  iters?: number;
+  timing?: string;
+  tops?: number;
+  weightGBs?: number;
+  /** Fraction of the adapter's datasheet peak for this arithmetic (when known). */
+  peakFraction?: number;
+  correctness?: Correctness;
+  /** Why it did not run (arm unavailable, shape, limits, compile error). */
+  skipped?: string;
+  error?: string;
+  vsF32?: number;
+  vsScalar?: number;
+  vsIncumbent?: number;
+}
+
+export interface Peak {
+  source: string;
+  int8Tops: number;
+  f16Tflops: number;
+  f32Tflops: number;
+  hbmGBs: number;
+  l2Bytes: number;
+}
+
+export interface TuneSummary {
+  family: string;
+  arm: string;
+  shape: Shape;
+  winner?: string;
+  bestMs: number;
+  evaluated: number;
+  failedGate: number;
+  rejected: number;
+}
+
+export interface Headline {
+  shape: Shape;
+  bestInt8?: { id: string; ms: number; tops: number };
+  bestAny?: { id: string; ms: number; tops: number };
+  torchIntMm?: { layout: string; ms: number; tops: number }[];
+  /** torch._int_mm ms (its fastest layout) / best WebGPU int8 MMQ ms: >= 0.5 is the issue's goal. */
+  ratioInt8?: number;
+  ratioAny?: number;
+}
+
+export interface BenchResult {
+  date: string;
+  quick: boolean;
+  adapter: { vendor: string; architecture: string; description: string; plane: number; features: string[] };
+  adapterInfo?: Record<string, unknown>;
+  dawnFlags: readonly string[];
+  peak?: Peak;
+  rows: BenchRow[];
+  tuning: TuneSummary[];
+  headline?: Headline;
+  torch?: unknown;
+}
+
+// NVIDIA's H200 SXM datasheet (the H100 SXM's tensor rates, dense): int8 1979 TOPS, f16 989 TFLOP/s,
+// f32 (non-tensor) 67 TFLOP/s, HBM3e 4.8 TB/s; 60 MB of L2 (PyTorch's device properties on the lent card).
+const H200_PEAK: Peak = {
+  source: 'NVIDIA H200 SXM datasheet (dense tensor rates = H100 SXM): int8 1979 TOPS, f16 989 TFLOP/s, f32 67 TFLOP/s, 4.8 TB/s',
+  int8Tops: 1979,
+  f16Tflops: 989,
+  f32Tflops: 67,
+  hbmGBs: 4800,
+  l2Bytes: 60 * 1024 * 1024,
+};
+
+function peakOf(gpu: BenchGpu): Peak | undefined {
+  const info = gpu.adapter.info as unknown as Record<string, unknown>;
+  const text = `${String(info.device ?? '')} ${gpu.caps.description}`.toLowerCase();
+  return gpu.caps.vendor === 'nvidia' && text.includes('h200') ? H200_PEAK : undefined;
+}
+
+const tileStr = (t: TileParams) => `${t.wm},${t.wn},${t.rm},${t.rn}`;
+const gemmTileStr = (t: GemmF32Tile) => `${t.bm}x${t.bn}x${t.bk}/${t.tm}x${t.tn}`;
+
+/** A benched kernel on a problem: the passes to run (the last one timed unless `mainPass` says). */
+interface Candidate {
+  row: BenchRow;
+  passes: PassSpec[];
+  mainPass: number;
+  output: string;
+  /** Oracle values at the sampled flat output indices. */
+  oracle: (idx: Uint32Array) => Float32Array;
+  tol: number;
+  ops: number;
+  weightBytes: number;
+  kind: 'int8' | 'f16' | 'f32';
+}
+
+/** One problem's inputs, resident on the GPU, shared by every candidate benched on it. */
+interface Problem {
+  key: string;
+  resident: Resident;
+  idx: Uint32Array;
+}
+
+type Log = (s: string) => void;
+
+async function gateAndTime(
+  gpu: BenchGpu,
+  prob: Problem,
+  c: Candidate,
+  opts: { reps: number; targetMs: number; maxIters: number },
+  peak: Peak | undefined,
+): Promise<BenchRow> {
+  const row = c.row;
+  try {
+    const prepared = await preparePasses(prob.resident, c.passes);
+    const out = await runOnce(prob.resident, c.passes, prepared, c.output);
+    let allWritten = true;
+    for (let i = 0; i < out.length; i++) {
+      if (Number.isNaN(out[i]!)) {
+        allWritten = false;
+        break;
+      }
+    }
+    const got = new Float32Array(prob.idx.length);
+    prob.idx.forEach((v, i) => (got[i] = out[v]!));
+    const want = c.oracle(prob.idx);
+    const v = judge(got, want, { kind: 'rel-to-max', tol: c.tol });
+    row.correctness = { pass: v.pass && allWritten, relToMax: v.relToMax, samples: prob.idx.length, allWritten, tol: c.tol };
+    const t = await timeMainPass(prob.resident, c.passes[c.mainPass]!, prepared, c.mainPass, opts);
+    row.ms = t.ms;
+    row.msSamples = t.samples;
+    row.iters = t.iters;
+    row.timing = t.timing;
+    row.tops = c.ops / (t.ms * 1e-3) / 1e12;
+    row.weightGBs = c.weightBytes / (t.ms * 1e-3) / 1e9;
+    if (peak) {
+      const rate = c.kind === 'int8' ? peak.int8Tops : c.kind === 'f16' ? peak.f16Tflops : peak.f32Tflops;
+      row.peakFraction = row.tops / rate;
+    }
+  } catch (e) {
+    row.error = e instanceof Error ? e.message.slice(0, 2000) : String(e);
+  }
+  return row;
+}
+
+function skippedRow(row: BenchRow, why: string[]): BenchRow {
+  return { ...row, skipped: why.join('; ') };
+}
+
+// ---------------------------------------------------------------------------------------- candidates
+
+function mmqCandidate(
+  caps: AdapterCaps,
+  shape: Shape,
+  spec: MmqSpec,
+  family: string,
+  role: string,
+  data: MmqQ8Data | MmqQ4kData,
+): Candidate | BenchRow {
+  const { m, n, k } = shape;
+  const row: BenchRow = {
+    id: `${family}/${spec.arm}/${tileStr(spec.tile)}`,
+    family,
+    weights: spec.weights,
+    arm: spec.arm,
+    role,
+    tile: tileStr(spec.tile),
+    m,
+    n,
+    k,
+  };
+  const why = [...mmqSpecProblems(spec), ...mmqCapsProblems(spec, caps), ...mmqShapeProblems(spec, m, n, k)];
+  if (why.length) return skippedRow(row, why);
+  const kern = buildMmqKernel(spec);
+  const pass = mmqPass(kern, kern.workgroups(m, n), false, row.id);
+  const oracle =
+    spec.weights === 'q8_0'
+      ? (idx: Uint32Array) => Float32Array.from(idx, (v) => q8Element(data as MmqQ8Data, Math.floor(v / n), v % n, k))
+      : (idx: Uint32Array) => Float32Array.from(idx, (v) => q4kElement(data as MmqQ4kData, Math.floor(v / n), v % n, k));
+  const weightBytes =
+    spec.weights === 'q8_0' ? n * k + n * (k / 32) * 4 : n * (k / 256) * (128 + 12 + 4 + 4);
+  // int8 sums are exact; only the f32 accumulation order may differ from the oracle's.
+  return { row, passes: [pass], mainPass: 0, output: 'out', oracle, tol: 1e-5, ops: 2 * m * n * k, weightBytes, kind: 'int8' };
+}
+
+function coopmatCandidate(
+  caps: AdapterCaps,
+  shape: Shape,
+  tile: TileParams,
+  arm: 'scalar' | 'subgroup-matrix',
+  role: string,
+  x: Float32Array,
+  data: MmqQ4kData,
+): Candidate | BenchRow {
+  const { m, n, k } = shape;
+  const plane = planeWidth(caps);
+  const row: BenchRow = {
+    id: `coopmat-f16/${arm}/${tileStr(tile)}`,
+    family: 'coopmat-f16',
+    weights: 'q4k',
+    arm,
+    role,
+    tile: tileStr(tile),
+    m,
+    n,
+    k,
+  };
+  const spec: CoopmatSpec = { m, n, k, tile, plane, arm, f16: caps.shaderF16 ? 'native' : 'emulated' };
+  const why = coopmatSpecErrors(spec);
+  if (arm === 'subgroup-matrix') {
+    const u = coopmatMatrixUnsupported(caps);
+    if (u) why.push(u);
+  }
+  const bytes = coopmatWorkgroupBytes(spec);
+  if (bytes > caps.limits.maxComputeWorkgroupStorageSize)
+    why.push(`workgroup memory ${bytes} B > ${caps.limits.maxComputeWorkgroupStorageSize}`);
+  const threads = tile.wm * tile.wn * plane;
+  if (threads > caps.limits.maxComputeInvocationsPerWorkgroup)
+    why.push(`${threads} threads > ${caps.limits.maxComputeInvocationsPerWorkgroup}`);
+  if (why.length) return skippedRow(row, why);
+  const kc = buildCoopmatKernel(spec);
+  const pass: PassSpec = {
+    label: row.id,
+    wgsl: kc.wgsl,
+    entryPoint: kc.entryPoint,
+    workgroups: kc.workgroups(m, n),
+    bindings: kc.bindings,
+    workgroupSize: kc.workgroupSize,
+  };
+  return {
+    row,
+    passes: [pass],
+    mainPass: 0,
+    output: 'out',
+    oracle: (idx) => Float32Array.from(idx, (v) => f16Element(x, data, Math.floor(v / n), v % n, k)),
+    // Operands are f16 (as in the oracle); the kernel sums in f32 in its own order.
+    tol: 2e-3,
+    ops: 2 * m * n * k,
+    weightBytes: n * (k / 256) * (128 + 12 + 4 + 4),
+    kind: 'f16',
+  };
+}
+
+function gemmCandidate(caps: AdapterCaps, shape: Shape, tile: GemmF32Tile, x: Float32Array, w: Float32Array): Candidate | BenchRow {
+  const { m, n, k } = shape;
+  const row: BenchRow = {
+    id: `gemm-f32/${gemmTileStr(tile)}`,
+    family: 'gemm-f32',
+    weights: 'f32',
+    arm: 'f32',
+    role: 'baseline',
+    tile: gemmTileStr(tile),
+    m,
+    n,
+    k,
+  };
+  const why = gemmF32ShapeProblems(tile, m, n, k, caps.limits);
+  if (why.length) return skippedRow(row, why);
+  const kern = buildGemmF32Kernel(tile);
+  const pass: PassSpec = {
+    label: row.id,
+    wgsl: kern.wgsl + ownerSuffix({ instrument: false, outName: 'out', outType: 'f32', ownerBinding: kern.bindings.length }),
+    entryPoint: kern.entryPoint,
+    workgroups: kern.workgroups(m, n),
+    bindings: kern.bindings,
+    workgroupSize: kern.workgroupSize,
+  };
+  return {
+    row,
+    passes: [pass],
+    mainPass: 0,
+    output: 'out',
+    oracle: (idx) => Float32Array.from(idx, (v) => f32Element(x, w, Math.floor(v / n), v % n, k)),
+    tol: 1e-4,
+    ops: 2 * m * n * k,
+    weightBytes: n * k * 4,
+    kind: 'f32',
+  };
+}
+
+// ----------------------------------------------------------------------------------------- problems
+
+function mmqProblemBuffers(inputs: MmqInputs, shape: Shape, extra: BufferSpec[] = []): BufferSpec[] {
+  return [
+    ...mmqInputBuffers(inputs),
+    { name: 'out', kind: 'storage', size: shape.m * shape.n * 4 },
+    { name: 'dims', kind: 'uniform', data: mmqDimsData(shape.m, shape.n, shape.k) },
+    ...extra,
+  ];
+}
+
+const Q8_ROTATE = ['wq', 'wd'];
+const Q4K_ROTATE = ['wqs', 'wsc', 'wd', 'wdm'];
+
+function dequantActivation(xq: Int8Array, xs: Float32Array, m: number, k: number): Float32Array {
+  const x = new Float32Array(m * k);
+  for (let i = 0; i < x.length; i++) x[i] = Math.fround(xq[i]! * xs[Math.floor(i / 32)]!);
+  return x;
+}
+
+/** A tile-space evaluator over resident buffers, gated by the sampled oracle (C's Evolution drives it). */
+class SampledTileEval implements Evaluator {
+  constructor(
+    private readonly gpu: BenchGpu,
+    private readonly prob: Problem,
+    private readonly make: (tile: TileParams) => Candidate | BenchRow,
+    private readonly workgroupBytes: (tile: TileParams) => number,
+    private readonly reps: number,
+    readonly space = mmqQ4kSpace(),
+  ) {}
+
+  staticCheck(cfg: Config): StaticVerdict {
+    return tileStaticCheck(tileOf(this.space, cfg), tileLimits(this.gpu.caps, planeWidth(this.gpu.caps)), this.workgroupBytes);
+  }
+
+  async measure(cfg: Config, iters: number): Promise<Measurement> {
+    const c = this.make(tileOf(this.space, cfg));
+    if (!('passes' in c)) throw new Error(c.skipped ?? 'not runnable');
+    const r = await gateAndTime(this.gpu, this.prob, c, { reps: this.reps, targetMs: 0, maxIters: iters }, undefined);
+    if (r.error) throw new Error(r.error);
+    const rel = r.correctness?.relToMax ?? Infinity;
+    if (!r.correctness?.pass) return { ms: Infinity, worstRel: rel, reason: `rel_to_max ${rel.toExponential(2)} or unwritten output` };
+    return { ms: r.ms!, worstRel: rel, ...(r.timing === 'timestamp' || r.timing === 'wall' ? { timing: r.timing } : {}) };
+  }
+}
+
+// ----------------------------------------------------------------------------------------- the run
+
+/**
+ * Run the bench on an open GPU. Returns every row (measured, skipped or failed), the tuning summaries
+ * and the headline ratio; `opts.log` receives progress and the final table.
+ * @example const r = await runBench(gpu, { quick: true, tune: true, moe: true, reps: 1, targetMs: 0 });
+ */
+export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<BenchResult> {
+  const log: Log = opts.log ?? (() => {});
+  const { caps, device } = gpu;
+  const plane = planeWidth(caps);
+  const peak = peakOf(gpu);
+  const l2 = peak?.l2Bytes ?? 8 * 1024 * 1024;
+  const timeOpts = { reps: opts.reps, targetMs: opts.targetMs, maxIters: opts.quick ? 2 : 200 };
+  const arms: Arm[] = ['scalar', 'dp4a', 'subgroup-matrix'];
+  const bestArm = arms.filter((a) => int8ArmSupport(caps, a).ok).pop() ?? 'scalar';
+  const fastArms = arms.filter((a) => a !== 'scalar');
+  const incumbent = mmqQ4kIncumbent();
+  const shapes: Shape[] =
+    opts.shapes ??
+    (opts.quick
+      ? [{ m: 32, n: 64, k: 256 }]
+      : [32, 128, 512, 2048].flatMap((m) =>
+          [
+            [4096, 4096],
+            [11008, 4096],
+            [4096, 11008],
+          ].map(([n, k]) => ({ m, n: n!, k: k! })),
+        ));
+  // The headline shape is where tiles are tuned and the torch ratio is taken.
+  const head = opts.quick ? shapes[0]! : { m: 2048, n: 4096, k: 4096 };
+  const gemmTiles = (opts.quick ? [GEMM_F32_SMALL_TILE] : [GEMM_F32_DEFAULT_TILE, { bm: 64, bn: 128, bk: 16, tm: 4, tn: 8 }, { bm: 128, bn: 64, bk: 16, tm: 8, tn: 4 }]);
+  const result: BenchResult = {
+    date: new Date().toISOString(),
+    quick: opts.quick,
+    adapter: { vendor: caps.vendor, architecture: caps.architecture, description: caps.description, plane, features: caps.features },
+    dawnFlags: gpu.flags,
+    ...(peak ? { peak } : {}),
+    rows: [],
+    tuning: [],
+    ...(opts.torch ? { torch: opts.torch } : {}),
+  };
+  const want = (id: string) => !opts.filter || opts.filter.test(id);
+  const tuned = new Map<string, TileParams>(); // family/arm -> tile tuned at the headline shape
+
+  const bench = async (prob: Problem, c: Candidate | BenchRow) => {
+    const row = 'passes' in c ? c.row : c;
+    if (!want(`${row.id}@${row.m}x${row.n}x${row.k}`)) return;
+    const done = 'passes' in c ? await gateAndTime(gpu, prob, c, timeOpts, peak) : row;
+    result.rows.push(done);
+    log(rowLine(done));
+  };
+
+  const tune = async (
+    prob: Problem,
+    family: string,
+    arm: string,
+    shape: Shape,
+    make: (tile: TileParams) => Candidate | BenchRow,
+    workgroupBytes: (tile: TileParams) => number,
+  ) => {
+    if (!opts.tune || !want(`${family}/${arm}/tune`)) return;
+    const ev = new SampledTileEval(gpu, prob, make, workgroupBytes, 1);
+    const evo = new Evolution(opts.quick ? { population: 4, generations: 1, measureIters: 2 } : { population: 12, generations: 3, measureIters: 10 });
+    const report = await evo.run(ev.space, ev, 0x5eed, { seeds: [tileConfig(ev.space, incumbent)] });
+    result.tuning.push({
+      family,
+      arm,
+      shape,
+      ...(report.winner ? { winner: report.winner } : {}),
+      bestMs: report.bestMs,
+      evaluated: report.evaluated,
+      failedGate: report.failedGate.length,
+      rejected: report.rejected.length,
+    });
+    const win = report.measured.reduce<(typeof report.measured)[number] | undefined>((b, e) => (!b || e.ms < b.ms ? e : b), undefined);
+    log(`[tune] ${family}/${arm} at ${shape.m}x${shape.n}x${shape.k}: ${report.evaluated} configs, winner ${report.winner ?? 'none'} ${report.bestMs.toFixed(4)} ms (${report.failedGate.length} failed the gate, ${report.rejected.length} rejected)`);
+    if (win) tuned.set(`${family}/${arm}`, tileOf(ev.space, win.values));
+  };
+
+  // Tune first, at the headline shape, so every shape can bench "tuned vs incumbent".
+  const order = [head, ...shapes.filter((s) => s.m !== head.m || s.n !== head.n || s.k !== head.k)];
+  for (const shape of order) {
+    const { m, n, k } = shape;
+    const isHead = shape === head;
+    log(`\n== ${m} x ${n} x ${k} ==`);
+    // ---- Q4_K problem: int8 MMQ families, the f16 coopmat twin and the f32 baseline on its dequantized weight.
+    const q4 = fastQ4kData(m, n, k, 1);
+    const x = dequantActivation(q4.xq, q4.xs, m, k);
+    const q4Inputs: MmqInputs = { weights: 'q4k', data: q4 };
+    const q4Bytes = n * (k / 256) * 148;
+    const q4Prob: Problem = {
+      key: `q4k ${m}x${n}x${k}`,
+      resident: makeResident(device, mmqProblemBuffers(q4Inputs, shape, [{ name: 'x', kind: 'read-only-storage', data: x }]), Q4K_ROTATE, banksFor(q4Bytes, l2)),
+      idx: sampleIndices(m, n, opts.quick ? 32 : 128),
+    };
+    const q4kTileSpec = (tile: TileParams, arm: Arm): MmqSpec => ({ ...mmqPresetSpec('mmq-q4k-tile', { m, n, k, tile, arm, plane }) });
+    if (isHead) {
+      for (const arm of fastArms) {
+        if (!int8ArmSupport(caps, arm).ok) continue;
+        await tune(q4Prob, 'mmq-q4k-tile', arm, shape, (t) => mmqCandidate(caps, shape, q4kTileSpec(t, arm), 'mmq-q4k-tile', 'tuned', q4), (t) => mmqWorkgroupBytes(q4kTileSpec(t, arm)));
+      }
+      const cmArm = coopmatMatrixUnsupported(caps) ? 'scalar' : 'subgroup-matrix';
+      await tune(q4Prob, 'coopmat-f16', cmArm, shape, (t) => coopmatCandidate(caps, shape, t, cmArm, 'tuned', x, q4), (t) =>
+        coopmatWorkgroupBytes({ tile: t, plane, arm: cmArm }),
+      );
+    }
+    for (const arm of arms) await bench(q4Prob, mmqCandidate(caps, shape, mmqPresetSpec('mmq-q4k-rt', { m, n, k, arm, plane }), 'mmq-q4k-rt', 'fixed', q4));
+    for (const arm of arms) await bench(q4Prob, mmqCandidate(caps, shape, q4kTileSpec(incumbent, arm), 'mmq-q4k-tile', 'incumbent', q4));
+    for (const arm of fastArms) {
+      const t = tuned.get(`mmq-q4k-tile/${arm}`);
+      if (t && tileStr(t) !== tileStr(incumbent)) await bench(q4Prob, mmqCandidate(caps, shape, q4kTileSpec(t, arm), 'mmq-q4k-tile', 'tuned', q4));
+    }
+    for (const arm of ['scalar', 'subgroup-matrix'] as const) {
+      await bench(q4Prob, coopmatCandidate(caps, shape, incumbent, arm, 'incumbent', x, q4));
+      const t = tuned.get(`coopmat-f16/${arm}`);
+      if (t && tileStr(t) !== tileStr(incumbent)) await bench(q4Prob, coopmatCandidate(caps, shape, t, arm, 'tuned', x, q4));
+    }
+    q4Prob.resident.destroy();
+    // ---- f32 baseline on the same problem, dequantized.
+    if (gemmTiles.some((t) => want(`gemm-f32/${gemmTileStr(t)}@${m}x${n}x${k}`))) {
+      const w = dequantizeQ4K(q4.w, n, k);
+      const fProb: Problem = {
+        key: `f32 ${m}x${n}x${k}`,
+        resident: makeResident(
+          device,
+          [
+            { name: 'x', kind: 'read-only-storage', data: x },
+            { name: 'w', kind: 'read-only-storage', data: w },
+            { name: 'out', kind: 'storage', size: m * n * 4 },
+            { name: 'dims', kind: 'uniform', data: gemmF32Dims(m, n, k) },
+          ],
+          ['w'],
+          banksFor(n * k * 4, l2),
+        ),
+        idx: q4Prob.idx,
+      };
+      for (const t of gemmTiles) await bench(fProb, gemmCandidate(caps, shape, t, x, w));
+      fProb.resident.destroy();
+    }
+    // ---- Q8_0 problem.
+    const q8 = fastQ8Data(m, n, k, 2);
+    const q8Inputs: MmqInputs = { weights: 'q8_0', data: q8 };
+    const q8Prob: Problem = {
+      key: `q8_0 ${m}x${n}x${k}`,
+      resident: makeResident(device, mmqProblemBuffers(q8Inputs, shape), Q8_ROTATE, banksFor(n * k + (n * k) / 8, l2)),
+      idx: q4Prob.idx,
+    };
+    // The register-accumulator tile kernel is a spec of the same generator with Q8_0 weights.
+    const q8TileSpec = (tile: TileParams, arm: Arm): MmqSpec => ({ ...q4kTileSpec(tile, arm), weights: 'q8_0' });
+    if (isHead && int8ArmSupport(caps, bestArm).ok && bestArm !== 'scalar') {
+      await tune(q8Prob, 'mmq-q8-tile', bestArm, shape, (t) => mmqCandidate(caps, shape, q8TileSpec(t, bestArm), 'mmq-q8-tile', 'tuned', q8), (t) => mmqWorkgroupBytes(q8TileSpec(t, bestArm)));
+    }
+    for (const arm of arms) await bench(q8Prob, mmqCandidate(caps, shape, mmqPresetSpec('mmq-q8-tiled', { m, n, k, arm, plane }), 'mmq-q8-tiled', 'fixed', q8));
+    for (const arm of fastArms) {
+      await bench(q8Prob, mmqCandidate(caps, shape, q8TileSpec(incumbent, arm), 'mmq-q8-tile', 'incumbent', q8));
+      const t = tuned.get(`mmq-q8-tile/${arm}`);
+      if (t && tileStr(t) !== tileStr(incumbent)) await bench(q8Prob, mmqCandidate(caps, shape, q8TileSpec(t, arm), 'mmq-q8-tile', 'tuned', q8));
+    }
+    q8Prob.resident.destroy();
+  }
+
+  if (opts.moe) await benchMoe(gpu, opts, result, timeOpts, peak, l2, want, log);
+  deriveRatios(result.rows);
+  result.headline = headline(result, head);
+  for (const line of table(result)) log(line);
+  return result;
+}
+
+async function benchMoe(
+  gpu: BenchGpu,
+  opts: BenchOptions,
+  result: BenchResult,
+  timeOpts: { reps: number; targetMs: number; maxIters: number },
+  peak: Peak | undefined,
+  l2: number,
+  want: (id: string) => boolean,
+  log: Log,
+) {
+  const { caps, device } = gpu;
+  const plane = planeWidth(caps);
+  const cases = opts.quick
+    ? [{ tokens: 8, experts: 4, topk: 2, n: 64, k: 256 }]
+    : [8, 64].flatMap((experts) => [32, 128, 512, 2048].map((tokens) => ({ tokens, experts, topk: 2, n: 4096, k: 4096 })));
+  for (const c of cases) {
+    const slots = c.tokens * c.topk;
+    const ids = moeRouting(c.tokens, c.experts, c.topk, MOE_ROUTING_SEED);
+    const load = new Uint32Array(c.experts);
+    ids.forEach((e) => load[e]!++);
+    const cap = Math.max(1, ...load);
+    for (const arm of ['dp4a', 'subgroup-matrix'] as const) {
+      const spec: MmqSpec = { ...mmqPresetSpec('moe-q4k-id', { m: slots, n: c.n, k: c.k, arm, plane }) };
+      const bm = spec.tile.wm * spec.tile.rm * 16;
+      // grid.y sized for the average expert load (the seed's choice); the grid-stride covers the rest.
+      const problem: MoeProblem = { ...c, ids, cap, ytiles: Math.max(1, Math.ceil(slots / c.experts / bm)) };
+      const row: BenchRow = {
+        id: `moe-q4k-id/${arm}/${tileStr(spec.tile)}`,
+        family: 'moe-q4k-id',
+        weights: 'q4k',
+        arm,
+        role: 'fixed',
+        tile: tileStr(spec.tile),
+        m: slots,
+        n: c.n,
+        k: c.k,
+        experts: c.experts,
+        topk: c.topk,
+      };
+      if (!want(`${row.id}@e${c.experts}t${c.tokens}`)) continue;
+      const why = moeAllProblems(spec, problem, caps);
+      if (why.length) {
+        result.rows.push(skippedRow(row, why));
+        log(rowLine(result.rows.at(-1)!));
+        continue;
+      }
+      const data = fastQ4kData(slots, c.experts * c.n, c.k, 3);
+      const plan = buildMoePlan({ weights: 'q4k', data }, problem, spec, { label: row.id });
+      const bankBytes = c.experts * c.n * (c.k / 256) * 148;
+      const prob: Problem = { key: row.id, resident: makeResident(device, plan.buffers, Q4K_ROTATE, banksFor(bankBytes, l2)), idx: sampleIndices(slots, c.n, opts.quick ? 32 : 128) };
+      // Weight bytes the GEMM must read: the experts the routing actually uses.
+      const used = new Set(ids).size;
+      const cand: Candidate = {
+        row,
+        passes: plan.passes,
+        mainPass: plan.mainPass,
+        output: plan.output,
+        oracle: (idx) => Float32Array.from(idx, (v) => q4kElement(data, Math.floor(v / c.n), ids[Math.floor(v / c.n)]! * c.n + (v % c.n), c.k)),
+        tol: 1e-5,
+        ops: 2 * slots * c.n * c.k,
+        weightBytes: used * c.n * (c.k / 256) * 148,
+        kind: 'int8',
+      };
+      const done = await gateAndTime(gpu, prob, cand, timeOpts, peak);
+      result.rows.push(done);
+      log(rowLine(done) + ` experts=${c.experts} tokens=${c.tokens}`);
+      prob.resident.destroy();
+    }
+  }
+}
+
+/** Same-run ratios: (a) vs the best f32 baseline tile, (b) vs the scalar arm, (c) tuned vs incumbent. */
+function deriveRatios(rows: BenchRow[]) {
+  const key = (r: BenchRow) => `${r.m}x${r.n}x${r.k}/${r.experts ?? 0}`;
+  const ok = (r: BenchRow) => r.ms !== undefined && r.correctness?.pass;
+  const bestF32 = new Map<string, number>();
+  for (const r of rows) if (r.family === 'gemm-f32' && ok(r)) bestF32.set(key(r), Math.min(bestF32.get(key(r)) ?? Infinity, r.ms!));
+  for (const r of rows) {
+    if (!ok(r)) continue;
+    const f = bestF32.get(key(r));
+    if (f !== undefined && r.family !== 'gemm-f32') r.vsF32 = f / r.ms!;
+    if (r.arm !== 'scalar') {
+      const s = rows.find((o) => ok(o) && o.family === r.family && o.tile === r.tile && o.arm === 'scalar' && key(o) === key(r));
+      if (s) r.vsScalar = s.ms! / r.ms!;
+    }
+    if (r.role === 'tuned') {
+      const inc = rows.find((o) => ok(o) && o.family === r.family && o.arm === r.arm && o.role === 'incumbent' && key(o) === key(r));
+      if (inc) r.vsIncumbent = inc.ms! / r.ms!;
+    }
+  }
+}
+
+interface TorchJson {
+  int_mm?: { m: number; n: number; k: number; layout?: string; ms: number; tops: number }[];
+}
+
+function headline(result: BenchResult, shape: Shape): Headline {
+  const at = result.rows.filter(
+    (r) => r.m === shape.m && r.n === shape.n && r.k === shape.k && !r.experts && r.ms !== undefined && r.correctness?.pass,
+  );
+  const best = (rows: BenchRow[]) => rows.reduce<BenchRow | undefined>((b, r) => (!b || r.ms! < b.ms! ? r : b), undefined);
+  const int8 = best(at.filter((r) => r.family.startsWith('mmq-')));
+  const any = best(at.filter((r) => r.family !== 'gemm-f32'));
+  const h: Headline = { shape };
+  if (int8) h.bestInt8 = { id: int8.id, ms: int8.ms!, tops: int8.tops! };
+  if (any) h.bestAny = { id: any.id, ms: any.ms!, tops: any.tops! };
+  const torch = (result.torch as TorchJson | undefined)?.int_mm?.filter((t) => t.m === shape.m && t.n === shape.n && t.k === shape.k);
+  if (torch?.length) {
+    h.torchIntMm = torch.map((t) => ({ layout: t.layout ?? 'kn', ms: t.ms, tops: t.tops }));
+    const fastest = Math.min(...torch.map((t) => t.ms));
+    if (int8) h.ratioInt8 = fastest / int8.ms!;
+    if (any) h.ratioAny = fastest / any.ms!;
+  }
+  return h;
+}
+
+const fmt = (v: number | undefined, d = 2) => (v === undefined || !Number.isFinite(v) ? '-' : v.toFixed(d));
+
+function rowLine(r: BenchRow): string {
+  const shape = `${r.m}x${r.n}x${r.k}`;
+  if (r.skipped) return `  skip  ${r.id.padEnd(40)} ${shape.padEnd(16)} ${r.skipped.slice(0, 160)}`;
+  if (r.error) return `  ERROR ${r.id.padEnd(40)} ${shape.padEnd(16)} ${r.error.slice(0, 300)}`;
+  const c = r.correctness;
+  const verdict = c ? (c.pass ? 'ok' : `WRONG rel ${c.relToMax.toExponential(1)}${c.allWritten ? '' : ' unwritten'}`) : '?';
+  return `  ${verdict.padEnd(5)} ${r.id.padEnd(40)} ${shape.padEnd(16)} ${fmt(r.ms, 4).padStart(9)} ms ${fmt(r.tops, 1).padStart(7)} TOPS ${fmt(r.weightGBs, 0).padStart(6)} GB/s${r.peakFraction !== undefined ? ` ${fmt(100 * r.peakFraction, 1)}% peak` : ''}`;
+}
+
+/** The final table: one line per measured row, then tuning and the headline. */
+export function table(result: BenchResult): string[] {
+  const lines: string[] = [];
+  lines.push('');
+  lines.push(`adapter: ${result.adapter.vendor} ${result.adapter.description} plane ${result.adapter.plane}${result.quick ? ' (QUICK: harness check, not speed)' : ''}`);
+  if (result.peak) lines.push(`peak: ${result.peak.source}`);
+  lines.push(
+    'family/arm/tile                             shape            ms/dispatch   TOPS   wGB/s  %peak  xF32  xScalar xIncumb  check',
+  );
+  for (const r of result.rows) {
+    if (r.ms === undefined) continue;
+    const shape = `${r.m}x${r.n}x${r.k}${r.experts ? ` e${r.experts}` : ''}`;
+    const c = r.correctness;
+    lines.push(
+      `${r.id.padEnd(43)} ${shape.padEnd(16)} ${fmt(r.ms, 4).padStart(11)} ${fmt(r.tops, 1).padStart(6)} ${fmt(r.weightGBs, 0).padStart(7)} ${(r.peakFraction !== undefined ? fmt(100 * r.peakFraction, 1) : '-').padStart(6)} ${fmt(r.vsF32).padStart(5)} ${fmt(r.vsScalar).padStart(8)} ${fmt(r.vsIncumbent).padStart(7)}  ${c?.pass ? 'ok' : 'WRONG'} ${c ? c.relToMax.toExponential(1) : ''}`,
+    );
+  }
+  const failed = result.rows.filter((r) => r.error || (r.correctness && !r.correctness.pass));
+  if (failed.length) lines.push(`${failed.length} config(s) FAILED (error or wrong result): ${failed.map((r) => `${r.id}@${r.m}x${r.n}x${r.k}`).join(', ')}`);
+  for (const t of result.tuning) lines.push(`tuned ${t.family}/${t.arm} at ${t.shape.m}x${t.shape.n}x${t.shape.k}: ${t.winner ?? 'none'} (${t.evaluated} evaluated, ${t.failedGate} failed gate, ${t.rejected} rejected)`);
+  const h = result.headline;
+  if (h) {
+    const s = `${h.shape.m}x${h.shape.n}x${h.shape.k}`;
+    if (h.bestInt8) lines.push(`best WebGPU int8 MMQ at ${s}: ${h.bestInt8.id} ${fmt(h.bestInt8.ms, 4)} ms ${fmt(h.bestInt8.tops, 1)} TOPS`);
+    if (h.bestAny) lines.push(`best WebGPU quantized GEMM at ${s}: ${h.bestAny.id} ${fmt(h.bestAny.ms, 4)} ms ${fmt(h.bestAny.tops, 1)} TOPS`);
+    for (const t of h.torchIntMm ?? []) lines.push(`torch._int_mm at ${s} (B layout ${t.layout}): ${fmt(t.ms, 4)} ms ${fmt(t.tops, 1)} TOPS`);
+    if (h.ratioInt8 !== undefined) lines.push(`RATIO best WebGPU int8 MMQ / torch._int_mm (fastest layout) = ${fmt(h.ratioInt8, 3)} (goal >= 0.5)`);
+    if (h.ratioAny !== undefined) lines.push(`RATIO best WebGPU quantized GEMM (any arm) / torch._int_mm = ${fmt(h.ratioAny, 3)}`);
+  }
+  return lines;
+}

@@ -1,0 +1,79 @@
+// Host plan of the f32 baseline GEMM: validate before any dispatch, upload X and the dequantized W,
+// size the grid, and the analytic ownership the instrumented run is compared with.
+import { ShapeError } from '../family';
+import type { AdapterCaps } from '../gpu/caps';
+import { emptyOwnership, OWNER_WORDS, ownerSuffix, type OwnershipMap } from '../gpu/instrument';
+import type { BufferSpec, KernelPlan } from '../gpu/plan';
+import { buildGemmF32Kernel, gemmF32ShapeProblems, type GemmF32Tile } from './gemm.wgsl';
+
+export const GEMM_OWNER_BUFFER = 'owner';
+
+/** The `dims` uniform: [m, n, k, 0]. */
+export function gemmF32Dims(m: number, n: number, k: number): Uint32Array {
+  return new Uint32Array([m, n, k, 0]);
+}
+
+/**
+ * Plan out[m, n] = X[m, k] @ W[n, k]^T in f32. Throws ShapeError (every problem listed) before any dispatch.
+ * @example const r = await runPlan(device, gemmF32Plan(x, w, 64, 64, 128, GEMM_F32_SMALL_TILE, caps));
+ */
+export function gemmF32Plan(
+  x: Float32Array,
+  w: Float32Array,
+  m: number,
+  n: number,
+  k: number,
+  tile: GemmF32Tile,
+  caps: AdapterCaps,
+  opts: { instrument?: boolean } = {},
+): KernelPlan {
+  const problems = gemmF32ShapeProblems(tile, m, n, k, caps.limits);
+  if (x.length !== m * k) problems.push(`x has ${x.length} values, [${m} x ${k}] needs ${m * k}`);
+  if (w.length !== n * k) problems.push(`w has ${w.length} values, [${n} x ${k}] needs ${n * k}`);
+  if (problems.length) throw new ShapeError(problems.join('; '));
+  const kern = buildGemmF32Kernel(tile);
+  const instrument = opts.instrument ?? false;
+  const buffers: BufferSpec[] = [
+    { name: 'x', kind: 'read-only-storage', data: x },
+    { name: 'w', kind: 'read-only-storage', data: w },
+    { name: 'out', kind: 'storage', size: m * n * 4 },
+    { name: 'dims', kind: 'uniform', data: gemmF32Dims(m, n, k) },
+  ];
+  if (instrument) buffers.push({ name: GEMM_OWNER_BUFFER, kind: 'storage', size: m * n * OWNER_WORDS * 4 });
+  return {
+    buffers,
+    passes: [
+      {
+        label: `gemm-f32 ${tile.bm}x${tile.bn}x${tile.bk} t${tile.tm}x${tile.tn}`,
+        wgsl: kern.wgsl + ownerSuffix({ instrument, outName: 'out', outType: 'f32', ownerBinding: kern.bindings.length }),
+        entryPoint: kern.entryPoint,
+        workgroups: kern.workgroups(m, n),
+        bindings: instrument ? [...kern.bindings, GEMM_OWNER_BUFFER] : kern.bindings,
+        workgroupSize: kern.workgroupSize,
+      },
+    ],
+    output: 'out',
+    outputType: 'f32',
+    mainPass: 0,
+  };
+}
+
+/**
+ * Who stores each output: workgroup (col/BN) + (row/BM) * gridX, plane 0, lane = thread
+ * (row%BM / TM) * (BN/TN) + (col%BN) / TN.
+ */
+export function gemmF32AnalyticOwnership(tile: GemmF32Tile, m: number, n: number): OwnershipMap {
+  const map = emptyOwnership(m, n);
+  const gridX = Math.ceil(n / tile.bn);
+  const tx = tile.bn / tile.tn;
+  for (let r = 0; r < m; r++) {
+    for (let c = 0; c < n; c++) {
+      const i = r * n + c;
+      map.count[i] = 1;
+      map.workgroup[i] = Math.floor(c / tile.bn) + Math.floor(r / tile.bm) * gridX;
+      map.plane[i] = 0;
+      map.lane[i] = Math.floor((r % tile.bm) / tile.tm) * tx + Math.floor((c % tile.bn) / tile.tn);
+    }
+  }
+  return map;
+}
