@@ -129,6 +129,12 @@ describe('preconditions throw ShapeError before any dispatch', () => {
       buildMoePlan(ds.inputs, { ...bad, ids: new Uint32Array(4) }, { ...spec, indexed: false }),
     ).toThrow(/indexed spec/);
   });
+  it('buffers must fit maxStorageBufferBindingSize', () => {
+    const small = { ...caps, limits: { ...caps.limits, maxStorageBufferBindingSize: 1 << 20 } };
+    expect(moeFamily.validate(config({ experts: 64, n: 1024, k: 1024 }), small).join()).toMatch(
+      /expert weight bank is 33554432 B > maxStorageBufferBindingSize 1048576/,
+    );
+  });
   it('the subgroup-matrix arm is refused on an adapter without it, with the reason', () => {
     expect(moeFamily.validate(config({ arm: 'subgroup-matrix', plane: 4 }), caps).join()).toMatch(
       /does not expose chromium-experimental-subgroup-matrix/,

@@ -10,13 +10,15 @@ export function ResultsPanel() {
   const outcome = useApp((s) => s.outcome);
   const run = useApp((s) => s.run);
   const current = useApp((s) => (s.outcome ? configKey(s.outcome.config) === configKey(runConfig(s)) : true));
+  // After a failed run the last result stays for reference, marked as such.
+  const stale = run.status === 'compile-error' || run.status === 'error';
 
   return (
     <section className="results" aria-label="Results" data-testid="results">
       <RunStatusLine />
       {outcome ? (
         <>
-          <div className={`verdict ${outcome.verdict.pass ? 'pass' : 'fail'}`} data-testid="verdict">
+          <div className={`verdict ${outcome.verdict.pass ? 'pass' : 'fail'} ${stale ? 'stale' : ''}`} data-testid="verdict">
             {outcome.verdict.pass ? (
               <>
                 <strong>✓ matches oracle</strong> <span>({gateText(outcome.verdict.gate)})</span>
@@ -31,6 +33,7 @@ export function ResultsPanel() {
             )}
             {outcome.edited && <span className="badge warn">edited kernel</span>}
             {!current && <span className="badge">previous config</span>}
+            {stale && current && <span className="badge">last successful run</span>}
           </div>
           <dl className="metrics">
             <div>

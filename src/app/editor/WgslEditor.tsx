@@ -59,6 +59,7 @@ export function WgslEditor() {
       renderLineHighlight: 'line',
       tabSize: 2,
       fixedOverflowWidgets: true,
+      stickyScroll: { enabled: false },
       model: null,
     });
     editorRef.current = editor;
@@ -119,6 +120,17 @@ export function WgslEditor() {
     const model = models.current.get(kernel);
     if (model) monaco.editor.setModelMarkers(model, 'wgsl', markersOf(compile, model));
   }, [compile, kernel, text]);
+
+  // A new compile failure: bring its first error into view (the message panel may have shrunk the editor).
+  useEffect(() => {
+    const editor = editorRef.current;
+    const model = models.current.get(kernel);
+    if (!editor || !model || !compile) return;
+    const first = markersOf(compile, model).find((m) => m.severity === monaco.MarkerSeverity.Error);
+    if (first) editor.revealLineInCenterIfOutsideViewport(first.startLineNumber);
+    // Only when a compile result arrives, not on every keystroke.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [compile]);
 
   return <div className="monaco-host" ref={host} data-testid="editor" />;
 }

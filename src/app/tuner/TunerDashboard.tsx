@@ -358,6 +358,7 @@ export function TunerDashboard(props: TunerDashboardProps) {
             &middot; {r.entries.length} evaluated, {r.entries.filter((e) => e.verdict === 'rejected').length}{' '}
             rejected, {r.entries.filter((e) => e.verdict === 'failed-gate').length} failed gate &middot; worst
             rel {formatRel(r.worstRel)}
+            {r.gatedRows !== undefined ? ` (gate on ${r.gatedRows} sampled rows)` : ''}
             {r.arm ? ` \u00b7 ${r.arm}` : ''}
             {r.plane ? ` \u00b7 plane ${r.plane}` : ''}
             {r.timing ? ` \u00b7 ${r.timing} timing` : ''} &middot;{' '}

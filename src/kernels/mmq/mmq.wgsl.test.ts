@@ -85,7 +85,12 @@ describe('generated WGSL snapshots', () => {
 describe('subgroup-matrix arm text (validated on hardware, not on SwiftShader)', () => {
   const code = mmqWgsl(preset('mmq-q4k-tile', 'subgroup-matrix', 32));
   it('enables the extension and uses the NEW load/store form with u32-element offsets and strides', () => {
-    expect(code).toMatch(/^enable chromium_experimental_subgroup_matrix;$/m);
+    expect(code).toMatch(/^enable subgroups;\nenable chromium_experimental_subgroup_matrix;$/m);
+    // Operands must be subgroup-uniform: the plane index is the hardware subgroup id (Tint rejects
+    // tid / PLANE and subgroupBroadcastFirst(tid / PLANE) as matrix offsets; seen on the H200).
+    expect(code).toContain('@builtin(subgroup_id) sg_id: u32');
+    expect(code).toContain('let warp = sg_id;');
+    expect(code).toContain('let lane = sg_lane;');
     expect(code).toContain(
       'subgroupMatrixLoad<subgroup_matrix_left<i8, 32, 16>, row_major>(&sa, sm * 16u * 8u, 8u)',
     );

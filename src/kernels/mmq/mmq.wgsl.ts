@@ -34,7 +34,11 @@ export interface MmqSpec {
   indexed: boolean;
   /** The contraction island's arm (choose it from AdapterCaps, e.g. defaultInt8Arm(caps)). */
   arm: Arm;
-  /** Plane width every partition divides by (planeWidth(caps)); must divide 256. */
+  /**
+   * Plane width every partition divides by (planeWidth(caps)); must divide 256. The scalar arms treat it
+   * as a logical width (any divisor of 256 gives the same bits); the subgroup-matrix arm needs the
+   * hardware subgroup size, since it indexes planes by @builtin(subgroup_id).
+   */
   plane: number;
 }
 

@@ -107,6 +107,15 @@ export function moeAllProblems(spec: MmqSpec, p: MoeProblem, caps: AdapterCaps):
     ...moeProblems(spec, p, caps.limits.maxComputeWorkgroupsPerDimension),
   ];
   if (!spec.indexed) all.unshift('the MoE plan needs an indexed spec');
+  const max = caps.limits.maxStorageBufferBindingSize;
+  const slots = p.tokens * p.topk;
+  for (const [name, bytes] of [
+    ['activation xq', slots * p.k],
+    ['expert weight bank', (p.experts * p.n * p.k) / 2],
+    ['output with its owner debug buffer', slots * p.n * 4 * 3],
+  ] as const) {
+    if (bytes > max) all.push(`${name} is ${bytes} B > maxStorageBufferBindingSize ${max}`);
+  }
   return [...new Set(all)];
 }
 
