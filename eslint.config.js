@@ -21,12 +21,23 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['react', 'react-dom', 'zustand', 'monaco-editor', 'recharts', 'idb'], message: 'src/kernels is pure: no UI or persistence imports.' },
-            { group: ['**/app/**', '**/workers/**'], message: 'kernels -> workers -> app: kernels import neither.' },
+            {
+              group: ['react', 'react-dom', 'zustand', 'monaco-editor', 'recharts', 'idb'],
+              message: 'src/kernels is pure: no UI or persistence imports.',
+            },
+            {
+              group: ['**/app/**', '**/workers/**'],
+              message: 'kernels -> workers -> app: kernels import neither.',
+            },
           ],
         },
       ],
-      'no-restricted-globals': ['error', { name: 'navigator', message: 'kernels take a GPUDevice; they never reach for navigator.gpu.' }, 'document', 'window'],
+      'no-restricted-globals': [
+        'error',
+        { name: 'navigator', message: 'kernels take a GPUDevice; they never reach for navigator.gpu.' },
+        'document',
+        'window',
+      ],
     },
   },
   {
@@ -34,7 +45,14 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/app/**', 'react', 'react-dom', 'zustand'], message: 'workers do not import the app.' }] },
+        {
+          patterns: [
+            {
+              group: ['**/app/**', 'react', 'react-dom', 'zustand'],
+              message: 'workers do not import the app.',
+            },
+          ],
+        },
       ],
     },
   },

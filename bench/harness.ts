@@ -72,6 +72,8 @@ export interface BenchOptions {
   /** torch_baseline.py output from the same machine. */
   torch?: unknown;
   log?: (line: string) => void;
+  /** Test hook: rewrite a candidate's main-pass WGSL before it runs (proves a wrong kernel is flagged). */
+  mutateWgsl?: (id: string, wgsl: string) => string;
 }
 
 export interface Correctness {
@@ -469,6 +471,10 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
   const bench = async (prob: Problem, c: Candidate | BenchRow) => {
     const row = 'passes' in c ? c.row : c;
     if (!want(`${row.id}@${row.m}x${row.n}x${row.k}`)) return;
+    if ('passes' in c && opts.mutateWgsl) {
+      const main = c.passes[c.mainPass]!;
+      c.passes[c.mainPass] = { ...main, wgsl: opts.mutateWgsl(row.id, main.wgsl) };
+    }
     const done = 'passes' in c ? await gateAndTime(gpu, prob, c, timeOpts, peak) : row;
     result.rows.push(done);
     log(rowLine(done));

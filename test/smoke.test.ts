@@ -8,6 +8,15 @@ describe('Dawn on SwiftShader', () => {
     expect(caps.subgroups).toBe(true);
     expect(caps.dot4I8Packed).toBe(true);
     expect(planeWidth(caps)).toBeGreaterThanOrEqual(4);
-    console.log('[adapter]', caps.vendor, caps.architecture, caps.description, 'plane', planeWidth(caps), caps.subgroupMinSize, caps.subgroupMaxSize);
+    console.log(
+      '[adapter]',
+      caps.vendor,
+      caps.architecture,
+      caps.description,
+      'plane',
+      planeWidth(caps),
+      caps.subgroupMinSize,
+      caps.subgroupMaxSize,
+    );
   });
 });

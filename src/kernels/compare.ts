@@ -21,7 +21,11 @@ export function relToMax(got: ArrayLike<number>, want: ArrayLike<number>): numbe
 }
 
 /** Indices whose bit patterns differ (f32 compared as u32, so -0 != +0 and NaNs are caught). */
-export function bitMismatches(got: Float32Array | Int32Array, want: Float32Array | Int32Array, limit = 16): number[] {
+export function bitMismatches(
+  got: Float32Array | Int32Array,
+  want: Float32Array | Int32Array,
+  limit = 16,
+): number[] {
   if (got.length !== want.length) throw new RangeError(`length ${got.length} != ${want.length}`);
   const a = new Uint32Array(got.buffer, got.byteOffset, got.length);
   const b = new Uint32Array(want.buffer, want.byteOffset, want.length);

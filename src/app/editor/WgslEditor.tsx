@@ -127,7 +127,9 @@ export function WgslEditor() {
     const model = models.current.get(kernel);
     if (!editor || !model || !compile) return;
     const first = markersOf(compile, model).find((m) => m.severity === monaco.MarkerSeverity.Error);
-    if (first) editor.revealLineInCenterIfOutsideViewport(first.startLineNumber);
+    if (!first) return;
+    editor.layout(); // the message list just took space from the editor: measure before revealing
+    editor.revealLineInCenterIfOutsideViewport(first.startLineNumber);
     // Only when a compile result arrives, not on every keystroke.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [compile]);

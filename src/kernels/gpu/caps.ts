@@ -55,7 +55,10 @@ interface AdapterInfoLike {
  * browser or the Dawn GPU object's in Node; the caller passes it so this module never touches a global.
  * @example const caps = readAdapterCaps(adapter, gpu.wgslLanguageFeatures);
  */
-export function readAdapterCaps(adapter: GPUAdapter, wgslLanguageFeatures?: ReadonlySet<string>): AdapterCaps {
+export function readAdapterCaps(
+  adapter: GPUAdapter,
+  wgslLanguageFeatures?: ReadonlySet<string>,
+): AdapterCaps {
   const info = (adapter.info ?? {}) as AdapterInfoLike;
   const features = [...adapter.features].map(String).sort();
   const has = (f: string) => adapter.features.has(f);
@@ -121,7 +124,12 @@ export function findMatrixConfig(
   K: number,
 ): SubgroupMatrixConfig | undefined {
   return caps.subgroupMatrixConfigs.find(
-    (c) => c.componentType === component && c.resultComponentType === result && c.M === M && c.N === N && c.K === K,
+    (c) =>
+      c.componentType === component &&
+      c.resultComponentType === result &&
+      c.M === M &&
+      c.N === N &&
+      c.K === K,
   );
 }
 
@@ -137,10 +145,16 @@ export function int8ArmSupport(caps: AdapterCaps, arm: Arm, mnk: [number, number
     return { ok: false as const, reason: `adapter does not expose ${SUBGROUP_MATRIX_FEATURE}` };
   }
   if (!findMatrixConfig(caps, 'i8', 'i32', ...mnk)) {
-    return { ok: false as const, reason: `no i8->i32 ${mnk.join('x')} subgroup-matrix config on this adapter` };
+    return {
+      ok: false as const,
+      reason: `no i8->i32 ${mnk.join('x')} subgroup-matrix config on this adapter`,
+    };
   }
   if (caps.subgroupMinSize !== caps.subgroupMaxSize) {
-    return { ok: false as const, reason: 'subgroup size varies on this adapter; the matrix arm needs a fixed plane' };
+    return {
+      ok: false as const,
+      reason: 'subgroup size varies on this adapter; the matrix arm needs a fixed plane',
+    };
   }
   return { ok: true as const };
 }

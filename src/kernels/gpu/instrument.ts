@@ -12,7 +12,12 @@ export const OWNER_WORDS = 3; // per output element: [store count, workgroup, (p
  * binding index to give the debug buffer (one past the kernel's last binding).
  * @example kernelCode + ownerSuffix({ instrument: true, outName: 'out', outType: 'f32', ownerBinding: 9 })
  */
-export function ownerSuffix(opts: { instrument: boolean; outName: string; outType: 'f32' | 'i32' | 'u32'; ownerBinding: number }): string {
+export function ownerSuffix(opts: {
+  instrument: boolean;
+  outName: string;
+  outType: 'f32' | 'i32' | 'u32';
+  ownerBinding: number;
+}): string {
   const { instrument, outName, outType, ownerBinding } = opts;
   if (!instrument) {
     return `

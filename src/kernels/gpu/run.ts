@@ -20,7 +20,9 @@ export class WgslCompileError extends Error {
     readonly code: string,
   ) {
     const first = messages.find((m) => m.type === 'error') ?? messages[0];
-    super(`${pass}: WGSL error${first ? ` at line ${first.lineNum}:${first.linePos}: ${first.message}` : ''}`);
+    super(
+      `${pass}: WGSL error${first ? ` at line ${first.lineNum}:${first.linePos}: ${first.message}` : ''}`,
+    );
     this.name = 'WgslCompileError';
   }
 }
@@ -77,7 +79,8 @@ export async function compileWgsl(device: GPUDevice, code: string, label: string
     length: m.length,
   }));
   if (messages.some((m) => m.type === 'error') || scoped) {
-    if (!messages.length && scoped) messages.push({ type: 'error', message: scoped.message, lineNum: 0, linePos: 0, offset: 0, length: 0 });
+    if (!messages.length && scoped)
+      messages.push({ type: 'error', message: scoped.message, lineNum: 0, linePos: 0, offset: 0, length: 0 });
     throw new WgslCompileError(label, messages, code);
   }
   cache.set(code, module);
@@ -129,7 +132,10 @@ function usageOf(kind: string): number {
 
 /** Read a GPU buffer back to the host. */
 export async function readBuffer(device: GPUDevice, src: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
-  const staging = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const staging = device.createBuffer({
+    size: bytes,
+    usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+  });
   const enc = device.createCommandEncoder();
   enc.copyBufferToBuffer(src, 0, staging, 0, bytes);
   device.queue.submit([enc.finish()]);
@@ -141,9 +147,19 @@ export async function readBuffer(device: GPUDevice, src: GPUBuffer, bytes: numbe
 }
 
 /** Upload a typed array into a new buffer of the given usage. */
-export function uploadBuffer(device: GPUDevice, data: ArrayBufferView, usage: number, label?: string): GPUBuffer {
+export function uploadBuffer(
+  device: GPUDevice,
+  data: ArrayBufferView,
+  usage: number,
+  label?: string,
+): GPUBuffer {
   const size = Math.max(4, Math.ceil(data.byteLength / 4) * 4);
-  const buf = device.createBuffer({ size, usage: usage | GPUBufferUsage.COPY_DST, mappedAtCreation: true, ...(label ? { label } : {}) });
+  const buf = device.createBuffer({
+    size,
+    usage: usage | GPUBufferUsage.COPY_DST,
+    mappedAtCreation: true,
+    ...(label ? { label } : {}),
+  });
   new Uint8Array(buf.getMappedRange()).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
   buf.unmap();
   return buf;
@@ -153,7 +169,11 @@ export function uploadBuffer(device: GPUDevice, data: ArrayBufferView, usage: nu
  * Run a plan once for correctness, then optionally time `iters` dispatches of its main pass.
  * @example const r = await runPlan(device, mmqQ8Plan(data, spec)); new Float32Array(r.output)
  */
-export async function runPlan(device: GPUDevice, plan: KernelPlan, opts: RunOptions = {}): Promise<RunResult> {
+export async function runPlan(
+  device: GPUDevice,
+  plan: KernelPlan,
+  opts: RunOptions = {},
+): Promise<RunResult> {
   const maxDim = device.limits.maxComputeWorkgroupsPerDimension;
   plan.passes.forEach((p) => checkGrid(p, maxDim));
   const buffers = new Map<string, { buf: GPUBuffer; bytes: number }>();
@@ -162,7 +182,9 @@ export async function runPlan(device: GPUDevice, plan: KernelPlan, opts: RunOpti
     for (const b of plan.buffers) {
       const bytes = bufferBytes(b);
       if (bytes > device.limits.maxStorageBufferBindingSize) {
-        throw new RangeError(`buffer ${b.name} is ${bytes} bytes > maxStorageBufferBindingSize ${device.limits.maxStorageBufferBindingSize}`);
+        throw new RangeError(
+          `buffer ${b.name} is ${bytes} bytes > maxStorageBufferBindingSize ${device.limits.maxStorageBufferBindingSize}`,
+        );
       }
       const buf = b.data
         ? uploadBuffer(device, b.data, usageOf(b.kind), b.name)
@@ -215,7 +237,14 @@ export async function runPlan(device: GPUDevice, plan: KernelPlan, opts: RunOpti
     const iters = opts.iters ?? 0;
     if (iters > 0) {
       const main = plan.mainPass;
-      const t = await timeDispatches(device, pipelines[main]!, [groups[main]!], plan.passes[main]!.workgroups, iters, opts.cancelled);
+      const t = await timeDispatches(
+        device,
+        pipelines[main]!,
+        [groups[main]!],
+        plan.passes[main]!.workgroups,
+        iters,
+        opts.cancelled,
+      );
       result.msPerDispatch = t.ms;
       result.timing = t.timing;
     }
@@ -237,7 +266,12 @@ export async function timeDispatches(
   iters: number,
   cancelled?: () => boolean,
 ): Promise<{ ms: number; timing: 'timestamp' | 'wall' }> {
-  const encodeBatch = (enc: GPUCommandEncoder, n: number, start: number, ts?: GPUComputePassTimestampWrites) => {
+  const encodeBatch = (
+    enc: GPUCommandEncoder,
+    n: number,
+    start: number,
+    ts?: GPUComputePassTimestampWrites,
+  ) => {
     const cp = enc.beginComputePass(ts ? { timestampWrites: ts } : {});
     cp.setPipeline(pipeline);
     for (let i = 0; i < n; i++) {
@@ -255,7 +289,10 @@ export async function timeDispatches(
   }
   if (device.features.has('timestamp-query')) {
     const qs = device.createQuerySet({ type: 'timestamp', count: 2 });
-    const resolve = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+    const resolve = device.createBuffer({
+      size: 16,
+      usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+    });
     try {
       const enc = device.createCommandEncoder();
       encodeBatch(enc, iters, 0, { querySet: qs, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 });

@@ -125,7 +125,11 @@ function makeQkx2Quants(x: Float32Array, off: number, weights: Float32Array, L: 
  * Quantize f32 rows to ggml Q4_K (quantize_row_q4_K_ref). Returns ggml bytes and the kernels' split layout.
  * @example const { bytes, split } = quantizeQ4K(w, n, 4096); // bytes.length === n*16*144
  */
-export function quantizeQ4K(x: Float32Array, rows: number, k: number): { bytes: Uint8Array; split: Q4KWeight } {
+export function quantizeQ4K(
+  x: Float32Array,
+  rows: number,
+  k: number,
+): { bytes: Uint8Array; split: Q4KWeight } {
   assertSuperBlocks(k);
   const f = Math.fround;
   const nb = (rows * k) / QK_K;

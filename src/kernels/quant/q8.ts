@@ -50,7 +50,11 @@ function quantizeBlock(x: Float32Array, off: number, q: Int8Array): { d: number;
  * Quantize f32 rows to ggml Q8_0 blocks. Returns the raw ggml bytes and the kernels' split layout.
  * @example const { bytes, split } = quantizeQ8_0(weights, n, k); // bytes.length === n*k/32*34
  */
-export function quantizeQ8_0(x: Float32Array, rows: number, k: number): { bytes: Uint8Array; split: Q8Weight } {
+export function quantizeQ8_0(
+  x: Float32Array,
+  rows: number,
+  k: number,
+): { bytes: Uint8Array; split: Q8Weight } {
   assertBlocks(k);
   const nb = (rows * k) / QK8;
   const bytes = new Uint8Array(nb * Q8_0_BLOCK_BYTES);
