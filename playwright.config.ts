@@ -8,7 +8,7 @@ const PORT = 4173;
 export default defineConfig({
   testDir: 'e2e',
   outputDir: 'test-results',
-  snapshotPathTemplate: '{testDir}/__screenshots__/{testFilePath}/{arg}{ext}',
+  snapshotPathTemplate: '{testDir}/{testFileName}-snapshots/{arg}{ext}',
   fullyParallel: false,
   workers: 1,
   retries: 0,

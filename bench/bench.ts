@@ -54,13 +54,23 @@ async function main() {
     try {
       torch = JSON.parse(readFileSync(opts.torchPath, 'utf8'));
     } catch (e) {
-      console.warn(`[bench] no torch baseline at ${opts.torchPath}: ${e instanceof Error ? e.message : String(e)}`);
+      console.warn(
+        `[bench] no torch baseline at ${opts.torchPath}: ${e instanceof Error ? e.message : String(e)}`,
+      );
     }
   }
   const gpu: BenchGpu = await openBenchGpu([...FULL_DAWN_FLAGS]);
-  const result = await runBench(gpu, { ...opts, ...(torch ? { torch } : {}), log: (s) => console.log(s) });
+  const save = (r: unknown) => {
+    if (opts.json) writeFileSync(opts.json, JSON.stringify(r, null, 1));
+  };
+  const result = await runBench(gpu, {
+    ...opts,
+    ...(torch ? { torch } : {}),
+    log: (s) => console.log(s),
+    onProgress: save,
+  });
   result.adapterInfo = adapterInfoRecord(gpu.adapter);
-  if (opts.json) writeFileSync(opts.json, JSON.stringify(result, null, 1));
+  save(result);
   gpu.device.destroy();
 }
 

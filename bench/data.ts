@@ -7,7 +7,7 @@ import { blockSums, type MmqQ4kData, type MmqQ8Data } from '../src/kernels/quant
 /** `len` pseudo-random u32 words from a xorshift32 stream (seed must be non-zero after mixing). */
 export function fastWords(len: number, seed: number): Uint32Array {
   const out = new Uint32Array(len);
-  let s = (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) >>> 0) || 0x6d2b79f5;
+  let s = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) >>> 0 || 0x6d2b79f5;
   for (let i = 0; i < len; i++) {
     s ^= s << 13;
     s ^= s >>> 17;

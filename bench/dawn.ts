@@ -5,7 +5,9 @@ import { create, globals } from 'webgpu';
 import { readAdapterCaps, wantedFeatures, type AdapterCaps } from '../src/kernels/gpu/caps';
 
 /** The Dawn toggles that expose every accelerated arm on NVIDIA/Vulkan (see ../shared/FINDINGS.md). */
-export const FULL_DAWN_FLAGS = ['enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia'] as const;
+export const FULL_DAWN_FLAGS = [
+  'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia',
+] as const;
 
 export interface BenchGpu {
   /** The Dawn GPU object. Hold it as long as the device: once it is garbage-collected, Dawn tears the

@@ -182,10 +182,14 @@ export async function timeMainPass(
 ): Promise<Timing> {
   const pipeline = prepared.pipelines[mainIndex]!;
   const groups = prepared.groups[mainIndex]!;
-  const est = await timeDispatches(res.device, pipeline, groups, pass.workgroups, 2);
-  const iters = Math.max(2, Math.min(opts.maxIters, Math.round(opts.targetMs / Math.max(est.ms, 1e-3))));
+  // targetMs <= 0: no estimate, exactly maxIters dispatches per batch (CI-size runs).
+  const est =
+    opts.targetMs > 0 ? await timeDispatches(res.device, pipeline, groups, pass.workgroups, 2) : undefined;
+  const iters = est
+    ? Math.max(2, Math.min(opts.maxIters, Math.round(opts.targetMs / Math.max(est.ms, 1e-3))))
+    : Math.max(1, opts.maxIters);
   const samples: number[] = [];
-  let timing = est.timing;
+  let timing: Timing['timing'] = est?.timing ?? 'wall';
   for (let r = 0; r < opts.reps; r++) {
     const t = await timeDispatches(res.device, pipeline, groups, pass.workgroups, iters);
     samples.push(t.ms);

@@ -34,7 +34,13 @@ import {
   gemmF32ShapeProblems,
   type GemmF32Tile,
 } from '../src/kernels/baseline';
-import { buildMoePlan, MOE_ROUTING_SEED, moeAllProblems, moeRouting, type MoeProblem } from '../src/kernels/moe';
+import {
+  buildMoePlan,
+  MOE_ROUTING_SEED,
+  moeAllProblems,
+  moeRouting,
+  type MoeProblem,
+} from '../src/kernels/moe';
 import {
   Evolution,
   mmqQ4kIncumbent,
@@ -72,6 +78,8 @@ export interface BenchOptions {
   /** torch_baseline.py output from the same machine. */
   torch?: unknown;
   log?: (line: string) => void;
+  /** Called after every row with the result so far (the CLI checkpoints its JSON: a crash keeps the rows). */
+  onProgress?: (partial: BenchResult) => void;
   /** Test hook: rewrite a candidate's main-pass WGSL before it runs (proves a wrong kernel is flagged). */
   mutateWgsl?: (id: string, wgsl: string) => string;
 }
@@ -162,7 +170,8 @@ export interface BenchResult {
 // NVIDIA's H200 SXM datasheet (the H100 SXM's tensor rates, dense): int8 1979 TOPS, f16 989 TFLOP/s,
 // f32 (non-tensor) 67 TFLOP/s, HBM3e 4.8 TB/s; 60 MB of L2 (PyTorch's device properties on the lent card).
 const H200_PEAK: Peak = {
-  source: 'NVIDIA H200 SXM datasheet (dense tensor rates = H100 SXM): int8 1979 TOPS, f16 989 TFLOP/s, f32 67 TFLOP/s, 4.8 TB/s',
+  source:
+    'NVIDIA H200 SXM datasheet (dense tensor rates = H100 SXM): int8 1979 TOPS, f16 989 TFLOP/s, f32 67 TFLOP/s, 4.8 TB/s',
   int8Tops: 1979,
   f16Tflops: 989,
   f32Tflops: 67,
@@ -224,7 +233,13 @@ async function gateAndTime(
     prob.idx.forEach((v, i) => (got[i] = out[v]!));
     const want = c.oracle(prob.idx);
     const v = judge(got, want, { kind: 'rel-to-max', tol: c.tol });
-    row.correctness = { pass: v.pass && allWritten, relToMax: v.relToMax, samples: prob.idx.length, allWritten, tol: c.tol };
+    row.correctness = {
+      pass: v.pass && allWritten,
+      relToMax: v.relToMax,
+      samples: prob.idx.length,
+      allWritten,
+      tol: c.tol,
+    };
     const t = await timeMainPass(prob.resident, c.passes[c.mainPass]!, prepared, c.mainPass, opts);
     row.ms = t.ms;
     row.msSamples = t.samples;
@@ -274,12 +289,23 @@ function mmqCandidate(
   const pass = mmqPass(kern, kern.workgroups(m, n), false, row.id);
   const oracle =
     spec.weights === 'q8_0'
-      ? (idx: Uint32Array) => Float32Array.from(idx, (v) => q8Element(data as MmqQ8Data, Math.floor(v / n), v % n, k))
-      : (idx: Uint32Array) => Float32Array.from(idx, (v) => q4kElement(data as MmqQ4kData, Math.floor(v / n), v % n, k));
-  const weightBytes =
-    spec.weights === 'q8_0' ? n * k + n * (k / 32) * 4 : n * (k / 256) * (128 + 12 + 4 + 4);
+      ? (idx: Uint32Array) =>
+          Float32Array.from(idx, (v) => q8Element(data as MmqQ8Data, Math.floor(v / n), v % n, k))
+      : (idx: Uint32Array) =>
+          Float32Array.from(idx, (v) => q4kElement(data as MmqQ4kData, Math.floor(v / n), v % n, k));
+  const weightBytes = spec.weights === 'q8_0' ? n * k + n * (k / 32) * 4 : n * (k / 256) * (128 + 12 + 4 + 4);
   // int8 sums are exact; only the f32 accumulation order may differ from the oracle's.
-  return { row, passes: [pass], mainPass: 0, output: 'out', oracle, tol: 1e-5, ops: 2 * m * n * k, weightBytes, kind: 'int8' };
+  return {
+    row,
+    passes: [pass],
+    mainPass: 0,
+    output: 'out',
+    oracle,
+    tol: 1e-5,
+    ops: 2 * m * n * k,
+    weightBytes,
+    kind: 'int8',
+  };
 }
 
 function coopmatCandidate(
@@ -340,7 +366,13 @@ function coopmatCandidate(
   };
 }
 
-function gemmCandidate(caps: AdapterCaps, shape: Shape, tile: GemmF32Tile, x: Float32Array, w: Float32Array): Candidate | BenchRow {
+function gemmCandidate(
+  caps: AdapterCaps,
+  shape: Shape,
+  tile: GemmF32Tile,
+  x: Float32Array,
+  w: Float32Array,
+): Candidate | BenchRow {
   const { m, n, k } = shape;
   const row: BenchRow = {
     id: `gemm-f32/${gemmTileStr(tile)}`,
@@ -358,7 +390,9 @@ function gemmCandidate(caps: AdapterCaps, shape: Shape, tile: GemmF32Tile, x: Fl
   const kern = buildGemmF32Kernel(tile);
   const pass: PassSpec = {
     label: row.id,
-    wgsl: kern.wgsl + ownerSuffix({ instrument: false, outName: 'out', outType: 'f32', ownerBinding: kern.bindings.length }),
+    wgsl:
+      kern.wgsl +
+      ownerSuffix({ instrument: false, outName: 'out', outType: 'f32', ownerBinding: kern.bindings.length }),
     entryPoint: kern.entryPoint,
     workgroups: kern.workgroups(m, n),
     bindings: kern.bindings,
@@ -409,17 +443,36 @@ class SampledTileEval implements Evaluator {
   ) {}
 
   staticCheck(cfg: Config): StaticVerdict {
-    return tileStaticCheck(tileOf(this.space, cfg), tileLimits(this.gpu.caps, planeWidth(this.gpu.caps)), this.workgroupBytes);
+    return tileStaticCheck(
+      tileOf(this.space, cfg),
+      tileLimits(this.gpu.caps, planeWidth(this.gpu.caps)),
+      this.workgroupBytes,
+    );
   }
 
   async measure(cfg: Config, iters: number): Promise<Measurement> {
     const c = this.make(tileOf(this.space, cfg));
     if (!('passes' in c)) throw new Error(c.skipped ?? 'not runnable');
-    const r = await gateAndTime(this.gpu, this.prob, c, { reps: this.reps, targetMs: 0, maxIters: iters }, undefined);
+    const r = await gateAndTime(
+      this.gpu,
+      this.prob,
+      c,
+      { reps: this.reps, targetMs: 0, maxIters: iters },
+      undefined,
+    );
     if (r.error) throw new Error(r.error);
     const rel = r.correctness?.relToMax ?? Infinity;
-    if (!r.correctness?.pass) return { ms: Infinity, worstRel: rel, reason: `rel_to_max ${rel.toExponential(2)} or unwritten output` };
-    return { ms: r.ms!, worstRel: rel, ...(r.timing === 'timestamp' || r.timing === 'wall' ? { timing: r.timing } : {}) };
+    if (!r.correctness?.pass)
+      return {
+        ms: Infinity,
+        worstRel: rel,
+        reason: `rel_to_max ${rel.toExponential(2)} or unwritten output`,
+      };
+    return {
+      ms: r.ms!,
+      worstRel: rel,
+      ...(r.timing === 'timestamp' || r.timing === 'wall' ? { timing: r.timing } : {}),
+    };
   }
 }
 
@@ -436,7 +489,9 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
   const plane = planeWidth(caps);
   const peak = peakOf(gpu);
   const l2 = peak?.l2Bytes ?? 8 * 1024 * 1024;
-  const timeOpts = { reps: opts.reps, targetMs: opts.targetMs, maxIters: opts.quick ? 2 : 200 };
+  const timeOpts = { reps: opts.reps, targetMs: opts.targetMs, maxIters: opts.quick ? 1 : 200 };
+  // Quick runs check the harness: one bank is enough (CPU adapters have no L2 to defeat).
+  const banks = (bytes: number) => (opts.quick ? 1 : banksFor(bytes, l2));
   const arms: Arm[] = ['scalar', 'dp4a', 'subgroup-matrix'];
   const bestArm = arms.filter((a) => int8ArmSupport(caps, a).ok).pop() ?? 'scalar';
   const fastArms = arms.filter((a) => a !== 'scalar');
@@ -454,11 +509,23 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
         ));
   // The headline shape is where tiles are tuned and the torch ratio is taken.
   const head = opts.quick ? shapes[0]! : { m: 2048, n: 4096, k: 4096 };
-  const gemmTiles = (opts.quick ? [GEMM_F32_SMALL_TILE] : [GEMM_F32_DEFAULT_TILE, { bm: 64, bn: 128, bk: 16, tm: 4, tn: 8 }, { bm: 128, bn: 64, bk: 16, tm: 8, tn: 4 }]);
+  const gemmTiles = opts.quick
+    ? [GEMM_F32_SMALL_TILE]
+    : [
+        GEMM_F32_DEFAULT_TILE,
+        { bm: 64, bn: 128, bk: 16, tm: 4, tn: 8 },
+        { bm: 128, bn: 64, bk: 16, tm: 8, tn: 4 },
+      ];
   const result: BenchResult = {
     date: new Date().toISOString(),
     quick: opts.quick,
-    adapter: { vendor: caps.vendor, architecture: caps.architecture, description: caps.description, plane, features: caps.features },
+    adapter: {
+      vendor: caps.vendor,
+      architecture: caps.architecture,
+      description: caps.description,
+      plane,
+      features: caps.features,
+    },
     dawnFlags: gpu.flags,
     ...(peak ? { peak } : {}),
     rows: [],
@@ -478,6 +545,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     const done = 'passes' in c ? await gateAndTime(gpu, prob, c, timeOpts, peak) : row;
     result.rows.push(done);
     log(rowLine(done));
+    opts.onProgress?.(result);
   };
 
   const tune = async (
@@ -490,7 +558,11 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
   ) => {
     if (!opts.tune || !want(`${family}/${arm}/tune`)) return;
     const ev = new SampledTileEval(gpu, prob, make, workgroupBytes, 1);
-    const evo = new Evolution(opts.quick ? { population: 4, generations: 1, measureIters: 2 } : { population: 12, generations: 3, measureIters: 10 });
+    const evo = new Evolution(
+      opts.quick
+        ? { population: 3, generations: 1, measureIters: 1 }
+        : { population: 12, generations: 3, measureIters: 10 },
+    );
     const report = await evo.run(ev.space, ev, 0x5eed, { seeds: [tileConfig(ev.space, incumbent)] });
     result.tuning.push({
       family,
@@ -502,8 +574,13 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
       failedGate: report.failedGate.length,
       rejected: report.rejected.length,
     });
-    const win = report.measured.reduce<(typeof report.measured)[number] | undefined>((b, e) => (!b || e.ms < b.ms ? e : b), undefined);
-    log(`[tune] ${family}/${arm} at ${shape.m}x${shape.n}x${shape.k}: ${report.evaluated} configs, winner ${report.winner ?? 'none'} ${report.bestMs.toFixed(4)} ms (${report.failedGate.length} failed the gate, ${report.rejected.length} rejected)`);
+    const win = report.measured.reduce<(typeof report.measured)[number] | undefined>(
+      (b, e) => (!b || e.ms < b.ms ? e : b),
+      undefined,
+    );
+    log(
+      `[tune] ${family}/${arm} at ${shape.m}x${shape.n}x${shape.k}: ${report.evaluated} configs, winner ${report.winner ?? 'none'} ${report.bestMs.toFixed(4)} ms (${report.failedGate.length} failed the gate, ${report.rejected.length} rejected)`,
+    );
     if (win) tuned.set(`${family}/${arm}`, tileOf(ev.space, win.values));
   };
 
@@ -520,30 +597,69 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     const q4Bytes = n * (k / 256) * 148;
     const q4Prob: Problem = {
       key: `q4k ${m}x${n}x${k}`,
-      resident: makeResident(device, mmqProblemBuffers(q4Inputs, shape, [{ name: 'x', kind: 'read-only-storage', data: x }]), Q4K_ROTATE, banksFor(q4Bytes, l2)),
+      resident: makeResident(
+        device,
+        mmqProblemBuffers(q4Inputs, shape, [{ name: 'x', kind: 'read-only-storage', data: x }]),
+        Q4K_ROTATE,
+        banks(q4Bytes),
+      ),
       idx: sampleIndices(m, n, opts.quick ? 32 : 128),
     };
-    const q4kTileSpec = (tile: TileParams, arm: Arm): MmqSpec => ({ ...mmqPresetSpec('mmq-q4k-tile', { m, n, k, tile, arm, plane }) });
+    const q4kTileSpec = (tile: TileParams, arm: Arm): MmqSpec => ({
+      ...mmqPresetSpec('mmq-q4k-tile', { m, n, k, tile, arm, plane }),
+    });
     if (isHead) {
       for (const arm of fastArms) {
         if (!int8ArmSupport(caps, arm).ok) continue;
-        await tune(q4Prob, 'mmq-q4k-tile', arm, shape, (t) => mmqCandidate(caps, shape, q4kTileSpec(t, arm), 'mmq-q4k-tile', 'tuned', q4), (t) => mmqWorkgroupBytes(q4kTileSpec(t, arm)));
+        await tune(
+          q4Prob,
+          'mmq-q4k-tile',
+          arm,
+          shape,
+          (t) => mmqCandidate(caps, shape, q4kTileSpec(t, arm), 'mmq-q4k-tile', 'tuned', q4),
+          (t) => mmqWorkgroupBytes(q4kTileSpec(t, arm)),
+        );
       }
       const cmArm = coopmatMatrixUnsupported(caps) ? 'scalar' : 'subgroup-matrix';
-      await tune(q4Prob, 'coopmat-f16', cmArm, shape, (t) => coopmatCandidate(caps, shape, t, cmArm, 'tuned', x, q4), (t) =>
-        coopmatWorkgroupBytes({ tile: t, plane, arm: cmArm }),
-      );
+      // Quick runs tune one family (the search machinery); full runs tune every accelerated family.
+      if (!opts.quick)
+        await tune(
+          q4Prob,
+          'coopmat-f16',
+          cmArm,
+          shape,
+          (t) => coopmatCandidate(caps, shape, t, cmArm, 'tuned', x, q4),
+          (t) => coopmatWorkgroupBytes({ tile: t, plane, arm: cmArm }),
+        );
     }
-    for (const arm of arms) await bench(q4Prob, mmqCandidate(caps, shape, mmqPresetSpec('mmq-q4k-rt', { m, n, k, arm, plane }), 'mmq-q4k-rt', 'fixed', q4));
-    for (const arm of arms) await bench(q4Prob, mmqCandidate(caps, shape, q4kTileSpec(incumbent, arm), 'mmq-q4k-tile', 'incumbent', q4));
+    for (const arm of arms)
+      await bench(
+        q4Prob,
+        mmqCandidate(
+          caps,
+          shape,
+          mmqPresetSpec('mmq-q4k-rt', { m, n, k, arm, plane }),
+          'mmq-q4k-rt',
+          'fixed',
+          q4,
+        ),
+      );
+    // (b) scalar vs accelerated arms is measured on the fixed kernels; the tile kernel adds its scalar arm in full runs.
+    for (const arm of opts.quick ? fastArms : arms)
+      await bench(
+        q4Prob,
+        mmqCandidate(caps, shape, q4kTileSpec(incumbent, arm), 'mmq-q4k-tile', 'incumbent', q4),
+      );
     for (const arm of fastArms) {
       const t = tuned.get(`mmq-q4k-tile/${arm}`);
-      if (t && tileStr(t) !== tileStr(incumbent)) await bench(q4Prob, mmqCandidate(caps, shape, q4kTileSpec(t, arm), 'mmq-q4k-tile', 'tuned', q4));
+      if (t && tileStr(t) !== tileStr(incumbent))
+        await bench(q4Prob, mmqCandidate(caps, shape, q4kTileSpec(t, arm), 'mmq-q4k-tile', 'tuned', q4));
     }
     for (const arm of ['scalar', 'subgroup-matrix'] as const) {
       await bench(q4Prob, coopmatCandidate(caps, shape, incumbent, arm, 'incumbent', x, q4));
       const t = tuned.get(`coopmat-f16/${arm}`);
-      if (t && tileStr(t) !== tileStr(incumbent)) await bench(q4Prob, coopmatCandidate(caps, shape, t, arm, 'tuned', x, q4));
+      if (t && tileStr(t) !== tileStr(incumbent))
+        await bench(q4Prob, coopmatCandidate(caps, shape, t, arm, 'tuned', x, q4));
     }
     q4Prob.resident.destroy();
     // ---- f32 baseline on the same problem, dequantized.
@@ -560,7 +676,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
             { name: 'dims', kind: 'uniform', data: gemmF32Dims(m, n, k) },
           ],
           ['w'],
-          banksFor(n * k * 4, l2),
+          banks(n * k * 4),
         ),
         idx: q4Prob.idx,
       };
@@ -572,19 +688,49 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     const q8Inputs: MmqInputs = { weights: 'q8_0', data: q8 };
     const q8Prob: Problem = {
       key: `q8_0 ${m}x${n}x${k}`,
-      resident: makeResident(device, mmqProblemBuffers(q8Inputs, shape), Q8_ROTATE, banksFor(n * k + (n * k) / 8, l2)),
+      resident: makeResident(
+        device,
+        mmqProblemBuffers(q8Inputs, shape),
+        Q8_ROTATE,
+        banks(n * k + (n * k) / 8),
+      ),
       idx: q4Prob.idx,
     };
     // The register-accumulator tile kernel is a spec of the same generator with Q8_0 weights.
-    const q8TileSpec = (tile: TileParams, arm: Arm): MmqSpec => ({ ...q4kTileSpec(tile, arm), weights: 'q8_0' });
-    if (isHead && int8ArmSupport(caps, bestArm).ok && bestArm !== 'scalar') {
-      await tune(q8Prob, 'mmq-q8-tile', bestArm, shape, (t) => mmqCandidate(caps, shape, q8TileSpec(t, bestArm), 'mmq-q8-tile', 'tuned', q8), (t) => mmqWorkgroupBytes(q8TileSpec(t, bestArm)));
+    const q8TileSpec = (tile: TileParams, arm: Arm): MmqSpec => ({
+      ...q4kTileSpec(tile, arm),
+      weights: 'q8_0',
+    });
+    if (isHead && !opts.quick && int8ArmSupport(caps, bestArm).ok && bestArm !== 'scalar') {
+      await tune(
+        q8Prob,
+        'mmq-q8-tile',
+        bestArm,
+        shape,
+        (t) => mmqCandidate(caps, shape, q8TileSpec(t, bestArm), 'mmq-q8-tile', 'tuned', q8),
+        (t) => mmqWorkgroupBytes(q8TileSpec(t, bestArm)),
+      );
     }
-    for (const arm of arms) await bench(q8Prob, mmqCandidate(caps, shape, mmqPresetSpec('mmq-q8-tiled', { m, n, k, arm, plane }), 'mmq-q8-tiled', 'fixed', q8));
+    for (const arm of arms)
+      await bench(
+        q8Prob,
+        mmqCandidate(
+          caps,
+          shape,
+          mmqPresetSpec('mmq-q8-tiled', { m, n, k, arm, plane }),
+          'mmq-q8-tiled',
+          'fixed',
+          q8,
+        ),
+      );
     for (const arm of fastArms) {
-      await bench(q8Prob, mmqCandidate(caps, shape, q8TileSpec(incumbent, arm), 'mmq-q8-tile', 'incumbent', q8));
+      await bench(
+        q8Prob,
+        mmqCandidate(caps, shape, q8TileSpec(incumbent, arm), 'mmq-q8-tile', 'incumbent', q8),
+      );
       const t = tuned.get(`mmq-q8-tile/${arm}`);
-      if (t && tileStr(t) !== tileStr(incumbent)) await bench(q8Prob, mmqCandidate(caps, shape, q8TileSpec(t, arm), 'mmq-q8-tile', 'tuned', q8));
+      if (t && tileStr(t) !== tileStr(incumbent))
+        await bench(q8Prob, mmqCandidate(caps, shape, q8TileSpec(t, arm), 'mmq-q8-tile', 'tuned', q8));
     }
     q8Prob.resident.destroy();
   }
@@ -610,7 +756,9 @@ async function benchMoe(
   const plane = planeWidth(caps);
   const cases = opts.quick
     ? [{ tokens: 8, experts: 4, topk: 2, n: 64, k: 256 }]
-    : [8, 64].flatMap((experts) => [32, 128, 512, 2048].map((tokens) => ({ tokens, experts, topk: 2, n: 4096, k: 4096 })));
+    : [8, 64].flatMap((experts) =>
+        [32, 128, 512, 2048].map((tokens) => ({ tokens, experts, topk: 2, n: 4096, k: 4096 })),
+      );
   for (const c of cases) {
     const slots = c.tokens * c.topk;
     const ids = moeRouting(c.tokens, c.experts, c.topk, MOE_ROUTING_SEED);
@@ -645,7 +793,11 @@ async function benchMoe(
       const data = fastQ4kData(slots, c.experts * c.n, c.k, 3);
       const plan = buildMoePlan({ weights: 'q4k', data }, problem, spec, { label: row.id });
       const bankBytes = c.experts * c.n * (c.k / 256) * 148;
-      const prob: Problem = { key: row.id, resident: makeResident(device, plan.buffers, Q4K_ROTATE, banksFor(bankBytes, l2)), idx: sampleIndices(slots, c.n, opts.quick ? 32 : 128) };
+      const prob: Problem = {
+        key: row.id,
+        resident: makeResident(device, plan.buffers, Q4K_ROTATE, opts.quick ? 1 : banksFor(bankBytes, l2)),
+        idx: sampleIndices(slots, c.n, opts.quick ? 32 : 128),
+      };
       // Weight bytes the GEMM must read: the experts the routing actually uses.
       const used = new Set(ids).size;
       const cand: Candidate = {
@@ -653,7 +805,10 @@ async function benchMoe(
         passes: plan.passes,
         mainPass: plan.mainPass,
         output: plan.output,
-        oracle: (idx) => Float32Array.from(idx, (v) => q4kElement(data, Math.floor(v / c.n), ids[Math.floor(v / c.n)]! * c.n + (v % c.n), c.k)),
+        oracle: (idx) =>
+          Float32Array.from(idx, (v) =>
+            q4kElement(data, Math.floor(v / c.n), ids[Math.floor(v / c.n)]! * c.n + (v % c.n), c.k),
+          ),
         tol: 1e-5,
         ops: 2 * slots * c.n * c.k,
         weightBytes: used * c.n * (c.k / 256) * 148,
@@ -672,17 +827,24 @@ function deriveRatios(rows: BenchRow[]) {
   const key = (r: BenchRow) => `${r.m}x${r.n}x${r.k}/${r.experts ?? 0}`;
   const ok = (r: BenchRow) => r.ms !== undefined && r.correctness?.pass;
   const bestF32 = new Map<string, number>();
-  for (const r of rows) if (r.family === 'gemm-f32' && ok(r)) bestF32.set(key(r), Math.min(bestF32.get(key(r)) ?? Infinity, r.ms!));
+  for (const r of rows)
+    if (r.family === 'gemm-f32' && ok(r))
+      bestF32.set(key(r), Math.min(bestF32.get(key(r)) ?? Infinity, r.ms!));
   for (const r of rows) {
     if (!ok(r)) continue;
     const f = bestF32.get(key(r));
     if (f !== undefined && r.family !== 'gemm-f32') r.vsF32 = f / r.ms!;
     if (r.arm !== 'scalar') {
-      const s = rows.find((o) => ok(o) && o.family === r.family && o.tile === r.tile && o.arm === 'scalar' && key(o) === key(r));
+      const s = rows.find(
+        (o) => ok(o) && o.family === r.family && o.tile === r.tile && o.arm === 'scalar' && key(o) === key(r),
+      );
       if (s) r.vsScalar = s.ms! / r.ms!;
     }
     if (r.role === 'tuned') {
-      const inc = rows.find((o) => ok(o) && o.family === r.family && o.arm === r.arm && o.role === 'incumbent' && key(o) === key(r));
+      const inc = rows.find(
+        (o) =>
+          ok(o) && o.family === r.family && o.arm === r.arm && o.role === 'incumbent' && key(o) === key(r),
+      );
       if (inc) r.vsIncumbent = inc.ms! / r.ms!;
     }
   }
@@ -694,15 +856,24 @@ interface TorchJson {
 
 function headline(result: BenchResult, shape: Shape): Headline {
   const at = result.rows.filter(
-    (r) => r.m === shape.m && r.n === shape.n && r.k === shape.k && !r.experts && r.ms !== undefined && r.correctness?.pass,
+    (r) =>
+      r.m === shape.m &&
+      r.n === shape.n &&
+      r.k === shape.k &&
+      !r.experts &&
+      r.ms !== undefined &&
+      r.correctness?.pass,
   );
-  const best = (rows: BenchRow[]) => rows.reduce<BenchRow | undefined>((b, r) => (!b || r.ms! < b.ms! ? r : b), undefined);
+  const best = (rows: BenchRow[]) =>
+    rows.reduce<BenchRow | undefined>((b, r) => (!b || r.ms! < b.ms! ? r : b), undefined);
   const int8 = best(at.filter((r) => r.family.startsWith('mmq-')));
   const any = best(at.filter((r) => r.family !== 'gemm-f32'));
   const h: Headline = { shape };
   if (int8) h.bestInt8 = { id: int8.id, ms: int8.ms!, tops: int8.tops! };
   if (any) h.bestAny = { id: any.id, ms: any.ms!, tops: any.tops! };
-  const torch = (result.torch as TorchJson | undefined)?.int_mm?.filter((t) => t.m === shape.m && t.n === shape.n && t.k === shape.k);
+  const torch = (result.torch as TorchJson | undefined)?.int_mm?.filter(
+    (t) => t.m === shape.m && t.n === shape.n && t.k === shape.k,
+  );
   if (torch?.length) {
     h.torchIntMm = torch.map((t) => ({ layout: t.layout ?? 'kn', ms: t.ms, tops: t.tops }));
     const fastest = Math.min(...torch.map((t) => t.ms));
@@ -719,7 +890,11 @@ function rowLine(r: BenchRow): string {
   if (r.skipped) return `  skip  ${r.id.padEnd(40)} ${shape.padEnd(16)} ${r.skipped.slice(0, 160)}`;
   if (r.error) return `  ERROR ${r.id.padEnd(40)} ${shape.padEnd(16)} ${r.error.slice(0, 300)}`;
   const c = r.correctness;
-  const verdict = c ? (c.pass ? 'ok' : `WRONG rel ${c.relToMax.toExponential(1)}${c.allWritten ? '' : ' unwritten'}`) : '?';
+  const verdict = c
+    ? c.pass
+      ? 'ok'
+      : `WRONG rel ${c.relToMax.toExponential(1)}${c.allWritten ? '' : ' unwritten'}`
+    : '?';
   return `  ${verdict.padEnd(5)} ${r.id.padEnd(40)} ${shape.padEnd(16)} ${fmt(r.ms, 4).padStart(9)} ms ${fmt(r.tops, 1).padStart(7)} TOPS ${fmt(r.weightGBs, 0).padStart(6)} GB/s${r.peakFraction !== undefined ? ` ${fmt(100 * r.peakFraction, 1)}% peak` : ''}`;
 }
 
@@ -727,7 +902,9 @@ function rowLine(r: BenchRow): string {
 export function table(result: BenchResult): string[] {
   const lines: string[] = [];
   lines.push('');
-  lines.push(`adapter: ${result.adapter.vendor} ${result.adapter.description} plane ${result.adapter.plane}${result.quick ? ' (QUICK: harness check, not speed)' : ''}`);
+  lines.push(
+    `adapter: ${result.adapter.vendor} ${result.adapter.description} plane ${result.adapter.plane}${result.quick ? ' (QUICK: harness check, not speed)' : ''}`,
+  );
   if (result.peak) lines.push(`peak: ${result.peak.source}`);
   lines.push(
     'family/arm/tile                             shape            ms/dispatch   TOPS   wGB/s  %peak  xF32  xScalar xIncumb  check',
@@ -741,16 +918,33 @@ export function table(result: BenchResult): string[] {
     );
   }
   const failed = result.rows.filter((r) => r.error || (r.correctness && !r.correctness.pass));
-  if (failed.length) lines.push(`${failed.length} config(s) FAILED (error or wrong result): ${failed.map((r) => `${r.id}@${r.m}x${r.n}x${r.k}`).join(', ')}`);
-  for (const t of result.tuning) lines.push(`tuned ${t.family}/${t.arm} at ${t.shape.m}x${t.shape.n}x${t.shape.k}: ${t.winner ?? 'none'} (${t.evaluated} evaluated, ${t.failedGate} failed gate, ${t.rejected} rejected)`);
+  if (failed.length)
+    lines.push(
+      `${failed.length} config(s) FAILED (error or wrong result): ${failed.map((r) => `${r.id}@${r.m}x${r.n}x${r.k}`).join(', ')}`,
+    );
+  for (const t of result.tuning)
+    lines.push(
+      `tuned ${t.family}/${t.arm} at ${t.shape.m}x${t.shape.n}x${t.shape.k}: ${t.winner ?? 'none'} (${t.evaluated} evaluated, ${t.failedGate} failed gate, ${t.rejected} rejected)`,
+    );
   const h = result.headline;
   if (h) {
     const s = `${h.shape.m}x${h.shape.n}x${h.shape.k}`;
-    if (h.bestInt8) lines.push(`best WebGPU int8 MMQ at ${s}: ${h.bestInt8.id} ${fmt(h.bestInt8.ms, 4)} ms ${fmt(h.bestInt8.tops, 1)} TOPS`);
-    if (h.bestAny) lines.push(`best WebGPU quantized GEMM at ${s}: ${h.bestAny.id} ${fmt(h.bestAny.ms, 4)} ms ${fmt(h.bestAny.tops, 1)} TOPS`);
-    for (const t of h.torchIntMm ?? []) lines.push(`torch._int_mm at ${s} (B layout ${t.layout}): ${fmt(t.ms, 4)} ms ${fmt(t.tops, 1)} TOPS`);
-    if (h.ratioInt8 !== undefined) lines.push(`RATIO best WebGPU int8 MMQ / torch._int_mm (fastest layout) = ${fmt(h.ratioInt8, 3)} (goal >= 0.5)`);
-    if (h.ratioAny !== undefined) lines.push(`RATIO best WebGPU quantized GEMM (any arm) / torch._int_mm = ${fmt(h.ratioAny, 3)}`);
+    if (h.bestInt8)
+      lines.push(
+        `best WebGPU int8 MMQ at ${s}: ${h.bestInt8.id} ${fmt(h.bestInt8.ms, 4)} ms ${fmt(h.bestInt8.tops, 1)} TOPS`,
+      );
+    if (h.bestAny)
+      lines.push(
+        `best WebGPU quantized GEMM at ${s}: ${h.bestAny.id} ${fmt(h.bestAny.ms, 4)} ms ${fmt(h.bestAny.tops, 1)} TOPS`,
+      );
+    for (const t of h.torchIntMm ?? [])
+      lines.push(`torch._int_mm at ${s} (B layout ${t.layout}): ${fmt(t.ms, 4)} ms ${fmt(t.tops, 1)} TOPS`);
+    if (h.ratioInt8 !== undefined)
+      lines.push(
+        `RATIO best WebGPU int8 MMQ / torch._int_mm (fastest layout) = ${fmt(h.ratioInt8, 3)} (goal >= 0.5)`,
+      );
+    if (h.ratioAny !== undefined)
+      lines.push(`RATIO best WebGPU quantized GEMM (any arm) / torch._int_mm = ${fmt(h.ratioAny, 3)}`);
   }
   return lines;
 }

@@ -203,6 +203,8 @@ export interface RateSpec {
   rn: number;
   subgroups: number;
   iters: number;
+  /** 'epi' only: unroll the epilogue with literal accumulator indices. */
+  unroll?: boolean;
 }
 
 /** A WGSL kernel that runs `iters` steps of an rm x rn tile of matrix multiply-adds per subgroup. */
@@ -217,7 +219,9 @@ export function rateKernel(s: RateSpec, plane: number): string {
   const CT = `subgroup_matrix_result<${acc}, ${s.N}, ${s.M}>`;
   const nthreads = s.subgroups * plane;
   const lines: string[] = [];
-  lines.push(`${s.comp === 'f16' ? 'enable f16;\n' : ''}enable subgroups;\nenable chromium_experimental_subgroup_matrix;`);
+  lines.push(
+    `${s.comp === 'f16' ? 'enable f16;\n' : ''}enable subgroups;\nenable chromium_experimental_subgroup_matrix;`,
+  );
   lines.push(`@group(0) @binding(0) var<storage, read> src: array<${s.comp === 'i8' ? 'u32' : 'f32'}>;`);
   lines.push(`@group(0) @binding(1) var<storage, read_write> dst: array<${acc}>;`);
   lines.push(`var<workgroup> sa: array<${arr}, ${2 * s.rm * lw}>;`);
@@ -272,11 +276,19 @@ export function rateKernel(s: RateSpec, plane: number): string {
     );
     lines.push('    workgroupBarrier();');
     lines.push(`    let scale = f32(ph + 1u) * 0.5;`);
-    lines.push(`    for (var e = 0u; e < ${s.rm * s.rn * perLane}u; e++) {`);
-    lines.push(
-      `      f[e] += f32(sc[sg * ${s.rm * s.rn * frag}u + (e / ${perLane}u) * ${frag}u + (e % ${perLane}u) * ${plane}u + lane]) * scale;`,
-    );
-    lines.push('    }');
+    if (s.unroll) {
+      // Literal indices: the f32 accumulators stay in registers.
+      for (let e = 0; e < s.rm * s.rn * perLane; e++) {
+        const at = `sg * ${s.rm * s.rn * frag}u + ${Math.floor(e / perLane) * frag + (e % perLane) * plane}u + lane`;
+        lines.push(`    f[${e}] += f32(sc[${at}]) * scale;`);
+      }
+    } else {
+      lines.push(`    for (var e = 0u; e < ${s.rm * s.rn * perLane}u; e++) {`);
+      lines.push(
+        `      f[e] += f32(sc[sg * ${s.rm * s.rn * frag}u + (e / ${perLane}u) * ${frag}u + (e % ${perLane}u) * ${plane}u + lane]) * scale;`,
+      );
+      lines.push('    }');
+    }
     lines.push('    workgroupBarrier();');
   }
   lines.push('  }');
@@ -513,6 +525,27 @@ async function main() {
         subgroups: 8,
         iters: 1024,
       },
+      // The same epilogue with literal accumulator indices (registers, not a dynamically indexed array).
+      ...(
+        [
+          [2, 2, 4],
+          [4, 2, 4],
+          [2, 2, 8],
+          [1, 1, 8],
+        ] as const
+      ).map(([rm, rn, subgroups]): RateSpec => ({
+        name: `i8 16x16x32 epi ${rm}x${rn} ${subgroups}sg unrolled`,
+        comp: 'i8',
+        M: 16,
+        N: 16,
+        K: 32,
+        mode: 'epi',
+        rm,
+        rn,
+        subgroups,
+        iters: 1024,
+        unroll: true,
+      })),
     ];
     if (caps.shaderF16 && caps.subgroupMatrixConfigs.some((c) => c.componentType === 'f16')) {
       specs.push(

@@ -14,7 +14,9 @@ test('loads, highlights the generated WGSL and runs the default kernel', async (
   // The Monarch tokenizer is live: attributes, keywords and types get their own token classes.
   const editor = page.getByTestId('editor');
   await expect(editor.locator('.view-line').first()).toBeVisible();
-  const classes = await editor.locator('.view-lines span[class^="mtk"]').evaluateAll((els) => new Set(els.map((e) => e.className)).size);
+  const classes = await editor
+    .locator('.view-lines span[class^="mtk"]')
+    .evaluateAll((els) => new Set(els.map((e) => e.className)).size);
   expect(classes).toBeGreaterThanOrEqual(5);
   await expect(page.getByTestId('ms')).not.toHaveText('–');
   await expect(page.getByTestId('tops')).not.toHaveText('–');
@@ -34,13 +36,16 @@ test('runs every kernel family on SwiftShader and each matches its oracle', asyn
       // The instrumented run stored every element exactly once, as the analytic map says.
       expect(s.recorded).toMatchObject({ never: 0, twice: 0 });
       for (const [phase, a] of Object.entries(s.analytic)) {
-        if (a.never < s.rows * s.cols) expect({ phase, diff: a.diffFromRecorded }).toEqual({ phase, diff: 0 });
+        if (a.never < s.rows * s.cols)
+          expect({ phase, diff: a.diffFromRecorded }).toEqual({ phase, diff: 0 });
       }
     });
   }
 });
 
-test('a shape that breaks the kernel preconditions shows validate() messages, not a blank page', async ({ page }) => {
+test('a shape that breaks the kernel preconditions shows validate() messages, not a blank page', async ({
+  page,
+}) => {
   await openApp(page);
   await pickKernel(page, 'mmq-q8-tiled', { m: 30 });
   const problems = page.getByTestId('problems');

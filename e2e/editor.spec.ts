@@ -9,7 +9,10 @@ const replaceInEditor = (page: Page, pattern: string, replacement: string) =>
   page.evaluate(([p, r]) => window.__mmq!.editor()!.replace(p!, r!), [pattern, replacement]);
 
 /** Double the value every lane-3 invocation stores: valid WGSL, wrong result, one guilty lane. */
-const LANE3_BUG = ['store_out\\(([^;]*?), ([^;]*)\\);', 'store_out($1, ($2) * select(1.0, 2.0, lane == 3u));'] as const;
+const LANE3_BUG = [
+  'store_out\\(([^;]*?), ([^;]*)\\);',
+  'store_out($1, ($2) * select(1.0, 2.0, lane == 3u));',
+] as const;
 
 test.beforeEach(async ({ page }) => {
   await openApp(page);
@@ -41,12 +44,16 @@ test('typing a syntax error puts a Monaco marker on that line and keeps the buff
 
 test('an error in the host suffix is reported as such, pinned to the last line', async ({ page }) => {
   const before = await runId(page);
-  expect(await replaceInEditor(page, 'var<storage, read_write> out\\b', 'var<storage, read_write> out_renamed')).toBe(true);
+  expect(
+    await replaceInEditor(page, 'var<storage, read_write> out\\b', 'var<storage, read_write> out_renamed'),
+  ).toBe(true);
   expect(await waitForNewRun(page, before)).toBe('compile-error');
   await expect(page.getByTestId('compile-errors')).toContainText('in host suffix');
   await expect(page.getByTestId('compile-errors')).toContainText('(host suffix)');
   const lines = (await editorText(page)).split('\n').length;
-  expect((await markers(page)).some((m) => m.line === lines && m.message.startsWith('in host suffix'))).toBe(true);
+  expect((await markers(page)).some((m) => m.line === lines && m.message.startsWith('in host suffix'))).toBe(
+    true,
+  );
 });
 
 test('a wrong edit lights up the heatmap where it is wrong, and names the lane', async ({ page }) => {
@@ -59,6 +66,8 @@ test('a wrong edit lights up the heatmap where it is wrong, and names the lane',
   expect(s.badLanes).toEqual([3]);
   expect(s.bad).toBe((s.rows * s.cols) / 4); // plane 4: each lane owns a quarter of every tile
   expect(s.recorded).toMatchObject({ never: 0, twice: 0 });
+  // The error buffer numerically (hashes of the output and of the log-binned error field), beside the pixels.
+  expect(JSON.stringify(s, null, 2)).toMatchSnapshot('heatmap-lane3-bug.json');
 
   await page.getByTestId('tab-errors').click();
   await expect(page.getByTestId('bad-sentence')).toContainText('lane 3');

@@ -18,7 +18,9 @@ export const SMALL: Record<string, Partial<Record<'m' | 'n' | 'k' | 'experts' | 
 /** Open the app (optionally at a hash) and wait for the GPU device. */
 export async function openApp(page: Page, hash = ''): Promise<void> {
   await page.goto(`/${hash}`);
-  await expect(page.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', { timeout: 30_000 });
+  await expect(page.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', {
+    timeout: 30_000,
+  });
 }
 
 /** The numeric summary of the current run. */
@@ -36,24 +38,38 @@ export async function runId(page: Page): Promise<number> {
 /** Wait until a run newer than `after` has finished; returns its final status ('done', 'compile-error', ...). */
 export async function waitForNewRun(page: Page, after: number): Promise<string> {
   await expect
-    .poll(async () => page.evaluate((prev) => {
-      const s = window.__mmq?.status();
-      return !!s && s.runId > prev && s.run !== 'running' && s.run !== 'generating';
-    }, after), { timeout: 60_000 })
+    .poll(
+      async () =>
+        page.evaluate((prev) => {
+          const s = window.__mmq?.status();
+          return !!s && s.runId > prev && s.run !== 'running' && s.run !== 'generating';
+        }, after),
+      { timeout: 60_000 },
+    )
     .toBe(true);
   return page.evaluate(() => window.__mmq!.status().run);
 }
 
-/** Wait until the run for `kernel` has finished (any verdict). */
+/** Wait until the run for `kernel` has finished (any verdict); fail at once if the config is rejected. */
 export async function waitForRun(page: Page, kernel: string): Promise<RunSummary> {
-  await expect
-    .poll(async () => page.evaluate(() => ({ run: window.__mmq?.status().run, kernel: window.__mmq?.summary()?.kernel })), { timeout: 60_000 })
-    .toEqual({ run: 'done', kernel });
-  return summary(page);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const st = await page.evaluate(() => ({
+      run: window.__mmq?.status().run,
+      kernel: window.__mmq?.summary()?.kernel,
+      problems: document.querySelector('[data-testid="problems"]')?.textContent ?? null,
+    }));
+    if (st.run === 'done' && st.kernel === kernel) return summary(page);
+    if (st.problems) throw new Error(`${kernel}: the app rejected the config: ${st.problems}`);
+    if (Date.now() > deadline)
+      throw new Error(`${kernel}: no finished run after 60 s (status ${JSON.stringify(st)})`);
+    await page.waitForTimeout(150);
+  }
 }
 
 /** Select a family and set its small shape; the app regenerates and auto-runs. */
 export async function pickKernel(page: Page, kernel: string, shape = SMALL[kernel] ?? {}): Promise<void> {
   await page.getByTestId('kernel-select').selectOption(kernel);
-  for (const [field, value] of Object.entries(shape)) await page.getByTestId(`shape-${field}`).fill(String(value));
+  for (const [field, value] of Object.entries(shape))
+    await page.getByTestId(`shape-${field}`).fill(String(value));
 }

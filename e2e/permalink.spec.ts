@@ -1,17 +1,22 @@
 // Permalinks: the whole config and the edited WGSL in the URL hash; a fresh browser opening it sees the
 // same state (same numbers); a corrupt or old link gives a clear message and the default config.
 import { expect, test } from '@playwright/test';
-import { compressToEncodedURIComponent } from 'lz-string';
+import LZString from 'lz-string';
 import { openApp, pickKernel, runId, summary, waitForNewRun, waitForRun } from './helpers';
 
-test('a copied link restores kernel, shape, plane, data, tab and the edited WGSL in a fresh browser', async ({ page, browser }) => {
+const { compressToEncodedURIComponent } = LZString;
+
+test('a copied link restores kernel, shape, plane, data, tab and the edited WGSL in a fresh browser', async ({
+  page,
+  browser,
+}) => {
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await openApp(page);
   await pickKernel(page, 'mmq-q4k-rt', { m: 17, n: 50, k: 256 });
   await page.getByTestId('arm-scalar').check();
   await page.getByTestId('plane-select').selectOption('8');
   await page.getByTestId('data-random').click();
-  await page.getByTestId('data-seed').fill('7');
+  await page.getByTestId('data-seed-number').fill('7');
   await waitForRun(page, 'mmq-q4k-rt');
   const before = await runId(page);
   // A harmless edit (a comment) so the link carries edited WGSL.
@@ -28,13 +33,15 @@ test('a copied link restores kernel, shape, plane, data, tab and the edited WGSL
   const fresh = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
   const other = await fresh.newPage();
   await other.goto(link);
-  await expect(other.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', { timeout: 30_000 });
+  await expect(other.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', {
+    timeout: 30_000,
+  });
   await waitForRun(other, 'mmq-q4k-rt');
   await expect(other.getByTestId('kernel-select')).toHaveValue('mmq-q4k-rt');
   await expect(other.getByTestId('shape-m')).toHaveValue('17');
   await expect(other.getByTestId('shape-n')).toHaveValue('50');
   await expect(other.getByTestId('plane-select')).toHaveValue('8');
-  await expect(other.getByTestId('data-seed')).toHaveValue('7');
+  await expect(other.getByTestId('data-seed-number')).toHaveValue('7');
   await expect(other.getByTestId('data-random')).toHaveAttribute('aria-checked', 'true');
   await expect(other.getByTestId('arm-scalar')).toBeChecked();
   await expect(other.getByTestId('tab-errors')).toHaveAttribute('aria-selected', 'true');
@@ -56,7 +63,22 @@ test('a corrupt link shows a clear message and the default config still runs', a
 test('an old-version or invalid link says what is wrong', async ({ page }) => {
   await openApp(page, `#v=0&s=${compressToEncodedURIComponent('{}')}`);
   await expect(page.getByTestId('link-error')).toContainText('format v=0; this build reads v=1');
-  const bad = { c: { kernel: 'mmq-q8-naive', m: -4, n: 16, k: 32, experts: 1, topk: 1, ytiles: 1, tile: { wm: 1, wn: 1, rm: 1, rn: 1 }, arm: 'scalar', plane: 0, dataSource: 'seed', dataSeed: 0 } };
+  const bad = {
+    c: {
+      kernel: 'mmq-q8-naive',
+      m: -4,
+      n: 16,
+      k: 32,
+      experts: 1,
+      topk: 1,
+      ytiles: 1,
+      tile: { wm: 1, wn: 1, rm: 1, rn: 1 },
+      arm: 'scalar',
+      plane: 0,
+      dataSource: 'seed',
+      dataSeed: 0,
+    },
+  };
   await page.goto(`/#v=1&s=${compressToEncodedURIComponent(JSON.stringify(bad))}`);
   await expect(page.getByTestId('link-error')).toContainText('config.m must be an integer in 1..16384');
   await expect(page.getByTestId('verdict')).toContainText('matches oracle');

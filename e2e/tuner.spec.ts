@@ -31,7 +31,9 @@ test('a small hunt runs, charts its configs, and is still listed after a reload'
   await expect(page.getByTestId('tuner-history-row')).toHaveCount(1);
 
   await page.reload();
-  await expect(page.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', { timeout: 30_000 });
+  await expect(page.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', {
+    timeout: 30_000,
+  });
   await page.getByTestId('tab-tuner').click();
   await expect(page.getByTestId('tuner-history-row')).toHaveCount(1);
   await expect(page.getByTestId('tuner-history-row').first()).toContainText(winner!);

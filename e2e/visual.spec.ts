@@ -29,10 +29,14 @@ test('ownership view: scalar epilogue of the naive Q8_0 kernel at plane 4, then 
   // Hover names the owner of the element under the pointer.
   const cell = Number(await canvas.getAttribute('data-cell'));
   await canvas.hover({ position: { x: cell * 5 + cell / 2, y: cell * 3 + cell / 2 } });
-  await expect(page.getByTestId('ownership-hover')).toHaveText(/^\(3, 5\) → workgroup 0, plane 0, lane 3, element #5 of its lane/);
+  await expect(page.getByTestId('ownership-hover')).toHaveText(
+    /^\(3, 5\) → workgroup 0, plane 0, lane 3, element #5 of its lane/,
+  );
 });
 
-test('ownership view: register accumulator of the tunable Q4_K tile, with the tail outside m x n', async ({ page }) => {
+test('ownership view: register accumulator of the tunable Q4_K tile, with the tail outside m x n', async ({
+  page,
+}) => {
   await openApp(page);
   await pickKernel(page, 'mmq-q4k-tile', { m: 20, n: 40, k: 256 });
   await page.getByTestId('tile-wm').fill('1');
@@ -40,7 +44,9 @@ test('ownership view: register accumulator of the tunable Q4_K tile, with the ta
   await page.getByTestId('tile-rm').fill('2');
   await page.getByTestId('tile-rn').fill('1');
   await page.getByTestId('arm-scalar').check();
-  await expect.poll(async () => (await page.evaluate(() => window.__mmq?.summary()?.tile))).toEqual({ tileRows: 32, tileCols: 32, paddedRows: 32, paddedCols: 64 });
+  await expect
+    .poll(async () => await page.evaluate(() => window.__mmq?.summary()?.tile))
+    .toEqual({ tileRows: 32, tileCols: 32, paddedRows: 32, paddedCols: 64 });
   await page.getByTestId('ownership-source').selectOption('register-accumulator');
   await expect(page.getByTestId('ownership-canvas')).toHaveScreenshot('ownership-q4k-tile-tail.png');
   await snapshotRun(page, 'ownership-q4k-tile-tail');

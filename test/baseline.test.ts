@@ -40,7 +40,9 @@ describe('f32 baseline GEMM (Dawn on SwiftShader)', () => {
       const w = randomF32(n * k, 2n + BigInt(n));
       // Poison: the output buffer starts as NaN-free zeros, so also check every element was stored.
       const r = await withValidation(device, () =>
-        runPlan(device, gemmF32Plan(x, w, m, n, k, tile, caps, { instrument: true }), { read: [GEMM_OWNER_BUFFER] }),
+        runPlan(device, gemmF32Plan(x, w, m, n, k, tile, caps, { instrument: true }), {
+          read: [GEMM_OWNER_BUFFER],
+        }),
       );
       const got = new Float32Array(r.output);
       const v = judge(got, gemmF32Ref(x, w, m, n, k), GATE);
@@ -82,7 +84,9 @@ describe('f32 baseline GEMM (Dawn on SwiftShader)', () => {
     expect(() => gemmF32Wgsl({ bm: 30, bn: 32, bk: 16, tm: 4, tn: 4 })).toThrow(ShapeError);
     const x = new Float32Array(32 * 100);
     const w = new Float32Array(32 * 100);
-    expect(() => gemmF32Plan(x, w, 32, 32, 100, GEMM_F32_SMALL_TILE, caps)).toThrow(/k = 100 is not a multiple of bk = 16/);
+    expect(() => gemmF32Plan(x, w, 32, 32, 100, GEMM_F32_SMALL_TILE, caps)).toThrow(
+      /k = 100 is not a multiple of bk = 16/,
+    );
     // 256 threads fit SwiftShader; the default tile's 16 KiB of workgroup memory fits its 32 KiB too.
     expect(() => gemmF32Plan(x, w, 32, 32, 100, { ...GEMM_F32_DEFAULT_TILE, tm: 4, tn: 4 }, caps)).toThrow(
       /threads > maxComputeInvocationsPerWorkgroup/,

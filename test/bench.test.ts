@@ -18,10 +18,25 @@ describe('bench harness (quick, SwiftShader)', () => {
   it('benches every family, gates each config and derives the same-run ratios', async () => {
     const gpu = await benchGpu();
     const lines: string[] = [];
-    const r = await runBench(gpu, { quick: true, tune: true, moe: true, reps: 1, targetMs: 0, log: (s) => lines.push(s) });
+    const r = await runBench(gpu, {
+      quick: true,
+      tune: true,
+      moe: true,
+      reps: 1,
+      targetMs: 0,
+      log: (s) => lines.push(s),
+    });
     const measured = r.rows.filter((x) => x.ms !== undefined);
     const families = new Set(measured.map((x) => x.family));
-    for (const f of ['mmq-q4k-rt', 'mmq-q4k-tile', 'mmq-q8-tiled', 'mmq-q8-tile', 'coopmat-f16', 'gemm-f32', 'moe-q4k-id']) {
+    for (const f of [
+      'mmq-q4k-rt',
+      'mmq-q4k-tile',
+      'mmq-q8-tiled',
+      'mmq-q8-tile',
+      'coopmat-f16',
+      'gemm-f32',
+      'moe-q4k-id',
+    ]) {
       expect(families.has(f), `family ${f} measured`).toBe(true);
     }
     for (const x of measured) {

@@ -25,7 +25,13 @@ function harness(gpu: GPU | undefined) {
   return { core, messages, send, nextId: () => id + 1 };
 }
 
-const base = (kernel: ProblemConfig['kernel'], m: number, n: number, k: number, extra: Partial<ProblemConfig> = {}): ProblemConfig => ({
+const base = (
+  kernel: ProblemConfig['kernel'],
+  m: number,
+  n: number,
+  k: number,
+  extra: Partial<ProblemConfig> = {},
+): ProblemConfig => ({
   kernel,
   m,
   n,
@@ -43,7 +49,10 @@ const base = (kernel: ProblemConfig['kernel'], m: number, n: number, k: number, 
 
 function outcomeOf(msgs: WorkerResponse[]): RunOutcome {
   const r = msgs.find((m) => m.type === 'run-result');
-  if (!r || r.type !== 'run-result') throw new Error(`no run-result: ${JSON.stringify(msgs.map((m) => ('message' in m ? m.message : m.type)))}`);
+  if (!r || r.type !== 'run-result')
+    throw new Error(
+      `no run-result: ${JSON.stringify(msgs.map((m) => ('message' in m ? m.message : m.type)))}`,
+    );
   return r.outcome;
 }
 
@@ -74,8 +83,12 @@ describe('worker core on Dawn/SwiftShader', () => {
 
   it('reports validate() problems instead of a kernel for a bad shape', async () => {
     const [g] = await h.send({ type: 'generate', config: base('mmq-q8-tiled', 30, 64, 32) });
-    expect(g?.type === 'generated' && g.kernel.problems.join(' ')).toMatch(/m = 30 is not a multiple of BM 32/);
-    const [r] = (await h.send({ type: 'run', config: base('mmq-q8-tiled', 30, 64, 32), iters: 0, instrument: false })).filter((m) => m.type !== 'progress');
+    expect(g?.type === 'generated' && g.kernel.problems.join(' ')).toMatch(
+      /m = 30 is not a multiple of BM 32/,
+    );
+    const [r] = (
+      await h.send({ type: 'run', config: base('mmq-q8-tiled', 30, 64, 32), iters: 0, instrument: false })
+    ).filter((m) => m.type !== 'progress');
     expect(r).toMatchObject({ type: 'error', kind: 'shape' });
     expect(r?.type === 'error' && r.message).toMatch(/BM 32/);
   });
@@ -106,7 +119,12 @@ describe('worker core on Dawn/SwiftShader', () => {
     expect(known.length).toBeGreaterThan(0);
     for (const [phase, analytic] of known) {
       const same = (a: Uint32Array, b: Uint32Array) => Buffer.from(a.buffer).equals(Buffer.from(b.buffer));
-      expect({ phase, wg: same(rec.workgroup, analytic.workgroup), plane: same(rec.plane, analytic.plane), lane: same(rec.lane, analytic.lane) }).toEqual({ phase, wg: true, plane: true, lane: true });
+      expect({
+        phase,
+        wg: same(rec.workgroup, analytic.workgroup),
+        plane: same(rec.plane, analytic.plane),
+        lane: same(rec.lane, analytic.lane),
+      }).toEqual({ phase, wg: true, plane: true, lane: true });
     }
     if (o.fullPrecision) expect(o.fullPrecision.length).toBe(o.output.length);
   });
@@ -115,7 +133,10 @@ describe('worker core on Dawn/SwiftShader', () => {
     const config = base('mmq-q8-naive', 16, 16, 32);
     const [g] = await h.send({ type: 'generate', config });
     if (g?.type !== 'generated') throw new Error('no kernel');
-    const broken = g.kernel.wgsl.replace(/store_out\(([^;]*?), ([^;]*)\);/, 'store_out($1, ($2) * select(1.0, 2.0, lane == 3u));');
+    const broken = g.kernel.wgsl.replace(
+      /store_out\(([^;]*?), ([^;]*)\);/,
+      'store_out($1, ($2) * select(1.0, 2.0, lane == 3u));',
+    );
     expect(broken).not.toBe(g.kernel.wgsl);
     const o = outcomeOf(await h.send({ type: 'run', config, wgsl: broken, iters: 0, instrument: true }));
     expect(o.edited).toBe(true);
@@ -134,7 +155,9 @@ describe('worker core on Dawn/SwiftShader', () => {
     const lines = g.kernel.wgsl.split('\n');
     const at = lines.findIndex((l) => l.includes('store_out('));
     lines[at] = lines[at]!.replace('store_out(', 'store_oops(');
-    const [r] = (await h.send({ type: 'run', config, wgsl: lines.join('\n'), iters: 0, instrument: true })).filter((m) => m.type !== 'progress');
+    const [r] = (
+      await h.send({ type: 'run', config, wgsl: lines.join('\n'), iters: 0, instrument: true })
+    ).filter((m) => m.type !== 'progress');
     if (r?.type !== 'compile-error') throw new Error(JSON.stringify(r));
     expect(r.editorLines).toBe(lines.length);
     const e = r.messages.find((m) => m.type === 'error')!;
@@ -150,7 +173,9 @@ describe('worker core on Dawn/SwiftShader', () => {
     // Renaming the output array breaks the suffix's store, not the user's text.
     const renamed = g.kernel.wgsl.replace(/var<storage, read_write> out\b/, 'var<storage, read_write> out2');
     expect(renamed).not.toBe(g.kernel.wgsl);
-    const [r] = (await h.send({ type: 'run', config, wgsl: renamed, iters: 0, instrument: false })).filter((m) => m.type !== 'progress');
+    const [r] = (await h.send({ type: 'run', config, wgsl: renamed, iters: 0, instrument: false })).filter(
+      (m) => m.type !== 'progress',
+    );
     if (r?.type !== 'compile-error') throw new Error(JSON.stringify(r));
     const e = r.messages.find((m) => m.type === 'error')!;
     expect(e.lineNum).toBeGreaterThan(r.editorLines);
@@ -171,13 +196,21 @@ describe('worker core on Dawn/SwiftShader', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(h.messages.some((m) => m.type === 'device-lost')).toBe(true);
     expect(core.current()).toBeUndefined();
-    const msgs = await h.send({ type: 'run', config: base('mmq-q8-naive', 16, 16, 32), iters: 0, instrument: false });
+    const msgs = await h.send({
+      type: 'run',
+      config: base('mmq-q8-naive', 16, 16, 32),
+      iters: 0,
+      instrument: false,
+    });
     expect(msgs.some((m) => m.type === 'ready')).toBe(true);
     expect(outcomeOf(msgs).verdict.pass).toBe(true);
   });
 
   it('answers unknown kernels and a missing WebGPU with clear errors', async () => {
-    const [r] = await h.send({ type: 'generate', config: { ...base('mmq-q8-naive', 16, 16, 32), kernel: 'nope' as ProblemConfig['kernel'] } });
+    const [r] = await h.send({
+      type: 'generate',
+      config: { ...base('mmq-q8-naive', 16, 16, 32), kernel: 'nope' as ProblemConfig['kernel'] },
+    });
     expect(r).toMatchObject({ type: 'error', kind: 'shape', message: "unknown kernel family 'nope'" });
     const bare = harness(undefined);
     const [u] = await bare.send({ type: 'init' });
@@ -190,6 +223,8 @@ describe('suffix message mapping', () => {
   it('counts editor lines and notes only messages past them', () => {
     expect(lineCount('a\nb\nc')).toBe(3);
     const m = { type: 'error' as const, message: 'x', lineNum: 4, linePos: 1, offset: 0, length: 1 };
-    expect(noteSuffixMessages([m, { ...m, lineNum: 3 }], 3).map((x) => x.message.startsWith('in host suffix'))).toEqual([true, false]);
+    expect(
+      noteSuffixMessages([m, { ...m, lineNum: 3 }], 3).map((x) => x.message.startsWith('in host suffix')),
+    ).toEqual([true, false]);
   });
 });

@@ -12,7 +12,12 @@ import { act, selectElement, setTab, useApp } from './store';
 import { ErrorView } from './views/ErrorView';
 import { OwnershipView } from './views/OwnershipView';
 
-const TAB_LABEL: Record<ViewTab, string> = { ownership: 'Ownership', errors: 'Errors', tuner: 'Tuner', config: 'Config JSON' };
+const TAB_LABEL: Record<ViewTab, string> = {
+  ownership: 'Ownership',
+  errors: 'Errors',
+  tuner: 'Tuner',
+  config: 'Config JSON',
+};
 
 function Tabs() {
   const tab = useApp((s) => s.tab);
@@ -20,13 +25,25 @@ function Tabs() {
     <section className="views">
       <nav className="tabs" role="tablist">
         {VIEW_TABS.map((t) => (
-          <button key={t} type="button" role="tab" aria-selected={tab === t} className={tab === t ? 'on' : ''} onClick={() => act(setTab, t)} data-testid={`tab-${t}`}>
+          <button
+            key={t}
+            type="button"
+            role="tab"
+            aria-selected={tab === t}
+            className={tab === t ? 'on' : ''}
+            onClick={() => act(setTab, t)}
+            data-testid={`tab-${t}`}
+          >
             {TAB_LABEL[t]}
           </button>
         ))}
       </nav>
       <div className="tab-body" role="tabpanel">
-        <ErrorBoundary label={`${TAB_LABEL[tab]} view`} onReset={() => act(selectElement, undefined)} key={tab}>
+        <ErrorBoundary
+          label={`${TAB_LABEL[tab]} view`}
+          onReset={() => act(selectElement, undefined)}
+          key={tab}
+        >
           {tab === 'ownership' && <OwnershipView />}
           {tab === 'errors' && <ErrorView />}
           {tab === 'tuner' && <TunerTab />}

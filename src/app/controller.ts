@@ -4,7 +4,14 @@
 // functions returned here and never see the worker or the GPU.
 import type { KernelFamily, KernelId, TileParams } from '../kernels/family';
 import type { TuneOp, WorkerResponse } from '../workers/protocol';
-import type { AutokernelRunRequest, AutokernelRunResult, ProblemShape, TuneProgress, TuneRunRequest, TuneRunResult } from './tuner/types';
+import type {
+  AutokernelRunRequest,
+  AutokernelRunResult,
+  ProblemShape,
+  TuneProgress,
+  TuneRunRequest,
+  TuneRunResult,
+} from './tuner/types';
 import { loadBuffers, loadStash, saveBuffer, saveStash, type BufferStorage } from './editor/bufferStorage';
 import { decodePermalink, encodePermalink } from './permalink/codec';
 import {
@@ -79,7 +86,10 @@ export interface Controller {
 }
 
 /** The kernel family a tuning op tunes. */
-export const TUNE_OP_KERNEL: Record<TuneOp, KernelId> = { mmq_q4k_tile: 'mmq-q4k-tile', mmq_q4k_coopmat: 'coopmat-f16' };
+export const TUNE_OP_KERNEL: Record<TuneOp, KernelId> = {
+  mmq_q4k_tile: 'mmq-q4k-tile',
+  mmq_q4k_coopmat: 'coopmat-f16',
+};
 
 class WorkerRequestError extends Error {
   constructor(kind: string, message: string) {
@@ -126,7 +136,19 @@ export function createController(env: ControllerEnv): Controller {
     if (state.device.status === 'unavailable') return;
     if (state.device.status !== 'ready') return; // deviceReady triggers it
     if (configProblems(state, families).length) {
-      act(generated, { wgsl: '', suffix: '', entryPoint: '', workgroupSize: 0, workgroups: [0, 0, 0], phases: [], problems: configProblems(state, families) }, configKey(runConfig(state)));
+      act(
+        generated,
+        {
+          wgsl: '',
+          suffix: '',
+          entryPoint: '',
+          workgroupSize: 0,
+          workgroups: [0, 0, 0],
+          phases: [],
+          problems: configProblems(state, families),
+        },
+        configKey(runConfig(state)),
+      );
       return;
     }
     const config = runConfig(state);
@@ -143,7 +165,19 @@ export function createController(env: ControllerEnv): Controller {
           runNow();
         }
       } else if (msg.type === 'error') {
-        act(generated, { wgsl: '', suffix: '', entryPoint: '', workgroupSize: 0, workgroups: [0, 0, 0], phases: [], problems: [msg.message] }, key);
+        act(
+          generated,
+          {
+            wgsl: '',
+            suffix: '',
+            entryPoint: '',
+            workgroupSize: 0,
+            workgroups: [0, 0, 0],
+            phases: [],
+            problems: [msg.message],
+          },
+          key,
+        );
         if (msg.kind === 'unsupported') act(deviceUnavailable, msg.message);
       }
     });
@@ -168,7 +202,13 @@ export function createController(env: ControllerEnv): Controller {
     if (state.generated?.problems.length) return;
     if (state.run.status === 'running' && state.run.id !== undefined) client.cancel(state.run.id);
     const wgsl = editedWgsl(state);
-    const { id, done } = client.request({ type: 'run', config, iters: state.iters, instrument: true, ...(wgsl !== undefined ? { wgsl } : {}) });
+    const { id, done } = client.request({
+      type: 'run',
+      config,
+      iters: state.iters,
+      instrument: true,
+      ...(wgsl !== undefined ? { wgsl } : {}),
+    });
     act(runStarted, id);
     void done.then((msg) => {
       switch (msg.type) {
@@ -218,11 +258,17 @@ export function createController(env: ControllerEnv): Controller {
 
   subscribeApp((s: AppState, prev: AppState) => {
     const key = configKey(runConfig(s));
-    if (key !== configKey(runConfig(prev)) || (s.device.status === 'ready' && prev.device.status !== 'ready')) scheduleGenerate();
+    if (key !== configKey(runConfig(prev)) || (s.device.status === 'ready' && prev.device.status !== 'ready'))
+      scheduleGenerate();
     const id = s.config.kernel;
     if (s.buffers[id] !== prev.buffers[id]) saveBuffer(env.storage, id, s.buffers[id]);
     if (s.stash !== prev.stash) saveStash(env.storage, s.stash);
-    if (s.config !== prev.config || s.tab !== prev.tab || s.buffers !== prev.buffers || s.generated !== prev.generated) {
+    if (
+      s.config !== prev.config ||
+      s.tab !== prev.tab ||
+      s.buffers !== prev.buffers ||
+      s.generated !== prev.generated
+    ) {
       clearTimeout(hashTimer);
       hashTimer = setTimeout(writeHash, delay.hash);
     }
@@ -277,7 +323,10 @@ export function createController(env: ControllerEnv): Controller {
           if (tuneId === id) tuneId = undefined;
           if (msg.type === 'tune-done') return { report: msg.report, fromCache: msg.fromCache };
           if (msg.type === 'cancelled') throw new WorkerRequestError('cancelled', 'hunt cancelled');
-          throw new WorkerRequestError('error', msg.type === 'error' ? msg.message : `unexpected reply ${msg.type}`);
+          throw new WorkerRequestError(
+            'error',
+            msg.type === 'error' ? msg.message : `unexpected reply ${msg.type}`,
+          );
         });
       },
       cancelTune() {
@@ -285,7 +334,11 @@ export function createController(env: ControllerEnv): Controller {
       },
       runAutokernel(req) {
         return client.request({ type: 'autokernel', ...req }).done.then((msg) => {
-          if (msg.type !== 'autokernel-result') throw new WorkerRequestError('error', msg.type === 'error' ? msg.message : `unexpected reply ${msg.type}`);
+          if (msg.type !== 'autokernel-result')
+            throw new WorkerRequestError(
+              'error',
+              msg.type === 'error' ? msg.message : `unexpected reply ${msg.type}`,
+            );
           const { type: _type, id: _id, ...result } = msg;
           return result;
         });

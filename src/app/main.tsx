@@ -13,7 +13,10 @@ import './styles.css';
 
 createAppStore(initialState(KERNEL_FAMILIES));
 
-const worker = new Worker(new URL('../workers/gpu.worker.ts', import.meta.url), { type: 'module', name: 'mmq-gpu' });
+const worker = new Worker(new URL('../workers/gpu.worker.ts', import.meta.url), {
+  type: 'module',
+  name: 'mmq-gpu',
+});
 const controller = createController({
   client: createWorkerClient(worker),
   families: KERNEL_FAMILIES,

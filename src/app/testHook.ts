@@ -82,7 +82,10 @@ export function runSummary(): RunSummary | undefined {
   const own = o.ownership;
   const bad = badByOwner(mask, own);
   const analytic: RunSummary['analytic'] = {};
-  for (const [phase, map] of Object.entries(o.analyticOwnership ?? {}) as [OwnershipPhase, NonNullable<RunOutcome['ownership']>][]) {
+  for (const [phase, map] of Object.entries(o.analyticOwnership ?? {}) as [
+    OwnershipPhase,
+    NonNullable<RunOutcome['ownership']>,
+  ][]) {
     analytic[phase] = { ...ownershipSummary(map), diffFromRecorded: own ? ownershipDiff(own, map) : -1 };
   }
   const summary: RunSummary = {

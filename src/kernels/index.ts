@@ -10,7 +10,10 @@ import { moeFamily } from './moe';
  * State a dense-tiled family's workgroup tile (BM x BN) on its prepared problems, so the views can draw
  * the tile grid and hatch the tail past m/n. A family that sets `outputTile` itself is left as it is.
  */
-function withOutputTile<P extends PreparedProblem>(family: KernelFamily, tileOf: (p: P) => { rows: number; cols: number }): KernelFamily {
+function withOutputTile<P extends PreparedProblem>(
+  family: KernelFamily,
+  tileOf: (p: P) => { rows: number; cols: number },
+): KernelFamily {
   return {
     ...family,
     prepare(config, caps) {

@@ -5,12 +5,25 @@
 // Requests are served one at a time (one device, one queue); `cancel` is handled at once and takes effect
 // at the next stage boundary of the request it names (and inside timed dispatch batches).
 import { judge } from '../kernels/compare';
-import { ShapeError, type KernelFamily, type OwnershipPhase, type PreparedProblem, type ProblemConfig } from '../kernels/family';
+import {
+  ShapeError,
+  type KernelFamily,
+  type OwnershipPhase,
+  type PreparedProblem,
+  type ProblemConfig,
+} from '../kernels/family';
 import type { AdapterCaps } from '../kernels/gpu/caps';
 import { decodeOwnership, splitHostSuffix, type OwnershipMap } from '../kernels/gpu/instrument';
 import type { KernelPlan } from '../kernels/gpu/plan';
 import { GpuValidationError, runPlan, WgslCompileError, type WgslMessage } from '../kernels/gpu/run';
-import { transferablesOf, type GeneratedKernel, type OwnershipBuffers, type RunOutcome, type WorkerRequest, type WorkerResponse } from './protocol';
+import {
+  transferablesOf,
+  type GeneratedKernel,
+  type OwnershipBuffers,
+  type RunOutcome,
+  type WorkerRequest,
+  type WorkerResponse,
+} from './protocol';
 import { openDevice, type OpenedDevice } from './runtime/device';
 
 export type PostFn = (msg: WorkerResponse, transfer: Transferable[]) => void;
@@ -74,19 +87,35 @@ export function lineCount(text: string): number {
   return n;
 }
 
-function typedOutput(raw: ArrayBuffer, type: KernelPlan['outputType'], len: number): Float32Array | Int32Array {
-  if (raw.byteLength < len * 4) throw new Error(`output buffer has ${raw.byteLength / 4} elements, expected ${len}`);
+function typedOutput(
+  raw: ArrayBuffer,
+  type: KernelPlan['outputType'],
+  len: number,
+): Float32Array | Int32Array {
+  if (raw.byteLength < len * 4)
+    throw new Error(`output buffer has ${raw.byteLength / 4} elements, expected ${len}`);
   const copy = raw.slice(0, len * 4);
   return type === 'f32' ? new Float32Array(copy) : new Int32Array(copy);
 }
 
 /** Copies: results are transferred (detached) and a prepared problem memoizes its maps and oracle. */
 function toBuffers(map: OwnershipMap): OwnershipBuffers {
-  return { rows: map.rows, cols: map.cols, count: map.count.slice(), workgroup: map.workgroup.slice(), plane: map.plane.slice(), lane: map.lane.slice() };
+  return {
+    rows: map.rows,
+    cols: map.cols,
+    count: map.count.slice(),
+    workgroup: map.workgroup.slice(),
+    plane: map.plane.slice(),
+    lane: map.lane.slice(),
+  };
 }
 
 function errorKind(e: unknown): 'shape' | 'validation' | 'internal' {
-  if (e instanceof ShapeError || (e instanceof RangeError && /grid|maxStorageBufferBindingSize|outside/.test(e.message))) return 'shape';
+  if (
+    e instanceof ShapeError ||
+    (e instanceof RangeError && /grid|maxStorageBufferBindingSize|outside/.test(e.message))
+  )
+    return 'shape';
   if (e instanceof GpuValidationError) return 'validation';
   return 'internal';
 }
@@ -129,7 +158,11 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       const p = (
         gpu
           ? openDevice(gpu, opts.adapterOptions ?? {})
-          : Promise.reject(new Error('WebGPU is not available in this browser (navigator.gpu is missing; Chrome 113+ or --enable-unsafe-webgpu)'))
+          : Promise.reject(
+              new Error(
+                'WebGPU is not available in this browser (navigator.gpu is missing; Chrome 113+ or --enable-unsafe-webgpu)',
+              ),
+            )
       ).catch((e: unknown) => {
         throw new NoDeviceError(message(e));
       });
@@ -141,7 +174,11 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
             if (live !== d) return;
             live = undefined;
             opened = undefined;
-            post({ type: 'device-lost', reason: String(info.reason ?? 'unknown'), message: info.message || 'the GPU device was lost' });
+            post({
+              type: 'device-lost',
+              reason: String(info.reason ?? 'unknown'),
+              message: info.message || 'the GPU device was lost',
+            });
           });
           post({ type: 'ready', id, caps: d.caps, deviceId: d.deviceId, plane: d.plane });
         },
@@ -166,7 +203,12 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
     const instrMain = problem.instrumentedPlan.passes[problem.instrumentedPlan.mainPass];
     if (!main || !instrMain) throw new Error(`${config.kernel}: plan has no main pass`);
     const { kernel, suffix } = splitHostSuffix(main.wgsl);
-    const entry: Prepared = { problem, kernel, suffix, instrumentedSuffix: splitHostSuffix(instrMain.wgsl).suffix };
+    const entry: Prepared = {
+      problem,
+      kernel,
+      suffix,
+      instrumentedSuffix: splitHostSuffix(instrMain.wgsl).suffix,
+    };
     prepared.set(key, entry);
     while (prepared.size > PREPARED_CACHE) prepared.delete(prepared.keys().next().value as string);
     return entry;
@@ -177,7 +219,15 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
     const f = family(config);
     const problems = f.validate(config, caps);
     if (problems.length) {
-      const kernel: GeneratedKernel = { wgsl: '', suffix: '', entryPoint: '', workgroupSize: 0, workgroups: [0, 0, 0], phases: [], problems };
+      const kernel: GeneratedKernel = {
+        wgsl: '',
+        suffix: '',
+        entryPoint: '',
+        workgroupSize: 0,
+        workgroups: [0, 0, 0],
+        phases: [],
+        problems,
+      };
       post({ type: 'generated', id, kernel });
       return;
     }
@@ -226,7 +276,13 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       const main = problem.plan.passes[problem.plan.mainPass]!;
       if (e instanceof WgslCompileError && e.pass === main.label) {
         const editorLines = lineCount(userText);
-        post({ type: 'compile-error', id, messages: noteSuffixMessages(e.messages, editorLines), code: e.code, editorLines });
+        post({
+          type: 'compile-error',
+          id,
+          messages: noteSuffixMessages(e.messages, editorLines),
+          code: e.code,
+          editorLines,
+        });
         return;
       }
       throw e;
@@ -242,7 +298,9 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
     let ownership: OwnershipBuffers | undefined;
     if (req.instrument) {
       progress('instrumented run (recording ownership)', 0.75);
-      const instrOverride = edited ? { [problem.instrumentedPlan.mainPass]: userText + p.instrumentedSuffix } : undefined;
+      const instrOverride = edited
+        ? { [problem.instrumentedPlan.mainPass]: userText + p.instrumentedSuffix }
+        : undefined;
       try {
         const ir = await runPlan(dev.device, problem.instrumentedPlan, {
           ...(instrOverride ? { wgslOverride: instrOverride } : {}),
@@ -252,12 +310,20 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
         if (raw) ownership = toBuffers(decodeOwnership(raw, problem.rows, problem.cols));
       } catch (e) {
         // The kernel itself ran; only the recording variant failed (e.g. an edit took the debug binding).
-        warnings.push({ type: 'warning', message: `ownership recording failed: ${message(e)}`, lineNum: 0, linePos: 0, offset: 0, length: 0 });
+        warnings.push({
+          type: 'warning',
+          message: `ownership recording failed: ${message(e)}`,
+          lineNum: 0,
+          linePos: 0,
+          offset: 0,
+          length: 0,
+        });
       }
     }
     progress('analytic ownership', 0.9);
     const analyticOwnership: Partial<Record<OwnershipPhase, OwnershipBuffers>> = {};
-    for (const phase of problem.phases) analyticOwnership[phase] = toBuffers(problem.analyticOwnership(phase));
+    for (const phase of problem.phases)
+      analyticOwnership[phase] = toBuffers(problem.analyticOwnership(phase));
     const outcome: RunOutcome = {
       config,
       rows: problem.rows,
@@ -301,7 +367,8 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       checkCancel(req.id);
       switch (req.type) {
         case 'init':
-          if (live && opened) post({ type: 'ready', id: req.id, caps: live.caps, deviceId: live.deviceId, plane: live.plane });
+          if (live && opened)
+            post({ type: 'ready', id: req.id, caps: live.caps, deviceId: live.deviceId, plane: live.plane });
           else await ensureDevice(req.id);
           return;
         case 'generate':
@@ -321,7 +388,8 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       }
     } catch (e) {
       if (e instanceof Cancelled) post({ type: 'cancelled', id: req.id });
-      else if (e instanceof NoDeviceError) post({ type: 'error', id: req.id, kind: 'unsupported', message: message(e) });
+      else if (e instanceof NoDeviceError)
+        post({ type: 'error', id: req.id, kind: 'unsupported', message: message(e) });
       else post({ type: 'error', id: req.id, kind: errorKind(e), message: message(e) });
     } finally {
       cancelled.delete(req.id);

@@ -13,7 +13,11 @@ const core = createGpuCore({
   families: KERNEL_FAMILIES,
   post: (msg, transfer) => self.postMessage(msg, transfer),
   tune: (req, ctx) =>
-    handleTuneRequest({ device: ctx.device, caps: ctx.caps, deviceId: ctx.deviceId, isCancelled: () => ctx.isCancelled() }, req, ctx.post),
+    handleTuneRequest(
+      { device: ctx.device, caps: ctx.caps, deviceId: ctx.deviceId, isCancelled: () => ctx.isCancelled() },
+      req,
+      ctx.post,
+    ),
 });
 
 self.addEventListener('message', (ev: MessageEvent<WorkerRequest>) => {

@@ -62,7 +62,11 @@ export type WorkerRequest =
   | { type: 'lose-device'; id: number };
 
 /** A request without its id (the client assigns ids): Omit distributed over the union. */
-export type WorkerRequestBody = WorkerRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+export type WorkerRequestBody = WorkerRequest extends infer R
+  ? R extends { id: number }
+    ? Omit<R, 'id'>
+    : never
+  : never;
 
 // ---------------------------------------------------------------- responses (worker -> app)
 export interface GeneratedKernel {
@@ -150,7 +154,14 @@ export type WorkerResponse =
       code: string;
       editorLines: number;
     }
-  | { type: 'tune-progress'; id: number; generation: number; evaluated: number; bestMs: number; entry?: TuneRecordEntry }
+  | {
+      type: 'tune-progress';
+      id: number;
+      generation: number;
+      evaluated: number;
+      bestMs: number;
+      entry?: TuneRecordEntry;
+    }
   | { type: 'tune-done'; id: number; report: TuneReport; fromCache: boolean }
   | {
       type: 'autokernel-result';

@@ -18,8 +18,16 @@ export function Banners() {
       )}
       {device.status === 'lost' && (
         <div className="banner bad" role="alert" data-testid="device-lost">
-          <span>The GPU device was lost: {device.message}. Results stay on screen; the next run re-opens the device.</span>
-          <button type="button" className="primary" onClick={() => controller.recover()} data-testid="recover">
+          <span>
+            The GPU device was lost: {device.message}. Results stay on screen; the next run re-opens the
+            device.
+          </span>
+          <button
+            type="button"
+            className="primary"
+            onClick={() => controller.recover()}
+            data-testid="recover"
+          >
             Re-open device and run
           </button>
         </div>
@@ -27,8 +35,8 @@ export function Banners() {
       {device.status === 'unavailable' && (
         <div className="banner bad" role="alert" data-testid="no-webgpu">
           <span>
-            WebGPU is not available here: {device.message}. Use a Chromium-based browser with WebGPU enabled (on Linux:
-            --enable-unsafe-webgpu).
+            WebGPU is not available here: {device.message}. Use a Chromium-based browser with WebGPU enabled
+            (on Linux: --enable-unsafe-webgpu).
           </span>
         </div>
       )}

@@ -11,7 +11,13 @@ export function ConfigJson() {
     config: resolved,
     planeChoice: config.plane === 0 ? 'adapter default' : config.plane,
     kernel: generated?.entryPoint
-      ? { entryPoint: generated.entryPoint, workgroupSize: generated.workgroupSize, workgroups: generated.workgroups, phases: generated.phases, edited }
+      ? {
+          entryPoint: generated.entryPoint,
+          workgroupSize: generated.workgroupSize,
+          workgroups: generated.workgroups,
+          phases: generated.phases,
+          edited,
+        }
       : { problems: generated?.problems ?? [] },
     device: deviceId,
   };

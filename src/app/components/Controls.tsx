@@ -20,9 +20,20 @@ import {
   useApp,
 } from '../store';
 
-const ARM_LABEL: Record<Arm, string> = { scalar: 'scalar', dp4a: 'dp4a (dot4I8Packed)', 'subgroup-matrix': 'subgroup matrix' };
+const ARM_LABEL: Record<Arm, string> = {
+  scalar: 'scalar',
+  dp4a: 'dp4a (dot4I8Packed)',
+  'subgroup-matrix': 'subgroup matrix',
+};
 
-function NumberInput(props: { label: string; value: number; onChange: (v: number) => void; testId: string; min?: number; hint?: string }) {
+function NumberInput(props: {
+  label: string;
+  value: number;
+  onChange: (v: number) => void;
+  testId: string;
+  min?: number;
+  hint?: string;
+}) {
   const id = useId();
   return (
     <label className="field" htmlFor={id} title={props.hint}>
@@ -48,10 +59,22 @@ function ArmPicker({ family }: { family: KernelFamily }) {
       {ARMS.map((a) => {
         const inFamily = family.arms.includes(a);
         const support = caps ? int8ArmSupport(caps, a) : { ok: true as const };
-        const reason = !inFamily ? `${family.title} has no ${a} arm` : support.ok ? undefined : support.reason;
+        const reason = !inFamily
+          ? `${family.title} has no ${a} arm`
+          : support.ok
+            ? undefined
+            : support.reason;
         return (
           <label key={a} className={`arm ${reason ? 'disabled' : ''}`} title={reason}>
-            <input type="radio" name="arm" value={a} checked={arm === a} disabled={!!reason} onChange={() => act(setArm, a)} data-testid={`arm-${a}`} />
+            <input
+              type="radio"
+              name="arm"
+              value={a}
+              checked={arm === a}
+              disabled={!!reason}
+              onChange={() => act(setArm, a)}
+              data-testid={`arm-${a}`}
+            />
             <span>{ARM_LABEL[a]}</span>
             {reason && <small className="reason">{reason}</small>}
           </label>
@@ -74,7 +97,14 @@ export function Controls() {
   const knobs = new Set(family.knobs);
   const shown = [...new Set([...problems, ...generatedProblems])];
   const tileField = (f: keyof TileParams, hint: string) => (
-    <NumberInput key={f} label={f} value={config.tile[f]} onChange={(v) => act(setTile, f, v)} testId={`tile-${f}`} hint={hint} />
+    <NumberInput
+      key={f}
+      label={f}
+      value={config.tile[f]}
+      onChange={(v) => act(setTile, f, v)}
+      testId={`tile-${f}`}
+      hint={hint}
+    />
   );
 
   return (
@@ -105,15 +135,47 @@ export function Controls() {
         <h2>Shape</h2>
         <div className="grid3">
           {(['m', 'n', 'k'] as const).map((f) =>
-            knobs.has(f) ? <NumberInput key={f} label={f} value={config[f]} onChange={(v) => act(setField, f, v)} testId={`shape-${f}`} /> : null,
+            knobs.has(f) ? (
+              <NumberInput
+                key={f}
+                label={f}
+                value={config[f]}
+                onChange={(v) => act(setField, f, v)}
+                testId={`shape-${f}`}
+              />
+            ) : null,
           )}
-          {knobs.has('experts') && <NumberInput label="experts" value={config.experts} onChange={(v) => act(setField, 'experts', v)} testId="shape-experts" />}
-          {knobs.has('topk') && <NumberInput label="topk" value={config.topk} onChange={(v) => act(setField, 'topk', v)} testId="shape-topk" />}
+          {knobs.has('experts') && (
+            <NumberInput
+              label="experts"
+              value={config.experts}
+              onChange={(v) => act(setField, 'experts', v)}
+              testId="shape-experts"
+            />
+          )}
+          {knobs.has('topk') && (
+            <NumberInput
+              label="topk"
+              value={config.topk}
+              onChange={(v) => act(setField, 'topk', v)}
+              testId="shape-topk"
+            />
+          )}
           {knobs.has('ytiles') && (
-            <NumberInput label="ytiles" value={config.ytiles} onChange={(v) => act(setField, 'ytiles', v)} testId="shape-ytiles" hint="row tiles per expert in the grid (grid-stride)" />
+            <NumberInput
+              label="ytiles"
+              value={config.ytiles}
+              onChange={(v) => act(setField, 'ytiles', v)}
+              testId="shape-ytiles"
+              hint="row tiles per expert in the grid (grid-stride)"
+            />
           )}
         </div>
-        {!knobs.has('m') && <p className="muted">Fixed shape: {config.m}×{config.n}×{config.k}</p>}
+        {!knobs.has('m') && (
+          <p className="muted">
+            Fixed shape: {config.m}×{config.n}×{config.k}
+          </p>
+        )}
       </section>
 
       {knobs.has('tile') && (
@@ -126,7 +188,8 @@ export function Controls() {
             {tileField('rn', 'register subtiles per plane, across')}
           </div>
           <p className="muted">
-            BM {config.tile.wm * config.tile.rm * 16} × BN {config.tile.wn * config.tile.rn * 16}, {config.tile.wm * config.tile.wn} planes
+            BM {config.tile.wm * config.tile.rm * 16} × BN {config.tile.wn * config.tile.rn * 16},{' '}
+            {config.tile.wm * config.tile.wn} planes
           </p>
         </section>
       )}
@@ -135,7 +198,11 @@ export function Controls() {
         <ArmPicker family={family} />
         <label className="field wide">
           <span>Plane width</span>
-          <select data-testid="plane-select" value={config.plane} onChange={(e) => act(setPlane, Number(e.target.value))}>
+          <select
+            data-testid="plane-select"
+            value={config.plane}
+            onChange={(e) => act(setPlane, Number(e.target.value))}
+          >
             {PLANE_CHOICES.map((p) => (
               <option key={p} value={p}>
                 {p === 0 ? `adapter default (${adapterPlane ?? '?'})` : p}
@@ -143,35 +210,74 @@ export function Controls() {
             ))}
           </select>
         </label>
-        <p className="muted">The scalar arm runs at any plane width dividing 256; the matrix arm needs the hardware plane.</p>
+        <p className="muted">
+          The scalar arm runs at any plane width dividing 256; the matrix arm needs the hardware plane.
+        </p>
       </section>
 
       <section>
         <h2>Data</h2>
         <div className="seg" role="radiogroup" aria-label="Data source">
           {(['seed', 'random'] as const).map((d) => (
-            <button key={d} type="button" role="radio" aria-checked={config.dataSource === d} className={config.dataSource === d ? 'on' : ''} onClick={() => act(setDataSource, d)} data-testid={`data-${d}`}>
+            <button
+              key={d}
+              type="button"
+              role="radio"
+              aria-checked={config.dataSource === d}
+              className={config.dataSource === d ? 'on' : ''}
+              onClick={() => act(setDataSource, d)}
+              data-testid={`data-${d}`}
+            >
               {d === 'seed' ? "seed's generator" : 'random (quantized f32)'}
             </button>
           ))}
         </div>
-        <NumberInput label="seed #" min={0} value={config.dataSeed} onChange={(v) => act(setField, 'dataSeed', v)} testId="data-seed" hint="0 = the seed's own generator constant" />
+        <NumberInput
+          label="seed #"
+          min={0}
+          value={config.dataSeed}
+          onChange={(v) => act(setField, 'dataSeed', v)}
+          testId="data-seed-number"
+          hint="0 = the seed's own generator constant"
+        />
       </section>
 
       <section>
         <h2>Run</h2>
         <div className="grid2">
-          <NumberInput label="timed dispatches" min={0} value={iters} onChange={(v) => act(setIters, v)} testId="iters" />
+          <NumberInput
+            label="timed dispatches"
+            min={0}
+            value={iters}
+            onChange={(v) => act(setIters, v)}
+            testId="iters"
+          />
           <label className="check">
-            <input type="checkbox" checked={autoRun} onChange={(e) => act(setAutoRun, e.target.checked)} data-testid="auto-run" />
+            <input
+              type="checkbox"
+              checked={autoRun}
+              onChange={(e) => act(setAutoRun, e.target.checked)}
+              data-testid="auto-run"
+            />
             <span>auto-run on edit</span>
           </label>
         </div>
         <div className="buttons">
-          <button type="button" className="primary" onClick={() => controller.runNow()} disabled={shown.length > 0} data-testid="run">
+          <button
+            type="button"
+            className="primary"
+            onClick={() => controller.runNow()}
+            disabled={shown.length > 0}
+            data-testid="run"
+          >
             Run <kbd>Ctrl/Alt+Enter</kbd>
           </button>
-          <button type="button" onClick={() => controller.cancelRun()} disabled={!running} data-testid="cancel">
+          <button
+            type="button"
+            onClick={() => controller.cancelRun()}
+            disabled={!running}
+            data-testid="cancel"
+          >
             Cancel
           </button>
         </div>

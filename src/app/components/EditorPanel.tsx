@@ -15,6 +15,7 @@ export function EditorPanel() {
   const compile = useApp((s) => s.compile);
   const stash = useApp((s) => (s.stash && s.stash.kernel === s.config.kernel ? s.stash : undefined));
   const kernel = useApp((s) => s.config.kernel);
+  const hasText = useApp((s) => s.buffers[s.config.kernel] !== undefined);
   const messages = compile?.messages ?? [];
 
   return (
@@ -45,8 +46,8 @@ export function EditorPanel() {
       </header>
       {stale && (
         <p className="notice" data-testid="stale-notice">
-          This edit started from the kernel generated for another config; the current config generates a different kernel. Reset to
-          pick it up, or keep running your edit.
+          This edit started from the kernel generated for another config; the current config generates a
+          different kernel. Reset to pick it up, or keep running your edit.
         </p>
       )}
       {stash && (
@@ -61,6 +62,13 @@ export function EditorPanel() {
         <Suspense fallback={<div className="monaco-host loading">loading editor…</div>}>
           <WgslEditor />
         </Suspense>
+        {!hasText && (
+          <div className="editor-empty" data-testid="editor-empty">
+            {generated?.problems.length
+              ? 'No kernel for this config: see "Cannot run this config" on the left.'
+              : 'generating kernel…'}
+          </div>
+        )}
       </div>
       {messages.length > 0 && (
         <div className="compile-messages" role="alert" data-testid="compile-errors">

@@ -18,7 +18,10 @@ export function ResultsPanel() {
       <RunStatusLine />
       {outcome ? (
         <>
-          <div className={`verdict ${outcome.verdict.pass ? 'pass' : 'fail'} ${stale ? 'stale' : ''}`} data-testid="verdict">
+          <div
+            className={`verdict ${outcome.verdict.pass ? 'pass' : 'fail'} ${stale ? 'stale' : ''}`}
+            data-testid="verdict"
+          >
             {outcome.verdict.pass ? (
               <>
                 <strong>✓ matches oracle</strong> <span>({gateText(outcome.verdict.gate)})</span>
@@ -27,7 +30,8 @@ export function ResultsPanel() {
               <>
                 <strong>✗ differs from oracle</strong>{' '}
                 <span>
-                  {outcome.verdict.mismatches} of {outcome.rows * outcome.cols} elements fail {gateText(outcome.verdict.gate)}
+                  {outcome.verdict.mismatches} of {outcome.rows * outcome.cols} elements fail{' '}
+                  {gateText(outcome.verdict.gate)}
                 </span>
               </>
             )}
@@ -48,7 +52,9 @@ export function ResultsPanel() {
               <dt>ms / dispatch</dt>
               <dd data-testid="ms">
                 {outcome.msPerDispatch !== undefined ? fmt(outcome.msPerDispatch) : '–'}
-                {outcome.timing && <small> {outcome.timing === 'timestamp' ? 'timestamp-query' : 'wall clock'}</small>}
+                {outcome.timing && (
+                  <small> {outcome.timing === 'timestamp' ? 'timestamp-query' : 'wall clock'}</small>
+                )}
               </dd>
             </div>
             <div>
@@ -93,11 +99,29 @@ function RunStatusLine() {
   if (run.status === 'error' && run.error) {
     return (
       <div className="run-error" role="alert" data-testid="run-error">
-        <strong>{run.error.kind === 'shape' ? 'Config rejected' : run.error.kind === 'device-lost' ? 'Device lost' : 'Run failed'}:</strong> {run.error.message}
+        <strong>
+          {run.error.kind === 'shape'
+            ? 'Config rejected'
+            : run.error.kind === 'device-lost'
+              ? 'Device lost'
+              : 'Run failed'}
+          :
+        </strong>{' '}
+        {run.error.message}
       </div>
     );
   }
-  if (run.status === 'compile-error') return <div className="run-error" data-testid="run-compile-error">The edited WGSL does not compile (see the editor).</div>;
-  if (run.status === 'cancelled') return <div className="muted" data-testid="run-cancelled">Run cancelled.</div>;
+  if (run.status === 'compile-error')
+    return (
+      <div className="run-error" data-testid="run-compile-error">
+        The edited WGSL does not compile (see the editor).
+      </div>
+    );
+  if (run.status === 'cancelled')
+    return (
+      <div className="muted" data-testid="run-cancelled">
+        Run cancelled.
+      </div>
+    );
   return null;
 }

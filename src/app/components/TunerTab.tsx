@@ -18,7 +18,9 @@ export function TunerTab() {
         runAutokernel={t.runAutokernel}
         onLoadTile={t.loadTile}
         initial={{ shape }}
-        {...(status !== 'ready' ? { disabledReason: status === 'starting' ? 'the GPU device is starting' : 'no GPU device' } : {})}
+        {...(status !== 'ready'
+          ? { disabledReason: status === 'starting' ? 'the GPU device is starting' : 'no GPU device' }
+          : {})}
       />
     </div>
   );

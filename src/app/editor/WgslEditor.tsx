@@ -13,13 +13,20 @@ import { WGSL_LANGUAGE_ID } from './wgslLanguage';
 type Model = ReturnType<typeof monaco.editor.createModel>;
 
 const severity = (t: WgslMessage['type']) =>
-  t === 'error' ? monaco.MarkerSeverity.Error : t === 'warning' ? monaco.MarkerSeverity.Warning : monaco.MarkerSeverity.Info;
+  t === 'error'
+    ? monaco.MarkerSeverity.Error
+    : t === 'warning'
+      ? monaco.MarkerSeverity.Warning
+      : monaco.MarkerSeverity.Info;
 
 /**
  * Compile messages -> Monaco markers. Positions are 1:1 with the editor because the host suffix is
  * appended after the user's text; a message inside the suffix is pinned to the last line with its note.
  */
-export function markersOf(compile: CompileState | undefined, model: Model): Parameters<typeof monaco.editor.setModelMarkers>[2] {
+export function markersOf(
+  compile: CompileState | undefined,
+  model: Model,
+): Parameters<typeof monaco.editor.setModelMarkers>[2] {
   if (!compile) return [];
   const last = model.getLineCount();
   return compile.messages.map((m) => {
@@ -28,7 +35,15 @@ export function markersOf(compile: CompileState | undefined, model: Model): Para
     const lineLen = model.getLineLength(line);
     const startColumn = inText ? Math.max(1, Math.min(m.linePos, lineLen + 1)) : 1;
     const endColumn = inText ? Math.min(lineLen + 1, startColumn + Math.max(1, m.length)) : lineLen + 1;
-    return { severity: severity(m.type), message: m.message, startLineNumber: line, startColumn, endLineNumber: line, endColumn: Math.max(endColumn, startColumn + 1), source: 'WGSL' };
+    return {
+      severity: severity(m.type),
+      message: m.message,
+      startLineNumber: line,
+      startColumn,
+      endLineNumber: line,
+      endColumn: Math.max(endColumn, startColumn + 1),
+      source: 'WGSL',
+    };
   });
 }
 
@@ -83,9 +98,12 @@ export function WgslEditor() {
       markers: () => {
         const model = editor.getModel();
         if (!model) return [];
-        return monaco.editor
-          .getModelMarkers({ resource: model.uri })
-          .map((m) => ({ line: m.startLineNumber, column: m.startColumn, message: m.message, severity: m.severity }));
+        return monaco.editor.getModelMarkers({ resource: model.uri }).map((m) => ({
+          line: m.startLineNumber,
+          column: m.startColumn,
+          message: m.message,
+          severity: m.severity,
+        }));
       },
     });
     const all = models.current;
@@ -101,16 +119,28 @@ export function WgslEditor() {
   // The store's text is the truth: follow kernel switches, regenerated kernels and resets.
   useEffect(() => {
     const editor = editorRef.current;
-    if (!editor || text === undefined) return;
+    if (!editor) return;
+    if (text === undefined) {
+      // No text for this kernel yet (or its config cannot be generated): never show another kernel's.
+      applying.current = true;
+      editor.setModel(null);
+      applying.current = false;
+      return;
+    }
     let model = models.current.get(kernel);
     if (!model) {
-      model = monaco.editor.createModel(text, WGSL_LANGUAGE_ID, monaco.Uri.parse(`inmemory://kernels/${kernel}.wgsl`));
+      model = monaco.editor.createModel(
+        text,
+        WGSL_LANGUAGE_ID,
+        monaco.Uri.parse(`inmemory://kernels/${kernel}.wgsl`),
+      );
       models.current.set(kernel, model);
     }
     applying.current = true;
     try {
       if (editor.getModel() !== model) editor.setModel(model);
-      if (model.getValue() !== text) model.pushEditOperations([], [{ range: model.getFullModelRange(), text }], () => null);
+      if (model.getValue() !== text)
+        model.pushEditOperations([], [{ range: model.getFullModelRange(), text }], () => null);
     } finally {
       applying.current = false;
     }

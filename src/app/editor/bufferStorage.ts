@@ -15,7 +15,14 @@ function parseBuffer(raw: string | null): EditorBuffer | undefined {
   if (!raw) return undefined;
   try {
     const v: unknown = JSON.parse(raw);
-    if (typeof v === 'object' && v !== null && 'text' in v && 'base' in v && typeof v.text === 'string' && typeof v.base === 'string') {
+    if (
+      typeof v === 'object' &&
+      v !== null &&
+      'text' in v &&
+      'base' in v &&
+      typeof v.text === 'string' &&
+      typeof v.base === 'string'
+    ) {
       return { text: v.text, base: v.base };
     }
   } catch {
@@ -28,7 +35,10 @@ function parseBuffer(raw: string | null): EditorBuffer | undefined {
  * Read the stored edits of the given kernels; unreadable entries are skipped.
  * @example const buffers = loadBuffers(localStorage, KERNEL_FAMILIES.map((f) => f.id));
  */
-export function loadBuffers(storage: BufferStorage, kernels: readonly KernelId[]): Partial<Record<KernelId, EditorBuffer>> {
+export function loadBuffers(
+  storage: BufferStorage,
+  kernels: readonly KernelId[],
+): Partial<Record<KernelId, EditorBuffer>> {
   const out: Partial<Record<KernelId, EditorBuffer>> = {};
   for (const id of kernels) {
     const b = parseBuffer(storage.getItem(PREFIX + id));
@@ -38,7 +48,11 @@ export function loadBuffers(storage: BufferStorage, kernels: readonly KernelId[]
 }
 
 /** Store (or, when unedited, remove) one kernel's buffer. Quota errors are reported, never thrown. */
-export function saveBuffer(storage: BufferStorage, kernel: KernelId, buffer: EditorBuffer | undefined): string | undefined {
+export function saveBuffer(
+  storage: BufferStorage,
+  kernel: KernelId,
+  buffer: EditorBuffer | undefined,
+): string | undefined {
   try {
     if (!buffer || buffer.text === buffer.base) storage.removeItem(PREFIX + kernel);
     else storage.setItem(PREFIX + kernel, JSON.stringify(buffer));

@@ -24,7 +24,11 @@ const raw = (body: unknown, v = 1) => `#v=${v}&s=${compressToEncodedURIComponent
 
 describe('permalink codec', () => {
   it('round-trips the full state, edited WGSL included', () => {
-    const state: PermalinkState = { config, wgsl: '@compute @workgroup_size(4) fn main() {}\n// ünïcode ✓', tab: 'errors' };
+    const state: PermalinkState = {
+      config,
+      wgsl: '@compute @workgroup_size(4) fn main() {}\n// ünïcode ✓',
+      tab: 'errors',
+    };
     const hash = encodePermalink(state);
     expect(hash).toMatch(/^#v=1&s=[A-Za-z0-9+\-$]+$/);
     expect(decodePermalink(hash, KERNELS)).toEqual({ ok: true, state });
@@ -36,7 +40,9 @@ describe('permalink codec', () => {
   });
 
   it('compresses: a 10 kB kernel makes a much shorter link', () => {
-    const wgsl = Array.from({ length: 300 }, (_, i) => `  acc[${i % 8}] += f32(x[${i}]) * w[${i}];`).join('\n');
+    const wgsl = Array.from({ length: 300 }, (_, i) => `  acc[${i % 8}] += f32(x[${i}]) * w[${i}];`).join(
+      '\n',
+    );
     const hash = encodePermalink({ config, wgsl, tab: 'ownership' });
     expect(hash.length).toBeLessThan(wgsl.length / 3);
   });

@@ -46,15 +46,25 @@ function isRecord(x: unknown): x is Record<string, unknown> {
 function int(obj: Record<string, unknown>, key: string, lo: number, hi: number, where = 'config'): number {
   const v = obj[key];
   if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) {
-    throw new LinkError(`${where}.${key} must be an integer in ${lo}..${hi} (got ${JSON.stringify(v) ?? 'nothing'})`);
+    throw new LinkError(
+      `${where}.${key} must be an integer in ${lo}..${hi} (got ${JSON.stringify(v) ?? 'nothing'})`,
+    );
   }
   return v;
 }
 
-function oneOf<T extends string | number>(obj: Record<string, unknown>, key: string, options: readonly T[], where = 'config'): T {
+function oneOf<T extends string | number>(
+  obj: Record<string, unknown>,
+  key: string,
+  options: readonly T[],
+  where = 'config',
+): T {
   const v = obj[key];
   const hit = options.find((o) => o === v);
-  if (hit === undefined) throw new LinkError(`${where}.${key} must be one of ${options.join(', ')} (got ${JSON.stringify(v) ?? 'nothing'})`);
+  if (hit === undefined)
+    throw new LinkError(
+      `${where}.${key} must be one of ${options.join(', ')} (got ${JSON.stringify(v) ?? 'nothing'})`,
+    );
   return hit;
 }
 
@@ -96,9 +106,13 @@ export function decodePermalink(hash: string, kernels: readonly KernelId[]): Dec
   const params = new URLSearchParams(hash.replace(/^#/, ''));
   const v = params.get('v');
   const s = params.get('s');
-  if (v === null || s === null) return { ok: false, error: 'This link has no playground state (expected #v=1&s=...).' };
+  if (v === null || s === null)
+    return { ok: false, error: 'This link has no playground state (expected #v=1&s=...).' };
   if (v !== String(PERMALINK_VERSION)) {
-    return { ok: false, error: `This link is format v=${v}; this build reads v=${PERMALINK_VERSION}. Showing the default config instead.` };
+    return {
+      ok: false,
+      error: `This link is format v=${v}; this build reads v=${PERMALINK_VERSION}. Showing the default config instead.`,
+    };
   }
   let text: string | null;
   try {
@@ -106,12 +120,19 @@ export function decodePermalink(hash: string, kernels: readonly KernelId[]): Dec
   } catch {
     text = null;
   }
-  if (!text) return { ok: false, error: 'This link is corrupt (its state does not decompress). Showing the default config instead.' };
+  if (!text)
+    return {
+      ok: false,
+      error: 'This link is corrupt (its state does not decompress). Showing the default config instead.',
+    };
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return { ok: false, error: 'This link is corrupt (its state is not valid JSON). Showing the default config instead.' };
+    return {
+      ok: false,
+      error: 'This link is corrupt (its state is not valid JSON). Showing the default config instead.',
+    };
   }
   try {
     if (!isRecord(body)) throw new LinkError('state is not an object');
@@ -126,7 +147,8 @@ export function decodePermalink(hash: string, kernels: readonly KernelId[]): Dec
     }
     return { ok: true, state };
   } catch (e) {
-    if (e instanceof LinkError) return { ok: false, error: `This link is invalid: ${e.message}. Showing the default config instead.` };
+    if (e instanceof LinkError)
+      return { ok: false, error: `This link is invalid: ${e.message}. Showing the default config instead.` };
     throw e;
   }
 }

@@ -50,6 +50,8 @@ export interface AppState {
   device: DeviceState;
   /** The config the controls edit. `plane` 0 = the adapter's plane width (see runConfig). */
   config: ProblemConfig;
+  /** The arm was chosen by the user or a link (else the adapter's fastest is taken once it is known). */
+  armExplicit: boolean;
   tab: ViewTab;
   /** A permalink that could not be applied, and why. */
   linkError?: string | undefined;
@@ -91,7 +93,13 @@ export function pickArm(family: KernelFamily, caps: AdapterCaps | undefined, cur
 
 /** A family's default config. */
 export function defaultConfig(family: KernelFamily, caps?: AdapterCaps): ProblemConfig {
-  return { ...family.defaults, tile: { ...family.defaults.tile }, kernel: family.id, arm: pickArm(family, caps), plane: 0 };
+  return {
+    ...family.defaults,
+    tile: { ...family.defaults.tile },
+    kernel: family.id,
+    arm: pickArm(family, caps),
+    plane: 0,
+  };
 }
 
 /** The initial state (before the device answers). */
@@ -101,6 +109,7 @@ export function initialState(families: readonly KernelFamily[]): AppState {
   return {
     device: { status: 'starting', losses: 0 },
     config: defaultConfig(family),
+    armExplicit: false,
     tab: 'ownership',
     buffers: {},
     run: { status: 'idle' },
@@ -120,7 +129,20 @@ export function runConfig(state: Pick<AppState, 'config' | 'device'>): ProblemCo
 /** Stable key of a config (for "is this result/kernel about the current config"). */
 export function configKey(config: ProblemConfig): string {
   const { kernel, m, n, k, experts, topk, ytiles, tile, arm, plane, dataSource, dataSeed } = config;
-  return JSON.stringify({ kernel, m, n, k, experts, topk, ytiles, tile: [tile.wm, tile.wn, tile.rm, tile.rn], arm, plane, dataSource, dataSeed });
+  return JSON.stringify({
+    kernel,
+    m,
+    n,
+    k,
+    experts,
+    topk,
+    ytiles,
+    tile: [tile.wm, tile.wn, tile.rm, tile.rn],
+    arm,
+    plane,
+    dataSource,
+    dataSeed,
+  });
 }
 
 /** Why the current config cannot run, from the family's own validate() (empty when it can). */
@@ -158,16 +180,35 @@ export function permalinkOf(state: AppState): PermalinkState {
 // ---------------------------------------------------------------------------------------------- actions
 
 /** The worker opened a device. */
-export function deviceReady(state: AppState, caps: AdapterCaps, deviceId: string, plane: number, families: readonly KernelFamily[]): Partial<AppState> {
+export function deviceReady(
+  state: AppState,
+  caps: AdapterCaps,
+  deviceId: string,
+  plane: number,
+  families: readonly KernelFamily[],
+): Partial<AppState> {
   const family = familyOf(families, state.config.kernel);
-  const arm = family ? pickArm(family, caps, state.config.arm) : state.config.arm;
-  return { device: { status: 'ready', caps, deviceId, plane, losses: state.device.losses }, config: { ...state.config, arm } };
+  const arm = family
+    ? pickArm(family, caps, state.armExplicit ? state.config.arm : undefined)
+    : state.config.arm;
+  return {
+    device: { status: 'ready', caps, deviceId, plane, losses: state.device.losses },
+    config: { ...state.config, arm },
+  };
 }
 
 export function deviceLost(state: AppState, reason: string, message: string): Partial<AppState> {
   return {
-    device: { ...state.device, status: 'lost', message: `${message} (reason: ${reason})`, losses: state.device.losses + 1 },
-    run: state.run.status === 'running' ? { status: 'error', error: { kind: 'device-lost', message } } : state.run,
+    device: {
+      ...state.device,
+      status: 'lost',
+      message: `${message} (reason: ${reason})`,
+      losses: state.device.losses + 1,
+    },
+    run:
+      state.run.status === 'running'
+        ? { status: 'error', error: { kind: 'device-lost', message } }
+        : state.run,
   };
 }
 
@@ -177,8 +218,21 @@ export function deviceUnavailable(state: AppState, message: string): Partial<App
 
 /** Switch kernel family: its defaults (shape, tile), an arm it has and this adapter can run. */
 export function selectKernel(state: AppState, family: KernelFamily): Partial<AppState> {
-  const config = { ...defaultConfig(family, state.device.caps), plane: state.config.plane, dataSource: state.config.dataSource, dataSeed: state.config.dataSeed };
-  return { config, outcome: undefined, compile: undefined, selected: undefined, generated: undefined, generatedKey: undefined, ownershipSource: 'recorded' };
+  const config = {
+    ...defaultConfig(family, state.device.caps),
+    plane: state.config.plane,
+    dataSource: state.config.dataSource,
+    dataSeed: state.config.dataSeed,
+  };
+  return {
+    config,
+    outcome: undefined,
+    compile: undefined,
+    selected: undefined,
+    generated: undefined,
+    generatedKey: undefined,
+    ownershipSource: 'recorded',
+  };
 }
 
 type ShapeField = 'm' | 'n' | 'k' | 'experts' | 'topk' | 'ytiles' | 'dataSeed';
@@ -195,7 +249,7 @@ export function setTile(state: AppState, field: keyof TileParams, value: number)
 }
 
 export function setArm(state: AppState, arm: Arm): Partial<AppState> {
-  return { config: { ...state.config, arm } };
+  return { config: { ...state.config, arm }, armExplicit: true };
 }
 
 export function setPlane(state: AppState, plane: number): Partial<AppState> {
@@ -227,7 +281,17 @@ export function applyPermalink(state: AppState, link: PermalinkState): Partial<A
   } else if (localEdited) {
     delete buffers[id];
   }
-  return { config: link.config, tab: link.tab, buffers, stash, linkError: undefined, outcome: undefined, generated: undefined, generatedKey: undefined };
+  return {
+    config: link.config,
+    armExplicit: true,
+    tab: link.tab,
+    buffers,
+    stash,
+    linkError: undefined,
+    outcome: undefined,
+    generated: undefined,
+    generatedKey: undefined,
+  };
 }
 
 /** Bring a stashed local edit back into its kernel's buffer. */
@@ -258,7 +322,8 @@ export function generated(state: AppState, kernel: GeneratedKernel, key: string)
   const buffers = { ...state.buffers };
   const b = buffers[id];
   if (kernel.wgsl) {
-    if (!b || b.text === b.base || b.text === kernel.wgsl) buffers[id] = { text: kernel.wgsl, base: kernel.wgsl };
+    if (!b || b.text === b.base || b.text === kernel.wgsl)
+      buffers[id] = { text: kernel.wgsl, base: kernel.wgsl };
     else if (b.base === '') buffers[id] = { text: b.text, base: kernel.wgsl };
   }
   const runStatus = state.run.status === 'generating' ? 'idle' : state.run.status;
@@ -276,7 +341,10 @@ export function editBuffer(state: AppState, text: string): Partial<AppState> {
 export function resetBuffer(state: AppState): Partial<AppState> {
   const gen = state.generated?.wgsl;
   if (!gen) return {};
-  return { buffers: { ...state.buffers, [state.config.kernel]: { text: gen, base: gen } }, compile: undefined };
+  return {
+    buffers: { ...state.buffers, [state.config.kernel]: { text: gen, base: gen } },
+    compile: undefined,
+  };
 }
 
 export function runStarted(_state: AppState, id: number): Partial<AppState> {
@@ -293,7 +361,15 @@ export function runFinished(state: AppState, id: number, outcome: RunOutcome): P
   const phases = Object.keys(outcome.analyticOwnership ?? {}) as OwnershipPhase[];
   const src = state.ownershipSource;
   const ownershipSource: OwnershipSource =
-    src === 'recorded' ? (outcome.ownership ? 'recorded' : (phases[0] ?? 'recorded')) : phases.includes(src) ? src : outcome.ownership ? 'recorded' : (phases[0] ?? 'recorded');
+    src === 'recorded'
+      ? outcome.ownership
+        ? 'recorded'
+        : (phases[0] ?? 'recorded')
+      : phases.includes(src)
+        ? src
+        : outcome.ownership
+          ? 'recorded'
+          : (phases[0] ?? 'recorded');
   return { run: { status: 'done', id }, outcome, compile: undefined, selected: undefined, ownershipSource };
 }
 
@@ -333,6 +409,10 @@ export function setAutoRun(_state: AppState, autoRun: boolean): Partial<AppState
 }
 
 /** Restore persisted editor buffers (edited ones only are stored) and a stashed edit. */
-export function restoreBuffers(state: AppState, buffers: Partial<Record<KernelId, EditorBuffer>>, stash?: AppState['stash']): Partial<AppState> {
+export function restoreBuffers(
+  state: AppState,
+  buffers: Partial<Record<KernelId, EditorBuffer>>,
+  stash?: AppState['stash'],
+): Partial<AppState> {
   return { buffers: { ...buffers, ...state.buffers }, stash: state.stash ?? stash };
 }

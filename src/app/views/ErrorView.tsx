@@ -72,10 +72,19 @@ export function ErrorView() {
   const [hover, setHover] = useState<{ row: number; col: number }>();
   const [zoom, setZoom] = useState(false);
 
-  const field = a ? (mode === 'quantization' ? a.quantError : mode === 'total' ? a.totalError : a.kernelError) ?? a.kernelError : undefined;
-  const color = useCallback((i: number): Rgb => (field ? rampColor(logPosition(field[i]!)) : [0, 0, 0]), [field]);
+  const field = a
+    ? ((mode === 'quantization' ? a.quantError : mode === 'total' ? a.totalError : a.kernelError) ??
+      a.kernelError)
+    : undefined;
+  const color = useCallback(
+    (i: number): Rgb => (field ? rampColor(logPosition(field[i]!)) : [0, 0, 0]),
+    [field],
+  );
   const owner = a?.owner;
-  const region = useCallback((i: number) => (owner ? owner.workgroup[i]! * 65536 + owner.plane[i]! : 0), [owner]);
+  const region = useCallback(
+    (i: number) => (owner ? owner.workgroup[i]! * 65536 + owner.plane[i]! : 0),
+    [owner],
+  );
   const marks = useMemo(() => {
     if (!a || !overlay) return undefined;
     const m = new Uint8Array(a.bad.length);
@@ -101,7 +110,11 @@ export function ErrorView() {
               aria-checked={mode === m}
               className={mode === m ? 'on' : ''}
               disabled={m !== 'kernel' && !a.quantError}
-              title={m !== 'kernel' && !a.quantError ? 'this kernel has no full-precision reference' : MODE_LABEL[m]}
+              title={
+                m !== 'kernel' && !a.quantError
+                  ? 'this kernel has no full-precision reference'
+                  : MODE_LABEL[m]
+              }
               onClick={() => setMode(m)}
               data-testid={`error-mode-${m}`}
             >
@@ -110,7 +123,12 @@ export function ErrorView() {
           ))}
         </div>
         <label className="check">
-          <input type="checkbox" checked={overlay} onChange={() => act(toggleOverlay)} data-testid="overlay" />
+          <input
+            type="checkbox"
+            checked={overlay}
+            onChange={() => act(toggleOverlay)}
+            data-testid="overlay"
+          />
           <span>ownership overlay ({a.ownerLabel})</span>
         </label>
         <label className="check">
@@ -178,7 +196,9 @@ export function ErrorView() {
               </dd>
             </dl>
           ) : (
-            <p className="muted">This kernel has no full-precision reference (its inputs are int8 by construction).</p>
+            <p className="muted">
+              This kernel has no full-precision reference (its inputs are int8 by construction).
+            </p>
           )}
         </section>
       </div>

@@ -170,9 +170,12 @@ export function GridCanvas(props: GridCanvasProps) {
           if (!m) continue;
           const px = x * cs;
           const py = y * cs;
-          if (cs < 4) {
+          if (cs < 6) {
+            // Too small for a glyph: tint the cell (bad elements stay readable through a light tint).
+            ctx.globalAlpha = m === MARK_BAD ? 0.45 : 1;
             ctx.fillStyle = m === MARK_NEVER ? '#ff3b5c' : m === MARK_TWICE ? '#ff9d2e' : '#22e4ff';
             ctx.fillRect(px, py, cs, cs);
+            ctx.globalAlpha = 1;
             continue;
           }
           if (m === MARK_NEVER) {
@@ -213,7 +216,9 @@ export function GridCanvas(props: GridCanvasProps) {
     const box = e.currentTarget.getBoundingClientRect();
     const col = view.c0 + Math.floor((e.clientX - box.left) / cs);
     const row = view.r0 + Math.floor((e.clientY - box.top) / cs);
-    return row >= 0 && col >= 0 && row < view.r0 + view.rows && col < view.c0 + view.cols ? { row, col } : undefined;
+    return row >= 0 && col >= 0 && row < view.r0 + view.rows && col < view.c0 + view.cols
+      ? { row, col }
+      : undefined;
   };
 
   return (

@@ -5,7 +5,15 @@ import { useCallback, useMemo, useState } from 'react';
 import type { OwnershipPhase } from '../../kernels/family';
 import type { OwnershipBuffers } from '../../workers/protocol';
 import { PLANE_CHOICES } from '../permalink/codec';
-import { act, runConfig, selectElement, setOwnershipSource, setPlane, useApp, type OwnershipSource } from '../store';
+import {
+  act,
+  runConfig,
+  selectElement,
+  setOwnershipSource,
+  setPlane,
+  useApp,
+  type OwnershipSource,
+} from '../store';
 import { laneElementIndex, lanesOf, ownerColor, ownershipDiff, ownershipFlags, type Rgb } from './analysis';
 import { GridCanvas, MARK_NEVER, MARK_TWICE, type GridWindow } from './GridCanvas';
 import { ElementInspector } from './ElementInspector';
@@ -17,7 +25,8 @@ export const PHASE_LABEL: Record<OwnershipPhase, string> = {
   'register-accumulator': 'register accumulator (rm×rn subtiles)',
 };
 
-const SOURCE_LABEL = (s: OwnershipSource) => (s === 'recorded' ? 'recorded (instrumented run)' : `analytic: ${PHASE_LABEL[s]}`);
+const SOURCE_LABEL = (s: OwnershipSource) =>
+  s === 'recorded' ? 'recorded (instrumented run)' : `analytic: ${PHASE_LABEL[s]}`;
 
 /** The window of the whole padded output, or of the workgroup tile holding `element`. */
 export function viewWindow(a: RunAnalysis, zoomTo: number | undefined): GridWindow {
@@ -25,18 +34,30 @@ export function viewWindow(a: RunAnalysis, zoomTo: number | undefined): GridWind
   if (zoomTo === undefined) return { r0: 0, c0: 0, rows: g.paddedRows, cols: g.paddedCols };
   const r = Math.floor(zoomTo / a.outcome.cols);
   const c = zoomTo % a.outcome.cols;
-  return { r0: Math.floor(r / g.tileRows) * g.tileRows, c0: Math.floor(c / g.tileCols) * g.tileCols, rows: g.tileRows, cols: g.tileCols };
+  return {
+    r0: Math.floor(r / g.tileRows) * g.tileRows,
+    c0: Math.floor(c / g.tileCols) * g.tileCols,
+    rows: g.tileRows,
+    cols: g.tileCols,
+  };
 }
 
 function PlaneLegend({ map, lanes }: { map: OwnershipBuffers; lanes: number }) {
   const planes = useMemo(() => [...new Set(map.plane)].sort((a, b) => a - b), [map]);
   const css = (c: Rgb) => `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
-  const laneStops = Array.from({ length: 8 }, (_, i) => css(ownerColor(planes[0] ?? 0, Math.round((i / 7) * (lanes - 1)), lanes))).join(', ');
+  const laneStops = Array.from({ length: 8 }, (_, i) =>
+    css(ownerColor(planes[0] ?? 0, Math.round((i / 7) * (lanes - 1)), lanes)),
+  ).join(', ');
   return (
     <div className="legend" data-testid="ownership-legend">
       <span className="muted">planes</span>
       {planes.slice(0, 16).map((p) => (
-        <span key={p} className="swatch" style={{ background: css(ownerColor(p, Math.floor(lanes / 2), lanes)) }} title={`plane ${p}`}>
+        <span
+          key={p}
+          className="swatch"
+          style={{ background: css(ownerColor(p, Math.floor(lanes / 2), lanes)) }}
+          title={`plane ${p}`}
+        >
           {p}
         </span>
       ))}
@@ -63,25 +84,37 @@ export function OwnershipView() {
   const [hover, setHover] = useState<{ row: number; col: number }>();
   const [zoom, setZoom] = useState(false);
 
-  const map = a ? (source === 'recorded' ? a.outcome.ownership : a.outcome.analyticOwnership?.[source]) : undefined;
+  const map = a
+    ? source === 'recorded'
+      ? a.outcome.ownership
+      : a.outcome.analyticOwnership?.[source]
+    : undefined;
   const opaque = !!a && source !== 'recorded' && a.opaque.includes(source);
   const lanes = map ? lanesOf(map, a?.outcome.config.plane ?? plane) : plane;
   const laneIdx = useMemo(() => (map ? laneElementIndex(map) : undefined), [map]);
-  const flags = useMemo(() => (map && source === 'recorded' ? ownershipFlags(map) : undefined), [map, source]);
+  const flags = useMemo(
+    () => (map && source === 'recorded' ? ownershipFlags(map) : undefined),
+    [map, source],
+  );
   const marks = useMemo(() => {
     if (!map || source !== 'recorded') return undefined;
     const m = new Uint8Array(map.count.length);
-    for (let i = 0; i < m.length; i++) m[i] = map.count[i] === 0 ? MARK_NEVER : map.count[i]! > 1 ? MARK_TWICE : 0;
+    for (let i = 0; i < m.length; i++)
+      m[i] = map.count[i] === 0 ? MARK_NEVER : map.count[i]! > 1 ? MARK_TWICE : 0;
     return m;
   }, [map, source]);
   const color = useCallback(
-    (i: number): Rgb => (!map || opaque || map.count[i] === 0 ? [34, 40, 52] : ownerColor(map.plane[i]!, map.lane[i]!, lanes)),
+    (i: number): Rgb =>
+      !map || opaque || map.count[i] === 0 ? [34, 40, 52] : ownerColor(map.plane[i]!, map.lane[i]!, lanes),
     [map, opaque, lanes],
   );
   const region = useCallback((i: number) => (map ? map.workgroup[i]! * 65536 + map.plane[i]! : 0), [map]);
 
   if (!a) return <p className="muted pad">Run a kernel to see who owns each output element.</p>;
-  const sources: OwnershipSource[] = [...(a.outcome.ownership ? (['recorded'] as const) : []), ...(Object.keys(a.outcome.analyticOwnership ?? {}) as OwnershipPhase[])];
+  const sources: OwnershipSource[] = [
+    ...(a.outcome.ownership ? (['recorded'] as const) : []),
+    ...(Object.keys(a.outcome.analyticOwnership ?? {}) as OwnershipPhase[]),
+  ];
   const view = viewWindow(a, zoom ? (selected ?? 0) : undefined);
   const rec = a.outcome.ownership;
   const diffs = rec
@@ -90,14 +123,19 @@ export function OwnershipView() {
         .map(([p, m]) => [p, ownershipDiff(rec, m)] as const)
     : [];
   const cols = a.outcome.cols;
-  const hi = hover && hover.row < a.outcome.rows && hover.col < cols ? hover.row * cols + hover.col : undefined;
+  const hi =
+    hover && hover.row < a.outcome.rows && hover.col < cols ? hover.row * cols + hover.col : undefined;
 
   return (
     <div className="view ownership-view" data-testid="ownership-view">
       <div className="toolbar">
         <label className="field inline">
           <span>ownership</span>
-          <select data-testid="ownership-source" value={source} onChange={(e) => act(setOwnershipSource, e.target.value as OwnershipSource)}>
+          <select
+            data-testid="ownership-source"
+            value={source}
+            onChange={(e) => act(setOwnershipSource, e.target.value as OwnershipSource)}
+          >
             {sources.map((s) => (
               <option key={s} value={s}>
                 {SOURCE_LABEL(s)}
@@ -107,7 +145,11 @@ export function OwnershipView() {
         </label>
         <label className="field inline">
           <span>plane width</span>
-          <select data-testid="view-plane-select" value={planeChoice} onChange={(e) => act(setPlane, Number(e.target.value))}>
+          <select
+            data-testid="view-plane-select"
+            value={planeChoice}
+            onChange={(e) => act(setPlane, Number(e.target.value))}
+          >
             {PLANE_CHOICES.map((p) => (
               <option key={p} value={p}>
                 {p === 0 ? `adapter (${adapterPlane ?? '?'})` : p}
@@ -116,12 +158,18 @@ export function OwnershipView() {
           </select>
         </label>
         <label className="check">
-          <input type="checkbox" checked={zoom} onChange={(e) => setZoom(e.target.checked)} data-testid="zoom-tile" />
+          <input
+            type="checkbox"
+            checked={zoom}
+            onChange={(e) => setZoom(e.target.checked)}
+            data-testid="zoom-tile"
+          />
           <span>zoom to {selected !== undefined ? 'the selected element’s' : 'the first'} tile</span>
         </label>
       </div>
       <p className="stats" data-testid="ownership-stats">
-        {a.outcome.rows}×{cols} output · tile {a.geometry.tileRows}×{a.geometry.tileCols} · {map ? new Set(map.workgroup).size : 0} workgroups · {lanes} lanes per plane
+        {a.outcome.rows}×{cols} output · tile {a.geometry.tileRows}×{a.geometry.tileCols} ·{' '}
+        {map ? new Set(map.workgroup).size : 0} workgroups · {lanes} lanes per plane
         {flags && (
           <>
             {' · '}
@@ -147,8 +195,9 @@ export function OwnershipView() {
       )}
       {opaque && (
         <p className="notice">
-          The subgroup-matrix fragment layout is opaque: WGSL (like SPIR-V) exposes no per-lane map of a matrix fragment, so there is no
-          analytic owner. The recorded ownership shows who stored each element after the spill.
+          The subgroup-matrix fragment layout is opaque: WGSL (like SPIR-V) exposes no per-lane map of a
+          matrix fragment, so there is no analytic owner. The recorded ownership shows who stored each element
+          after the spill.
         </p>
       )}
       {map && (

@@ -19,9 +19,23 @@ import {
 } from './analysis';
 
 /** Ownership of a rows x cols output tiled by tr x tc workgroup tiles, `per` consecutive elements per lane. */
-function tiled(rows: number, cols: number, tr: number, tc: number, plane: number, per: number): OwnershipBuffers {
+function tiled(
+  rows: number,
+  cols: number,
+  tr: number,
+  tc: number,
+  plane: number,
+  per: number,
+): OwnershipBuffers {
   const len = rows * cols;
-  const own: OwnershipBuffers = { rows, cols, count: new Uint32Array(len).fill(1), workgroup: new Uint32Array(len), plane: new Uint32Array(len), lane: new Uint32Array(len) };
+  const own: OwnershipBuffers = {
+    rows,
+    cols,
+    count: new Uint32Array(len).fill(1),
+    workgroup: new Uint32Array(len),
+    plane: new Uint32Array(len),
+    lane: new Uint32Array(len),
+  };
   const gx = Math.ceil(cols / tc);
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
@@ -48,7 +62,9 @@ describe('error field', () => {
   it('rel-to-max gates flag errors above the tolerance', () => {
     const got = new Float32Array([1, 1.01, 2]);
     const want = new Float32Array([1, 1, 1]);
-    expect([...badMask(got, want, errorField(got, want), { kind: 'rel-to-max', tol: 0.05 })]).toEqual([0, 0, 1]);
+    expect([...badMask(got, want, errorField(got, want), { kind: 'rel-to-max', tol: 0.05 })]).toEqual([
+      0, 0, 1,
+    ]);
   });
   it('maps onto the log scale with exact and non-finite ends', () => {
     expect(logPosition(0)).toBe(-1);

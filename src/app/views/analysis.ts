@@ -38,7 +38,12 @@ export function bitDiffers(got: Float32Array | Int32Array, want: Float32Array | 
 }
 
 /** Which elements fail the gate: bit differences for bit-exact, error > tol for rel-to-max. */
-export function badMask(got: Float32Array | Int32Array, want: Float32Array | Int32Array, err: Float32Array, gate: Gate): Uint8Array {
+export function badMask(
+  got: Float32Array | Int32Array,
+  want: Float32Array | Int32Array,
+  err: Float32Array,
+  gate: Gate,
+): Uint8Array {
   if (gate.kind === 'bit-exact') return bitDiffers(got, want);
   const out = new Uint8Array(err.length);
   for (let i = 0; i < err.length; i++) out[i] = err[i]! > gate.tol || Number.isNaN(err[i]!) ? 1 : 0;
@@ -77,7 +82,11 @@ export function rampColor(t: number): Rgb {
   const f = x - i;
   const a = RAMP[i]!;
   const b = RAMP[i + 1]!;
-  return [Math.round(a[0] + (b[0] - a[0]) * f), Math.round(a[1] + (b[1] - a[1]) * f), Math.round(a[2] + (b[2] - a[2]) * f)];
+  return [
+    Math.round(a[0] + (b[0] - a[0]) * f),
+    Math.round(a[1] + (b[1] - a[1]) * f),
+    Math.round(a[2] + (b[2] - a[2]) * f),
+  ];
 }
 
 function hslToRgb(h: number, s: number, l: number): Rgb {
@@ -175,15 +184,25 @@ export function badByOwner(mask: Uint8Array, own: OwnershipBuffers | undefined):
   let bad = 0;
   for (let i = 0; i < mask.length; i++) bad += mask[i]!;
   if (!own || own.count.length !== mask.length) {
-    return { total: mask.length, bad, byLane: [], byPlane: [], byWorkgroup: [], sentence: bad ? `${bad} bad elements (no ownership recorded)` : 'no bad elements' };
+    return {
+      total: mask.length,
+      bad,
+      byLane: [],
+      byPlane: [],
+      byWorkgroup: [],
+      sentence: bad ? `${bad} bad elements (no ownership recorded)` : 'no bad elements',
+    };
   }
   const byLane = tally(mask, own.lane);
   const byPlane = tally(mask, own.plane);
   const byWorkgroup = tally(mask, own.workgroup);
   let sentence = 'no bad elements';
   if (bad > 0) {
-    const only = (list: [number, number][], what: string) => (list.length === 1 ? `${what} ${list[0]![0]}` : undefined);
-    const parts = [only(byWorkgroup, 'workgroup'), only(byPlane, 'plane'), only(byLane, 'lane')].filter(Boolean);
+    const only = (list: [number, number][], what: string) =>
+      list.length === 1 ? `${what} ${list[0]![0]}` : undefined;
+    const parts = [only(byWorkgroup, 'workgroup'), only(byPlane, 'plane'), only(byLane, 'lane')].filter(
+      Boolean,
+    );
     if (parts.length) sentence = `all ${bad} bad element${bad > 1 ? 's' : ''} belong to ${parts.join(', ')}`;
     else {
       const [lane, n] = byLane[0]!;
@@ -216,7 +235,11 @@ function relMax(got: Numeric, want: Numeric): number {
 
 /** The error split of a run against the full-precision f32 GEMM on dequantized weights. */
 export function errorSplit(gpu: Numeric, oracle: Numeric, fullPrecision: Numeric): ErrorSplit {
-  return { quantization: relMax(oracle, fullPrecision), kernel: relMax(gpu, oracle), total: relMax(gpu, fullPrecision) };
+  return {
+    quantization: relMax(oracle, fullPrecision),
+    kernel: relMax(gpu, oracle),
+    total: relMax(gpu, fullPrecision),
+  };
 }
 
 export interface TileGeometry {

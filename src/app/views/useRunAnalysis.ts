@@ -2,7 +2,16 @@
 import { useMemo } from 'react';
 import type { OwnershipPhase } from '../../kernels/family';
 import type { OwnershipBuffers, RunOutcome } from '../../workers/protocol';
-import { badByOwner, badMask, errorField, errorSplit, tileGeometry, type BadSummary, type ErrorSplit, type TileGeometry } from './analysis';
+import {
+  badByOwner,
+  badMask,
+  errorField,
+  errorSplit,
+  tileGeometry,
+  type BadSummary,
+  type ErrorSplit,
+  type TileGeometry,
+} from './analysis';
 
 export interface RunAnalysis {
   outcome: RunOutcome;

@@ -19,7 +19,10 @@ export interface Pending {
 
 export interface WorkerClient {
   /** Send a request; `onMessage` sees every message for it, progress included. */
-  request(body: Exclude<WorkerRequestBody, { type: 'cancel' }>, onMessage?: (msg: WorkerResponse) => void): Pending;
+  request(
+    body: Exclude<WorkerRequestBody, { type: 'cancel' }>,
+    onMessage?: (msg: WorkerResponse) => void,
+  ): Pending;
   /** Ask the worker to stop request `id` at its next stage boundary. */
   cancel(id: number): void;
   /** Listen to every message (and to messages of no request); returns the unsubscribe function. */
@@ -86,7 +89,9 @@ export function createWorkerClient(port: WorkerPort): WorkerClient {
   return {
     request(body, onMessage) {
       const id = nextId++;
-      const done = new Promise<WorkerResponse>((resolve) => waiting.set(id, { type: body.type, onMessage, resolve }));
+      const done = new Promise<WorkerResponse>((resolve) =>
+        waiting.set(id, { type: body.type, onMessage, resolve }),
+      );
       port.postMessage({ ...body, id } as WorkerRequest);
       return { id, done };
     },

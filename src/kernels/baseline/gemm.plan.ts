@@ -45,7 +45,9 @@ export function gemmF32Plan(
     passes: [
       {
         label: `gemm-f32 ${tile.bm}x${tile.bn}x${tile.bk} t${tile.tm}x${tile.tn}`,
-        wgsl: kern.wgsl + ownerSuffix({ instrument, outName: 'out', outType: 'f32', ownerBinding: kern.bindings.length }),
+        wgsl:
+          kern.wgsl +
+          ownerSuffix({ instrument, outName: 'out', outType: 'f32', ownerBinding: kern.bindings.length }),
         entryPoint: kern.entryPoint,
         workgroups: kern.workgroups(m, n),
         bindings: instrument ? [...kern.bindings, GEMM_OWNER_BUFFER] : kern.bindings,

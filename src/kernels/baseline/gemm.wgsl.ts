@@ -82,10 +82,14 @@ export function gemmF32ShapeProblems(
   if (k % t.bk !== 0) p.push(`k = ${k} is not a multiple of bk = ${t.bk}`);
   const g = gemmF32Geometry(t);
   if (g.threads > limits.maxComputeInvocationsPerWorkgroup) {
-    p.push(`${g.threads} threads > maxComputeInvocationsPerWorkgroup ${limits.maxComputeInvocationsPerWorkgroup}`);
+    p.push(
+      `${g.threads} threads > maxComputeInvocationsPerWorkgroup ${limits.maxComputeInvocationsPerWorkgroup}`,
+    );
   }
   if (g.workgroupBytes > limits.maxComputeWorkgroupStorageSize) {
-    p.push(`${g.workgroupBytes} B workgroup memory > maxComputeWorkgroupStorageSize ${limits.maxComputeWorkgroupStorageSize}`);
+    p.push(
+      `${g.workgroupBytes} B workgroup memory > maxComputeWorkgroupStorageSize ${limits.maxComputeWorkgroupStorageSize}`,
+    );
   }
   return p;
 }

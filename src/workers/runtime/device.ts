@@ -1,6 +1,12 @@
 // Opening the one GPUDevice the worker owns: the adapter's own limits and every feature an arm may need,
 // so the kernels' static checks (workgroup storage, invocations) and the device agree.
-import { planeWidth, readAdapterCaps, wantedFeatures, wantedLimits, type AdapterCaps } from '../../kernels/gpu/caps';
+import {
+  planeWidth,
+  readAdapterCaps,
+  wantedFeatures,
+  wantedLimits,
+  type AdapterCaps,
+} from '../../kernels/gpu/caps';
 import { deviceId } from '../../kernels/gpu/caps';
 
 export interface OpenedDevice {
@@ -19,7 +25,9 @@ export interface OpenedDevice {
 export async function openDevice(gpu: GPU, options: GPURequestAdapterOptions = {}): Promise<OpenedDevice> {
   const adapter = await gpu.requestAdapter(options);
   if (!adapter) {
-    throw new Error('WebGPU: no adapter. In Chrome enable WebGPU (chrome://flags, --enable-unsafe-webgpu on Linux).');
+    throw new Error(
+      'WebGPU: no adapter. In Chrome enable WebGPU (chrome://flags, --enable-unsafe-webgpu on Linux).',
+    );
   }
   const caps = readAdapterCaps(adapter, gpu.wgslLanguageFeatures);
   const device = await adapter.requestDevice({
