@@ -35,7 +35,17 @@ export function adapterInfoRecord(adapter: GPUAdapter): Record<string, unknown> 
     'subgroupMatrixConfigs',
   ]) {
     const v = info[key];
-    if (v !== undefined) out[key] = Array.isArray(v) ? v.map((c: unknown) => ({ ...(c as object) })) : v;
+    if (v === undefined) continue;
+    // Dawn's config objects keep their fields on the prototype: copy them by name.
+    out[key] = Array.isArray(v)
+      ? v.map((c: Record<string, unknown>) => ({
+          componentType: c.componentType,
+          resultComponentType: c.resultComponentType,
+          M: c.M,
+          N: c.N,
+          K: c.K,
+        }))
+      : v;
   }
   return out;
 }

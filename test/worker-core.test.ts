@@ -191,6 +191,31 @@ describe('worker core on Dawn/SwiftShader', () => {
     expect(msgs.at(-1)).toEqual({ type: 'cancelled', id });
   });
 
+  it('cancels a run in flight after its first stage', async () => {
+    const seen: WorkerResponse[] = [];
+    let target = 0;
+    const mid = createGpuCore({
+      gpu: getDawnGpu(),
+      families: KERNEL_FAMILIES,
+      post: (msg) => {
+        seen.push(msg);
+        // The user presses Cancel as soon as the run reports progress.
+        if (msg.type === 'progress' && msg.id === target) void mid.handle({ type: 'cancel', id: target });
+      },
+    });
+    target = 2;
+    await mid.handle({ type: 'init', id: 1 });
+    await mid.handle({
+      type: 'run',
+      id: 2,
+      config: base('mmq-q8-naive', 16, 16, 32),
+      iters: 2,
+      instrument: true,
+    });
+    expect(seen.filter((m) => 'id' in m && m.id === 2).map((m) => m.type)).toEqual(['progress', 'cancelled']);
+    mid.current()?.device.destroy();
+  });
+
   it('reports a lost device and re-opens it on the next request', async () => {
     await h.send({ type: 'lose-device' });
     await new Promise((r) => setTimeout(r, 50));

@@ -23,7 +23,7 @@ export function EditorPanel() {
       <header className="panel-head">
         <h2>
           <span className="file">{kernel}.wgsl</span>
-          {edited ? (
+          {!hasText ? null : edited ? (
             <span className="badge warn" data-testid="edited-badge">
               edited
             </span>

@@ -1,5 +1,6 @@
 // The verdict of the last run against the JS oracle under the seed's gate, its error and speed.
-import { configKey, runConfig, useApp } from '../store';
+import { useServices } from '../appContext';
+import { configKey, configProblems, runConfig, useApp } from '../store';
 import { fmt } from '../views/analysis';
 
 function gateText(gate: { kind: 'bit-exact' } | { kind: 'rel-to-max'; tol: number }): string {
@@ -7,6 +8,10 @@ function gateText(gate: { kind: 'bit-exact' } | { kind: 'rel-to-max'; tol: numbe
 }
 
 export function ResultsPanel() {
+  const { families } = useServices();
+  const problems = useApp((s) => [
+    ...new Set([...configProblems(s, families), ...(s.generated?.problems ?? [])]),
+  ]);
   const outcome = useApp((s) => s.outcome);
   const run = useApp((s) => s.run);
   const current = useApp((s) => (s.outcome ? configKey(s.outcome.config) === configKey(runConfig(s)) : true));
@@ -15,6 +20,11 @@ export function ResultsPanel() {
 
   return (
     <section className="results" aria-label="Results" data-testid="results">
+      {problems.length > 0 && (
+        <div className="run-error" role="alert" data-testid="results-problems">
+          <strong>Cannot run this config:</strong> {problems.join('; ')}
+        </div>
+      )}
       <RunStatusLine />
       {outcome ? (
         <>
@@ -77,7 +87,7 @@ export function ResultsPanel() {
           )}
         </>
       ) : (
-        run.status !== 'error' && <p className="muted">No run yet.</p>
+        run.status !== 'error' && !problems.length && <p className="muted">No run yet.</p>
       )}
     </section>
   );

@@ -1,5 +1,4 @@
-// Monaco's ESM entry points used here ship no .d.ts of their own: the editor core without languages has
-// the full monaco-editor API.
-declare module 'monaco-editor/esm/vs/editor/edcore.main' {
-  export * from 'monaco-editor';
-}
+// Monaco's contribution modules ship no .d.ts of their own; they are imported for their side effects
+// (registering editor features), so an untyped module declaration is all they need.
+declare module 'monaco-editor/esm/vs/editor/contrib/*';
+declare module 'monaco-editor/esm/vs/editor/standalone/browser/quickAccess/*';

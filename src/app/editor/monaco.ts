@@ -1,6 +1,22 @@
-// Monaco, loaded lean: the editor core with its contributions (find, hover, markers) but none of the
-// bundled languages, plus our own WGSL language and dark theme. The editor worker is bundled by vite.
-import * as monaco from 'monaco-editor/esm/vs/editor/edcore.main';
+// Monaco, loaded lean: the editor core API plus only the contributions a shader editor uses (marker
+// hover, find, go to line / next error, folding, comments, brackets, multi-cursor, line operations) and
+// none of the bundled languages -- our own WGSL language and dark theme instead. Vite bundles the worker.
+import * as monaco from 'monaco-editor/esm/vs/editor/editor.api';
+import 'monaco-editor/esm/vs/editor/contrib/hover/browser/hoverContribution';
+import 'monaco-editor/esm/vs/editor/contrib/find/browser/findController';
+import 'monaco-editor/esm/vs/editor/contrib/gotoError/browser/gotoError';
+import 'monaco-editor/esm/vs/editor/standalone/browser/quickAccess/standaloneGotoLineQuickAccess';
+import 'monaco-editor/esm/vs/editor/contrib/folding/browser/folding';
+import 'monaco-editor/esm/vs/editor/contrib/comment/browser/comment';
+import 'monaco-editor/esm/vs/editor/contrib/bracketMatching/browser/bracketMatching';
+import 'monaco-editor/esm/vs/editor/contrib/wordHighlighter/browser/wordHighlighter';
+import 'monaco-editor/esm/vs/editor/contrib/multicursor/browser/multicursor';
+import 'monaco-editor/esm/vs/editor/contrib/linesOperations/browser/linesOperations';
+import 'monaco-editor/esm/vs/editor/contrib/wordOperations/browser/wordOperations';
+import 'monaco-editor/esm/vs/editor/contrib/clipboard/browser/clipboard';
+import 'monaco-editor/esm/vs/editor/contrib/contextmenu/browser/contextmenu';
+import 'monaco-editor/esm/vs/editor/contrib/cursorUndo/browser/cursorUndo';
+import 'monaco-editor/esm/vs/editor/contrib/indentation/browser/indentation';
 import EditorWorker from 'monaco-editor/esm/vs/editor/editor.worker?worker';
 import { WGSL_LANGUAGE_ID, wgslConfiguration, wgslMonarch } from './wgslLanguage';
 
