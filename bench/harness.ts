@@ -4,8 +4,8 @@
 import { judge } from '../src/kernels/compare';
 import type { TileParams } from '../src/kernels/family';
 import { int8ArmSupport, planeWidth, type AdapterCaps, type Arm } from '../src/kernels/gpu/caps';
-import { ownerSuffix } from '../src/kernels/gpu/instrument';
-import type { BufferSpec, PassSpec } from '../src/kernels/gpu/plan';
+import { suffixedPass } from '../src/kernels/gpu/instrument';
+import { kernelPass, type BufferSpec, type PassSpec } from '../src/kernels/gpu/plan';
 import {
   buildMmqKernel,
   mmqCapsProblems,
@@ -13,8 +13,10 @@ import {
   mmqInputBuffers,
   mmqPass,
   mmqPresetSpec,
+  mmqQ8Element,
   mmqShapeProblems,
   mmqSpecProblems,
+  mmqWeightBytes,
   mmqWorkgroupBytes,
   type MmqInputs,
   type MmqSpec,
@@ -31,6 +33,7 @@ import {
   GEMM_F32_DEFAULT_TILE,
   GEMM_F32_SMALL_TILE,
   gemmF32Dims,
+  gemmF32RefAt,
   gemmF32ShapeProblems,
   type GemmF32Tile,
 } from '../src/kernels/baseline';
@@ -59,7 +62,7 @@ import type { MmqQ4kData, MmqQ8Data } from '../src/kernels/quant/gen';
 import type { BenchGpu } from './dawn';
 import { fastQ4kData, fastQ8Data } from './data';
 import { banksFor, makeResident, preparePasses, runOnce, timeMainPass, type Resident } from './exec';
-import { f16Element, f32Element, q4kElement, q8Element, sampleIndices } from './oracle';
+import { f16Element, q4kElement, sampleIndices } from './oracle';
 
 export interface Shape {
   m: number;
@@ -257,6 +260,34 @@ async function gateAndTime(
   return row;
 }
 
+/** The row of a benched config, identified as family/arm/tile unless `id` says otherwise. */
+function benchRow(
+  family: string,
+  weights: BenchRow['weights'],
+  arm: string,
+  role: string,
+  tile: string,
+  { m, n, k }: Shape,
+  id = `${family}/${arm}/${tile}`,
+): BenchRow {
+  return { id, family, weights, arm, role, tile, m, n, k };
+}
+
+/** An oracle at sampled flat indices of an [*, n] output, from the value at (row, col). */
+function sampledOracle(n: number, at: (row: number, col: number) => number): Candidate['oracle'] {
+  return (idx) => Float32Array.from(idx, (v) => at(Math.floor(v / n), v % n));
+}
+
+/** The candidate of one pass writing `out` [m, n] (2*m*n*k operations). */
+function singlePassCandidate(
+  row: BenchRow,
+  pass: PassSpec,
+  { m, n, k }: Shape,
+  c: Pick<Candidate, 'oracle' | 'tol' | 'weightBytes' | 'kind'>,
+): Candidate {
+  return { row, passes: [pass], mainPass: 0, output: 'out', ops: 2 * m * n * k, ...c };
+}
+
 function skippedRow(row: BenchRow, why: string[]): BenchRow {
   return { ...row, skipped: why.join('; ') };
 }
@@ -272,40 +303,22 @@ function mmqCandidate(
   data: MmqQ8Data | MmqQ4kData,
 ): Candidate | BenchRow {
   const { m, n, k } = shape;
-  const row: BenchRow = {
-    id: `${family}/${spec.arm}/${tileStr(spec.tile)}`,
-    family,
-    weights: spec.weights,
-    arm: spec.arm,
-    role,
-    tile: tileStr(spec.tile),
-    m,
-    n,
-    k,
-  };
+  const row = benchRow(family, spec.weights, spec.arm, role, tileStr(spec.tile), shape);
   const why = [...mmqSpecProblems(spec), ...mmqCapsProblems(spec, caps), ...mmqShapeProblems(spec, m, n, k)];
   if (why.length) return skippedRow(row, why);
   const kern = buildMmqKernel(spec);
   const pass = mmqPass(kern, kern.workgroups(m, n), false, row.id);
   const oracle =
     spec.weights === 'q8_0'
-      ? (idx: Uint32Array) =>
-          Float32Array.from(idx, (v) => q8Element(data as MmqQ8Data, Math.floor(v / n), v % n, k))
-      : (idx: Uint32Array) =>
-          Float32Array.from(idx, (v) => q4kElement(data as MmqQ4kData, Math.floor(v / n), v % n, k));
-  const weightBytes = spec.weights === 'q8_0' ? n * k + n * (k / 32) * 4 : n * (k / 256) * (128 + 12 + 4 + 4);
+      ? sampledOracle(n, (i, j) => mmqQ8Element(data as MmqQ8Data, i, j, k))
+      : sampledOracle(n, (i, j) => q4kElement(data as MmqQ4kData, i, j, k));
   // int8 sums are exact; only the f32 accumulation order may differ from the oracle's.
-  return {
-    row,
-    passes: [pass],
-    mainPass: 0,
-    output: 'out',
+  return singlePassCandidate(row, pass, shape, {
     oracle,
     tol: 1e-5,
-    ops: 2 * m * n * k,
-    weightBytes,
+    weightBytes: mmqWeightBytes(spec.weights, n, k),
     kind: 'int8',
-  };
+  });
 }
 
 function coopmatCandidate(
@@ -319,17 +332,7 @@ function coopmatCandidate(
 ): Candidate | BenchRow {
   const { m, n, k } = shape;
   const plane = planeWidth(caps);
-  const row: BenchRow = {
-    id: `coopmat-f16/${arm}/${tileStr(tile)}`,
-    family: 'coopmat-f16',
-    weights: 'q4k',
-    arm,
-    role,
-    tile: tileStr(tile),
-    m,
-    n,
-    k,
-  };
+  const row = benchRow('coopmat-f16', 'q4k', arm, role, tileStr(tile), shape);
   const spec: CoopmatSpec = { m, n, k, tile, plane, arm, f16: caps.shaderF16 ? 'native' : 'emulated' };
   const why = coopmatSpecErrors(spec);
   if (arm === 'subgroup-matrix') {
@@ -344,26 +347,13 @@ function coopmatCandidate(
     why.push(`${threads} threads > ${caps.limits.maxComputeInvocationsPerWorkgroup}`);
   if (why.length) return skippedRow(row, why);
   const kc = buildCoopmatKernel(spec);
-  const pass: PassSpec = {
-    label: row.id,
-    wgsl: kc.wgsl,
-    entryPoint: kc.entryPoint,
-    workgroups: kc.workgroups(m, n),
-    bindings: kc.bindings,
-    workgroupSize: kc.workgroupSize,
-  };
-  return {
-    row,
-    passes: [pass],
-    mainPass: 0,
-    output: 'out',
-    oracle: (idx) => Float32Array.from(idx, (v) => f16Element(x, data, Math.floor(v / n), v % n, k)),
+  return singlePassCandidate(row, kernelPass(kc, kc.workgroups(m, n), row.id), shape, {
+    oracle: sampledOracle(n, (i, j) => f16Element(x, data, i, j, k)),
     // Operands are f16 (as in the oracle); the kernel sums in f32 in its own order.
     tol: 2e-3,
-    ops: 2 * m * n * k,
-    weightBytes: n * (k / 256) * (128 + 12 + 4 + 4),
+    weightBytes: mmqWeightBytes('q4k', n, k),
     kind: 'f16',
-  };
+  });
 }
 
 function gemmCandidate(
@@ -374,41 +364,17 @@ function gemmCandidate(
   w: Float32Array,
 ): Candidate | BenchRow {
   const { m, n, k } = shape;
-  const row: BenchRow = {
-    id: `gemm-f32/${gemmTileStr(tile)}`,
-    family: 'gemm-f32',
-    weights: 'f32',
-    arm: 'f32',
-    role: 'baseline',
-    tile: gemmTileStr(tile),
-    m,
-    n,
-    k,
-  };
+  const tileName = gemmTileStr(tile);
+  const row = benchRow('gemm-f32', 'f32', 'f32', 'baseline', tileName, shape, `gemm-f32/${tileName}`);
   const why = gemmF32ShapeProblems(tile, m, n, k, caps.limits);
   if (why.length) return skippedRow(row, why);
   const kern = buildGemmF32Kernel(tile);
-  const pass: PassSpec = {
-    label: row.id,
-    wgsl:
-      kern.wgsl +
-      ownerSuffix({ instrument: false, outName: 'out', outType: 'f32', ownerBinding: kern.bindings.length }),
-    entryPoint: kern.entryPoint,
-    workgroups: kern.workgroups(m, n),
-    bindings: kern.bindings,
-    workgroupSize: kern.workgroupSize,
-  };
-  return {
-    row,
-    passes: [pass],
-    mainPass: 0,
-    output: 'out',
-    oracle: (idx) => Float32Array.from(idx, (v) => f32Element(x, w, Math.floor(v / n), v % n, k)),
+  return singlePassCandidate(row, suffixedPass(kern, kern.workgroups(m, n), row.id), shape, {
+    oracle: (idx) => gemmF32RefAt(x, w, n, k, idx),
     tol: 1e-4,
-    ops: 2 * m * n * k,
     weightBytes: n * k * 4,
     kind: 'f32',
-  };
+  });
 }
 
 // ----------------------------------------------------------------------------------------- problems
@@ -583,6 +549,23 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     );
     if (win) tuned.set(`${family}/${arm}`, tileOf(ev.space, win.values));
   };
+  /** Tune a family of MMQ specs over the tile: each candidate and its workgroup bytes from `specOf(tile)`. */
+  const tuneMmq = (
+    prob: Problem,
+    family: string,
+    arm: Arm,
+    shape: Shape,
+    specOf: (tile: TileParams) => MmqSpec,
+    data: MmqQ8Data | MmqQ4kData,
+  ) =>
+    tune(
+      prob,
+      family,
+      arm,
+      shape,
+      (t) => mmqCandidate(caps, shape, specOf(t), family, 'tuned', data),
+      (t) => mmqWorkgroupBytes(specOf(t)),
+    );
 
   // Tune first, at the headline shape, so every shape can bench "tuned vs incumbent".
   const order = [head, ...shapes.filter((s) => s.m !== head.m || s.n !== head.n || s.k !== head.k)];
@@ -594,7 +577,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     const q4 = fastQ4kData(m, n, k, 1);
     const x = dequantActivation(q4.xq, q4.xs, m, k);
     const q4Inputs: MmqInputs = { weights: 'q4k', data: q4 };
-    const q4Bytes = n * (k / 256) * 148;
+    const q4Bytes = mmqWeightBytes('q4k', n, k);
     const q4Prob: Problem = {
       key: `q4k ${m}x${n}x${k}`,
       resident: makeResident(
@@ -611,14 +594,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     if (isHead) {
       for (const arm of fastArms) {
         if (!int8ArmSupport(caps, arm).ok) continue;
-        await tune(
-          q4Prob,
-          'mmq-q4k-tile',
-          arm,
-          shape,
-          (t) => mmqCandidate(caps, shape, q4kTileSpec(t, arm), 'mmq-q4k-tile', 'tuned', q4),
-          (t) => mmqWorkgroupBytes(q4kTileSpec(t, arm)),
-        );
+        await tuneMmq(q4Prob, 'mmq-q4k-tile', arm, shape, (t) => q4kTileSpec(t, arm), q4);
       }
       const cmArm = coopmatMatrixUnsupported(caps) ? 'scalar' : 'subgroup-matrix';
       // Quick runs tune one family (the search machinery); full runs tune every accelerated family.
@@ -692,7 +668,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
         device,
         mmqProblemBuffers(q8Inputs, shape),
         Q8_ROTATE,
-        banks(n * k + (n * k) / 8),
+        banks(mmqWeightBytes('q8_0', n, k)),
       ),
       idx: q4Prob.idx,
     };
@@ -702,14 +678,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
       weights: 'q8_0',
     });
     if (isHead && !opts.quick && int8ArmSupport(caps, bestArm).ok && bestArm !== 'scalar') {
-      await tune(
-        q8Prob,
-        'mmq-q8-tile',
-        bestArm,
-        shape,
-        (t) => mmqCandidate(caps, shape, q8TileSpec(t, bestArm), 'mmq-q8-tile', 'tuned', q8),
-        (t) => mmqWorkgroupBytes(q8TileSpec(t, bestArm)),
-      );
+      await tuneMmq(q8Prob, 'mmq-q8-tile', bestArm, shape, (t) => q8TileSpec(t, bestArm), q8);
     }
     for (const arm of arms)
       await bench(
@@ -771,15 +740,7 @@ async function benchMoe(
       // grid.y sized for the average expert load (the seed's choice); the grid-stride covers the rest.
       const problem: MoeProblem = { ...c, ids, cap, ytiles: Math.max(1, Math.ceil(slots / c.experts / bm)) };
       const row: BenchRow = {
-        id: `moe-q4k-id/${arm}/${tileStr(spec.tile)}`,
-        family: 'moe-q4k-id',
-        weights: 'q4k',
-        arm,
-        role: 'fixed',
-        tile: tileStr(spec.tile),
-        m: slots,
-        n: c.n,
-        k: c.k,
+        ...benchRow('moe-q4k-id', 'q4k', arm, 'fixed', tileStr(spec.tile), { m: slots, n: c.n, k: c.k }),
         experts: c.experts,
         topk: c.topk,
       };
@@ -792,7 +753,7 @@ async function benchMoe(
       }
       const data = fastQ4kData(slots, c.experts * c.n, c.k, 3);
       const plan = buildMoePlan({ weights: 'q4k', data }, problem, spec, { label: row.id });
-      const bankBytes = c.experts * c.n * (c.k / 256) * 148;
+      const bankBytes = mmqWeightBytes('q4k', c.experts * c.n, c.k);
       const prob: Problem = {
         key: row.id,
         resident: makeResident(device, plan.buffers, Q4K_ROTATE, opts.quick ? 1 : banksFor(bankBytes, l2)),
@@ -805,13 +766,10 @@ async function benchMoe(
         passes: plan.passes,
         mainPass: plan.mainPass,
         output: plan.output,
-        oracle: (idx) =>
-          Float32Array.from(idx, (v) =>
-            q4kElement(data, Math.floor(v / c.n), ids[Math.floor(v / c.n)]! * c.n + (v % c.n), c.k),
-          ),
+        oracle: sampledOracle(c.n, (slot, col) => q4kElement(data, slot, ids[slot]! * c.n + col, c.k)),
         tol: 1e-5,
         ops: 2 * slots * c.n * c.k,
-        weightBytes: used * c.n * (c.k / 256) * 148,
+        weightBytes: mmqWeightBytes('q4k', used * c.n, c.k),
         kind: 'int8',
       };
       const done = await gateAndTime(gpu, prob, cand, timeOpts, peak);

@@ -3,8 +3,9 @@
 // corners, the first/last rows and columns around each tile edge, and random interior points -- and,
 // separately, that the whole output was written (no NaN survives the poisoned buffer). Each element is
 // computed exactly as the full oracle does (same f32 order for the MMQ kernels).
-import type { MmqQ4kData, MmqQ8Data } from '../src/kernels/quant/gen';
-import { q4kMin, q4kNibble, q4kScale } from '../src/kernels/quant/q4k';
+import { mmqQ4kElement, q4kNibbles } from '../src/kernels/mmq';
+import type { MmqQ4kData } from '../src/kernels/quant/gen';
+import { q4kMin, q4kNibble, q4kRows, q4kScale } from '../src/kernels/quant/q4k';
 import { roundToF16 } from '../src/kernels/quant/f16';
 import { fastWords } from './data';
 
@@ -34,36 +35,13 @@ export function sampleIndices(rows: number, cols: number, random = 128): Uint32A
   return Uint32Array.from([...out].sort((a, b) => a - b));
 }
 
-/** The Q8_0 MMQ oracle (mmqQ8Ref's f32 order) at output (i, j) of activation row `xrow`, weight row `wrow`. */
-export function q8Element(d: MmqQ8Data, xrow: number, wrow: number, k: number): number {
-  const kb = k / 32;
-  let acc = 0;
-  for (let b = 0; b < kb; b++) {
-    let isum = 0;
-    const xo = xrow * k + b * 32;
-    const wo = wrow * k + b * 32;
-    for (let l = 0; l < 32; l++) isum += d.xq[xo + l]! * d.wq[wo + l]!;
-    acc = f(acc + f(f(isum * d.xs[xrow * kb + b]!) * d.wd[wrow * kb + b]!));
-  }
-  return acc;
-}
-
-/** The affine Q4_K MMQ oracle (mmqQ4kRef's f32 order) at activation row `xrow`, weight row `wrow`. */
+/**
+ * The affine Q4_K MMQ oracle (mmqQ4kRef's f32 order) at activation row `xrow`, weight row `wrow`: the
+ * kernel oracle's element on that one weight row, so only its k nibbles are decoded.
+ */
 export function q4kElement(d: MmqQ4kData, xrow: number, wrow: number, k: number): number {
-  const kb = k / 32;
-  const nsb = k / 256;
-  let acc = 0;
-  for (let b = 0; b < kb; b++) {
-    const is = b & 7;
-    const blk = wrow * nsb + (b >> 3);
-    let isum = 0;
-    const xo = xrow * k + b * 32;
-    for (let l = 0; l < 32; l++) isum += d.xq[xo + l]! * q4kNibble(d.w.qs, blk, is, l);
-    const dd = f(d.w.d[blk]! * q4kScale(d.w.scales, blk * 3, is));
-    const mm = f(d.w.dmin[blk]! * q4kMin(d.w.scales, blk * 3, is));
-    acc = f(acc + f(f(f(d.xs[xrow * kb + b]! * dd) * isum) - f(mm * d.xsum[xrow * kb + b]!)));
-  }
-  return acc;
+  const w = q4kRows(d.w, wrow, 1, k);
+  return mmqQ4kElement({ ...d, w }, q4kNibbles(w, 1, k), xrow, 0, k);
 }
 
 /** Dequantized Q4_K weight value (row, col) in f32: d*sc*q - dmin*m. */
@@ -84,12 +62,5 @@ export function q4kWeightAt(d: MmqQ4kData, row: number, col: number, k: number):
 export function f16Element(x: Float32Array, d: MmqQ4kData, xrow: number, wrow: number, k: number): number {
   let s = 0;
   for (let l = 0; l < k; l++) s += roundToF16(x[xrow * k + l]!) * roundToF16(q4kWeightAt(d, wrow, l, k));
-  return s;
-}
-
-/** f64 dot of two f32 rows (the f32 baseline's reference). */
-export function f32Element(x: Float32Array, w: Float32Array, xrow: number, wrow: number, k: number): number {
-  let s = 0;
-  for (let l = 0; l < k; l++) s += x[xrow * k + l]! * w[wrow * k + l]!;
   return s;
 }

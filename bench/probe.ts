@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { adapterInfoRecord, FULL_DAWN_FLAGS, openBenchGpu } from './dawn';
 import { compileWgsl, readBuffer, timeDispatches, uploadBuffer } from '../src/kernels/gpu/run';
+import { gemmF64 } from '../src/kernels/oracle';
 import { create, globals } from 'webgpu';
 
 type Rec = Record<string, unknown>;
@@ -59,6 +60,23 @@ async function runOnce(
   cp.end();
   device.queue.submit([enc.finish()]);
   await device.queue.onSubmittedWorkDone();
+}
+
+/** Upload `a` and `b`, run one workgroup of `p` on them into a fresh `outBytes` buffer, read it back. */
+async function runOnOperands(
+  device: GPUDevice,
+  p: GPUComputePipeline,
+  a: ArrayBufferView,
+  b: ArrayBufferView,
+  outBytes: number,
+): Promise<ArrayBuffer> {
+  const ab = uploadBuffer(device, a, STORAGE);
+  const bb = uploadBuffer(device, b, STORAGE);
+  const cb = device.createBuffer({ size: outBytes, usage: STORAGE });
+  await runOnce(device, p, bind(device, p, [ab, bb, cb]), [1, 1, 1]);
+  const out = await readBuffer(device, cb, outBytes);
+  [ab, bb, cb].forEach((x) => x.destroy());
+  return out;
 }
 
 function randI8(n: number, seed: number): Int8Array {
@@ -131,15 +149,10 @@ ${wgDecl}
 }`;
   try {
     const p = await pipelineFor(device, code, `i8-${M}x${N}x${K}-${where}`);
-    const ab = uploadBuffer(device, a, STORAGE);
-    const bb = uploadBuffer(device, w, STORAGE);
-    const cb = device.createBuffer({ size: M * resStride * 4, usage: STORAGE });
-    await runOnce(device, p, bind(device, p, [ab, bb, cb]), [1, 1, 1]);
-    const got = new Int32Array(await readBuffer(device, cb, M * resStride * 4));
+    const got = new Int32Array(await runOnOperands(device, p, a, w, M * resStride * 4));
     let bad = 0;
     for (let i = 0; i < M; i++)
       for (let j = 0; j < N; j++) if (got[i * resStride + j] !== want[i * N + j]) bad++;
-    [ab, bb, cb].forEach((x) => x.destroy());
     return { ok: bad === 0, mismatches: bad, of: M * N, code };
   } catch (e) {
     return { ok: false, error: e instanceof Error ? e.message : String(e), code };
@@ -150,13 +163,7 @@ ${wgDecl}
 async function checkF16(device: GPUDevice, M: number, N: number, K: number, plane: number): Promise<Rec> {
   const a = new Float32Array(M * K).map((_, i) => ((i * 37) % 19) / 8 - 1);
   const w = new Float32Array(N * K).map((_, i) => ((i * 53) % 23) / 16 - 0.7);
-  const want = new Float32Array(M * N);
-  for (let i = 0; i < M; i++)
-    for (let j = 0; j < N; j++) {
-      let s = 0;
-      for (let l = 0; l < K; l++) s += a[i * K + l]! * w[j * K + l]!;
-      want[i * N + j] = s;
-    }
+  const want = Float32Array.from(gemmF64(a, w, M, N, K));
   const code = `enable f16;
 enable chromium_experimental_subgroup_matrix;
 @group(0) @binding(0) var<storage, read> a: array<f32>;
@@ -176,14 +183,9 @@ var<workgroup> sb: array<f16, ${N * K}>;
 }`;
   try {
     const p = await pipelineFor(device, code, `f16-${M}x${N}x${K}`);
-    const ab = uploadBuffer(device, a, STORAGE);
-    const bb = uploadBuffer(device, w, STORAGE);
-    const cb = device.createBuffer({ size: M * N * 4, usage: STORAGE });
-    await runOnce(device, p, bind(device, p, [ab, bb, cb]), [1, 1, 1]);
-    const got = new Float32Array(await readBuffer(device, cb, M * N * 4));
+    const got = new Float32Array(await runOnOperands(device, p, a, w, M * N * 4));
     let maxd = 0;
     for (let i = 0; i < M * N; i++) maxd = Math.max(maxd, Math.abs(got[i]! - want[i]!));
-    [ab, bb, cb].forEach((x) => x.destroy());
     return { ok: maxd < 1e-2, maxAbsDelta: maxd };
   } catch (e) {
     return { ok: false, error: e instanceof Error ? e.message : String(e) };
@@ -208,6 +210,23 @@ export interface RateSpec {
 }
 
 /** A WGSL kernel that runs `iters` steps of an rm x rn tile of matrix multiply-adds per subgroup. */
+/**
+ * A rate probe of `comp` fragments M x N x K in `mode` with an rm x rn tile per subgroup, named by them
+ * (`unroll`: the 'epi' epilogue unrolled, its subgroup count in the name).
+ */
+function rateSpec(
+  comp: RateSpec['comp'],
+  [M, N, K]: readonly [number, number, number],
+  mode: RateSpec['mode'],
+  [rm, rn]: readonly [number, number],
+  iters: number,
+  subgroups = 4,
+  unroll = false,
+): RateSpec {
+  const name = `${comp} ${M}x${N}x${K} ${mode} ${rm}x${rn}${unroll ? ` ${subgroups}sg unrolled` : ''}`;
+  return { name, comp, M, N, K, mode, rm, rn, subgroups, iters, ...(unroll ? { unroll } : {}) };
+}
+
 export function rateKernel(s: RateSpec, plane: number): string {
   const acc = s.comp === 'i8' ? 'i32' : 'f32';
   const arr = s.comp === 'i8' ? 'u32' : 'f16';
@@ -417,115 +436,15 @@ async function main() {
   if (caps.subgroupMatrixConfigs.length) {
     const groups = 132 * 8;
     const specs: RateSpec[] = [
-      {
-        name: 'i8 16x16x32 reg 2x2',
-        comp: 'i8',
-        M: 16,
-        N: 16,
-        K: 32,
-        mode: 'reg',
-        rm: 2,
-        rn: 2,
-        subgroups: 4,
-        iters: 4096,
-      },
-      {
-        name: 'i8 16x8x32 reg 2x4',
-        comp: 'i8',
-        M: 16,
-        N: 8,
-        K: 32,
-        mode: 'reg',
-        rm: 2,
-        rn: 4,
-        subgroups: 4,
-        iters: 4096,
-      },
-      {
-        name: 'i8 16x16x32 wg 2x2',
-        comp: 'i8',
-        M: 16,
-        N: 16,
-        K: 32,
-        mode: 'wg',
-        rm: 2,
-        rn: 2,
-        subgroups: 4,
-        iters: 2048,
-      },
-      {
-        name: 'i8 16x16x32 wg 4x2',
-        comp: 'i8',
-        M: 16,
-        N: 16,
-        K: 32,
-        mode: 'wg',
-        rm: 4,
-        rn: 2,
-        subgroups: 4,
-        iters: 2048,
-      },
-      {
-        name: 'i8 16x16x32 wg 4x4',
-        comp: 'i8',
-        M: 16,
-        N: 16,
-        K: 32,
-        mode: 'wg',
-        rm: 4,
-        rn: 4,
-        subgroups: 4,
-        iters: 1024,
-      },
-      {
-        name: 'i8 16x8x32 wg 4x4',
-        comp: 'i8',
-        M: 16,
-        N: 8,
-        K: 32,
-        mode: 'wg',
-        rm: 4,
-        rn: 4,
-        subgroups: 4,
-        iters: 2048,
-      },
-      {
-        name: 'i8 16x16x32 epi 2x2',
-        comp: 'i8',
-        M: 16,
-        N: 16,
-        K: 32,
-        mode: 'epi',
-        rm: 2,
-        rn: 2,
-        subgroups: 4,
-        iters: 1024,
-      },
-      {
-        name: 'i8 16x16x32 epi 4x2',
-        comp: 'i8',
-        M: 16,
-        N: 16,
-        K: 32,
-        mode: 'epi',
-        rm: 4,
-        rn: 2,
-        subgroups: 4,
-        iters: 1024,
-      },
-      {
-        name: 'i8 16x16x32 epi 1x1',
-        comp: 'i8',
-        M: 16,
-        N: 16,
-        K: 32,
-        mode: 'epi',
-        rm: 1,
-        rn: 1,
-        subgroups: 8,
-        iters: 1024,
-      },
-      // The same epilogue with literal accumulator indices (registers, not a dynamically indexed array).
+      rateSpec('i8', [16, 16, 32], 'reg', [2, 2], 4096),
+      rateSpec('i8', [16, 8, 32], 'reg', [2, 4], 4096),
+      rateSpec('i8', [16, 16, 32], 'wg', [2, 2], 2048),
+      rateSpec('i8', [16, 16, 32], 'wg', [4, 2], 2048),
+      rateSpec('i8', [16, 16, 32], 'wg', [4, 4], 1024),
+      rateSpec('i8', [16, 8, 32], 'wg', [4, 4], 2048),
+      rateSpec('i8', [16, 16, 32], 'epi', [2, 2], 1024),
+      rateSpec('i8', [16, 16, 32], 'epi', [4, 2], 1024),
+      rateSpec('i8', [16, 16, 32], 'epi', [1, 1], 1024, 8),
       ...(
         [
           [2, 2, 4],
@@ -533,82 +452,15 @@ async function main() {
           [2, 2, 8],
           [1, 1, 8],
         ] as const
-      ).map(([rm, rn, subgroups]): RateSpec => ({
-        name: `i8 16x16x32 epi ${rm}x${rn} ${subgroups}sg unrolled`,
-        comp: 'i8',
-        M: 16,
-        N: 16,
-        K: 32,
-        mode: 'epi',
-        rm,
-        rn,
-        subgroups,
-        iters: 1024,
-        unroll: true,
-      })),
+      ).map(([rm, rn, subgroups]) => rateSpec('i8', [16, 16, 32], 'epi', [rm, rn], 1024, subgroups, true)),
     ];
     if (caps.shaderF16 && caps.subgroupMatrixConfigs.some((c) => c.componentType === 'f16')) {
       specs.push(
-        {
-          name: 'f16 16x16x16 reg 2x2',
-          comp: 'f16',
-          M: 16,
-          N: 16,
-          K: 16,
-          mode: 'reg',
-          rm: 2,
-          rn: 2,
-          subgroups: 4,
-          iters: 4096,
-        },
-        {
-          name: 'f16 16x8x16 reg 2x4',
-          comp: 'f16',
-          M: 16,
-          N: 8,
-          K: 16,
-          mode: 'reg',
-          rm: 2,
-          rn: 4,
-          subgroups: 4,
-          iters: 4096,
-        },
-        {
-          name: 'f16 16x16x16 wg 2x2',
-          comp: 'f16',
-          M: 16,
-          N: 16,
-          K: 16,
-          mode: 'wg',
-          rm: 2,
-          rn: 2,
-          subgroups: 4,
-          iters: 2048,
-        },
-        {
-          name: 'f16 16x16x16 wg 4x4',
-          comp: 'f16',
-          M: 16,
-          N: 16,
-          K: 16,
-          mode: 'wg',
-          rm: 4,
-          rn: 4,
-          subgroups: 4,
-          iters: 1024,
-        },
-        {
-          name: 'f16 16x8x16 wg 4x4',
-          comp: 'f16',
-          M: 16,
-          N: 8,
-          K: 16,
-          mode: 'wg',
-          rm: 4,
-          rn: 4,
-          subgroups: 4,
-          iters: 2048,
-        },
+        rateSpec('f16', [16, 16, 16], 'reg', [2, 2], 4096),
+        rateSpec('f16', [16, 8, 16], 'reg', [2, 4], 4096),
+        rateSpec('f16', [16, 16, 16], 'wg', [2, 2], 2048),
+        rateSpec('f16', [16, 16, 16], 'wg', [4, 4], 1024),
+        rateSpec('f16', [16, 8, 16], 'wg', [4, 4], 2048),
       );
     }
     for (const s of specs) {

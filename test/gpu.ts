@@ -1,5 +1,6 @@
 // Node + Dawn (webgpu npm package) on SwiftShader: a real WebGPU implementation without a GPU.
 // One adapter/device per test process; every kernel test runs on it and checks its oracle.
+import { beforeAll } from 'vitest';
 import { create, globals } from 'webgpu';
 import { readAdapterCaps, wantedFeatures, type AdapterCaps } from '../src/kernels/gpu/caps';
 
@@ -14,6 +15,21 @@ let pending: Promise<TestGpu> | undefined;
 export function getTestGpu(): Promise<TestGpu> {
   if (!pending) pending = open();
   return pending;
+}
+
+/**
+ * Open the shared device before the calling file's tests (in a beforeAll); the getter hands it to them.
+ * @example const gpu = useTestGpu(); it('runs', async () => { const { device, caps } = gpu(); });
+ */
+export function useTestGpu(): () => TestGpu {
+  let gpu: TestGpu | undefined;
+  beforeAll(async () => {
+    gpu = await getTestGpu();
+  });
+  return () => {
+    if (!gpu) throw new Error('the test GPU opens in beforeAll: call the getter inside a test');
+    return gpu;
+  };
 }
 
 let dawn: GPU | undefined;

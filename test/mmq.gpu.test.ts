@@ -2,13 +2,11 @@
 // oracles: every seed test's twin under the same gate, for every arm the adapter allows, plus what the
 // seed's CPU runtime could not do (multi-block grids, several plane widths), ownership as recorded by
 // the instrumented kernel, and a broken epilogue that must fail the gate.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { judge, type Gate } from '../src/kernels/compare';
 import type { ProblemConfig } from '../src/kernels/family';
-import { ARMS, defaultInt8Arm, int8ArmSupport, planeWidth, type Arm } from '../src/kernels/gpu/caps';
-import { decodeOwnership, type OwnershipMap } from '../src/kernels/gpu/instrument';
-import type { KernelPlan } from '../src/kernels/gpu/plan';
-import { runPlan } from '../src/kernels/gpu/run';
+import { defaultInt8Arm, int8ArmSupport, planeWidth, type Arm } from '../src/kernels/gpu/caps';
+import { ownershipDiff } from '../src/kernels/gpu/instrument';
 import {
   buildMmqPlan,
   mmqDataset,
@@ -20,70 +18,9 @@ import {
   type MmqPreparedProblem,
   type MmqSpec,
 } from '../src/kernels/mmq';
-import { getTestGpu } from './gpu';
+import { BIT, openKernelHarness, REL, SEED_TAIL_SHAPES } from './kernelHarness';
 
-/**
- * Open the shared test device with one more Dawn toggle, restoring DAWN_FLAGS afterwards so the other
- * test files of this process (each gets its own device) keep the default configuration.
- */
-async function withDawnFeature<T>(feature: string, open: () => Promise<T>): Promise<T> {
-  const saved = process.env.DAWN_FLAGS;
-  const flags = (saved ?? '').split(' ').filter(Boolean);
-  const at = flags.findIndex((f) => f.startsWith('enable-dawn-features='));
-  if (at >= 0) flags[at] += `,${feature}`;
-  else flags.push(`enable-dawn-features=${feature}`);
-  process.env.DAWN_FLAGS = flags.join(' ');
-  try {
-    return await open();
-  } finally {
-    if (saved === undefined) delete process.env.DAWN_FLAGS;
-    else process.env.DAWN_FLAGS = saved;
-  }
-}
-
-// Dawn zero-fills workgroup memory for every kernel unless told not to; on SwiftShader that polyfill
-// costs ~1.4 s of compile per kernel with a shared f32 tile (8x the kernel itself). These kernels write
-// every workgroup word before reading it, so this file's device turns it off: the suite runs in a
-// fraction of the time, and a read of unwritten workgroup memory would now return garbage and fail.
-const { device, caps } = await withDawnFeature('disable_workgroup_init', getTestGpu);
-const REL: Gate = { kind: 'rel-to-max', tol: 1e-6 };
-const BIT: Gate = { kind: 'bit-exact' };
-// Beyond the seed's gates: WGSL's f32 + - * are correctly rounded and the kernels round every product
-// on its own (no_fuse blocks FMA contraction, which NVIDIA applies and SwiftShader does not), so each arm
-// reproduces the oracle's f32 order bit for bit on any adapter. A reordered epilogue could still pass
-// 1e-6; it cannot pass this.
-const bitStats = { exact: 0, runs: 0 };
-
-/** The plane each arm partitions by: the hardware width for the matrix arm, the adapter's otherwise. */
-const planeFor = (arm: Arm) => (arm === 'subgroup-matrix' ? caps.subgroupMaxSize : planeWidth(caps));
-
-/** Register a test per arm; an arm the adapter lacks is skipped with the reason in its name. */
-function perArm(name: string, fn: (arm: Arm) => Promise<void>) {
-  for (const arm of ARMS) {
-    const s = int8ArmSupport(caps, arm);
-    if (s.ok) it(`${name} [${arm}]`, () => fn(arm));
-    else it.skip(`${name} [${arm}: skipped, ${s.reason}]`, () => fn(arm));
-  }
-}
-
-async function runOut(plan: KernelPlan, wgslOverride?: Record<number, string>): Promise<Float32Array> {
-  const r = await runPlan(device, plan, wgslOverride ? { wgslOverride } : {});
-  return new Float32Array(r.output);
-}
-
-/** Assert the gate (and, on SwiftShader, bit-exactness); return the verdict. */
-function check(got: Float32Array, want: Float32Array, gate: Gate, label: string) {
-  const v = judge(got, want, gate);
-  expect(
-    v.pass,
-    `${label}: rel_to_max ${v.relToMax.toExponential(2)}, ${v.mismatches} bad, first ${v.firstBad}`,
-  ).toBe(true);
-  const bits = judge(got, want, BIT);
-  bitStats.runs++;
-  if (bits.pass) bitStats.exact++;
-  expect(bits.mismatches, `${label}: bit mismatches vs the oracle`).toBe(0);
-  return v;
-}
+const { caps, planeFor, perArm, runOut, check, recordOwnership } = await openKernelHarness('mmq gpu');
 
 type Shape = readonly [number, number, number];
 
@@ -102,27 +39,6 @@ async function runPreset(
     ds.inputs.weights === 'q8_0' ? mmqQ8Ref(ds.inputs.data, m, n, k) : mmqQ4kRef(ds.inputs.data, m, n, k);
   return { got, want, verdict: check(got, want, gate, `${id} ${m}x${n}x${k} ${arm} plane ${spec.plane}`) };
 }
-
-function ownershipMismatches(got: OwnershipMap, want: OwnershipMap): number {
-  let bad = 0;
-  for (let i = 0; i < want.count.length; i++) {
-    if (
-      got.count[i] !== want.count[i] ||
-      got.workgroup[i] !== want.workgroup[i] ||
-      got.plane[i] !== want.plane[i] ||
-      got.lane[i] !== want.lane[i]
-    ) {
-      bad++;
-    }
-  }
-  return bad;
-}
-
-afterAll(() => {
-  console.log(
-    `[mmq gpu] bit-exact vs oracle in ${bitStats.exact}/${bitStats.runs} gated runs on ${caps.vendor}/${caps.architecture}`,
-  );
-});
 
 describe('mmq-q8-naive (mmq_q8_wmma)', () => {
   perArm('is bit-exact to mmqQ8Ref at (16,16,64), (32,16,128), (16,32,256)', async (arm) => {
@@ -153,17 +69,9 @@ describe('mmq-q4k-blk (mmq_q4k_wmma_blk)', () => {
 });
 
 describe('mmq-q4k-rt (mmq_q4k_wmma_rt)', () => {
-  const shapes: Shape[] = [
-    [32, 64, 256],
-    [32, 64, 512],
-    [17, 64, 256],
-    [32, 50, 256],
-    [17, 50, 512],
-    [1, 64, 256],
-  ];
   perArm('matches mmqQ4kRef with m/n tails, one pipeline for every shape', async (arm) => {
     const codes = new Set<string>();
-    for (const [m, n, k] of shapes) {
+    for (const [m, n, k] of SEED_TAIL_SHAPES) {
       const spec = mmqPresetSpec('mmq-q4k-rt', { m, n, k, arm, plane: planeFor(arm) });
       const ds = mmqDataset('q4k', m, n, k, 'seed', 0);
       const plan = buildMmqPlan(ds.inputs, m, n, k, spec);
@@ -286,14 +194,12 @@ describe('ownership: the instrumented run equals the analytic map, every element
       const fam = mmqFamilies.find((f) => f.id === id)!;
       const config: ProblemConfig = { kernel: id, arm, plane: planeFor(arm), ...fam.defaults, ...over };
       const p = fam.prepare(config, caps) as MmqPreparedProblem;
-      const r = await runPlan(device, p.instrumentedPlan, { read: [p.ownerBuffer] });
-      const got = decodeOwnership(r.reads[p.ownerBuffer]!, p.rows, p.cols);
-      expect(got.count.every((c) => c === 1)).toBe(true);
+      const { own, output } = await recordOwnership(p);
       for (const phase of p.phases.filter((ph) => !p.opaquePhases.includes(ph))) {
-        expect(ownershipMismatches(got, p.analyticOwnership(phase)), phase).toBe(0);
+        expect(ownershipDiff(own, p.analyticOwnership(phase), { counts: true }), phase).toBe(0);
       }
       // Recording ownership does not change the result.
-      expect(judge(new Float32Array(r.output), await runOut(p.plan), BIT).mismatches).toBe(0);
+      expect(judge(output, await runOut(p.plan), BIT).mismatches).toBe(0);
     });
   }
 });

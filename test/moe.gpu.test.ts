@@ -1,77 +1,27 @@
 // The MoE family on Dawn/SwiftShader: the stable slot grouping (moe_expert_rows) and the expert-indexed
 // Q4_K MMQ (mmq_q4k_id) against their oracles -- the seed's tests at E=1 plus what its CPU runtime could
 // not run: several experts, uneven routing with an idle expert, the grid-stride, ownership.
-import { afterAll, describe, expect, it } from 'vitest';
-import { judge, type Gate } from '../src/kernels/compare';
+import { describe, expect, it } from 'vitest';
+import { judge } from '../src/kernels/compare';
 import type { ProblemConfig } from '../src/kernels/family';
-import { ARMS, defaultInt8Arm, int8ArmSupport, planeWidth, type Arm } from '../src/kernels/gpu/caps';
-import { decodeOwnership } from '../src/kernels/gpu/instrument';
+import { defaultInt8Arm, type Arm } from '../src/kernels/gpu/caps';
+import { ownershipDiff } from '../src/kernels/gpu/instrument';
 import type { KernelPlan } from '../src/kernels/gpu/plan';
 import { runPlan } from '../src/kernels/gpu/run';
 import { buildMmqPlan, mmqDataset, mmqPresetSpec, mmqQ4kRef, type MmqSpec } from '../src/kernels/mmq';
 import {
-  MOE_ROWS_BINDINGS,
-  MOE_ROWS_THREADS,
+  moeExpertRowsPass,
   moeExpertRowsRef,
-  moeExpertRowsWgsl,
   moeFamily,
   moeRouting,
   prepareMoe,
   type MoeOverrides,
 } from '../src/kernels/moe';
-import { getTestGpu } from './gpu';
+import { BIT, openKernelHarness, REL, SEED_TAIL_SHAPES } from './kernelHarness';
 
-/**
- * Open the shared test device with one more Dawn toggle, restoring DAWN_FLAGS afterwards so the other
- * test files of this process (each gets its own device) keep the default configuration.
- */
-async function withDawnFeature<T>(feature: string, open: () => Promise<T>): Promise<T> {
-  const saved = process.env.DAWN_FLAGS;
-  const flags = (saved ?? '').split(' ').filter(Boolean);
-  const at = flags.findIndex((f) => f.startsWith('enable-dawn-features='));
-  if (at >= 0) flags[at] += `,${feature}`;
-  else flags.push(`enable-dawn-features=${feature}`);
-  process.env.DAWN_FLAGS = flags.join(' ');
-  try {
-    return await open();
-  } finally {
-    if (saved === undefined) delete process.env.DAWN_FLAGS;
-    else process.env.DAWN_FLAGS = saved;
-  }
-}
-
-// Dawn zero-fills workgroup memory for every kernel unless told not to; on SwiftShader that polyfill
-// costs ~1.4 s of compile per kernel with a shared f32 tile (8x the kernel itself). These kernels write
-// every workgroup word before reading it, so this file's device turns it off: the suite runs in a
-// fraction of the time, and a read of unwritten workgroup memory would now return garbage and fail.
-const { device, caps } = await withDawnFeature('disable_workgroup_init', getTestGpu);
-const REL: Gate = { kind: 'rel-to-max', tol: 1e-6 };
-const BIT: Gate = { kind: 'bit-exact' };
-const bitStats = { exact: 0, runs: 0 };
+const { device, caps, planeFor, perArm, runOut, check, recordOwnership } = await openKernelHarness('moe gpu');
 /** The seed test's routing: deliberately uneven, expert 3 never chosen, expert 0 most. */
 const SEED_IDS = new Uint32Array([0, 2, 0, 4, 1, 0, 2, 4, 0, 1, 2, 0]);
-
-const planeFor = (arm: Arm) => (arm === 'subgroup-matrix' ? caps.subgroupMaxSize : planeWidth(caps));
-
-function perArm(name: string, fn: (arm: Arm) => Promise<void>) {
-  for (const arm of ARMS) {
-    const s = int8ArmSupport(caps, arm);
-    if (s.ok) it(`${name} [${arm}]`, () => fn(arm));
-    else it.skip(`${name} [${arm}: skipped, ${s.reason}]`, () => fn(arm));
-  }
-}
-
-const runOut = async (plan: KernelPlan) => new Float32Array((await runPlan(device, plan)).output);
-
-function check(got: Float32Array, want: Float32Array, label: string) {
-  const v = judge(got, want, REL);
-  expect(v.pass, `${label}: rel_to_max ${v.relToMax.toExponential(2)}, ${v.mismatches} bad`).toBe(true);
-  const bits = judge(got, want, BIT);
-  bitStats.runs++;
-  if (bits.pass) bitStats.exact++;
-  // Bit-exact on any adapter: see mmq.gpu.test.ts (no_fuse pins every rounding).
-  expect(bits.mismatches, `${label}: bit mismatches vs the oracle`).toBe(0);
-}
 
 function config(arm: Arm, over: Partial<ProblemConfig>): ProblemConfig {
   return { kernel: 'moe-q4k-id', arm, plane: planeFor(arm), ...moeFamily.defaults, ...over };
@@ -85,16 +35,11 @@ async function runMoe(arm: Arm, over: Partial<ProblemConfig>, o: MoeOverrides = 
   check(
     got,
     p.oracle() as Float32Array,
+    REL,
     `moe E${pr.experts} top${pr.topk} ${pr.tokens}x${pr.n}x${pr.k} ytiles ${pr.ytiles} ${arm}`,
   );
   return { p, got };
 }
-
-afterAll(() => {
-  console.log(
-    `[moe gpu] bit-exact vs oracle in ${bitStats.exact}/${bitStats.runs} gated runs on ${caps.vendor}/${caps.architecture}`,
-  );
-});
 
 describe('moe_expert_rows', () => {
   async function group(ids: Uint32Array, experts: number, cap: number) {
@@ -106,16 +51,7 @@ describe('moe_expert_rows', () => {
         { name: 'rows', kind: 'storage', size: experts * cap * 4 },
         { name: 'route', kind: 'uniform', data: new Uint32Array([ids.length, experts, cap, 0]) },
       ],
-      passes: [
-        {
-          label: 'moe_expert_rows',
-          wgsl: moeExpertRowsWgsl(),
-          entryPoint: 'main',
-          workgroups: [1, 1, 1],
-          bindings: MOE_ROWS_BINDINGS,
-          workgroupSize: MOE_ROWS_THREADS,
-        },
-      ],
+      passes: [moeExpertRowsPass()],
       output: 'counts',
       outputType: 'u32',
       mainPass: 0,
@@ -149,14 +85,7 @@ describe('moe_expert_rows', () => {
 
 describe('mmq-q4k-id (mmq_q4k_id)', () => {
   perArm('matches mmqQ4kIdRef with tails at E=1', async (arm) => {
-    for (const [m, n, k] of [
-      [32, 64, 256],
-      [32, 64, 512],
-      [17, 64, 256],
-      [32, 50, 256],
-      [17, 50, 512],
-      [1, 64, 256],
-    ] as const) {
+    for (const [m, n, k] of SEED_TAIL_SHAPES) {
       await runMoe(arm, { m, n, k, experts: 1, topk: 1, ytiles: Math.ceil(m / 32) });
     }
   });
@@ -169,7 +98,7 @@ describe('mmq-q4k-id (mmq_q4k_id)', () => {
       buildMmqPlan(ds.inputs, m, n, k, mmqPresetSpec('mmq-q4k-rt', { m, n, k, arm, plane: planeFor(arm) })),
     );
     expect(judge(got, rt, BIT).mismatches).toBe(0);
-    if (ds.inputs.weights === 'q4k') check(rt, mmqQ4kRef(ds.inputs.data, m, n, k), 'rt reference');
+    if (ds.inputs.weights === 'q4k') check(rt, mmqQ4kRef(ds.inputs.data, m, n, k), REL, 'rt reference');
   });
 
   perArm('grid-stride covers every row: 128 slots on ytiles 1..4', async (arm) => {
@@ -209,20 +138,8 @@ describe('mmq-q4k-id (mmq_q4k_id)', () => {
   it('ownership: the instrumented run equals the analytic map (8 experts top-2, ytiles 2)', async () => {
     const arm = defaultInt8Arm(caps);
     const p = prepareMoe(config(arm, { m: 40, n: 100, k: 256, experts: 8, topk: 2, ytiles: 2 }), caps);
-    const r = await runPlan(device, p.instrumentedPlan, { read: [p.ownerBuffer] });
-    const got = decodeOwnership(r.reads[p.ownerBuffer]!, p.rows, p.cols);
-    expect(got.count.every((c) => c === 1)).toBe(true);
-    const want = p.analyticOwnership('scalar-epilogue');
-    let bad = 0;
-    for (let i = 0; i < want.count.length; i++) {
-      if (
-        got.workgroup[i] !== want.workgroup[i] ||
-        got.plane[i] !== want.plane[i] ||
-        got.lane[i] !== want.lane[i]
-      )
-        bad++;
-    }
-    expect(bad).toBe(0);
-    check(new Float32Array(r.output), p.oracle() as Float32Array, 'instrumented');
+    const { own, output } = await recordOwnership(p);
+    expect(ownershipDiff(own, p.analyticOwnership('scalar-epilogue'))).toBe(0);
+    check(output, p.oracle() as Float32Array, REL, 'instrumented');
   });
 });

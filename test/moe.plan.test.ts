@@ -2,7 +2,7 @@
 // routing preconditions rejected with ShapeError before any dispatch.
 import { describe, expect, it } from 'vitest';
 import { ShapeError, type ProblemConfig } from '../src/kernels/family';
-import type { AdapterCaps } from '../src/kernels/gpu/caps';
+import { SWIFTSHADER_CAPS as caps } from '../src/kernels/gpu/testCaps';
 import {
   buildMoePlan,
   moeAnalyticOwnership,
@@ -16,28 +16,6 @@ import {
 } from '../src/kernels/moe';
 import { mmqDataset, mmqPresetSpec } from '../src/kernels/mmq';
 
-const caps: AdapterCaps = {
-  vendor: 'google',
-  architecture: 'swiftshader',
-  description: 'SwiftShader',
-  features: ['subgroups', 'timestamp-query'],
-  subgroups: true,
-  subgroupMinSize: 4,
-  subgroupMaxSize: 4,
-  dot4I8Packed: true,
-  shaderF16: false,
-  timestampQuery: true,
-  subgroupMatrixConfigs: [],
-  limits: {
-    maxComputeInvocationsPerWorkgroup: 256,
-    maxComputeWorkgroupStorageSize: 32768,
-    maxComputeWorkgroupSizeX: 256,
-    maxComputeWorkgroupsPerDimension: 65535,
-    maxStorageBufferBindingSize: 1 << 30,
-    maxBufferSize: 1 << 30,
-    maxStorageBuffersPerShaderStage: 12,
-  },
-};
 const config = (over: Partial<ProblemConfig> = {}): ProblemConfig => ({
   kernel: 'moe-q4k-id',
   arm: 'dp4a',

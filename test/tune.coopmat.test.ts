@@ -2,33 +2,20 @@
 // same GA over the same tile space with the f16 evaluator (f32 activation rounded to f16 in the kernel,
 // the full-precision oracle, the 5e-2 gate), then the cache hit. Smaller than the int8 hunt: SwiftShader
 // compiles a large register tile slowly.
-import { beforeAll, describe, expect, it } from 'vitest';
-import { getTestGpu, type TestGpu } from './gpu';
-import {
-  Evolution,
-  MemoryTuneCache,
-  mmqQ4kIncumbent,
-  mmqQ4kSpace,
-  shapeKey,
-  tileConfig,
-  Tuner,
-} from '../src/kernels/tune';
+import { describe, expect, it } from 'vitest';
+import { useTestGpu } from './gpu';
+import { Evolution, MemoryTuneCache, Tuner } from '../src/kernels/tune';
 import { CoopmatF16Eval } from '../src/workers/tune';
+import { HUNT } from './tuneHunt';
 
-let gpu: TestGpu;
-beforeAll(async () => {
-  gpu = await getTestGpu();
-});
-
-const space = mmqQ4kSpace();
-const incumbent = tileConfig(space, mmqQ4kIncumbent());
-const shape = shapeKey(16, 16, 256);
+const gpu = useTestGpu();
+const { space, incumbent, shape } = HUNT;
 
 describe('f16 coopmat tile hunt on SwiftShader', () => {
   it('f16 coopmat hunt over the same space: gated at 5e-2, cached', async () => {
-    const { device, caps } = gpu;
+    const { device, caps } = gpu();
     const t0 = performance.now();
-    const ev = CoopmatF16Eval.create(device, caps, { m: 16, n: 16, k: 256, banks: 2, repeats: 1 });
+    const ev = CoopmatF16Eval.create(device, caps, HUNT.evalOptions);
     try {
       const tuner = new Tuner(new MemoryTuneCache());
       const small = new Evolution({ population: 4, generations: 2, measureIters: 1 });

@@ -2,15 +2,12 @@
 // (m=16, n=16, k=256, population 8, generations 3, measureIters 1), the cache hit on the second hunt,
 // and the evaluator's gate failing a wrong kernel. (The f16 twin's hunt: tune.coopmat.test.ts; the
 // worker handler: tune.handler.test.ts.)
-import { beforeAll, describe, expect, it } from 'vitest';
-import { getTestGpu, type TestGpu } from './gpu';
+import { describe, expect, it } from 'vitest';
+import { useTestGpu } from './gpu';
 import { deviceId } from '../src/kernels/gpu/caps';
 import {
   Evolution,
   MemoryTuneCache,
-  mmqQ4kIncumbent,
-  mmqQ4kSpace,
-  shapeKey,
   tileConfig,
   tileLimits,
   tileStaticCheck,
@@ -19,11 +16,10 @@ import {
   type Evaluator,
 } from '../src/kernels/tune';
 import { gateRows, MmqQ4kEval, TileEvaluator } from '../src/workers/tune';
+import { HUNT } from './tuneHunt';
 
-let gpu: TestGpu;
-beforeAll(async () => {
-  gpu = await getTestGpu();
-});
+const gpu = useTestGpu();
+const { space, incumbent, shape } = HUNT;
 
 /** Counts what the GA asks of an evaluator. */
 function counting(ev: Evaluator) {
@@ -35,16 +31,13 @@ function counting(ev: Evaluator) {
   return { wrapped, calls };
 }
 
-const space = mmqQ4kSpace();
-const incumbent = tileConfig(space, mmqQ4kIncumbent());
 const evo = new Evolution({ population: 8, generations: 3, measureIters: 1 });
-const shape = shapeKey(16, 16, 256);
 
 describe('tile hunts on SwiftShader', () => {
   it('int8 MMQ hunt: feasible bit-close winner, every measured tile gated, second hunt hits the cache', async () => {
-    const { device, caps } = gpu;
+    const { device, caps } = gpu();
     const t0 = performance.now();
-    const ev = MmqQ4kEval.create(device, caps, { m: 16, n: 16, k: 256, banks: 2, repeats: 1 });
+    const ev = MmqQ4kEval.create(device, caps, HUNT.evalOptions);
     try {
       const { wrapped, calls } = counting(ev);
       const tuner = new Tuner(new MemoryTuneCache());
@@ -84,7 +77,7 @@ describe('tile hunts on SwiftShader', () => {
   });
 
   it('the gate fails a kernel that skips outputs or computes the wrong thing, and rejects what the adapter cannot run', async () => {
-    const { device, caps } = gpu;
+    const { device, caps } = gpu();
     const len = 64;
     const oracle = new Float32Array(len).fill(3);
     // A stand-in kernel: out[i] = w[i % 4] for i < limit (the bank is rotated, bank 0 holds 3s).
@@ -185,7 +178,7 @@ describe('tile hunts on SwiftShader', () => {
     expect(new Set(rows.map((r) => r % 16)).size).toBe(16);
     expect(rows.length).toBe(18); // 2^28 / (4096 * 4096) = 16, raised to the 18 that cover every position
     // A real tile gated on 8 sampled rows of 64 passes; the sampled oracle matches the full one's rows.
-    const { device, caps } = gpu;
+    const { device, caps } = gpu();
     const ev = MmqQ4kEval.create(device, caps, {
       m: 64,
       n: 16,

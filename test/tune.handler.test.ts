@@ -1,7 +1,7 @@
 // The worker's 'tune' / 'autokernel' handler on a real WebGPU device (Dawn on SwiftShader): progress
 // per config, the full report, the cache replay of a stored run, the autokernel's choice, errors, cancel.
-import { beforeAll, describe, expect, it } from 'vitest';
-import { getTestGpu, type TestGpu } from './gpu';
+import { describe, expect, it } from 'vitest';
+import { useTestGpu } from './gpu';
 import { deviceId } from '../src/kernels/gpu/caps';
 import { mmqQ4kIncumbent } from '../src/kernels/tune';
 import type { TuneHandler } from '../src/workers/core';
@@ -11,10 +11,7 @@ import type { EvolutionParams, TuneReport, WorkerResponse } from '../src/workers
 // The worker core mounts the handler through its TuneHandler slot: this must type-check.
 const mounted: TuneHandler = tuneHandler;
 
-let gpu: TestGpu;
-beforeAll(async () => {
-  gpu = await getTestGpu();
-});
+const gpu = useTestGpu();
 
 describe('worker handler on SwiftShader', () => {
   const evoParams: EvolutionParams = {
@@ -30,7 +27,7 @@ describe('worker handler on SwiftShader', () => {
     const msgs: WorkerResponse[] = [];
     let progress = 0;
     await handleTuneRequest(
-      { device: gpu.device, caps: gpu.caps, isCancelled: () => progress >= cancelAfter },
+      { device: gpu().device, caps: gpu().caps, isCancelled: () => progress >= cancelAfter },
       req,
       (m) => {
         msgs.push(m);
@@ -62,7 +59,7 @@ describe('worker handler on SwiftShader', () => {
     expect(report.incumbentMs).toBeGreaterThan(0);
     expect(report.bestMs).toBeLessThanOrEqual(report.incumbentMs!);
     expect(report.winner).not.toBe('');
-    expect(report.deviceId).toBe(deviceId(gpu.caps));
+    expect(report.deviceId).toBe(deviceId(gpu().caps));
     expect(report.worstRel).toBeLessThan(1e-3);
     expect(report.bestPerGeneration).toHaveLength(2);
     expect(
@@ -128,8 +125,8 @@ describe('worker handler on SwiftShader', () => {
   it('the core-shaped tuneHandler posts through ctx.post', async () => {
     const msgs: WorkerResponse[] = [];
     const ctx = {
-      device: gpu.device,
-      caps: gpu.caps,
+      device: gpu().device,
+      caps: gpu().caps,
       deviceId: 'core-id',
       post: (m: WorkerResponse) => msgs.push(m),
       isCancelled: () => false,

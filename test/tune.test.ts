@@ -2,6 +2,7 @@
 // tier -- with fake evaluators whose fitness is a fixed function of the tile, so every search is exact.
 import { describe, expect, it } from 'vitest';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
+import { fakeCaps } from '../src/kernels/gpu/testCaps';
 import { mmqWorkgroupBytes } from '../src/kernels/mmq';
 import { coopmatWorkgroupBytes } from '../src/kernels/coopmat';
 import {
@@ -68,29 +69,23 @@ function landscape(space: Space, c: Config): number {
   );
 }
 
-const fakeCaps = (over: Partial<AdapterCaps['limits']> = {}): AdapterCaps => ({
-  vendor: 'fake',
-  architecture: 'test',
-  description: '',
-  features: [],
-  subgroups: true,
-  subgroupMinSize: 32,
-  subgroupMaxSize: 32,
-  dot4I8Packed: true,
-  shaderF16: false,
-  timestampQuery: false,
-  subgroupMatrixConfigs: [],
-  limits: {
-    maxComputeInvocationsPerWorkgroup: 256,
-    maxComputeWorkgroupStorageSize: 16384,
-    maxComputeWorkgroupSizeX: 256,
-    maxComputeWorkgroupsPerDimension: 65535,
-    maxStorageBufferBindingSize: 1 << 27,
-    maxBufferSize: 1 << 28,
-    maxStorageBuffersPerShaderStage: 8,
-    ...over,
-  },
-});
+/** A 32-wide adapter with small limits (16 KiB workgroup storage, 256 invocations, 8 storage buffers). */
+const smallCaps = (over: Partial<AdapterCaps['limits']> = {}): AdapterCaps =>
+  fakeCaps({
+    vendor: 'fake',
+    architecture: 'test',
+    description: '',
+    features: [],
+    limits: {
+      maxComputeInvocationsPerWorkgroup: 256,
+      maxComputeWorkgroupStorageSize: 16384,
+      maxComputeWorkgroupSizeX: 256,
+      maxStorageBufferBindingSize: 1 << 27,
+      maxBufferSize: 1 << 28,
+      maxStorageBuffersPerShaderStage: 8,
+      ...over,
+    },
+  });
 
 describe('Space', () => {
   const space = mmqQ4kSpace();
@@ -395,7 +390,7 @@ describe('static tier (fake caps)', () => {
   };
 
   it('rejects invocations over the adapter limit, with the numbers in the reason', () => {
-    const limits = tileLimits(fakeCaps(), 32);
+    const limits = tileLimits(smallCaps(), 32);
     expect(tileStaticCheck({ wm: 2, wn: 4, rm: 1, rn: 1 }, limits, seedBytes)).toEqual(PASS);
     const v = tileStaticCheck({ wm: 4, wn: 4, rm: 1, rn: 1 }, limits, seedBytes);
     expect(v).toEqual({
@@ -406,21 +401,21 @@ describe('static tier (fake caps)', () => {
     expect(
       tileStaticCheck(
         { wm: 4, wn: 4, rm: 1, rn: 1 },
-        tileLimits(fakeCaps({ maxComputeWorkgroupStorageSize: 32768 }), 4),
+        tileLimits(smallCaps({ maxComputeWorkgroupStorageSize: 32768 }), 4),
         seedBytes,
       ).kind,
     ).toBe('pass');
   });
 
   it('rejects workgroup storage over the adapter limit and over a budget', () => {
-    const limits = tileLimits(fakeCaps({ maxComputeWorkgroupStorageSize: 16384 }), 4);
+    const limits = tileLimits(smallCaps({ maxComputeWorkgroupStorageSize: 16384 }), 4);
     // BM 32 x BN 64: 1024 + 2048 + 8192 = 11 KiB fits; BM 64 x BN 64: 2048 + 2048 + 16384 = 20 KiB does not.
     expect(tileStaticCheck({ wm: 2, wn: 4, rm: 1, rn: 1 }, limits, seedBytes).kind).toBe('pass');
     expect(tileStaticCheck({ wm: 4, wn: 4, rm: 1, rn: 1 }, limits, seedBytes)).toEqual({
       kind: 'reject',
       reason: 'workgroup storage 20 KiB (BM 64 x BN 64) > 16 KiB adapter limit',
     });
-    const budget = tileLimits(fakeCaps({ maxComputeWorkgroupStorageSize: 16384 }), 4, {
+    const budget = tileLimits(smallCaps({ maxComputeWorkgroupStorageSize: 16384 }), 4, {
       storageBudget: 8192,
     });
     expect(tileStaticCheck({ wm: 2, wn: 4, rm: 1, rn: 1 }, budget, seedBytes)).toEqual({
@@ -430,7 +425,7 @@ describe('static tier (fake caps)', () => {
   });
 
   it('rejects register tiles over 16 fragments', () => {
-    const limits = tileLimits(fakeCaps({ maxComputeWorkgroupStorageSize: 1 << 30 }), 4);
+    const limits = tileLimits(smallCaps({ maxComputeWorkgroupStorageSize: 1 << 30 }), 4);
     expect(tileStaticCheck({ wm: 1, wn: 1, rm: 4, rn: 4 }, limits, seedBytes).kind).toBe('pass');
     expect(tileStaticCheck({ wm: 1, wn: 1, rm: 4, rn: 8 }, limits, seedBytes)).toEqual({
       kind: 'reject',
@@ -441,7 +436,7 @@ describe('static tier (fake caps)', () => {
 
 describe('static tiers bound to the real kernels (fake caps)', () => {
   const shape = { m: 64, n: 64, k: 256 };
-  const caps = fakeCaps({ maxComputeWorkgroupStorageSize: 16384 });
+  const caps = smallCaps({ maxComputeWorkgroupStorageSize: 16384 });
 
   it('int8 MMQ: storage is the generator footprint for the arm (sa + sb, plus ci on the matrix arm)', () => {
     const dp4a = mmqQ4kStaticTier(caps, { ...shape, plane: 4, arm: 'dp4a' });
@@ -473,7 +468,7 @@ describe('static tiers bound to the real kernels (fake caps)', () => {
     // An occupancy budget below the adapter limit.
     const tight = mmqQ4kStaticTier(caps, { ...shape, plane: 4, arm: 'dp4a', storageBudget: 2048 });
     // The plain kernel binds 8 storage buffers (no ownership debug buffer): 8 fits, 7 does not.
-    const seven = mmqQ4kStaticTier(fakeCaps({ maxStorageBuffersPerShaderStage: 7 }), {
+    const seven = mmqQ4kStaticTier(smallCaps({ maxStorageBuffersPerShaderStage: 7 }), {
       ...shape,
       plane: 4,
       arm: 'dp4a',

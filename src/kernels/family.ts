@@ -102,3 +102,39 @@ export class ShapeError extends RangeError {
     this.name = 'ShapeError';
   }
 }
+
+/**
+ * `name = v must be a positive integer` for every entry that is not one. `isInteger` defaults to
+ * Number.isInteger; pass Number.isSafeInteger where the value sizes a host allocation directly.
+ * @example positiveIntegerProblems({ m: 0, n: 16 }) // ['m = 0 must be a positive integer']
+ */
+export function positiveIntegerProblems(
+  values: Readonly<Record<string, number>>,
+  isInteger: (v: number) => boolean = Number.isInteger,
+): string[] {
+  return Object.entries(values)
+    .filter(([, v]) => !isInteger(v) || v < 1)
+    .map(([name, v]) => `${name} = ${v} must be a positive integer`);
+}
+
+/**
+ * Why a config's data choice is invalid: an unknown source, or a dataSeed that is not a non-negative
+ * safe integer (the xorshift stream's seed). Empty = fine.
+ * @example dataSourceProblems({ ...config, dataSeed: -1 }) // ['dataSeed -1 must be a non-negative integer']
+ */
+export function dataSourceProblems(config: Pick<ProblemConfig, 'dataSource' | 'dataSeed'>): string[] {
+  const p: string[] = [];
+  if (config.dataSource !== 'seed' && config.dataSource !== 'random')
+    p.push(`unknown data source '${String(config.dataSource)}'`);
+  if (!Number.isSafeInteger(config.dataSeed) || config.dataSeed < 0)
+    p.push(`dataSeed ${config.dataSeed} must be a non-negative integer`);
+  return p;
+}
+
+/**
+ * Throw ShapeError with every problem, joined, when the list is non-empty (before any dispatch).
+ * @example assertNoProblems([...specProblems, ...shapeProblems])
+ */
+export function assertNoProblems(problems: readonly string[]): void {
+  if (problems.length) throw new ShapeError(problems.join('; '));
+}

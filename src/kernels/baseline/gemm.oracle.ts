@@ -1,21 +1,14 @@
 // Oracles of the f32 baseline GEMM: the full product (small problems) and sampled elements (prefill
 // shapes, where the full CPU product is minutes of work). Accumulated in f64: the GPU's f32 FMA order
 // differs from any CPU order, so the gate is scale-relative, not bit-exact.
+import { gemmF64, rowDotF64 } from '../oracle';
 
 /**
  * out[i, j] = sum_l x[i, l] * w[j, l] for the whole m x n output, f64 accumulation rounded to f32.
  * @example gemmF32Ref(new Float32Array([1, 2]), new Float32Array([3, 4]), 1, 1, 2) // Float32Array [11]
  */
 export function gemmF32Ref(x: Float32Array, w: Float32Array, m: number, n: number, k: number): Float32Array {
-  const out = new Float32Array(m * n);
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) {
-      let s = 0;
-      for (let l = 0; l < k; l++) s += x[i * k + l]! * w[j * k + l]!;
-      out[i * n + j] = s;
-    }
-  }
-  return out;
+  return Float32Array.from(gemmF64(x, w, m, n, k));
 }
 
 /**
@@ -29,13 +22,5 @@ export function gemmF32RefAt(
   k: number,
   indices: ArrayLike<number>,
 ): Float32Array {
-  const out = new Float32Array(indices.length);
-  for (let t = 0; t < indices.length; t++) {
-    const i = Math.floor(indices[t]! / n);
-    const j = indices[t]! % n;
-    let s = 0;
-    for (let l = 0; l < k; l++) s += x[i * k + l]! * w[j * k + l]!;
-    out[t] = s;
-  }
-  return out;
+  return Float32Array.from(indices, (v) => rowDotF64(x, w, Math.floor(v / n), v % n, k));
 }

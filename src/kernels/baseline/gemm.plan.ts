@@ -1,9 +1,9 @@
 // Host plan of the f32 baseline GEMM: validate before any dispatch, upload X and the dequantized W,
 // size the grid, and the analytic ownership the instrumented run is compared with.
-import { ShapeError } from '../family';
+import { assertNoProblems } from '../family';
 import type { AdapterCaps } from '../gpu/caps';
-import { emptyOwnership, OWNER_WORDS, ownerSuffix, type OwnershipMap } from '../gpu/instrument';
-import type { BufferSpec, KernelPlan } from '../gpu/plan';
+import { emptyOwnership, ownerBufferSpec, suffixedPass, type OwnershipMap } from '../gpu/instrument';
+import { singlePassPlan, type BufferSpec, type KernelPlan } from '../gpu/plan';
 import { buildGemmF32Kernel, gemmF32ShapeProblems, type GemmF32Tile } from './gemm.wgsl';
 
 export const GEMM_OWNER_BUFFER = 'owner';
@@ -30,7 +30,7 @@ export function gemmF32Plan(
   const problems = gemmF32ShapeProblems(tile, m, n, k, caps.limits);
   if (x.length !== m * k) problems.push(`x has ${x.length} values, [${m} x ${k}] needs ${m * k}`);
   if (w.length !== n * k) problems.push(`w has ${w.length} values, [${n} x ${k}] needs ${n * k}`);
-  if (problems.length) throw new ShapeError(problems.join('; '));
+  assertNoProblems(problems);
   const kern = buildGemmF32Kernel(tile);
   const instrument = opts.instrument ?? false;
   const buffers: BufferSpec[] = [
@@ -39,25 +39,13 @@ export function gemmF32Plan(
     { name: 'out', kind: 'storage', size: m * n * 4 },
     { name: 'dims', kind: 'uniform', data: gemmF32Dims(m, n, k) },
   ];
-  if (instrument) buffers.push({ name: GEMM_OWNER_BUFFER, kind: 'storage', size: m * n * OWNER_WORDS * 4 });
-  return {
-    buffers,
-    passes: [
-      {
-        label: `gemm-f32 ${tile.bm}x${tile.bn}x${tile.bk} t${tile.tm}x${tile.tn}`,
-        wgsl:
-          kern.wgsl +
-          ownerSuffix({ instrument, outName: 'out', outType: 'f32', ownerBinding: kern.bindings.length }),
-        entryPoint: kern.entryPoint,
-        workgroups: kern.workgroups(m, n),
-        bindings: instrument ? [...kern.bindings, GEMM_OWNER_BUFFER] : kern.bindings,
-        workgroupSize: kern.workgroupSize,
-      },
-    ],
-    output: 'out',
-    outputType: 'f32',
-    mainPass: 0,
-  };
+  if (instrument) buffers.push(ownerBufferSpec(m * n, GEMM_OWNER_BUFFER));
+  const label = `gemm-f32 ${tile.bm}x${tile.bn}x${tile.bk} t${tile.tm}x${tile.tn}`;
+  const pass = suffixedPass(kern, kern.workgroups(m, n), label, {
+    instrument,
+    ownerBuffer: GEMM_OWNER_BUFFER,
+  });
+  return singlePassPlan(buffers, pass);
 }
 
 /**

@@ -7,7 +7,7 @@
 //     k-major into workgroup memory (xt[kk][row], wt[kk][col]) so the inner product reads TM and TN
 //     consecutive values -- vec4 loads from workgroup memory -- for TM*TN FMAs.
 // Tail guards on m and n (rows past the edge stage 0 and are never stored); k must be a multiple of BK.
-import { ShapeError } from '../family';
+import { assertNoProblems, positiveIntegerProblems } from '../family';
 
 export interface GemmF32Tile {
   /** Output block rows/cols per workgroup. */
@@ -37,15 +37,7 @@ export function gemmF32Geometry(t: GemmF32Tile): { threads: number; workgroupByt
  * @example gemmF32TileProblems({ bm: 64, bn: 64, bk: 16, tm: 6, tn: 4 }) // ['tm = 6 must be a multiple of 4 ...']
  */
 export function gemmF32TileProblems(t: GemmF32Tile): string[] {
-  const p: string[] = [];
-  const pos = (name: string, v: number) => {
-    if (!Number.isInteger(v) || v < 1) p.push(`${name} = ${v} must be a positive integer`);
-  };
-  pos('bm', t.bm);
-  pos('bn', t.bn);
-  pos('bk', t.bk);
-  pos('tm', t.tm);
-  pos('tn', t.tn);
+  const p = positiveIntegerProblems({ bm: t.bm, bn: t.bn, bk: t.bk, tm: t.tm, tn: t.tn });
   if (p.length) return p;
   for (const [name, v] of [
     ['bk', t.bk],
@@ -70,14 +62,7 @@ export function gemmF32ShapeProblems(
   k: number,
   limits: { maxComputeInvocationsPerWorkgroup: number; maxComputeWorkgroupStorageSize: number },
 ): string[] {
-  const p = gemmF32TileProblems(t);
-  for (const [name, v] of [
-    ['m', m],
-    ['n', n],
-    ['k', k],
-  ] as const) {
-    if (!Number.isInteger(v) || v < 1) p.push(`${name} = ${v} must be a positive integer`);
-  }
+  const p = [...gemmF32TileProblems(t), ...positiveIntegerProblems({ m, n, k })];
   if (p.length) return p;
   if (k % t.bk !== 0) p.push(`k = ${k} is not a multiple of bk = ${t.bk}`);
   const g = gemmF32Geometry(t);
@@ -99,8 +84,7 @@ export function gemmF32ShapeProblems(
  * @example const code = gemmF32Wgsl(GEMM_F32_DEFAULT_TILE) + ownerSuffix({ instrument: false, outName: 'out', outType: 'f32', ownerBinding: 4 })
  */
 export function gemmF32Wgsl(t: GemmF32Tile): string {
-  const problems = gemmF32TileProblems(t);
-  if (problems.length) throw new ShapeError(problems.join('; '));
+  assertNoProblems(gemmF32TileProblems(t));
   const { threads } = gemmF32Geometry(t);
   const tx = t.bn / t.tn; // threads along n
   const lines: string[] = [

@@ -5,10 +5,11 @@
 // exactly: both operands rounded to f16, each 32-block summed in f32 in K order, then added to the
 // f32 accumulator -- so the scalar arm can be gated far tighter than the seed's tolerance.
 import type { DataSource } from '../family';
-import { dataStreamSeed } from '../hello';
 import {
+  dataStreamSeed,
   f16BitsToF32,
   f32ToF16Bits,
+  gaussianStream,
   GEN_F16_ACT_SEED,
   GEN_MMQ_Q4K_SEED,
   genF16Activation,
@@ -183,15 +184,7 @@ export function coopmatData(
     return { x: genF16Activation(m, k, xSeed), w: genMmqQ4k(m, n, k, wSeed).w };
   }
   const r = new XorShift64(dataStreamSeed('random', dataSeed, 0n));
-  const g = new Float32Array(n * k);
-  for (let i = 0; i < g.length; i += 2) {
-    // Box-Muller on two 24-bit uniforms.
-    const u1 = (r.nextMod(1 << 24) + 1) / (1 << 24);
-    const u2 = r.nextMod(1 << 24) / (1 << 24);
-    const rad = Math.sqrt(-2 * Math.log(u1));
-    g[i] = f(rad * Math.cos(2 * Math.PI * u2));
-    if (i + 1 < g.length) g[i + 1] = f(rad * Math.sin(2 * Math.PI * u2));
-  }
+  const g = gaussianStream(r, n * k);
   const x = genF16Activation(m, k, r.next().state() || 1n);
   return { x, w: quantizeQ4K(g, n, k).split };
 }

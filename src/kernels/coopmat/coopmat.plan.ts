@@ -1,7 +1,7 @@
 // Host launch plan for the coopmat twin: activation x (f32), the split Q4_K weight (qs, scales, d, dmin)
 // and out (f32); grid (ceil(n/BN), ceil(m/BM)); the instrumented plan adds the owner debug buffer.
-import { emptyOwnership, OWNER_WORDS, type OwnershipMap } from '../gpu/instrument';
-import type { KernelPlan } from '../gpu/plan';
+import { emptyOwnership, ownerBufferSpec, type OwnershipMap } from '../gpu/instrument';
+import { kernelPass, singlePassPlan, type KernelPlan } from '../gpu/plan';
 import type { CoopmatData } from './coopmat.oracle';
 import { buildCoopmatKernel, coopmatGeometry, type CoopmatSpec } from './coopmat.wgsl';
 
@@ -38,24 +38,15 @@ export function coopmatPlan(
     { name: 'wdm', kind: 'read-only-storage', data: data.w.dmin },
     { name: 'out', kind: 'storage', size: m * n * 4 },
   ];
-  if (instrument)
-    buffers.push({ name: COOPMAT_OWNER_BUFFER, kind: 'storage', size: m * n * OWNER_WORDS * 4 });
-  return {
+  if (instrument) buffers.push(ownerBufferSpec(m * n, COOPMAT_OWNER_BUFFER));
+  return singlePassPlan(
     buffers,
-    passes: [
-      {
-        label: `coopmat-f16 ${spec.arm} ${spec.tile.wm}x${spec.tile.wn}x${spec.tile.rm}x${spec.tile.rn}`,
-        wgsl: kc.wgsl,
-        entryPoint: kc.entryPoint,
-        workgroups: kc.workgroups(m, n),
-        bindings: kc.bindings,
-        workgroupSize: kc.workgroupSize,
-      },
-    ],
-    output: 'out',
-    outputType: 'f32',
-    mainPass: 0,
-  };
+    kernelPass(
+      kc,
+      kc.workgroups(m, n),
+      `coopmat-f16 ${spec.arm} ${spec.tile.wm}x${spec.tile.wn}x${spec.tile.rm}x${spec.tile.rn}`,
+    ),
+  );
 }
 
 /**

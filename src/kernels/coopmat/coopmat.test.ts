@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { relToMax } from '../compare';
 import type { ProblemConfig, TileParams } from '../family';
-import { fakeCaps, H200_F16_CONFIGS, H200_INT8_CONFIGS } from '../hello/testCaps';
+import { fakeCaps, H200_F16_CONFIGS, H200_INT8_CONFIGS } from '../gpu/testCaps';
 import { f32ToF16Bits, genF16Activation, genMmqQ4k, roundToF16, XorShift64, type Q4KWeight } from '../quant';
 import {
   buildCoopmatKernel,
@@ -301,7 +301,6 @@ describe('coopmat validation against adapters', () => {
       subgroupMinSize: 4,
       subgroupMaxSize: 4,
       limits: {
-        ...fakeCaps().limits,
         maxComputeWorkgroupStorageSize: 32768,
         maxComputeInvocationsPerWorkgroup: 256,
         maxComputeWorkgroupSizeX: 256,
@@ -317,7 +316,7 @@ describe('coopmat validation against adapters', () => {
     expect(coopmatF16Family.validate(config({ plane: 4, tile: tile(1, 1, 8, 16) }), swift).join()).toMatch(
       /holds 8192 f32 per lane/,
     );
-    const tinyGrid = fakeCaps({ limits: { ...fakeCaps().limits, maxComputeWorkgroupsPerDimension: 4 } });
+    const tinyGrid = fakeCaps({ limits: { maxComputeWorkgroupsPerDimension: 4 } });
     expect(
       coopmatF16Family.validate(config({ m: 16, n: 80, tile: tile(1, 1, 1, 1) }), tinyGrid).join(),
     ).toMatch(/grid 5 x 1 exceeds/);

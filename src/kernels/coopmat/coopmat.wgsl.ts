@@ -16,7 +16,7 @@
 //                     per-lane partition (the fragment's lane map is opaque, and the tail guards and
 //                     ownership hooks need element stores).
 // The kernel calls set_owner / store_out, which the host defines in a suffix (gpu/instrument.ts).
-import type { TileParams } from '../family';
+import { positiveIntegerProblems, type TileParams } from '../family';
 import { ownerSuffix } from '../gpu/instrument';
 
 export type CoopmatArm = 'scalar' | 'subgroup-matrix';
@@ -55,10 +55,8 @@ export function coopmatWorkgroupBytes(spec: Pick<CoopmatSpec, 'tile' | 'plane' |
 
 /** Generator-level validity of a spec, independent of any adapter. Empty = fine. */
 export function coopmatSpecErrors(spec: CoopmatSpec): string[] {
-  const errs: string[] = [];
   const { m, n, k, plane } = spec;
-  if (!Number.isInteger(m) || m < 1) errs.push(`m = ${m} must be a positive integer`);
-  if (!Number.isInteger(n) || n < 1) errs.push(`n = ${n} must be a positive integer`);
+  const errs = positiveIntegerProblems({ m, n });
   if (!Number.isInteger(k) || k < 256 || k % 256 !== 0)
     errs.push(`k = ${k} must be a positive multiple of the 256-wide Q4_K super-block`);
   for (const key of ['wm', 'wn', 'rm', 'rn'] as const) {

@@ -2,7 +2,8 @@
 // Public entry of src/kernels/coopmat.
 import { judge, type Gate, type Verdict } from '../compare';
 import {
-  ShapeError,
+  assertNoProblems,
+  dataSourceProblems,
   type KernelFamily,
   type OwnershipPhase,
   type PreparedProblem,
@@ -145,16 +146,12 @@ function validateCoopmat(config: ProblemConfig, caps: AdapterCaps): string[] {
     errs.push(
       `a ${biggest}-byte buffer exceeds maxStorageBufferBindingSize ${L.maxStorageBufferBindingSize}`,
     );
-  if (config.dataSource !== 'seed' && config.dataSource !== 'random')
-    errs.push(`unknown data source '${String(config.dataSource)}'`);
-  if (!Number.isSafeInteger(config.dataSeed) || config.dataSeed < 0)
-    errs.push(`dataSeed ${config.dataSeed} must be a non-negative integer`);
+  errs.push(...dataSourceProblems(config));
   return errs;
 }
 
 function prepareCoopmat(config: ProblemConfig, caps: AdapterCaps): CoopmatPrepared {
-  const errs = validateCoopmat(config, caps);
-  if (errs.length) throw new ShapeError(errs.join('; '));
+  assertNoProblems(validateCoopmat(config, caps));
   const spec = coopmatSpec(config, caps);
   const { m, n, k } = spec;
   const data = coopmatData(m, n, k, config.dataSource, config.dataSeed);

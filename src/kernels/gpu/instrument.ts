@@ -4,6 +4,7 @@
 // and the host appends one of two suffixes AFTER the kernel text (so editor line numbers stay right):
 // the plain one just stores; the instrumented one also records, per output element, how many times it
 // was stored and by whom, into an `owner` debug buffer -- the ownership of the kernel that actually ran.
+import { kernelPass, type BufferSpec, type KernelLaunch, type PassSpec } from './plan';
 
 export const OWNER_WORDS = 3; // per output element: [store count, workgroup, (plane << 16) | lane]
 
@@ -54,14 +55,7 @@ export interface OwnershipMap {
 export function decodeOwnership(raw: ArrayBuffer, rows: number, cols: number): OwnershipMap {
   const w = new Uint32Array(raw);
   const len = rows * cols;
-  const map: OwnershipMap = {
-    rows,
-    cols,
-    count: new Uint32Array(len),
-    workgroup: new Uint32Array(len),
-    plane: new Uint32Array(len),
-    lane: new Uint32Array(len),
-  };
+  const map = emptyOwnership(rows, cols);
   for (let i = 0; i < len; i++) {
     map.count[i] = w[i * 3]!;
     map.workgroup[i] = w[i * 3 + 1]!;
@@ -96,4 +90,55 @@ export function splitHostSuffix(code: string): { kernel: string; suffix: string 
   const at = code.lastIndexOf(`\n${HOST_SUFFIX_MARKER}`);
   if (at < 0) return { kernel: code, suffix: '' };
   return { kernel: code.slice(0, at), suffix: code.slice(at) };
+}
+
+/**
+ * Elements where two ownership maps name a different (workgroup, plane, lane) -- and, with
+ * `counts: true`, a different store count. Maps of different shapes differ everywhere.
+ * @example ownershipDiff(decodeOwnership(raw, m, n), analytic, { counts: true }) // 0 = the same owners
+ */
+export function ownershipDiff(a: OwnershipMap, b: OwnershipMap, opts: { counts?: boolean } = {}): number {
+  if (a.rows !== b.rows || a.cols !== b.cols) return a.rows * a.cols;
+  const counts = opts.counts ?? false;
+  let n = 0;
+  for (let i = 0; i < a.count.length; i++) {
+    if (
+      (counts && a.count[i] !== b.count[i]) ||
+      a.workgroup[i] !== b.workgroup[i] ||
+      a.plane[i] !== b.plane[i] ||
+      a.lane[i] !== b.lane[i]
+    )
+      n++;
+  }
+  return n;
+}
+
+/**
+ * The owner debug buffer an instrumented plan adds for an output of `elements` values.
+ * @example if (instrument) buffers.push(ownerBufferSpec(m * n))
+ */
+export function ownerBufferSpec(elements: number, name = 'owner'): BufferSpec {
+  return { name, kind: 'storage', size: elements * OWNER_WORDS * 4 };
+}
+
+/**
+ * The pass of a kernel whose text still lacks the host suffix: appends ownerSuffix (plain, or
+ * recording into `ownerBuffer`, bound after the kernel's own bindings, when `instrument`).
+ * @example suffixedPass(kern, kern.workgroups(m, n), 'mmq q4k', { instrument: true })
+ */
+export function suffixedPass(
+  kern: KernelLaunch,
+  workgroups: readonly [number, number, number],
+  label: string,
+  opts: { instrument?: boolean; ownerBuffer?: string; outType?: 'f32' | 'i32' | 'u32' } = {},
+): PassSpec {
+  const instrument = opts.instrument ?? false;
+  const suffix = ownerSuffix({
+    instrument,
+    outName: 'out',
+    outType: opts.outType ?? 'f32',
+    ownerBinding: kern.bindings.length,
+  });
+  const bindings = instrument ? [...kern.bindings, opts.ownerBuffer ?? 'owner'] : kern.bindings;
+  return kernelPass({ ...kern, wgsl: kern.wgsl + suffix, bindings }, workgroups, label);
 }

@@ -50,3 +50,43 @@ export function checkGrid(pass: PassSpec, maxPerDim: number): void {
     }
   });
 }
+
+/** What a generated kernel tells a host about launching it (MmqKernel, CoopmatKernel, GemmF32Kernel...). */
+export interface KernelLaunch {
+  wgsl: string;
+  entryPoint: string;
+  /** Buffer names in @group(0) @binding(i) order. */
+  bindings: readonly string[];
+  workgroupSize: number;
+}
+
+/**
+ * The pass that dispatches `kern` over `workgroups`, its WGSL taken as it is (already compilable).
+ * @example kernelPass(kc, kc.workgroups(m, n), 'coopmat-f16 scalar 2x2x1x1')
+ */
+export function kernelPass(
+  kern: KernelLaunch,
+  workgroups: readonly [number, number, number],
+  label: string,
+): PassSpec {
+  return {
+    label,
+    wgsl: kern.wgsl,
+    entryPoint: kern.entryPoint,
+    workgroups,
+    bindings: kern.bindings,
+    workgroupSize: kern.workgroupSize,
+  };
+}
+
+/**
+ * The plan of one pass whose `out` buffer holds the result.
+ * @example singlePassPlan(buffers, kernelPass(kc, kc.workgroups(m, n), 'coopmat-f16'))
+ */
+export function singlePassPlan(
+  buffers: BufferSpec[],
+  pass: PassSpec,
+  outputType: ElementType = 'f32',
+): KernelPlan {
+  return { buffers, passes: [pass], output: 'out', outputType, mainPass: 0 };
+}

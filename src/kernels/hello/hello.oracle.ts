@@ -3,7 +3,8 @@
 //   hello-mma:  out[16,8]  = A[16,32] @ B[32,8]      (mma_hello_i8  / mma_hello_ref), B row-major [K, N]
 // int8 products summed in i32 are exact, so every arm must match these bit for bit.
 import type { DataSource } from '../family';
-import { GEN_MMQ_SEED, XorShift64 } from '../quant';
+import { gemmF64 } from '../oracle';
+import { dataStreamSeed, GEN_MMQ_SEED, int8Stream, XorShift64 } from '../quant';
 
 export type HelloKernelId = 'hello-wmma' | 'hello-mma';
 
@@ -26,15 +27,7 @@ export const HELLO_SHAPES: Readonly<Record<HelloKernelId, HelloShape>> = {
  * @example helloI8Ref(a, b)[0] === sum_k a[k] * b[k]
  */
 export function helloI8Ref(a: Int8Array, b: Int8Array): Int32Array {
-  const out = new Int32Array(256);
-  for (let m = 0; m < 16; m++) {
-    for (let n = 0; n < 16; n++) {
-      let acc = 0;
-      for (let k = 0; k < 16; k++) acc += a[m * 16 + k]! * b[n * 16 + k]!;
-      out[m * 16 + n] = acc;
-    }
-  }
-  return out;
+  return Int32Array.from(gemmF64(a, b, 16, 16, 16, 'nk'));
 }
 
 /**
@@ -42,46 +35,12 @@ export function helloI8Ref(a: Int8Array, b: Int8Array): Int32Array {
  * @example mmaHelloRef(a, b)[0] === sum_l a[l] * b[l * 8]
  */
 export function mmaHelloRef(a: Int8Array, b: Int8Array): Int32Array {
-  const [m, n, k] = [16, 8, 32];
-  const out = new Int32Array(m * n);
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) {
-      let acc = 0;
-      for (let l = 0; l < k; l++) acc += a[i * k + l]! * b[l * n + j]!;
-      out[i * n + j] = acc;
-    }
-  }
-  return out;
+  return Int32Array.from(gemmF64(a, b, 16, 8, 32, 'kn'));
 }
 
 /** The oracle of a hello kernel. */
 export function helloRef(kernel: HelloKernelId, a: Int8Array, b: Int8Array): Int32Array {
   return kernel === 'hello-wmma' ? helloI8Ref(a, b) : mmaHelloRef(a, b);
-}
-
-const M64 = (1n << 64n) - 1n;
-
-/** splitmix64's finalizer: spreads a small user seed over all 64 bits (and never yields a zero state). */
-function mixSeed(x: bigint): bigint {
-  let z = (x + 0x9e3779b97f4a7c15n) & M64;
-  z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & M64;
-  z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & M64;
-  z ^= z >> 31n;
-  return z === 0n ? 1n : z;
-}
-
-/**
- * The xorshift state a data source starts from (shared by the families here). 'seed' with dataSeed 0
- * is the seed's own generator constant `seedConstant`; 'seed' with another dataSeed uses that number as
- * the state; 'random' mixes dataSeed first, so every dataSeed (0 included) gives a well-spread stream
- * unrelated to the seed's.
- * @example dataStreamSeed('seed', 0, GEN_MMQ_SEED) === GEN_MMQ_SEED
- */
-export function dataStreamSeed(source: DataSource, dataSeed: number, seedConstant: bigint): bigint {
-  if (!Number.isSafeInteger(dataSeed) || dataSeed < 0)
-    throw new RangeError(`dataSeed ${dataSeed} must be a non-negative integer`);
-  if (source === 'seed') return dataSeed === 0 ? seedConstant : BigInt(dataSeed);
-  return mixSeed(BigInt(dataSeed));
 }
 
 /**
@@ -96,12 +55,7 @@ export function helloData(
 ): { a: Int8Array; b: Int8Array } {
   const { m, n, k } = HELLO_SHAPES[kernel];
   const r = new XorShift64(dataStreamSeed(source, dataSeed, GEN_MMQ_SEED));
-  const draw = (len: number) => {
-    const out = new Int8Array(len);
-    for (let i = 0; i < len; i++) out[i] = r.nextMod(255) - 127;
-    return out;
-  };
-  const a = draw(m * k);
-  const b = draw(n * k);
+  const a = int8Stream(r, m * k);
+  const b = int8Stream(r, n * k);
   return { a, b };
 }

@@ -1,7 +1,7 @@
 // Host launch plans for the hello kernels: one workgroup of ONE plane, buffers a, b (packed int8) and
 // out (i32); the instrumented plan adds the ownership debug buffer at binding 3.
-import { emptyOwnership, OWNER_WORDS, ownerSuffix, type OwnershipMap } from '../gpu/instrument';
-import type { KernelPlan } from '../gpu/plan';
+import { emptyOwnership, ownerBufferSpec, suffixedPass, type OwnershipMap } from '../gpu/instrument';
+import { singlePassPlan, type KernelPlan } from '../gpu/plan';
 import { packI8 } from '../quant';
 import { HELLO_SHAPES, type HelloKernelId } from './hello.oracle';
 import { helloPerLane, helloWgsl, type HelloWgslParams } from './hello.wgsl';
@@ -25,35 +25,27 @@ export function helloPlan(
     );
   }
   const instrument = opts.instrument ?? false;
-  const wgsl =
-    helloWgsl(params) +
-    ownerSuffix({ instrument, outName: 'out', outType: 'i32', ownerBinding: HELLO_BINDINGS.length });
-  const bindings: string[] = [...HELLO_BINDINGS];
+  const kern = {
+    wgsl: helloWgsl(params),
+    entryPoint: 'main',
+    bindings: HELLO_BINDINGS,
+    workgroupSize: params.plane,
+  };
   const buffers: KernelPlan['buffers'] = [
     { name: 'a', kind: 'read-only-storage', data: packI8(data.a) },
     { name: 'b', kind: 'read-only-storage', data: packI8(data.b) },
     { name: 'out', kind: 'storage', size: m * n * 4 },
   ];
-  if (instrument) {
-    buffers.push({ name: HELLO_OWNER_BUFFER, kind: 'storage', size: m * n * OWNER_WORDS * 4 });
-    bindings.push(HELLO_OWNER_BUFFER);
-  }
-  return {
+  if (instrument) buffers.push(ownerBufferSpec(m * n, HELLO_OWNER_BUFFER));
+  return singlePassPlan(
     buffers,
-    passes: [
-      {
-        label: params.kernel,
-        wgsl,
-        entryPoint: 'main',
-        workgroups: [1, 1, 1],
-        bindings,
-        workgroupSize: params.plane,
-      },
-    ],
-    output: 'out',
-    outputType: 'i32',
-    mainPass: 0,
-  };
+    suffixedPass(kern, [1, 1, 1], params.kernel, {
+      instrument,
+      ownerBuffer: HELLO_OWNER_BUFFER,
+      outType: 'i32',
+    }),
+    'i32',
+  );
 }
 
 /** Who stores each output: workgroup 0, plane 0, lane floor(p / PER) -- the scalar epilogue partition. */

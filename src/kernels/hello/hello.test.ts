@@ -4,9 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ProblemConfig } from '../family';
 import { SUBGROUP_MATRIX_FEATURE, type Arm } from '../gpu/caps';
-import { fakeCaps, matrixConfig as cfg, H200_INT8_CONFIGS as H200_INT8 } from './testCaps';
+import { fakeCaps, matrixConfig as cfg, H200_INT8_CONFIGS as H200_INT8 } from '../gpu/testCaps';
+import { dataStreamSeed } from '../quant/gen';
 import {
-  dataStreamSeed,
   helloAnalyticOwnership,
   helloData,
   helloI8Ref,
@@ -164,7 +164,7 @@ describe('hello validation against adapters', () => {
     expect(helloMmaFamily.validate(config('hello-mma', 'dp4a', 32), noDot).join()).toMatch(
       /dot4I8Packed\) is not available/,
     );
-    const small = fakeCaps({ limits: { ...fakeCaps().limits, maxComputeInvocationsPerWorkgroup: 16 } });
+    const small = fakeCaps({ limits: { maxComputeInvocationsPerWorkgroup: 16 } });
     expect(helloWmmaFamily.validate(config('hello-wmma', 'scalar', 32), small).join()).toMatch(
       /exceeds the adapter's workgroup limit \(16\)/,
     );

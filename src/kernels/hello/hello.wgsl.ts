@@ -87,6 +87,28 @@ function epilogue(value: string): string {
   }`;
 }
 
+/** The entry point every arm shares: ONE plane, the owner hook, then `body` (indented statements). */
+function entry(body: string): string {
+  return `@compute @workgroup_size(PLANE)
+fn main(@builtin(local_invocation_index) lane: u32) {
+  set_owner(0u, 0u, lane);
+${body}
+}
+`;
+}
+
+/** dot4I8Packed over a row of packed A words and a row of packed B^T words read from `bRows`. */
+function dp4aDotAt(bRows: 'b' | 'bt'): string {
+  return `fn dot_at(row: u32, col: u32) -> i32 {
+  var acc = 0i;
+  for (var w = 0u; w < K / 4u; w++) {
+    acc += dot4I8Packed(a[row * (K / 4u) + w], ${bRows}[col * (K / 4u) + w]);
+  }
+  return acc;
+}
+`;
+}
+
 function scalarBody(p: HelloWgslParams): string {
   const { bLayout } = HELLO_SHAPES[p.kernel];
   const bIdx = bLayout === 'nk' ? 'col * K + l' : 'l * N + col';
@@ -102,32 +124,15 @@ fn dot_at(row: u32, col: u32) -> i32 {
   return acc;
 }
 
-@compute @workgroup_size(PLANE)
-fn main(@builtin(local_invocation_index) lane: u32) {
-  set_owner(0u, 0u, lane);
-${epilogue('dot_at(p / N, p % N)')}
-}
-`;
+${entry(epilogue('dot_at(p / N, p % N)'))}`;
 }
 
 function dp4aBody(p: HelloWgslParams): string {
   const { bLayout } = HELLO_SHAPES[p.kernel];
   if (bLayout === 'nk') {
     // B row n is already K-consecutive: both operands are packed words as stored.
-    return `fn dot_at(row: u32, col: u32) -> i32 {
-  var acc = 0i;
-  for (var w = 0u; w < K / 4u; w++) {
-    acc += dot4I8Packed(a[row * (K / 4u) + w], b[col * (K / 4u) + w]);
-  }
-  return acc;
-}
-
-@compute @workgroup_size(PLANE)
-fn main(@builtin(local_invocation_index) lane: u32) {
-  set_owner(0u, 0u, lane);
-${epilogue('dot_at(p / N, p % N)')}
-}
-`;
+    return `${dp4aDotAt('b')}
+${entry(epilogue('dot_at(p / N, p % N)'))}`;
   }
   // B is [K, N] row-major: a column's K-consecutive bytes are N bytes apart. Gather them once into
   // packed words of B^T in workgroup memory (4 k-consecutive bytes per word), then dot4I8Packed.
@@ -135,59 +140,39 @@ ${epilogue('dot_at(p / N, p % N)')}
 
 fn b_u8(i: u32) -> u32 { return (b[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu; }
 
-fn dot_at(row: u32, col: u32) -> i32 {
-  var acc = 0i;
-  for (var w = 0u; w < K / 4u; w++) {
-    acc += dot4I8Packed(a[row * (K / 4u) + w], bt[col * (K / 4u) + w]);
-  }
-  return acc;
-}
-
-@compute @workgroup_size(PLANE)
-fn main(@builtin(local_invocation_index) lane: u32) {
-  set_owner(0u, 0u, lane);
-  for (var i = lane; i < N * K / 4u; i += PLANE) {
+${dp4aDotAt('bt')}
+${entry(`  for (var i = lane; i < N * K / 4u; i += PLANE) {
     let col = i / (K / 4u);
     let r0 = (i % (K / 4u)) * 4u;
     bt[i] = b_u8(r0 * N + col) | (b_u8((r0 + 1u) * N + col) << 8u) | (b_u8((r0 + 2u) * N + col) << 16u) | (b_u8((r0 + 3u) * N + col) << 24u);
   }
   workgroupBarrier();
-${epilogue('dot_at(p / N, p % N)')}
-}
-`;
+${epilogue('dot_at(p / N, p % N)')}`)}`;
 }
 
 function matrixBody(p: HelloWgslParams): string {
   const { m, n } = HELLO_SHAPES[p.kernel];
   const store = `  subgroupMatrixStore<row_major>(&sc, 0u, c, N);
   workgroupBarrier();
-${epilogue('sc[p]')}
-}
-`;
+${epilogue('sc[p]')}`;
   const scratch = `// The i32 fragment's lane layout is opaque: spill it to workgroup memory, then store by the scalar partition.
 var<workgroup> sc: array<i32, ${m * n}>;
 `;
   if (p.kernel === 'hello-mma') {
     return `${scratch}
-@compute @workgroup_size(PLANE)
-fn main(@builtin(local_invocation_index) lane: u32) {
-  set_owner(0u, 0u, lane);
-  // m16n8k32: A [16, 32] row-major (8 words a row), B [32, 8] row-major (2 words a row). Strides count words.
+${entry(`  // m16n8k32: A [16, 32] row-major (8 words a row), B [32, 8] row-major (2 words a row). Strides count words.
   let l = subgroupMatrixLoad<subgroup_matrix_left<i8, 32, 16>, row_major>(&a, 0u, K / 4u);
   let r = subgroupMatrixLoad<subgroup_matrix_right<i8, 8, 32>, row_major>(&b, 0u, N / 4u);
   let c = subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<i32, 8, 16>());
-${store}`;
+${store}`)}`;
   }
   if ((p.matrixK ?? 32) === 16) {
     return `${scratch}
-@compute @workgroup_size(PLANE)
-fn main(@builtin(local_invocation_index) lane: u32) {
-  set_owner(0u, 0u, lane);
-  // 16x16x16: A row-major; B [N, K] row-major is B^T column-major. Strides count words (K/4).
+${entry(`  // 16x16x16: A row-major; B [N, K] row-major is B^T column-major. Strides count words (K/4).
   let l = subgroupMatrixLoad<subgroup_matrix_left<i8, 16, 16>, row_major>(&a, 0u, K / 4u);
   let r = subgroupMatrixLoad<subgroup_matrix_right<i8, 16, 16>, col_major>(&b, 0u, K / 4u);
   let c = subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<i32, 16, 16>());
-${store}`;
+${store}`)}`;
   }
   return `${scratch}// The adapter's i8 config has K = 32: A and B^T are staged with K zero-padded 16 -> 32 (8 words a row);
 // the padding multiplies to zero, so the i32 result is the K = 16 product exactly.
@@ -195,10 +180,7 @@ const KP = 32u;
 var<workgroup> sa: array<i32, ${(m * 32) / 4}>; // A [M, KP]
 var<workgroup> sb: array<i32, ${(n * 32) / 4}>; // B [N, KP] = (B^T) column-major
 
-@compute @workgroup_size(PLANE)
-fn main(@builtin(local_invocation_index) lane: u32) {
-  set_owner(0u, 0u, lane);
-  for (var i = lane; i < M * KP / 4u; i += PLANE) { // M = N = 16: one pass stages both
+${entry(`  for (var i = lane; i < M * KP / 4u; i += PLANE) { // M = N = 16: one pass stages both
     let row = i / (KP / 4u);
     let w = i % (KP / 4u);
     var va = 0i;
@@ -214,7 +196,7 @@ fn main(@builtin(local_invocation_index) lane: u32) {
   let l = subgroupMatrixLoad<subgroup_matrix_left<i8, 32, 16>, row_major>(&sa, 0u, KP / 4u);
   let r = subgroupMatrixLoad<subgroup_matrix_right<i8, 16, 32>, col_major>(&sb, 0u, KP / 4u);
   let c = subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<i32, 16, 16>());
-${store}`;
+${store}`)}`;
 }
 
 /**

@@ -2,7 +2,8 @@
 // dot4I8Packed twin) runs and is exact. Public entry of src/kernels/hello.
 import { findMatrixConfig, int8ArmSupport, type AdapterCaps, type Arm } from '../gpu/caps';
 import {
-  ShapeError,
+  assertNoProblems,
+  dataSourceProblems,
   type KernelFamily,
   type OwnershipPhase,
   type PreparedProblem,
@@ -12,7 +13,7 @@ import { helloData, helloRef, HELLO_SHAPES, type HelloKernelId } from './hello.o
 import { helloAnalyticOwnership, helloPlan, HELLO_OWNER_BUFFER } from './hello.plan';
 import { helloParamErrors, type HelloWgslParams } from './hello.wgsl';
 
-export { helloI8Ref, mmaHelloRef, helloRef, helloData, dataStreamSeed, HELLO_SHAPES } from './hello.oracle';
+export { helloI8Ref, mmaHelloRef, helloRef, helloData, HELLO_SHAPES } from './hello.oracle';
 export type { HelloKernelId, HelloShape } from './hello.oracle';
 export { helloWgsl, helloPerLane, helloParamErrors } from './hello.wgsl';
 export type { HelloWgslParams } from './hello.wgsl';
@@ -61,16 +62,12 @@ function validateHello(kernel: HelloKernelId, config: ProblemConfig, caps: Adapt
       );
     }
   }
-  if (config.dataSource !== 'seed' && config.dataSource !== 'random')
-    errs.push(`unknown data source '${String(config.dataSource)}'`);
-  if (!Number.isSafeInteger(config.dataSeed) || config.dataSeed < 0)
-    errs.push(`dataSeed ${config.dataSeed} must be a non-negative integer`);
+  errs.push(...dataSourceProblems(config));
   return errs;
 }
 
 function prepareHello(kernel: HelloKernelId, config: ProblemConfig, caps: AdapterCaps): PreparedProblem {
-  const errs = validateHello(kernel, config, caps);
-  if (errs.length) throw new ShapeError(errs.join('; '));
+  assertNoProblems(validateHello(kernel, config, caps));
   const { m, n, k } = HELLO_SHAPES[kernel];
   const params = helloParams(config, caps);
   const data = helloData(kernel, config.dataSource, config.dataSeed);

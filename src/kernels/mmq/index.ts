@@ -17,7 +17,6 @@ export {
   type MmqWeights,
 } from './mmq.wgsl';
 export {
-  assertNoProblems,
   buildMmqPlan,
   mmqAnalyticOwnership,
   mmqCapsProblems,
@@ -32,8 +31,10 @@ export {
 export {
   dequantizeActivation,
   gemmF32,
+  mmqQ4kElement,
   mmqQ4kIdRef,
   mmqQ4kRef,
+  mmqQ8Element,
   mmqQ8IdRef,
   mmqQ8Ref,
   q4kNibbles,
@@ -43,7 +44,6 @@ export {
   MMQ_RANDOM_SEED,
   mmqDataset,
   mmqWeightBytes,
-  streamSeed,
   type MmqDataset,
   type MmqInputs,
 } from './mmq.data';

@@ -2,7 +2,15 @@
 // f32 tensors quantized through the real ggml codecs (q8_1 activation, Q8_0 / Q4_K weight), so the
 // unquantized activation exists and the error split can separate quantization error from kernel error.
 import type { DataSource } from '../family';
-import { genMmq, genMmqQ4k, type MmqQ4kData, type MmqQ8Data } from '../quant/gen';
+import {
+  genMmq,
+  genMmqQ4k,
+  GEN_MMQ_Q4K_SEED,
+  GEN_MMQ_SEED,
+  streamSeed,
+  type MmqQ4kData,
+  type MmqQ8Data,
+} from '../quant/gen';
 import { dequantizeQ4K, quantizeQ4K } from '../quant/q4k';
 import { dequantizeQ8_0, quantizeQ8_0, quantizeQ8_1 } from '../quant/q8';
 import { XorShift64 } from '../quant/xorshift';
@@ -25,11 +33,6 @@ export interface MmqDataset {
 /** Seed of the 'random' stream when dataSeed is 0. */
 export const MMQ_RANDOM_SEED = 0x9e3779b97f4a7c15n;
 
-/** dataSeed 0 = the seed's constant; anything else = BigInt(dataSeed). */
-export function streamSeed(dataSeed: number, fallback: bigint): bigint {
-  return dataSeed === 0 ? fallback : BigInt(dataSeed);
-}
-
 function uniformF32(r: XorShift64, len: number, scale: number): Float32Array {
   const out = new Float32Array(len);
   for (let i = 0; i < len; i++) out[i] = Math.fround((r.nextU32() / 4294967296) * 2 * scale - scale);
@@ -51,14 +54,8 @@ export function mmqDataset(
   if (source === 'seed') {
     const inputs: MmqInputs =
       weights === 'q8_0'
-        ? {
-            weights,
-            data: dataSeed === 0 ? genMmq(rows, wrows, k) : genMmq(rows, wrows, k, BigInt(dataSeed)),
-          }
-        : {
-            weights,
-            data: dataSeed === 0 ? genMmqQ4k(rows, wrows, k) : genMmqQ4k(rows, wrows, k, BigInt(dataSeed)),
-          };
+        ? { weights, data: genMmq(rows, wrows, k, streamSeed(dataSeed, GEN_MMQ_SEED)) }
+        : { weights, data: genMmqQ4k(rows, wrows, k, streamSeed(dataSeed, GEN_MMQ_Q4K_SEED)) };
     return { inputs, rows, wrows, k };
   }
   const r = new XorShift64(streamSeed(dataSeed, MMQ_RANDOM_SEED));

@@ -1,13 +1,14 @@
 // The dense MMQ kernel families: each is a preset of the one generator (MmqSpec) plus the seed's
 // launch shape, data and gate, behind the KernelFamily contract the worker, tuner and bench share.
 import type { Gate } from '../compare';
-import type {
-  KernelFamily,
-  KernelId,
-  OwnershipPhase,
-  PreparedProblem,
-  ProblemConfig,
-  TileParams,
+import {
+  assertNoProblems,
+  type KernelFamily,
+  type KernelId,
+  type OwnershipPhase,
+  type PreparedProblem,
+  type ProblemConfig,
+  type TileParams,
 } from '../family';
 import type { AdapterCaps, Arm } from '../gpu/caps';
 import { emptyOwnership, type OwnershipMap } from '../gpu/instrument';
@@ -15,7 +16,6 @@ import type { KernelPlan } from '../gpu/plan';
 import { fullPrecisionOf, mmqDataset, mmqWeightBytes, type MmqDataset } from './mmq.data';
 import { mmqQ4kRef, mmqQ8Ref } from './mmq.oracle';
 import {
-  assertNoProblems,
   buildMmqPlan,
   mmqAnalyticOwnership,
   mmqCapsProblems,
@@ -37,6 +37,30 @@ export interface MmqPresetOptions {
   plane: number;
 }
 
+/** What a preset fixes (arm, plane and the static shape come from MmqPresetOptions). */
+type MmqPreset = [
+  weights: MmqSpec['weights'],
+  tile: TileParams,
+  staging: MmqSpec['staging'],
+  accumulator: MmqSpec['accumulator'],
+  dims: MmqSpec['dims']['kind'],
+  tails: boolean,
+  indexed: boolean,
+];
+
+const ONE_PLANE_TILE: TileParams = { wm: 1, wn: 1, rm: 1, rn: 1 };
+
+// prettier-ignore
+const PRESETS: Readonly<Record<MmqKernelId, MmqPreset>> = {
+  //              weights tile            staging   accumulator dims       tails  indexed
+  'mmq-q8-naive': ['q8_0', ONE_PLANE_TILE, 'global', 'shared',   'static',  false, false],
+  'mmq-q8-tiled': ['q8_0', MMQ_BLK_TILE,   'shared', 'shared',   'static',  false, false],
+  'mmq-q4k-blk':  ['q4k',  MMQ_BLK_TILE,   'shared', 'shared',   'static',  false, false],
+  'mmq-q4k-rt':   ['q4k',  MMQ_BLK_TILE,   'shared', 'shared',   'runtime', true,  false],
+  'mmq-q4k-tile': ['q4k',  MMQ_BLK_TILE,   'shared', 'register', 'static',  true,  false], // tile: a knob
+  'moe-q4k-id':   ['q4k',  MMQ_BLK_TILE,   'shared', 'shared',   'runtime', true,  true],
+};
+
 /**
  * The seed kernels as presets of MmqSpec:
  *   mmq-q8-naive  = mmq_q8_wmma       q8_0, one plane, 16x16, operands from global, static dims
@@ -48,71 +72,19 @@ export interface MmqPresetOptions {
  * @example buildMmqKernel(mmqPresetSpec('mmq-q4k-rt', { m: 17, n: 50, k: 512, arm: 'scalar', plane: 4 }))
  */
 export function mmqPresetSpec(id: MmqKernelId, o: MmqPresetOptions): MmqSpec {
-  const base = { arm: o.arm, plane: o.plane, indexed: false };
-  const fixed = { m: o.m, n: o.n, k: o.k };
-  switch (id) {
-    case 'mmq-q8-naive':
-      return {
-        ...base,
-        weights: 'q8_0',
-        tile: { wm: 1, wn: 1, rm: 1, rn: 1 },
-        staging: 'global',
-        accumulator: 'shared',
-        dims: { kind: 'static', ...fixed },
-        tails: false,
-      };
-    case 'mmq-q8-tiled':
-      return {
-        ...base,
-        weights: 'q8_0',
-        tile: MMQ_BLK_TILE,
-        staging: 'shared',
-        accumulator: 'shared',
-        dims: { kind: 'static', ...fixed },
-        tails: false,
-      };
-    case 'mmq-q4k-blk':
-      return {
-        ...base,
-        weights: 'q4k',
-        tile: MMQ_BLK_TILE,
-        staging: 'shared',
-        accumulator: 'shared',
-        dims: { kind: 'static', ...fixed },
-        tails: false,
-      };
-    case 'mmq-q4k-rt':
-      return {
-        ...base,
-        weights: 'q4k',
-        tile: MMQ_BLK_TILE,
-        staging: 'shared',
-        accumulator: 'shared',
-        dims: { kind: 'runtime' },
-        tails: true,
-      };
-    case 'mmq-q4k-tile':
-      return {
-        ...base,
-        weights: 'q4k',
-        tile: o.tile ?? MMQ_BLK_TILE,
-        staging: 'shared',
-        accumulator: 'register',
-        dims: { kind: 'static', ...fixed },
-        tails: true,
-      };
-    case 'moe-q4k-id':
-      return {
-        ...base,
-        weights: 'q4k',
-        tile: MMQ_BLK_TILE,
-        staging: 'shared',
-        accumulator: 'shared',
-        dims: { kind: 'runtime' },
-        tails: true,
-        indexed: true,
-      };
-  }
+  const [weights, tile, staging, accumulator, dims, tails, indexed] = PRESETS[id];
+  // Keys in the order the specs were always written (arm, plane, indexed first): serialized specs stay equal.
+  return {
+    arm: o.arm,
+    plane: o.plane,
+    indexed,
+    weights,
+    tile: id === 'mmq-q4k-tile' ? (o.tile ?? tile) : tile,
+    staging,
+    accumulator,
+    dims: dims === 'runtime' ? { kind: 'runtime' } : { kind: 'static', m: o.m, n: o.n, k: o.k },
+    tails,
+  };
 }
 
 /** The phases of a spec: the opaque fragment store (matrix arm), the scalar epilogue, the register accumulator. */
@@ -172,9 +144,12 @@ interface DenseDef {
   title: string;
   summary: string;
   seedName: string;
-  knobs: KernelFamily['knobs'];
-  defaults: KernelFamily['defaults'];
-  gate: Gate;
+  /** The default problem (m x n x k); the other defaults are shared. */
+  shape: { m: number; n: number; k: number };
+  /** The knobs a user can turn: m, n, k unless stated. */
+  knobs?: KernelFamily['knobs'];
+  /** The seed's gate for this kernel: rel_to_max < 1e-6 unless stated. */
+  gate?: Gate;
 }
 
 const ARMS_ALL: readonly Arm[] = ['scalar', 'dp4a', 'subgroup-matrix'];
@@ -222,8 +197,8 @@ function denseFamily(def: DenseDef): KernelFamily {
     summary: def.summary,
     seedName: def.seedName,
     arms: ARMS_ALL,
-    knobs: def.knobs,
-    defaults: def.defaults,
+    knobs: def.knobs ?? ['m', 'n', 'k'],
+    defaults: { ...baseDefaults, ...def.shape },
     validate,
     prepare(c, caps): MmqPreparedProblem {
       assertNoProblems(validate(c, caps));
@@ -249,7 +224,7 @@ function denseFamily(def: DenseDef): KernelFamily {
         cols: c.n,
         oracle,
         fullPrecision: once(() => fullPrecisionOf(dataset, c.n)),
-        gate: def.gate,
+        gate: def.gate ?? REL_1E6,
         phases: mmqPhases(spec),
         analyticOwnership: ownershipAccessor(
           spec,
@@ -274,8 +249,7 @@ export const mmqQ8NaiveFamily = denseFamily({
   summary:
     'Q8_0 x q8_1 -> f32 block-scaled GEMM, one plane per 16x16 tile reading global memory: twin of mmq_q8_wmma.',
   seedName: 'mmq_q8_wmma',
-  knobs: ['m', 'n', 'k'],
-  defaults: { ...baseDefaults, m: 64, n: 64, k: 256 },
+  shape: { m: 64, n: 64, k: 256 },
   // The seed's oracle gate: int8 sums are exact and the f32 scale accumulates in the oracle's order.
   gate: { kind: 'bit-exact' },
 });
@@ -286,9 +260,7 @@ export const mmqQ8TiledFamily = denseFamily({
   summary:
     'Q8_0 x q8_1 GEMM with A/B staged to workgroup memory once per 32-block, 8 planes: twin of mmq_q8_wmma_blk.',
   seedName: 'mmq_q8_wmma_blk',
-  knobs: ['m', 'n', 'k'],
-  defaults: { ...baseDefaults, m: 64, n: 128, k: 256 },
-  gate: REL_1E6,
+  shape: { m: 64, n: 128, k: 256 },
 });
 
 export const mmqQ4kBlkFamily = denseFamily({
@@ -297,9 +269,7 @@ export const mmqQ4kBlkFamily = denseFamily({
   summary:
     'Affine Q4_K x q8_1 GEMM, nibbles decoded in-kernel, acc += xs*D*dot - M*xsum: twin of mmq_q4k_wmma_blk.',
   seedName: 'mmq_q4k_wmma_blk',
-  knobs: ['m', 'n', 'k'],
-  defaults: { ...baseDefaults, m: 64, n: 128, k: 512 },
-  gate: REL_1E6,
+  shape: { m: 64, n: 128, k: 512 },
 });
 
 export const mmqQ4kRtFamily = denseFamily({
@@ -308,9 +278,7 @@ export const mmqQ4kRtFamily = denseFamily({
   summary:
     'The Q4_K MMQ with m/n/k in a uniform and m/n tail guards: one pipeline for every shape. Twin of mmq_q4k_wmma_rt.',
   seedName: 'mmq_q4k_wmma_rt',
-  knobs: ['m', 'n', 'k'],
-  defaults: { ...baseDefaults, m: 50, n: 100, k: 512 },
-  gate: REL_1E6,
+  shape: { m: 50, n: 100, k: 512 },
 });
 
 export const mmqQ4kTileFamily = denseFamily({
@@ -319,9 +287,8 @@ export const mmqQ4kTileFamily = denseFamily({
   summary:
     'Q4_K MMQ with a (wm,wn,rm,rn) tile and a register accumulator held across K: twin of mmq_q4k_wmma_tile.',
   seedName: 'mmq_q4k_wmma_tile',
+  shape: { m: 64, n: 128, k: 512 },
   knobs: ['m', 'n', 'k', 'tile'],
-  defaults: { ...baseDefaults, m: 64, n: 128, k: 512 },
-  gate: REL_1E6,
 });
 
 /** The dense MMQ families, in seed order. */

@@ -2,35 +2,12 @@
 // the quantized math itself, and a wrong epilogue must be visible against an independent reference.
 import { describe, expect, it } from 'vitest';
 import { relToMax } from '../compare';
+import { gemmF64 } from '../oracle';
 import { genMmq, genMmqQ4k, type MmqQ4kData } from '../quant/gen';
-import { dequantizeQ4K, QK_K, type Q4KWeight } from '../quant/q4k';
+import { dequantizeQ4K, q4kRows } from '../quant/q4k';
 import { dequantizeQ8_0 } from '../quant/q8';
 import { fullPrecisionOf, mmqDataset } from './mmq.data';
 import { dequantizeActivation, gemmF32, mmqQ4kIdRef, mmqQ4kRef, mmqQ8IdRef, mmqQ8Ref } from './mmq.oracle';
-
-/** Float64 GEMM of dequantized operands: the independent reference (no f32 rounding in the sum). */
-function gemmF64(x: ArrayLike<number>, w: ArrayLike<number>, m: number, n: number, k: number): Float64Array {
-  const out = new Float64Array(m * n);
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) {
-      let acc = 0;
-      for (let l = 0; l < k; l++) acc += x[i * k + l]! * w[j * k + l]!;
-      out[i * n + j] = acc;
-    }
-  }
-  return out;
-}
-
-/** The Q4_K weight slice of expert e in an [E*n, k] bank. */
-function expertSlice(w: Q4KWeight, e: number, n: number, k: number): Q4KWeight {
-  const sb = n * (k / QK_K);
-  return {
-    qs: w.qs.slice(e * sb * 32, (e + 1) * sb * 32),
-    scales: w.scales.slice(e * sb * 3, (e + 1) * sb * 3),
-    d: w.d.slice(e * sb, (e + 1) * sb),
-    dmin: w.dmin.slice(e * sb, (e + 1) * sb),
-  };
-}
 
 describe('mmqQ8Ref', () => {
   it('is the exact integer GEMM when every scale is 1', () => {
@@ -86,7 +63,7 @@ describe('mmqQ4kRef', () => {
     const ids = [2, 0, 1, 1, 2, 0, 2];
     const got = mmqQ4kIdRef(d, ids, nslots, n, k);
     for (let e = 0; e < experts; e++) {
-      const per = mmqQ4kRef({ ...d, w: expertSlice(d.w, e, n, k) }, nslots, n, k);
+      const per = mmqQ4kRef({ ...d, w: q4kRows(d.w, e * n, n, k) }, nslots, n, k);
       ids.forEach((id, s) => {
         if (id === e)
           expect(Array.from(got.subarray(s * n, s * n + n))).toEqual(

@@ -12,22 +12,26 @@ const f = Math.fround;
  * @example const want = mmqQ8Ref(genMmq(16, 16, 64), 16, 16, 64);
  */
 export function mmqQ8Ref(d: MmqQ8Data, m: number, n: number, k: number): Float32Array {
-  const kb = k / 32;
   const out = new Float32Array(m * n);
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) {
-      let acc = 0;
-      for (let b = 0; b < kb; b++) {
-        let isum = 0;
-        const xo = i * k + b * 32;
-        const wo = j * k + b * 32;
-        for (let l = 0; l < 32; l++) isum += d.xq[xo + l]! * d.wq[wo + l]!;
-        acc = f(acc + f(f(isum * d.xs[i * kb + b]!) * d.wd[j * kb + b]!));
-      }
-      out[i * n + j] = acc;
-    }
-  }
+  for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) out[i * n + j] = mmqQ8Element(d, i, j, k);
   return out;
+}
+
+/**
+ * One Q8_0 MMQ output element: activation row `xrow`, weight row `wrow` (mmq_q8_ref's inner loops).
+ * @example mmqQ8Element(d, i, j, k) === mmqQ8Ref(d, m, n, k)[i * n + j]
+ */
+export function mmqQ8Element(d: MmqQ8Data, xrow: number, wrow: number, k: number): number {
+  const kb = k / 32;
+  let acc = 0;
+  for (let b = 0; b < kb; b++) {
+    let isum = 0;
+    const xo = xrow * k + b * 32;
+    const wo = wrow * k + b * 32;
+    for (let l = 0; l < 32; l++) isum += d.xq[xo + l]! * d.wq[wo + l]!;
+    acc = f(acc + f(f(isum * d.xs[xrow * kb + b]!) * d.wd[wrow * kb + b]!));
+  }
+  return acc;
 }
 
 /** Q4_K weight nibbles decoded to one int8 per weight [rows, k] (q4kNibble's mapping), for the oracles' inner loop. */
@@ -44,10 +48,12 @@ export function q4kNibbles(w: Q4KWeight, rows: number, k: number): Int8Array {
 }
 
 /**
- * One affine Q4_K MMQ output element: activation row `xrow`, weight row `wrow` (the seed's inner loops).
- * acc = fround(acc + fround(fround(fround(xs*dd)*isum) - fround(mm*xsum))), dd = fround(d*sc), mm = fround(dmin*m).
+ * One affine Q4_K MMQ output element: activation row `xrow`, weight row `wrow` (the seed's inner loops),
+ * `nib` = q4kNibbles of the weight. acc = fround(acc + fround(fround(fround(xs*dd)*isum) - fround(mm*xsum))),
+ * dd = fround(d*sc), mm = fround(dmin*m).
+ * @example mmqQ4kElement(d, q4kNibbles(d.w, n, k), i, j, k) === mmqQ4kRef(d, m, n, k)[i * n + j]
  */
-function q4kElement(d: MmqQ4kData, nib: Int8Array, xrow: number, wrow: number, k: number): number {
+export function mmqQ4kElement(d: MmqQ4kData, nib: Int8Array, xrow: number, wrow: number, k: number): number {
   const kb = k / 32;
   const nsb = k / QK_K;
   let acc = 0;
@@ -74,7 +80,7 @@ function q4kElement(d: MmqQ4kData, nib: Int8Array, xrow: number, wrow: number, k
 export function mmqQ4kRef(d: MmqQ4kData, m: number, n: number, k: number): Float32Array {
   const nib = q4kNibbles(d.w, n, k);
   const out = new Float32Array(m * n);
-  for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) out[i * n + j] = q4kElement(d, nib, i, j, k);
+  for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) out[i * n + j] = mmqQ4kElement(d, nib, i, j, k);
   return out;
 }
 
@@ -95,7 +101,7 @@ export function mmqQ4kIdRef(
   const out = new Float32Array(nslots * n);
   for (let s = 0; s < nslots; s++) {
     const wbase = ids[s]! * n;
-    for (let j = 0; j < n; j++) out[s * n + j] = q4kElement(d, nib, s, wbase + j, k);
+    for (let j = 0; j < n; j++) out[s * n + j] = mmqQ4kElement(d, nib, s, wbase + j, k);
   }
   return out;
 }
@@ -111,19 +117,10 @@ export function mmqQ8IdRef(
   n: number,
   k: number,
 ): Float32Array {
-  const kb = k / 32;
   const out = new Float32Array(nslots * n);
   for (let s = 0; s < nslots; s++) {
-    for (let j = 0; j < n; j++) {
-      const wrow = ids[s]! * n + j;
-      let acc = 0;
-      for (let b = 0; b < kb; b++) {
-        let isum = 0;
-        for (let l = 0; l < 32; l++) isum += d.xq[s * k + b * 32 + l]! * d.wq[wrow * k + b * 32 + l]!;
-        acc = f(acc + f(f(isum * d.xs[s * kb + b]!) * d.wd[wrow * kb + b]!));
-      }
-      out[s * n + j] = acc;
-    }
+    const wbase = ids[s]! * n;
+    for (let j = 0; j < n; j++) out[s * n + j] = mmqQ8Element(d, s, wbase + j, k);
   }
   return out;
 }

@@ -1,10 +1,10 @@
 // Host launch plans for the MMQ kernels (the seed's *_run functions as data): validate the shape and the
 // adapter limits BEFORE any dispatch, upload the split-layout inputs, size the grid, and compute the
 // analytic output ownership the instrumented run is compared against.
-import { ShapeError } from '../family';
+import { assertNoProblems, positiveIntegerProblems, ShapeError } from '../family';
 import { int8ArmSupport, type AdapterCaps } from '../gpu/caps';
-import { emptyOwnership, OWNER_WORDS, ownerSuffix, type OwnershipMap } from '../gpu/instrument';
-import type { BufferSpec, KernelPlan, PassSpec } from '../gpu/plan';
+import { emptyOwnership, ownerBufferSpec, suffixedPass, type OwnershipMap } from '../gpu/instrument';
+import { singlePassPlan, type BufferSpec, type KernelPlan, type PassSpec } from '../gpu/plan';
 import { packI8 } from '../quant/q8';
 import type { MmqInputs } from './mmq.data';
 import {
@@ -74,14 +74,7 @@ export function mmqShapeProblems(
   k: number,
   maxPerDim = 65535,
 ): string[] {
-  const p: string[] = [];
-  for (const [name, v] of [
-    ['m', m],
-    ['n', n],
-    ['k', k],
-  ] as const) {
-    if (!Number.isInteger(v) || v < 1) p.push(`${name} = ${v} must be a positive integer`);
-  }
+  const p = positiveIntegerProblems({ m, n, k });
   if (p.length) return p;
   const blockK = spec.weights === 'q8_0' ? 32 : 256;
   if (k % blockK !== 0) {
@@ -107,11 +100,6 @@ export function mmqShapeProblems(
   if (!spec.indexed && ny > maxPerDim)
     p.push(`grid y = ${ny} m-tiles > maxComputeWorkgroupsPerDimension ${maxPerDim}`);
   return p;
-}
-
-/** Throw ShapeError with every problem when the list is non-empty. */
-export function assertNoProblems(problems: string[]): void {
-  if (problems.length) throw new ShapeError(problems.join('; '));
 }
 
 /** The `dims` uniform: [m, n, k, cap]. */
@@ -153,15 +141,7 @@ export function mmqPass(
   instrument: boolean,
   label: string,
 ): PassSpec {
-  const ownerBinding = kern.bindings.length;
-  return {
-    label,
-    wgsl: kern.wgsl + ownerSuffix({ instrument, outName: 'out', outType: 'f32', ownerBinding }),
-    entryPoint: kern.entryPoint,
-    workgroups,
-    bindings: instrument ? [...kern.bindings, OWNER_BUFFER] : kern.bindings,
-    workgroupSize: kern.workgroupSize,
-  };
+  return suffixedPass(kern, workgroups, label, { instrument, ownerBuffer: OWNER_BUFFER });
 }
 
 export interface MmqPlanOptions {
@@ -197,14 +177,11 @@ export function buildMmqPlan(
   if (spec.dims.kind === 'runtime')
     buffers.push({ name: 'dims', kind: 'uniform', data: mmqDimsData(m, n, k) });
   const instrument = opts.instrument ?? false;
-  if (instrument) buffers.push({ name: OWNER_BUFFER, kind: 'storage', size: m * n * OWNER_WORDS * 4 });
-  return {
+  if (instrument) buffers.push(ownerBufferSpec(m * n, OWNER_BUFFER));
+  return singlePassPlan(
     buffers,
-    passes: [mmqPass(kern, kern.workgroups(m, n), instrument, opts.label ?? `mmq ${spec.weights}`)],
-    output: 'out',
-    outputType: 'f32',
-    mainPass: 0,
-  };
+    mmqPass(kern, kern.workgroups(m, n), instrument, opts.label ?? `mmq ${spec.weights}`),
+  );
 }
 
 /**

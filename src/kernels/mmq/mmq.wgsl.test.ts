@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { ShapeError, type ProblemConfig } from '../family';
 import { SUBGROUP_MATRIX_FEATURE, type AdapterCaps, type Arm } from '../gpu/caps';
+import { SWIFTSHADER_CAPS as SWIFTSHADER } from '../gpu/testCaps';
 import { mmqDataset } from './mmq.data';
 import {
   mmqFamilies,
@@ -16,30 +17,7 @@ import {
 import { buildMmqPlan, mmqAnalyticOwnership, mmqCapsProblems, mmqShapeProblems } from './mmq.plan';
 import { buildMmqKernel, mmqSpecProblems, mmqWgsl, mmqWorkgroupBytes, type MmqSpec } from './mmq.wgsl';
 
-const limits = {
-  maxComputeInvocationsPerWorkgroup: 256,
-  maxComputeWorkgroupStorageSize: 32768,
-  maxComputeWorkgroupSizeX: 256,
-  maxComputeWorkgroupsPerDimension: 65535,
-  maxStorageBufferBindingSize: 1 << 30,
-  maxBufferSize: 1 << 30,
-  maxStorageBuffersPerShaderStage: 12,
-};
-/** What Dawn on SwiftShader reports (see FINDINGS.md). */
-const SWIFTSHADER: AdapterCaps = {
-  vendor: 'google',
-  architecture: 'swiftshader',
-  description: 'SwiftShader',
-  features: ['subgroups', 'timestamp-query'],
-  subgroups: true,
-  subgroupMinSize: 4,
-  subgroupMaxSize: 4,
-  dot4I8Packed: true,
-  shaderF16: false,
-  timestampQuery: true,
-  subgroupMatrixConfigs: [],
-  limits,
-};
+const limits = SWIFTSHADER.limits;
 /** What Dawn with allow_unsafe_apis reports on the H200. */
 const H200: AdapterCaps = {
   ...SWIFTSHADER,
@@ -150,31 +128,10 @@ describe('spec and kernel facts', () => {
       'wd',
       'out',
     ]);
-    expect(buildMmqKernel(preset('mmq-q4k-rt', 'scalar')).bindings).toEqual([
-      'xq',
-      'xs',
-      'xsum',
-      'wqs',
-      'wsc',
-      'wd',
-      'wdm',
-      'out',
-      'dims',
-    ]);
+    const q4kInputs = ['xq', 'xs', 'xsum', 'wqs', 'wsc', 'wd', 'wdm'];
+    expect(buildMmqKernel(preset('mmq-q4k-rt', 'scalar')).bindings).toEqual([...q4kInputs, 'out', 'dims']);
     const id = buildMmqKernel(preset('moe-q4k-id', 'scalar'));
-    expect(id.bindings).toEqual([
-      'xq',
-      'xs',
-      'xsum',
-      'wqs',
-      'wsc',
-      'wd',
-      'wdm',
-      'rows',
-      'counts',
-      'out',
-      'dims',
-    ]);
+    expect(id.bindings).toEqual([...q4kInputs, 'rows', 'counts', 'out', 'dims']);
     expect(id.outputBinding).toBe(9);
   });
 

@@ -345,6 +345,29 @@ function weightWord(spec: MmqSpec, rowExpr: string, w: string): string {
 /** The absolute weight row of bank-local row `row` (indexed kernels offset into their expert's block). */
 const wrow = (spec: MmqSpec, row: string) => (spec.indexed ? `(wbase + ${row})` : row);
 
+/**
+ * The staging loop both operands share: the NTHREAD threads copy `rows` x 8 words of the current
+ * 32-block into `dest`, one word per store, coalesced by word; `load` sets `v` (left 0 past an edge).
+ */
+function stageLoop(
+  comment: string,
+  rows: 'BM' | 'BN',
+  row: 'r' | 'c',
+  load: string[],
+  dest: string,
+): string[] {
+  return [
+    comment,
+    `for (var i = tid; i < ${rows} * 8u; i += NTHREAD) {`,
+    `  let ${row} = i / 8u;`,
+    '  let w = i % 8u;',
+    '  var v = 0u;',
+    ...ind(load),
+    `  ${dest}[i] = v;`,
+    '}',
+  ];
+}
+
 /** Stage A[BM x 32] into workgroup memory, coalesced by word; past-edge rows stage 0 (inert in the dot). */
 function stageA(spec: MmqSpec): string[] {
   const body = spec.indexed
@@ -352,32 +375,21 @@ function stageA(spec: MmqSpec): string[] {
     : spec.tails
       ? ['if (mrow0 + r < m) { v = xq[(mrow0 + r) * kw + k0w + w]; }']
       : ['v = xq[(mrow0 + r) * kw + k0w + w];'];
-  return [
+  return stageLoop(
     '// Stage A: the 32-block of BM activation rows, one u32 (4 int8) per store.',
-    'for (var i = tid; i < BM * 8u; i += NTHREAD) {',
-    '  let r = i / 8u;',
-    '  let w = i % 8u;',
-    '  var v = 0u;',
-    ...ind(body),
-    '  sa[i] = v;',
-    '}',
-  ];
+    'BM',
+    'r',
+    body,
+    'sa',
+  );
 }
 
 /** Stage B[BN x 32]: Q8_0 int8 words, or Q4_K nibbles decoded in-kernel (weights stay 4.5-bit in memory). */
 function stageB(spec: MmqSpec): string[] {
   const load = `v = ${weightWord(spec, wrow(spec, 'ncol0 + c'), 'w')};`;
   const body = spec.tails ? [`if (ncol0 + c < n) { ${load} }`] : [load];
-  return [
-    `// Stage B: the 32-block of BN weight rows${spec.weights === 'q4k' ? ' as Q4_K nibbles (0..15), 4 per word' : ''}.`,
-    'for (var i = tid; i < BN * 8u; i += NTHREAD) {',
-    '  let c = i / 8u;',
-    '  let w = i % 8u;',
-    '  var v = 0u;',
-    ...ind(body),
-    '  sb[i] = v;',
-    '}',
-  ];
+  const what = spec.weights === 'q4k' ? ' as Q4_K nibbles (0..15), 4 per word' : '';
+  return stageLoop(`// Stage B: the 32-block of BN weight rows${what}.`, 'BN', 'c', body, 'sb');
 }
 
 /** Per-32-block values the decode and epilogue need. */

@@ -5,6 +5,7 @@ export {
   buildMoePlan,
   moeAllProblems,
   moeAnalyticOwnership,
+  moeExpertRowsPass,
   moeProblems,
   MOE_ROUTING_SEED,
   moeRouting,

@@ -1,9 +1,8 @@
 // The expert-indexed Q4_K MMQ family (twin of mmq_q4k_id + moe_expert_rows): routed slots grouped per
 // expert on the GPU, then one GEMM over (n-tiles, ytiles, experts) with gather/scatter through the lists.
-import type { KernelFamily, ProblemConfig } from '../family';
+import { assertNoProblems, type KernelFamily, type ProblemConfig } from '../family';
 import type { AdapterCaps } from '../gpu/caps';
 import {
-  assertNoProblems,
   buildMmqKernel,
   fullPrecisionOf,
   mmqDataset,
@@ -16,10 +15,10 @@ import {
   once,
   OWNER_BUFFER,
   ownershipAccessor,
-  streamSeed,
   type MmqPreparedProblem,
   type MmqSpec,
 } from '../mmq';
+import { streamSeed } from '../quant/gen';
 import {
   buildMoePlan,
   moeAllProblems,

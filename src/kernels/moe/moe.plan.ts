@@ -1,12 +1,11 @@
 // Host plan of the expert-indexed MMQ (the seed's mmq_q4k_id_run): route tokens to experts, group the
 // slots on the GPU (moe_expert_rows), then ONE GEMM launch over (n-tiles, ytiles, experts).
-import { ShapeError } from '../family';
+import { assertNoProblems, positiveIntegerProblems, ShapeError } from '../family';
 import type { AdapterCaps } from '../gpu/caps';
-import { emptyOwnership, OWNER_WORDS, type OwnershipMap } from '../gpu/instrument';
+import { emptyOwnership, ownerBufferSpec, type OwnershipMap } from '../gpu/instrument';
 import type { BufferSpec, KernelPlan, PassSpec } from '../gpu/plan';
 import { XorShift64 } from '../quant/xorshift';
 import {
-  assertNoProblems,
   buildMmqKernel,
   mmqCapsProblems,
   mmqDimsData,
@@ -66,15 +65,8 @@ export function moeRouting(tokens: number, experts: number, topk: number, seed: 
  * grid limits, and the dense shape rules (k block multiple) on the GEMM. Empty = fine.
  */
 export function moeProblems(spec: MmqSpec, p: MoeProblem, maxPerDim = 65535): string[] {
-  const out: string[] = [];
-  const pos = (name: string, v: number) => {
-    if (!Number.isInteger(v) || v < 1) out.push(`${name} = ${v} must be a positive integer`);
-  };
-  pos('tokens', p.tokens);
-  pos('experts', p.experts);
-  pos('topk', p.topk);
-  pos('ytiles', p.ytiles);
-  pos('cap', p.cap);
+  const { tokens, experts, topk, ytiles, cap } = p;
+  const out = positiveIntegerProblems({ tokens, experts, topk, ytiles, cap });
   if (out.length) return out;
   if (p.topk > p.experts)
     out.push(`topk = ${p.topk} > experts = ${p.experts}: a token's experts must be distinct`);
@@ -119,6 +111,22 @@ export function moeAllProblems(spec: MmqSpec, p: MoeProblem, caps: AdapterCaps):
   return [...new Set(all)];
 }
 
+/**
+ * The grouping pass (moe_expert_rows): one workgroup reads `ids` and the `route` uniform [slots, experts,
+ * cap, 0] and writes each expert's slot count to `counts` and its ascending slot list to `rows`.
+ * @example const plan = { buffers, passes: [moeExpertRowsPass()], output: 'counts', outputType: 'u32', mainPass: 0 }
+ */
+export function moeExpertRowsPass(): PassSpec {
+  return {
+    label: 'moe_expert_rows',
+    wgsl: moeExpertRowsWgsl(),
+    entryPoint: 'main',
+    workgroups: [1, 1, 1],
+    bindings: MOE_ROWS_BINDINGS,
+    workgroupSize: MOE_ROWS_THREADS,
+  };
+}
+
 export interface MoePlanOptions {
   instrument?: boolean;
   label?: string;
@@ -151,19 +159,11 @@ export function buildMoePlan(
     { name: 'out', kind: 'storage', size: slots * p.n * 4 },
     { name: 'dims', kind: 'uniform', data: mmqDimsData(slots, p.n, p.k, p.cap) },
   ];
-  if (instrument) buffers.push({ name: OWNER_BUFFER, kind: 'storage', size: slots * p.n * OWNER_WORDS * 4 });
-  const group: PassSpec = {
-    label: 'moe_expert_rows',
-    wgsl: moeExpertRowsWgsl(),
-    entryPoint: 'main',
-    workgroups: [1, 1, 1],
-    bindings: MOE_ROWS_BINDINGS,
-    workgroupSize: MOE_ROWS_THREADS,
-  };
+  if (instrument) buffers.push(ownerBufferSpec(slots * p.n, OWNER_BUFFER));
   const grid = kern.workgroups(slots, p.n, { ytiles: p.ytiles, experts: p.experts });
   return {
     buffers,
-    passes: [group, mmqPass(kern, grid, instrument, opts.label ?? `mmq ${spec.weights} id`)],
+    passes: [moeExpertRowsPass(), mmqPass(kern, grid, instrument, opts.label ?? `mmq ${spec.weights} id`)],
     output: 'out',
     outputType: 'f32',
     mainPass: 1,

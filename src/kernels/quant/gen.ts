@@ -1,5 +1,6 @@
 // The seed's deterministic test-data generators, reproduced bit for bit (same seeds, same draw order,
 // same f32 arithmetic). `seed` overrides the seed's constant so the playground can offer other streams.
+import type { DataSource } from '../family';
 import { XorShift64 } from './xorshift';
 import { assertSuperBlocks, QK_K, type Q4KWeight } from './q4k';
 
@@ -23,9 +24,26 @@ export interface MmqQ4kData {
   w: Q4KWeight;
 }
 
-function int8Stream(r: XorShift64, len: number): Int8Array {
+/** `len` int8 values in [-127, 127] drawn as (next() % 255) - 127: the seed's gen_mmq draw. */
+export function int8Stream(r: XorShift64, len: number): Int8Array {
   const out = new Int8Array(len);
   for (let i = 0; i < len; i++) out[i] = r.nextMod(255) - 127;
+  return out;
+}
+
+/**
+ * `len` N(0, sigma^2) values, Box-Muller on two 24-bit uniforms per pair, each rounded to f32.
+ * @example quantizeQ4K(gaussianStream(new XorShift64(seed), n * k), n, k) // a realistic Q4_K weight
+ */
+export function gaussianStream(r: XorShift64, len: number, sigma = 1): Float32Array {
+  const out = new Float32Array(len);
+  for (let i = 0; i < len; i += 2) {
+    const u1 = (r.nextMod(1 << 24) + 1) / (1 << 24);
+    const u2 = r.nextMod(1 << 24) / (1 << 24);
+    const rad = Math.sqrt(-2 * Math.log(u1)) * sigma;
+    out[i] = Math.fround(rad * Math.cos(2 * Math.PI * u2));
+    if (i + 1 < len) out[i + 1] = Math.fround(rad * Math.sin(2 * Math.PI * u2));
+  }
   return out;
 }
 
@@ -34,6 +52,36 @@ function scaleStream(r: XorShift64, len: number, div: number, add: number): Floa
   const addF = Math.fround(add);
   for (let i = 0; i < len; i++) out[i] = Math.fround(Math.fround(r.nextMod(1000) / div) + addF);
   return out;
+}
+
+const M64 = (1n << 64n) - 1n;
+
+/** splitmix64's finalizer: spreads a small user seed over all 64 bits (and never yields a zero state). */
+function mixSeed(x: bigint): bigint {
+  let z = (x + 0x9e3779b97f4a7c15n) & M64;
+  z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & M64;
+  z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & M64;
+  z ^= z >> 31n;
+  return z === 0n ? 1n : z;
+}
+
+/** dataSeed 0 = the seed's constant `fallback`; anything else = BigInt(dataSeed). */
+export function streamSeed(dataSeed: number, fallback: bigint): bigint {
+  return dataSeed === 0 ? fallback : BigInt(dataSeed);
+}
+
+/**
+ * The xorshift state a data source starts from (shared by the families). 'seed' with dataSeed 0
+ * is the seed's own generator constant `seedConstant`; 'seed' with another dataSeed uses that number as
+ * the state; 'random' mixes dataSeed first, so every dataSeed (0 included) gives a well-spread stream
+ * unrelated to the seed's.
+ * @example dataStreamSeed('seed', 0, GEN_MMQ_SEED) === GEN_MMQ_SEED
+ */
+export function dataStreamSeed(source: DataSource, dataSeed: number, seedConstant: bigint): bigint {
+  if (!Number.isSafeInteger(dataSeed) || dataSeed < 0)
+    throw new RangeError(`dataSeed ${dataSeed} must be a non-negative integer`);
+  if (source === 'seed') return streamSeed(dataSeed, seedConstant);
+  return mixSeed(BigInt(dataSeed));
 }
 
 /**

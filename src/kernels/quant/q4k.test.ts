@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { f16BitsToF32 } from './f16';
-import { genMmqQ4k } from './gen';
+import { gaussianStream, genMmqQ4k } from './gen';
 import {
   dequantizeQ4K,
   joinQ4K,
@@ -16,18 +16,8 @@ import { XorShift64 } from './xorshift';
 
 const f = Math.fround;
 
-function gaussian(len: number, seed: bigint, sigma: number): Float32Array {
-  const r = new XorShift64(seed);
-  const out = new Float32Array(len);
-  for (let i = 0; i < len; i += 2) {
-    const u1 = (r.nextMod(1 << 24) + 1) / (1 << 24);
-    const u2 = r.nextMod(1 << 24) / (1 << 24);
-    const rad = Math.sqrt(-2 * Math.log(u1)) * sigma;
-    out[i] = f(rad * Math.cos(2 * Math.PI * u2));
-    if (i + 1 < len) out[i + 1] = f(rad * Math.sin(2 * Math.PI * u2));
-  }
-  return out;
-}
+const gaussian = (len: number, seed: bigint, sigma: number) =>
+  gaussianStream(new XorShift64(seed), len, sigma);
 
 /** ggml's 12-byte packing of eight 6-bit (scale, min) pairs, written from quantize_row_q4_K_ref. */
 function packScaleMin(ls: number[], lm: number[]): Uint8Array {

@@ -27,6 +27,21 @@ export function assertSuperBlocks(k: number): void {
   }
 }
 
+/**
+ * Rows [start, start + count) of a split Q4_K weight [rows, k], as views (no copy).
+ * @example q4kRows(bank, e * n, n, k) // expert e's [n, k] slice of an [E*n, k] bank
+ */
+export function q4kRows(w: Q4KWeight, start: number, count: number, k: number): Q4KWeight {
+  const sb = k / QK_K;
+  const [a, b] = [start * sb, (start + count) * sb];
+  return {
+    qs: w.qs.subarray(a * 32, b * 32),
+    scales: w.scales.subarray(a * 3, b * 3),
+    d: w.d.subarray(a, b),
+    dmin: w.dmin.subarray(a, b),
+  };
+}
+
 /** Byte `i` of a little-endian u32 array starting at word `base` (the kernels' q4k_byte). */
 export function q4kByte(a: Uint32Array, base: number, i: number): number {
   return (a[base + (i >> 2)]! >>> (8 * (i & 3))) & 255;

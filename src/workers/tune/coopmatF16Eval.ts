@@ -9,10 +9,10 @@ import {
   mmqQ4kF16Ref,
   type CoopmatArm,
 } from '../../kernels/coopmat';
-import { planeWidth, type AdapterCaps } from '../../kernels/gpu/caps';
+import type { AdapterCaps } from '../../kernels/gpu/caps';
 import { coopmatStaticTier, F16_TUNE_GATE, mmqQ4kSpace, tileName, type Space } from '../../kernels/tune';
-import { assertQ4kShape, pickRows, weightBanks, type TileEvalOptions } from './mmqQ4kEval';
-import { gateRows, TileEvaluator } from './tileEval';
+import { kernelPass } from '../../kernels/gpu/plan';
+import { pickRows, Q4kTileEval, q4kTileSetup, q4kTileProblem, type TileEvalOptions } from './q4kTileEval';
 
 export interface CoopmatF16EvalOptions extends TileEvalOptions {
   /** Defaults to 'subgroup-matrix' where the adapter has f16 subgroup matrices, else 'scalar'. */
@@ -28,16 +28,7 @@ export function defaultCoopmatArm(caps: AdapterCaps): CoopmatArm {
  * Cold-weight-streamed, f16-tolerance-gated fitness of the coopmat tile kernel over mmqQ4kSpace().
  * @example const ev = CoopmatF16Eval.create(device, caps, { m: 16, n: 16, k: 256, banks: 2, repeats: 1 });
  */
-export class CoopmatF16Eval extends TileEvaluator {
-  readonly arm: string;
-  readonly plane: number;
-
-  private constructor(setup: ConstructorParameters<typeof TileEvaluator>[0], arm: string, plane: number) {
-    super(setup);
-    this.arm = arm;
-    this.plane = plane;
-  }
-
+export class CoopmatF16Eval extends Q4kTileEval {
   /** Upload the resident inputs and banks and compute the full-precision oracle on bank 0. */
   static create(
     device: GPUDevice,
@@ -45,55 +36,28 @@ export class CoopmatF16Eval extends TileEvaluator {
     opts: CoopmatF16EvalOptions,
     space: Space = mmqQ4kSpace(),
   ): CoopmatF16Eval {
-    const { m, n, k } = opts;
-    assertQ4kShape(m, n, k);
+    const problem = q4kTileProblem(opts, caps);
+    const { m, n, k, plane } = problem;
     const arm = opts.arm ?? defaultCoopmatArm(caps);
-    const plane = opts.plane ?? planeWidth(caps);
     const dataSeed = opts.dataSeed ?? 0;
-    const tier = coopmatStaticTier(caps, {
-      m,
-      n,
-      k,
-      plane,
-      arm,
-      dataSeed,
-      ...(opts.storageBudget === undefined ? {} : { storageBudget: opts.storageBudget }),
-    });
+    const tier = coopmatStaticTier(caps, { ...problem, arm, dataSeed });
     const f16 = tier.spec({ wm: 1, wn: 1, rm: 1, rn: 1 }).f16;
     const data = coopmatData(m, n, k, 'seed', dataSeed);
-    const sampled = gateRows(m, n, k, opts.oracleMacBudget);
-    return new CoopmatF16Eval(
-      {
-        device,
-        space,
-        label: 'mmq_q4k_coopmat',
-        gate: F16_TUNE_GATE,
-        resident: { x: data.x, wsc: data.w.scales, wd: data.w.d, wdm: data.w.dmin },
-        bankBinding: 'wqs',
-        banks: weightBanks(data.w.qs, opts.banks ?? 2),
-        outputBinding: 'out',
-        rows: m,
-        cols: n,
-        oracle: sampled
-          ? mmqQ4kF16Ref(pickRows(data.x, sampled, k), data.w, sampled.length, n, k)
+    const setup = q4kTileSetup(device, space, opts, {
+      label: 'mmq_q4k_coopmat',
+      gate: F16_TUNE_GATE,
+      resident: { x: data.x, wsc: data.w.scales, wd: data.w.d, wdm: data.w.dmin },
+      qs: data.w.qs,
+      oracle: (rows) =>
+        rows
+          ? mmqQ4kF16Ref(pickRows(data.x, rows, k), data.w, rows.length, n, k)
           : mmqQ4kF16Ref(data.x, data.w, m, n, k),
-        ...(sampled ? { oracleRows: sampled } : {}),
-        repeats: opts.repeats ?? 3,
-        kernelFor: (tile) => {
-          const kc = buildCoopmatKernel(tier.spec(tile));
-          return {
-            label: `mmq_q4k_coopmat ${tileName(tile)} ${arm} f16-${f16}`,
-            wgsl: kc.wgsl,
-            entryPoint: kc.entryPoint,
-            bindings: kc.bindings,
-            workgroups: kc.workgroups(m, n),
-          };
-        },
-        staticCheck: (tile) => tier.check(tile),
-        ...(opts.cancelled ? { cancelled: opts.cancelled } : {}),
+      kernelFor: (tile) => {
+        const kc = buildCoopmatKernel(tier.spec(tile));
+        return kernelPass(kc, kc.workgroups(m, n), `mmq_q4k_coopmat ${tileName(tile)} ${arm} f16-${f16}`);
       },
-      `${arm} f16-${f16}`,
-      plane,
-    );
+      staticCheck: (tile) => tier.check(tile),
+    });
+    return new CoopmatF16Eval(setup, `${arm} f16-${f16}`, plane);
   }
 }

@@ -27,7 +27,8 @@ import {
 } from '../../kernels/tune';
 import type { TuneOp, TuneRecordEntry, TuneReport, WorkerRequest, WorkerResponse } from '../protocol';
 import { CoopmatF16Eval } from './coopmatF16Eval';
-import { MmqQ4kEval, type TileEvalOptions } from './mmqQ4kEval';
+import { MmqQ4kEval } from './mmqQ4kEval';
+import type { TileEvalOptions } from './q4kTileEval';
 import type { TileEvaluator } from './tileEval';
 
 export type TuneWorkerRequest = Extract<WorkerRequest, { type: 'tune' | 'autokernel' }>;

@@ -1,12 +1,16 @@
 // The tuner's GPU side: evaluators on a GPUDevice and the worker's 'tune' / 'autokernel' handler.
 export { gateRows, ORACLE_MAC_BUDGET, TileEvaluator, type TileEvalSetup, type TileKernel } from './tileEval';
 export {
-  MmqQ4kEval,
-  weightBanks,
   assertQ4kShape,
-  type MmqQ4kEvalOptions,
+  pickRows,
+  Q4kTileEval,
+  q4kTileSetup,
+  q4kTileProblem,
+  weightBanks,
+  type Q4kTileParts,
   type TileEvalOptions,
-} from './mmqQ4kEval';
+} from './q4kTileEval';
+export { MmqQ4kEval, type MmqQ4kEvalOptions } from './mmqQ4kEval';
 export { CoopmatF16Eval, defaultCoopmatArm, type CoopmatF16EvalOptions } from './coopmatF16Eval';
 export {
   AUTOKERNEL_TIMING_ITERS,

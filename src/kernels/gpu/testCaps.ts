@@ -1,12 +1,18 @@
 // Adapter descriptions for Node-tier validation tests: no GPU needed to check what a family accepts
 // on an adapter that has (or lacks) subgroup matrices, f16, dot4I8Packed or a large workgroup.
-import { SUBGROUP_MATRIX_FEATURE, type AdapterCaps, type SubgroupMatrixConfig } from '../gpu/caps';
+import { SUBGROUP_MATRIX_FEATURE, type AdapterCaps, type SubgroupMatrixConfig } from './caps';
+
+/** Overrides of fakeCaps: any field, and any subset of the limits (the rest keep fakeCaps' values). */
+export type FakeCapsOverrides = Partial<Omit<AdapterCaps, 'limits'>> & {
+  limits?: Partial<AdapterCaps['limits']>;
+};
 
 /**
  * A 32-wide-subgroup adapter with dot4I8Packed; subgroup-matrix configs (and the feature) when given.
- * @example fakeCaps({ shaderF16: true }, [matrixConfig(16, 16, 16, 'f16', 'f32')])
+ * @example fakeCaps({ shaderF16: true, limits: { maxComputeWorkgroupStorageSize: 32768 } }, [matrixConfig(16, 16, 16, 'f16', 'f32')])
  */
-export function fakeCaps(over: Partial<AdapterCaps> = {}, configs: SubgroupMatrixConfig[] = []): AdapterCaps {
+export function fakeCaps(over: FakeCapsOverrides = {}, configs: SubgroupMatrixConfig[] = []): AdapterCaps {
+  const { limits, ...fields } = over;
   return {
     vendor: 'test',
     architecture: '',
@@ -27,10 +33,28 @@ export function fakeCaps(over: Partial<AdapterCaps> = {}, configs: SubgroupMatri
       maxStorageBufferBindingSize: 1 << 30,
       maxBufferSize: 1 << 30,
       maxStorageBuffersPerShaderStage: 10,
+      ...limits,
     },
-    ...over,
+    ...fields,
   };
 }
+
+/** What Dawn on SwiftShader reports (FINDINGS.md): subgroups of 4, dot4I8Packed, no subgroup matrix. */
+export const SWIFTSHADER_CAPS: AdapterCaps = fakeCaps({
+  vendor: 'google',
+  architecture: 'swiftshader',
+  description: 'SwiftShader',
+  features: ['subgroups', 'timestamp-query'],
+  subgroupMinSize: 4,
+  subgroupMaxSize: 4,
+  timestampQuery: true,
+  limits: {
+    maxComputeInvocationsPerWorkgroup: 256,
+    maxComputeWorkgroupStorageSize: 32768,
+    maxComputeWorkgroupSizeX: 256,
+    maxStorageBuffersPerShaderStage: 12,
+  },
+});
 
 /** One subgroup-matrix config entry (adapter.info.subgroupMatrixConfigs). */
 export function matrixConfig(

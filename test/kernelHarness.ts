@@ -1,0 +1,115 @@
+// What the int8 kernel GPU tests (mmq.gpu, moe.gpu) share: a device with Dawn's workgroup zero-init
+// off, one test per arm, one run path, the oracle gate plus the bit-exact check, and recorded ownership.
+import { afterAll, expect, it } from 'vitest';
+import { judge, type Gate, type Verdict } from '../src/kernels/compare';
+import type { PreparedProblem } from '../src/kernels/family';
+import { ARMS, int8ArmSupport, planeWidth, type Arm } from '../src/kernels/gpu/caps';
+import { decodeOwnership, type OwnershipMap } from '../src/kernels/gpu/instrument';
+import type { KernelPlan } from '../src/kernels/gpu/plan';
+import { runPlan } from '../src/kernels/gpu/run';
+import { getTestGpu, type TestGpu } from './gpu';
+
+export const REL: Gate = { kind: 'rel-to-max', tol: 1e-6 };
+export const BIT: Gate = { kind: 'bit-exact' };
+
+/**
+ * The seed's (m, n, k) cases for the tailed Q4_K kernels (mmq_q4k_wmma_rt, mmq_q4k_id at E=1): full
+ * 32x64 tiles at both k, an m tail, an n tail, both, and a single row.
+ */
+export const SEED_TAIL_SHAPES: readonly (readonly [number, number, number])[] = [
+  [32, 64, 256],
+  [32, 64, 512],
+  [17, 64, 256],
+  [32, 50, 256],
+  [17, 50, 512],
+  [1, 64, 256],
+];
+
+/**
+ * Open the shared test device with one more Dawn toggle, restoring DAWN_FLAGS afterwards so the other
+ * test files of this process (each gets its own device) keep the default configuration.
+ * @example const gpu = await withDawnFeature('disable_workgroup_init', getTestGpu);
+ */
+export async function withDawnFeature<T>(feature: string, open: () => Promise<T>): Promise<T> {
+  const saved = process.env.DAWN_FLAGS;
+  const flags = (saved ?? '').split(' ').filter(Boolean);
+  const at = flags.findIndex((f) => f.startsWith('enable-dawn-features='));
+  if (at >= 0) flags[at] += `,${feature}`;
+  else flags.push(`enable-dawn-features=${feature}`);
+  process.env.DAWN_FLAGS = flags.join(' ');
+  try {
+    return await open();
+  } finally {
+    if (saved === undefined) delete process.env.DAWN_FLAGS;
+    else process.env.DAWN_FLAGS = saved;
+  }
+}
+
+export interface KernelHarness extends TestGpu {
+  /** The plane each arm partitions by: the hardware width for the matrix arm, the adapter's otherwise. */
+  planeFor(arm: Arm): number;
+  /** Register a test per arm; an arm the adapter lacks is skipped with the reason in its name. */
+  perArm(name: string, fn: (arm: Arm) => Promise<void>): void;
+  /** Run a plan (optionally with replaced pass WGSL) and return its f32 output. */
+  runOut(plan: KernelPlan, wgslOverride?: Record<number, string>): Promise<Float32Array>;
+  /** Assert the gate and bit-exactness against the oracle; return the gate's verdict. */
+  check(got: Float32Array, want: Float32Array, gate: Gate, label: string): Verdict;
+  /** Run the instrumented plan: assert every element stored exactly once; return the map and the output. */
+  recordOwnership(p: PreparedProblem): Promise<{ own: OwnershipMap; output: Float32Array }>;
+}
+
+/**
+ * The device and helpers of a kernel GPU test file; `tag` prefixes the bit-exactness summary logged
+ * after the file's tests.
+ * @example const { device, caps, perArm, check } = await openKernelHarness('mmq gpu');
+ */
+export async function openKernelHarness(tag: string): Promise<KernelHarness> {
+  // Dawn zero-fills workgroup memory for every kernel unless told not to; on SwiftShader that polyfill
+  // costs ~1.4 s of compile per kernel with a shared f32 tile (8x the kernel itself). These kernels write
+  // every workgroup word before reading it, so this device turns it off: the suites run in a fraction of
+  // the time, and a read of unwritten workgroup memory would now return garbage and fail.
+  const { device, caps } = await withDawnFeature('disable_workgroup_init', getTestGpu);
+  // Beyond the seed's gates: WGSL's f32 + - * are correctly rounded and the kernels round every product
+  // on its own (no_fuse blocks FMA contraction, which NVIDIA applies and SwiftShader does not), so each
+  // arm reproduces the oracle's f32 order bit for bit on any adapter. A reordered epilogue could still
+  // pass 1e-6; it cannot pass this.
+  const bitStats = { exact: 0, runs: 0 };
+  afterAll(() => {
+    console.log(
+      `[${tag}] bit-exact vs oracle in ${bitStats.exact}/${bitStats.runs} gated runs on ${caps.vendor}/${caps.architecture}`,
+    );
+  });
+  const runOut = async (plan: KernelPlan, wgslOverride?: Record<number, string>) =>
+    new Float32Array((await runPlan(device, plan, wgslOverride ? { wgslOverride } : {})).output);
+  return {
+    device,
+    caps,
+    planeFor: (arm) => (arm === 'subgroup-matrix' ? caps.subgroupMaxSize : planeWidth(caps)),
+    perArm(name, fn) {
+      for (const arm of ARMS) {
+        const s = int8ArmSupport(caps, arm);
+        if (s.ok) it(`${name} [${arm}]`, () => fn(arm));
+        else it.skip(`${name} [${arm}: skipped, ${s.reason}]`, () => fn(arm));
+      }
+    },
+    runOut,
+    check(got, want, gate, label) {
+      const v = judge(got, want, gate);
+      expect(
+        v.pass,
+        `${label}: rel_to_max ${v.relToMax.toExponential(2)}, ${v.mismatches} bad, first ${v.firstBad}`,
+      ).toBe(true);
+      const bits = judge(got, want, BIT);
+      bitStats.runs++;
+      if (bits.pass) bitStats.exact++;
+      expect(bits.mismatches, `${label}: bit mismatches vs the oracle`).toBe(0);
+      return v;
+    },
+    async recordOwnership(p) {
+      const r = await runPlan(device, p.instrumentedPlan, { read: [p.ownerBuffer] });
+      const own = decodeOwnership(r.reads[p.ownerBuffer]!, p.rows, p.cols);
+      expect(own.count.every((c) => c === 1)).toBe(true);
+      return { own, output: new Float32Array(r.output) };
+    },
+  };
+}
