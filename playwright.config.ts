@@ -17,7 +17,8 @@ export default defineConfig({
     timeout: 30_000,
     toHaveScreenshot: { maxDiffPixelRatio: 0.02, animations: 'disabled', caret: 'hide', scale: 'css' },
   },
-  reporter: process.env.CI ? [['list'], ['html', { open: 'never' }]] : 'list',
+  // The JSON report feeds the one-line pass/fail summary .ci/run prints at the end.
+  reporter: [['list'], ['json', { outputFile: '.test-results/e2e.json' }]],
   use: {
     baseURL: `http://127.0.0.1:${PORT}/`,
     headless: true,
