@@ -389,7 +389,10 @@ function mmqProblemBuffers(inputs: MmqInputs, shape: Shape, extra: BufferSpec[] 
 }
 
 const Q8_ROTATE = ['wq', 'wd'];
-const Q4K_ROTATE = ['wqs', 'wsc', 'wd', 'wdm'];
+const Q4K_ROTATE = ['wqs', 'wsc', 'wd_dmin'];
+// The f16 coopmat twin binds d and dmin as separate buffers (it is within the storage limit), the int8
+// MMQ kernels as one interleaved `wd_dmin`: the shared Q4_K problem holds and rotates both layouts.
+const COOPMAT_Q4K_ROTATE = ['wd', 'wdm'];
 
 function dequantActivation(xq: Int8Array, xs: Float32Array, m: number, k: number): Float32Array {
   const x = new Float32Array(m * k);
@@ -582,8 +585,12 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
       key: `q4k ${m}x${n}x${k}`,
       resident: makeResident(
         device,
-        mmqProblemBuffers(q4Inputs, shape, [{ name: 'x', kind: 'read-only-storage', data: x }]),
-        Q4K_ROTATE,
+        mmqProblemBuffers(q4Inputs, shape, [
+          { name: 'x', kind: 'read-only-storage', data: x },
+          { name: 'wd', kind: 'read-only-storage', data: q4.w.d },
+          { name: 'wdm', kind: 'read-only-storage', data: q4.w.dmin },
+        ]),
+        [...Q4K_ROTATE, ...COOPMAT_Q4K_ROTATE],
         banks(q4Bytes),
       ),
       idx: sampleIndices(m, n, opts.quick ? 32 : 128),

@@ -14,7 +14,9 @@ import {
   moeExpertRowsRef,
   moeFamily,
   moeRouting,
+  moeRoutingWords,
   prepareMoe,
+  splitRouting,
   type MoeOverrides,
 } from '../src/kernels/moe';
 import { BIT, openKernelHarness, REL, SEED_TAIL_SHAPES } from './kernelHarness';
@@ -43,21 +45,22 @@ async function runMoe(arm: Arm, over: Partial<ProblemConfig>, o: MoeOverrides = 
 
 describe('moe_expert_rows', () => {
   async function group(ids: Uint32Array, experts: number, cap: number) {
+    // Start dirty: the kernel must zero the counts itself (the lists start 0, as moeExpertRowsRef's).
+    const routing = new Uint32Array(moeRoutingWords(experts, cap));
+    routing.fill(7, 0, experts);
     const plan: KernelPlan = {
       buffers: [
         { name: 'ids', kind: 'read-only-storage', data: ids },
-        // Start dirty: the kernel must zero the counts itself.
-        { name: 'counts', kind: 'storage', data: new Uint32Array(experts).fill(7) },
-        { name: 'rows', kind: 'storage', size: experts * cap * 4 },
+        { name: 'routing', kind: 'storage', data: routing },
         { name: 'route', kind: 'uniform', data: new Uint32Array([ids.length, experts, cap, 0]) },
       ],
       passes: [moeExpertRowsPass()],
-      output: 'counts',
+      output: 'routing',
       outputType: 'u32',
       mainPass: 0,
     };
-    const r = await runPlan(device, plan, { read: ['rows'] });
-    return { counts: new Uint32Array(r.output), rows: new Uint32Array(r.reads.rows!) };
+    const r = await runPlan(device, plan);
+    return splitRouting(new Uint32Array(r.output), experts, cap);
   }
 
   it('groups the seed ids stably: 5 experts, cap 8, every slot once, ascending lists', async () => {

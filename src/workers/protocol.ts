@@ -2,6 +2,7 @@
 // member of a discriminated union on `type`; typed arrays in results are transferred, not copied.
 import type { Verdict } from '../kernels/compare';
 import type { AdapterCaps } from '../kernels/gpu/caps';
+import type { OwnershipMap } from '../kernels/gpu/instrument';
 import type { WgslMessage } from '../kernels/gpu/run';
 import type { KernelId, OwnershipPhase, ProblemConfig, TileParams } from '../kernels/family';
 
@@ -20,14 +21,8 @@ export interface EvolutionParams {
   banks: number;
 }
 
-export interface OwnershipBuffers {
-  rows: number;
-  cols: number;
-  count: Uint32Array;
-  workgroup: Uint32Array;
-  plane: Uint32Array;
-  lane: Uint32Array;
-}
+/** Recorded or analytic ownership as the worker sends it: the kernels' OwnershipMap, transferred as is. */
+export type OwnershipBuffers = OwnershipMap;
 
 // ---------------------------------------------------------------- requests (app -> worker)
 export type WorkerRequest =

@@ -18,6 +18,7 @@ export {
 } from './mmq.wgsl';
 export {
   buildMmqPlan,
+  interleaveF32,
   mmqAnalyticOwnership,
   mmqCapsProblems,
   mmqDimsData,

@@ -52,10 +52,10 @@ export function mmqCapsProblems(spec: MmqSpec, caps: AdapterCaps): string[] {
       `workgroup memory ${bytes} B (BM ${g.bm} x BN ${g.bn}) > maxComputeWorkgroupStorageSize ${L.maxComputeWorkgroupStorageSize}`,
     );
   }
-  const storage = mmqBindings(spec).filter((b) => b.decl.includes('<storage')).length + 1;
-  if (storage > L.maxStorageBuffersPerShaderStage) {
+  const storage = mmqBindings(spec).filter((b) => b.decl.includes('<storage'));
+  if (storage.length + 1 > L.maxStorageBuffersPerShaderStage) {
     p.push(
-      `${storage} storage buffers (with the owner debug buffer) > maxStorageBuffersPerShaderStage ${L.maxStorageBuffersPerShaderStage}`,
+      `${storage.length + 1} storage buffers (${storage.map((b) => b.name).join(', ')} + the owner debug buffer) > maxStorageBuffersPerShaderStage ${L.maxStorageBuffersPerShaderStage}`,
     );
   }
   return p;
@@ -108,8 +108,24 @@ export function mmqDimsData(m: number, n: number, k: number, cap = 0): Uint32Arr
 }
 
 /**
- * The input buffers of a problem, named as the kernel binds them (int8 packed 4 per u32).
- * @example mmqInputBuffers(ds.inputs).map((b) => b.name) // ['xq', 'xs', 'xsum', 'wqs', 'wsc', 'wd', 'wdm']
+ * Two equal-length f32 arrays as one vec2f array [a0, b0, a1, b1, ...]: the GPU layout of values a
+ * kernel reads together, so they cost one storage binding (WebGPU's default limit is 8 per stage).
+ * @example interleaveF32(new Float32Array([1, 2]), new Float32Array([3, 4])) // [1, 3, 2, 4]
+ */
+export function interleaveF32(a: Float32Array, b: Float32Array): Float32Array {
+  if (a.length !== b.length) throw new RangeError(`interleave: lengths ${a.length} and ${b.length} differ`);
+  const out = new Float32Array(a.length * 2);
+  for (let i = 0; i < a.length; i++) {
+    out[2 * i] = a[i]!;
+    out[2 * i + 1] = b[i]!;
+  }
+  return out;
+}
+
+/**
+ * The input buffers of a problem, named as the kernel binds them (int8 packed 4 per u32). Q4_K pairs
+ * are interleaved at upload (xs|xsum, d|dmin); the host-side split layout stays as the oracles read it.
+ * @example mmqInputBuffers(ds.inputs).map((b) => b.name) // ['xq', 'xs_xsum', 'wqs', 'wsc', 'wd_dmin']
  */
 export function mmqInputBuffers(inputs: MmqInputs): BufferSpec[] {
   const ro = (name: string, data: ArrayBufferView): BufferSpec => ({ name, kind: 'read-only-storage', data });
@@ -125,12 +141,10 @@ export function mmqInputBuffers(inputs: MmqInputs): BufferSpec[] {
   const w = inputs.data.w;
   return [
     ro('xq', packI8(d.xq)),
-    ro('xs', d.xs),
-    ro('xsum', inputs.data.xsum),
+    ro('xs_xsum', interleaveF32(d.xs, inputs.data.xsum)),
     ro('wqs', w.qs),
     ro('wsc', w.scales),
-    ro('wd', w.d),
-    ro('wdm', w.dmin),
+    ro('wd_dmin', interleaveF32(w.d, w.dmin)),
   ];
 }
 

@@ -105,7 +105,8 @@ describe('epilogue arithmetic', () => {
     expect(q8).toContain('accf[gmm * BN + gnn] += no_fuse(f32(isum) * xsc * wscale);');
     const q4 = mmqWgsl(preset('mmq-q4k-tile', 'scalar'));
     expect(q4).toContain('acc[sub * PER + e] += no_fuse(xsc * wdd * f32(isum)) - no_fuse(wmm * xsm);');
-    expect(q4).toContain('let wdd = wd[blk] * f32(q4k_sc(blk * 3u, is));');
+    expect(q4).toContain('let wdd = wsb.x * f32(q4k_sc(blk * 3u, is));');
+    expect(q4).toContain('let wmm = wsb.y * f32(q4k_m(blk * 3u, is));');
     expect(q4).toContain('nofuse_zero = nwg.z >> 31u;');
   });
 });
@@ -128,11 +129,12 @@ describe('spec and kernel facts', () => {
       'wd',
       'out',
     ]);
-    const q4kInputs = ['xq', 'xs', 'xsum', 'wqs', 'wsc', 'wd', 'wdm'];
+    // Q4_K pairs interleaved (xs|xsum, d|dmin, counts|rows): within WebGPU's 8 storage buffers + owner.
+    const q4kInputs = ['xq', 'xs_xsum', 'wqs', 'wsc', 'wd_dmin'];
     expect(buildMmqKernel(preset('mmq-q4k-rt', 'scalar')).bindings).toEqual([...q4kInputs, 'out', 'dims']);
     const id = buildMmqKernel(preset('moe-q4k-id', 'scalar'));
-    expect(id.bindings).toEqual([...q4kInputs, 'rows', 'counts', 'out', 'dims']);
-    expect(id.outputBinding).toBe(9);
+    expect(id.bindings).toEqual([...q4kInputs, 'routing', 'out', 'dims']);
+    expect(id.outputBinding).toBe(6);
   });
 
   it('grids: ceil over tiles, or (n-tiles, ytiles, experts) when indexed', () => {
@@ -189,9 +191,12 @@ describe('spec and kernel facts', () => {
     expect(mmqCapsProblems({ ...lds, accumulator: 'shared' }, SWIFTSHADER).join()).toMatch(
       /workgroup memory 73728 B .* > maxComputeWorkgroupStorageSize 32768/,
     );
-    const few = { ...SWIFTSHADER, limits: { ...limits, maxStorageBuffersPerShaderStage: 8 } };
+    // The interleaved layout fits WebGPU's default 8 with the owner buffer; one fewer is refused.
+    const eight = { ...SWIFTSHADER, limits: { ...limits, maxStorageBuffersPerShaderStage: 8 } };
+    expect(mmqCapsProblems(preset('moe-q4k-id', 'scalar'), eight)).toEqual([]);
+    const few = { ...SWIFTSHADER, limits: { ...limits, maxStorageBuffersPerShaderStage: 7 } };
     expect(mmqCapsProblems(preset('moe-q4k-id', 'scalar'), few).join()).toMatch(
-      /11 storage buffers .* > maxStorageBuffersPerShaderStage 8/,
+      /8 storage buffers .* > maxStorageBuffersPerShaderStage 7/,
     );
     expect(
       mmqCapsProblems(preset('mmq-q4k-rt', 'dp4a'), { ...SWIFTSHADER, dot4I8Packed: false }).join(),

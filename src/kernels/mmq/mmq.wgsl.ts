@@ -30,7 +30,7 @@ export interface MmqSpec {
   dims: MmqDims;
   /** m/n tail guards: the grid may cover a partial edge tile. Without them m, n must be tile multiples. */
   tails: boolean;
-  /** MoE: rows gathered/scattered through `rows`/`counts`, expert on workgroup_id.z, grid-stride over row tiles. */
+  /** MoE: rows gathered/scattered through the `routing` lists, expert on workgroup_id.z, grid-stride over row tiles. */
   indexed: boolean;
   /** The contraction island's arm (choose it from AdapterCaps, e.g. defaultInt8Arm(caps)). */
   arm: Arm;
@@ -179,7 +179,10 @@ function workgroupArrays(spec: MmqSpec): WorkgroupArray[] {
 }
 
 /**
- * The bindings of a spec, in binding order (seed argument order; `dims` last when runtime).
+ * The bindings of a spec, in binding order (seed argument order; `dims` last when runtime). Values read
+ * together are interleaved into one binding (xs|xsum, d|dmin, counts|rows) because WebGPU's default
+ * maxStorageBuffersPerShaderStage is 8 (SwiftShader in Chromium and many real adapters report just
+ * that), and an instrumented run adds the owner buffer: MoE binds 7 + owner, dense Q4_K 6 + owner.
  * @example mmqBindings(q8Spec).map((b) => b.name) // ['xq', 'xs', 'wq', 'wd', 'out']
  */
 export function mmqBindings(spec: MmqSpec): MmqBinding[] {
@@ -188,23 +191,21 @@ export function mmqBindings(spec: MmqSpec): MmqBinding[] {
     decl: `var<storage, read> ${name}: array<${elem}>;`,
     comment,
   });
-  const b: MmqBinding[] = [
-    ro('xq', 'u32', 'q8_1 activation int8 [rows, k], 4 per word'),
-    ro('xs', 'f32', 'activation scale per 32-block [rows, k/32]'),
-  ];
+  const b: MmqBinding[] = [ro('xq', 'u32', 'q8_1 activation int8 [rows, k], 4 per word')];
   if (spec.weights === 'q8_0') {
+    b.push(ro('xs', 'f32', 'activation scale per 32-block [rows, k/32]'));
     b.push(ro('wq', 'u32', 'Q8_0 weight int8 [n, k], 4 per word'));
     b.push(ro('wd', 'f32', 'Q8_0 weight scale per 32-block [n, k/32]'));
   } else {
-    b.push(ro('xsum', 'f32', 'xs * sum(xq) per 32-block: the dequantized block sum'));
+    b.push(ro('xs_xsum', 'vec2f', '[rows, k/32] (xs, xsum = xs * sum(xq)) per 32-block, interleaved'));
     b.push(ro('wqs', 'u32', 'Q4_K qs: 32 words (128 B) per super-block'));
     b.push(ro('wsc', 'u32', 'Q4_K packed 6-bit scales/mins: 3 words per super-block'));
-    b.push(ro('wd', 'f32', 'Q4_K d per super-block'));
-    b.push(ro('wdm', 'f32', 'Q4_K dmin per super-block'));
+    b.push(ro('wd_dmin', 'vec2f', 'Q4_K (d, dmin) per super-block, interleaved'));
   }
   if (spec.indexed) {
-    b.push(ro('rows', 'u32', '[experts * cap] slot index per (expert, local row)'));
-    b.push(ro('counts', 'u32', '[experts] rows assigned to each expert'));
+    b.push(
+      ro('routing', 'u32', '[experts] rows per expert, then [experts * cap] slot per (expert, local row)'),
+    );
   }
   b.push({ name: 'out', decl: 'var<storage, read_write> out: array<f32>;', comment: 'output [rows, n]' });
   if (spec.dims.kind === 'runtime') {
@@ -511,10 +512,12 @@ function epilogue(spec: MmqSpec): string[] {
   return [
     ...isum,
     `let blk = ${wrow(spec, 'ncol')} * nsb + sbk;`,
-    'let wdd = wd[blk] * f32(q4k_sc(blk * 3u, is)); // D = d * sc',
-    'let wmm = wdm[blk] * f32(q4k_m(blk * 3u, is)); // M = dmin * m',
-    'let xsc = xs[arow * kbc + kb];',
-    'let xsm = xsum[arow * kbc + kb];',
+    'let wsb = wd_dmin[blk]; // (d, dmin) of the super-block',
+    'let wdd = wsb.x * f32(q4k_sc(blk * 3u, is)); // D = d * sc',
+    'let wmm = wsb.y * f32(q4k_m(blk * 3u, is)); // M = dmin * m',
+    'let xsx = xs_xsum[arow * kbc + kb];',
+    'let xsc = xsx.x;',
+    'let xsm = xsx.y;',
     '// xs folds into the dot; xsum already carries xs, so the offset needs no outer xs.',
     `${acc} += no_fuse(xsc * wdd * f32(isum)) - no_fuse(wmm * xsm);`,
   ];
@@ -583,8 +586,10 @@ function mainFn(spec: MmqSpec, g: MmqGeometry): string[] {
   } else {
     lines.push(
       'let expert = wid.z;',
-      'let ecount = counts[expert];',
+      // routing = counts [experts] then the slot lists [experts * cap]; the grid has one z per expert.
+      'let ecount = routing[expert];',
       'let cap = dims.cap;',
+      'let rows0 = nwg.z; // first slot-list word: the lists follow the per-expert counts',
       "let wbase = expert * n; // this expert's first weight row in the [E, n, k] bank",
       "// Grid-stride over this expert's row tiles: grid.y is a throughput choice, any value >= 1 covers",
       '// every row. (expert, mtile, ecount) are workgroup-uniform, so the barriers below never diverge.',
@@ -593,7 +598,7 @@ function mainFn(spec: MmqSpec, g: MmqGeometry): string[] {
       "  // The tile's slot indices, staged once: every k-block re-reads them.",
       '  for (var r = tid; r < BM; r += NTHREAD) {',
       '    var s = 0u;',
-      '    if (mrow0 + r < ecount) { s = rows[expert * cap + mrow0 + r]; }',
+      '    if (mrow0 + r < ecount) { s = routing[rows0 + expert * cap + mrow0 + r]; }',
       '    srow[r] = s;',
       '  }',
       '  workgroupBarrier();',

@@ -1,6 +1,13 @@
 // The MoE kernel family's only public entry: grouping kernel, routing, plans, oracles, family.
 export { MOE_ROWS_BINDINGS, MOE_ROWS_THREADS, moeExpertRowsWgsl } from './moe.wgsl';
-export { mmqQ4kIdRef, mmqQ8IdRef, moeExpertRowsRef, type ExpertRows } from './moe.oracle';
+export {
+  mmqQ4kIdRef,
+  mmqQ8IdRef,
+  moeExpertRowsRef,
+  moeRoutingWords,
+  splitRouting,
+  type ExpertRows,
+} from './moe.oracle';
 export {
   buildMoePlan,
   moeAllProblems,

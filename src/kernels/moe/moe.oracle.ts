@@ -28,3 +28,19 @@ export function moeExpertRowsRef(ids: ArrayLike<number>, experts: number, cap: n
   }
   return { counts, rows };
 }
+
+/** Words of the `routing` buffer: counts [experts] then the slot lists [experts * cap]. */
+export function moeRoutingWords(experts: number, cap: number): number {
+  return experts + experts * cap;
+}
+
+/**
+ * Split the GPU `routing` buffer (counts at [0, experts), rows at [experts + e*cap + i]) into ExpertRows.
+ * @example splitRouting(new Uint32Array(r.output), experts, cap).counts
+ */
+export function splitRouting(routing: Uint32Array, experts: number, cap: number): ExpertRows {
+  const words = moeRoutingWords(experts, cap);
+  if (routing.length !== words)
+    throw new RangeError(`routing has ${routing.length} words, expected experts + experts*cap = ${words}`);
+  return { counts: routing.slice(0, experts), rows: routing.slice(experts) };
+}

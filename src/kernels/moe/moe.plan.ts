@@ -19,7 +19,7 @@ import {
   type MmqInputs,
   type MmqSpec,
 } from '../mmq';
-import { moeExpertRowsRef } from './moe.oracle';
+import { moeExpertRowsRef, moeRoutingWords } from './moe.oracle';
 import { MOE_ROWS_BINDINGS, MOE_ROWS_THREADS, moeExpertRowsWgsl } from './moe.wgsl';
 
 /** Seed of the routing stream when dataSeed is 0. */
@@ -113,8 +113,8 @@ export function moeAllProblems(spec: MmqSpec, p: MoeProblem, caps: AdapterCaps):
 
 /**
  * The grouping pass (moe_expert_rows): one workgroup reads `ids` and the `route` uniform [slots, experts,
- * cap, 0] and writes each expert's slot count to `counts` and its ascending slot list to `rows`.
- * @example const plan = { buffers, passes: [moeExpertRowsPass()], output: 'counts', outputType: 'u32', mainPass: 0 }
+ * cap, 0] and writes each expert's slot count and its ascending slot list to `routing` (splitRouting).
+ * @example const plan = { buffers, passes: [moeExpertRowsPass()], output: 'routing', outputType: 'u32', mainPass: 0 }
  */
 export function moeExpertRowsPass(): PassSpec {
   return {
@@ -133,7 +133,7 @@ export interface MoePlanOptions {
 }
 
 /**
- * Plan the two passes: moe_expert_rows (ids -> counts, rows) then the indexed GEMM (the main pass).
+ * Plan the two passes: moe_expert_rows (ids -> routing: counts, rows) then the indexed GEMM (the main pass).
  * `inputs` hold the [slots, k] activation and the [experts*n, k] weight bank. Throws ShapeError first.
  * @example const r = await runPlan(device, buildMoePlan(ds.inputs, problem, spec)); // out [slots, n]
  */
@@ -153,8 +153,8 @@ export function buildMoePlan(
   const buffers: BufferSpec[] = [
     ...mmqInputBuffers(inputs),
     { name: 'ids', kind: 'read-only-storage', data: p.ids },
-    { name: 'counts', kind: 'storage', size: p.experts * 4 },
-    { name: 'rows', kind: 'storage', size: p.experts * p.cap * 4 },
+    // Counts and slot lists in one binding: the GEMM must fit 8 storage buffers with the owner buffer.
+    { name: 'routing', kind: 'storage', size: moeRoutingWords(p.experts, p.cap) * 4 },
     { name: 'route', kind: 'uniform', data: new Uint32Array([slots, p.experts, p.cap, 0]) },
     { name: 'out', kind: 'storage', size: slots * p.n * 4 },
     { name: 'dims', kind: 'uniform', data: mmqDimsData(slots, p.n, p.k, p.cap) },

@@ -5,11 +5,12 @@
 export const MOE_ROWS_THREADS = 64;
 
 /** Buffer names of the grouping pass in binding order. */
-export const MOE_ROWS_BINDINGS = ['ids', 'counts', 'rows', 'route'] as const;
+export const MOE_ROWS_BINDINGS = ['ids', 'routing', 'route'] as const;
 
 /**
- * The grouping kernel. `ids[s]` is slot s's expert; it writes `counts[e]` and `rows[e * cap + i]` (the slot
- * of e's i-th row, ascending). ONE workgroup walks the slots in order because the grouping must be
+ * The grouping kernel. `ids[s]` is slot s's expert; it writes the `routing` buffer the GEMM reads:
+ * counts at [0, experts), and the slot of e's i-th row (ascending) at [experts + e * cap + i]. Counts and
+ * lists share one buffer so the GEMM stays within 8 storage bindings with the owner debug buffer. ONE workgroup walks the slots in order because the grouping must be
  * STABLE: the GEMM gathers the activation and scatters the result through the same list, and ascending
  * slot order keeps the gather's reads sequential. O(slots) against an O(slots * n * k) GEMM.
  * @example const pass = { wgsl: moeExpertRowsWgsl(), entryPoint: 'main', bindings: MOE_ROWS_BINDINGS, workgroups: [1, 1, 1] }
@@ -19,15 +20,15 @@ export function moeExpertRowsWgsl(threads = MOE_ROWS_THREADS): string {
 struct Route { slots: u32, experts: u32, cap: u32, pad: u32 }
 
 @group(0) @binding(0) var<storage, read> ids: array<u32>; // [slots] expert of each slot
-@group(0) @binding(1) var<storage, read_write> counts: array<u32>; // [experts]
-@group(0) @binding(2) var<storage, read_write> rows: array<u32>; // [experts * cap]
-@group(0) @binding(3) var<uniform> route: Route;
+// [experts] counts, then [experts * cap] slot lists (one binding: the GEMM's storage-buffer limit)
+@group(0) @binding(1) var<storage, read_write> routing: array<u32>;
+@group(0) @binding(2) var<uniform> route: Route;
 
 const NT: u32 = ${threads}u;
 
 @compute @workgroup_size(NT)
 fn main(@builtin(local_invocation_index) tid: u32) {
-  for (var i = tid; i < route.experts; i += NT) { counts[i] = 0u; }
+  for (var i = tid; i < route.experts; i += NT) { routing[i] = 0u; }
   // Make the zeroed counts visible to thread 0 before it walks the slots.
   storageBarrier();
   if (tid == 0u) {
@@ -36,10 +37,10 @@ fn main(@builtin(local_invocation_index) tid: u32) {
       // \`cap\` is exact for well-formed routing (an expert claims at most one slot per token); the guards
       // keep a malformed id list from writing past the buffers and leave counts <= cap for the GEMM.
       if (e < route.experts) {
-        let c = counts[e];
+        let c = routing[e];
         if (c < route.cap) {
-          rows[e * route.cap + c] = s;
-          counts[e] = c + 1u;
+          routing[route.experts + e * route.cap + c] = s;
+          routing[e] = c + 1u;
         }
       }
     }

@@ -17,13 +17,11 @@ const N: u32 = 64u;
 const K: u32 = 256u;
 
 @group(0) @binding(0) var<storage, read> xq: array<u32>; // q8_1 activation int8 [rows, k], 4 per word
-@group(0) @binding(1) var<storage, read> xs: array<f32>; // activation scale per 32-block [rows, k/32]
-@group(0) @binding(2) var<storage, read> xsum: array<f32>; // xs * sum(xq) per 32-block: the dequantized block sum
-@group(0) @binding(3) var<storage, read> wqs: array<u32>; // Q4_K qs: 32 words (128 B) per super-block
-@group(0) @binding(4) var<storage, read> wsc: array<u32>; // Q4_K packed 6-bit scales/mins: 3 words per super-block
-@group(0) @binding(5) var<storage, read> wd: array<f32>; // Q4_K d per super-block
-@group(0) @binding(6) var<storage, read> wdm: array<f32>; // Q4_K dmin per super-block
-@group(0) @binding(7) var<storage, read_write> out: array<f32>; // output [rows, n]
+@group(0) @binding(1) var<storage, read> xs_xsum: array<vec2f>; // [rows, k/32] (xs, xsum = xs * sum(xq)) per 32-block, interleaved
+@group(0) @binding(2) var<storage, read> wqs: array<u32>; // Q4_K qs: 32 words (128 B) per super-block
+@group(0) @binding(3) var<storage, read> wsc: array<u32>; // Q4_K packed 6-bit scales/mins: 3 words per super-block
+@group(0) @binding(4) var<storage, read> wd_dmin: array<vec2f>; // Q4_K (d, dmin) per super-block, interleaved
+@group(0) @binding(5) var<storage, read_write> out: array<f32>; // output [rows, n]
 
 var<workgroup> sa: array<u32, BM * 8u>; // A tile [BM x 32] int8, 4 per word
 var<workgroup> sb: array<u32, BN * 8u>; // B tile [BN x 32] int8 (Q4_K: nibbles), 4 per word
@@ -131,10 +129,12 @@ fn main(
           var isum = 0i;
           for (var w = 0u; w < 8u; w++) { isum += dot_i8(sa[gmm * 8u + w], sb[gnn * 8u + w]); }
           let blk = ncol * nsb + sbk;
-          let wdd = wd[blk] * f32(q4k_sc(blk * 3u, is)); // D = d * sc
-          let wmm = wdm[blk] * f32(q4k_m(blk * 3u, is)); // M = dmin * m
-          let xsc = xs[arow * kbc + kb];
-          let xsm = xsum[arow * kbc + kb];
+          let wsb = wd_dmin[blk]; // (d, dmin) of the super-block
+          let wdd = wsb.x * f32(q4k_sc(blk * 3u, is)); // D = d * sc
+          let wmm = wsb.y * f32(q4k_m(blk * 3u, is)); // M = dmin * m
+          let xsx = xs_xsum[arow * kbc + kb];
+          let xsc = xsx.x;
+          let xsm = xsx.y;
           // xs folds into the dot; xsum already carries xs, so the offset needs no outer xs.
           accf[gmm * BN + gnn] += no_fuse(xsc * wdd * f32(isum)) - no_fuse(wmm * xsm);
         }
