@@ -304,7 +304,11 @@ function mmqCandidate(
 ): Candidate | BenchRow {
   const { m, n, k } = shape;
   const row = benchRow(family, spec.weights, spec.arm, role, tileStr(spec.tile), shape);
-  const why = [...mmqSpecProblems(spec), ...mmqCapsProblems(spec, caps), ...mmqShapeProblems(spec, m, n, k)];
+  const why = [
+    ...mmqSpecProblems(spec),
+    ...mmqCapsProblems(spec, caps, { instrumented: false }),
+    ...mmqShapeProblems(spec, m, n, k),
+  ];
   if (why.length) return skippedRow(row, why);
   const kern = buildMmqKernel(spec);
   const pass = mmqPass(kern, kern.workgroups(m, n), false, row.id);

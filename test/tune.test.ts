@@ -467,16 +467,23 @@ describe('static tiers bound to the real kernels (fake caps)', () => {
     expect(wide.check({ wm: 2, wn: 4, rm: 1, rn: 1 })).toEqual(PASS);
     // An occupancy budget below the adapter limit.
     const tight = mmqQ4kStaticTier(caps, { ...shape, plane: 4, arm: 'dp4a', storageBudget: 2048 });
-    // The plain kernel binds 8 storage buffers (no ownership debug buffer): 8 fits, 7 does not.
-    const seven = mmqQ4kStaticTier(smallCaps({ maxStorageBuffersPerShaderStage: 7 }), {
+    // The plain kernel binds 6 storage buffers (xq, xs_xsum, wqs, wsc, wd_dmin, out; no ownership debug
+    // buffer): 6 fits, 5 does not.
+    const five = mmqQ4kStaticTier(smallCaps({ maxStorageBuffersPerShaderStage: 5 }), {
       ...shape,
       plane: 4,
       arm: 'dp4a',
     });
-    expect(seven.check(inc)).toEqual({
+    expect(five.check(inc)).toEqual({
       kind: 'reject',
-      reason: '8 storage buffers > maxStorageBuffersPerShaderStage 7',
+      reason: '6 storage buffers (xq, xs_xsum, wqs, wsc, wd_dmin, out) > maxStorageBuffersPerShaderStage 5',
     });
+    const six = mmqQ4kStaticTier(smallCaps({ maxStorageBuffersPerShaderStage: 6 }), {
+      ...shape,
+      plane: 4,
+      arm: 'dp4a',
+    });
+    expect(six.check(inc)).toEqual(PASS);
     expect(tight.check(inc)).toEqual({
       kind: 'reject',
       reason: 'workgroup storage 3 KiB (BM 32 x BN 64) > 2 KiB occupancy budget',

@@ -12,7 +12,6 @@ import {
 import type { ProblemConfig, TileParams } from '../family';
 import type { AdapterCaps, Arm } from '../gpu/caps';
 import {
-  mmqBindings,
   mmqCapsProblems,
   mmqPresetSpec,
   mmqShapeProblems,
@@ -62,16 +61,10 @@ export function mmqQ4kStaticTier(
       const s = spec(tile);
       const v = tileStaticCheck(tile, limits, () => mmqWorkgroupBytes(s));
       if (v.kind === 'reject') return v;
-      // mmqCapsProblems counts the ownership debug buffer of an instrumented run; the tuner dispatches
-      // the plain kernel, so count its own storage bindings instead.
-      const storage = mmqBindings(s).filter((b) => b.decl.includes('<storage')).length;
-      const maxStorage = caps.limits.maxStorageBuffersPerShaderStage;
+      // The tuner dispatches the plain kernel: no ownership debug buffer to count.
       const more = [
         ...mmqSpecProblems(s),
-        ...mmqCapsProblems(s, caps).filter((p) => !/storage buffers \(with the owner debug buffer\)/.test(p)),
-        ...(storage > maxStorage
-          ? [`${storage} storage buffers > maxStorageBuffersPerShaderStage ${maxStorage}`]
-          : []),
+        ...mmqCapsProblems(s, caps, { instrumented: false }),
         ...mmqShapeProblems(s, o.m, o.n, o.k, caps.limits.maxComputeWorkgroupsPerDimension),
       ];
       return more.length ? reject(more.join('; ')) : v;
