@@ -3,7 +3,7 @@
 // (debounced), and the URL hash and the editor buffers follow the state. React components call the
 // functions returned here and never see the worker or the GPU.
 import type { KernelFamily, KernelId, TileParams } from '../kernels/family';
-import type { TuneOp, WorkerResponse } from '../workers/protocol';
+import { kernelWithProblems, type TuneOp, type WorkerResponse } from '../workers/protocol';
 import type {
   AutokernelRunRequest,
   AutokernelRunResult,
@@ -136,19 +136,7 @@ export function createController(env: ControllerEnv): Controller {
     if (state.device.status === 'unavailable') return;
     if (state.device.status !== 'ready') return; // deviceReady triggers it
     if (configProblems(state, families).length) {
-      act(
-        generated,
-        {
-          wgsl: '',
-          suffix: '',
-          entryPoint: '',
-          workgroupSize: 0,
-          workgroups: [0, 0, 0],
-          phases: [],
-          problems: configProblems(state, families),
-        },
-        configKey(runConfig(state)),
-      );
+      act(generated, kernelWithProblems(configProblems(state, families)), configKey(runConfig(state)));
       return;
     }
     const config = runConfig(state);
@@ -165,19 +153,7 @@ export function createController(env: ControllerEnv): Controller {
           runNow();
         }
       } else if (msg.type === 'error') {
-        act(
-          generated,
-          {
-            wgsl: '',
-            suffix: '',
-            entryPoint: '',
-            workgroupSize: 0,
-            workgroups: [0, 0, 0],
-            phases: [],
-            problems: [msg.message],
-          },
-          key,
-        );
+        act(generated, kernelWithProblems([msg.message]), key);
         if (msg.kind === 'unsupported') act(deviceUnavailable, msg.message);
       }
     });

@@ -17,8 +17,8 @@ import { decodeOwnership, splitHostSuffix, type OwnershipMap } from '../kernels/
 import type { KernelPlan } from '../kernels/gpu/plan';
 import { GpuValidationError, runPlan, WgslCompileError, type WgslMessage } from '../kernels/gpu/run';
 import {
+  kernelWithProblems,
   transferablesOf,
-  type GeneratedKernel,
   type OwnershipBuffers,
   type RunOutcome,
   type WorkerRequest,
@@ -219,16 +219,7 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
     const f = family(config);
     const problems = f.validate(config, caps);
     if (problems.length) {
-      const kernel: GeneratedKernel = {
-        wgsl: '',
-        suffix: '',
-        entryPoint: '',
-        workgroupSize: 0,
-        workgroups: [0, 0, 0],
-        phases: [],
-        problems,
-      };
-      post({ type: 'generated', id, kernel });
+      post({ type: 'generated', id, kernel: kernelWithProblems(problems) });
       return;
     }
     const p = prepare(config, caps);

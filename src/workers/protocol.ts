@@ -77,6 +77,19 @@ export interface GeneratedKernel {
   problems: string[];
 }
 
+/** The "generated" reply for a config that cannot run: no kernel text, only the reasons. */
+export function kernelWithProblems(problems: string[]): GeneratedKernel {
+  return {
+    wgsl: '',
+    suffix: '',
+    entryPoint: '',
+    workgroupSize: 0,
+    workgroups: [0, 0, 0],
+    phases: [],
+    problems,
+  };
+}
+
 export interface RunOutcome {
   config: ProblemConfig;
   rows: number;
