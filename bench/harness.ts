@@ -26,6 +26,7 @@ import {
   coopmatMatrixUnsupported,
   coopmatSpecErrors,
   coopmatWorkgroupBytes,
+  type CoopmatKStage,
   type CoopmatSpec,
 } from '../src/kernels/coopmat';
 import {
@@ -333,11 +334,25 @@ function coopmatCandidate(
   role: string,
   x: Float32Array,
   data: MmqQ4kData,
+  staging: CoopmatStaging = {},
 ): Candidate | BenchRow {
   const { m, n, k } = shape;
   const plane = planeWidth(caps);
-  const row = benchRow('coopmat-f16', 'q4k', arm, role, tileStr(tile), shape);
-  const spec: CoopmatSpec = { m, n, k, tile, plane, arm, f16: caps.shaderF16 ? 'native' : 'emulated' };
+  const { kStage = 1, rowPad = 0 } = staging;
+  // Non-default staging is part of the tile name ("4,4,2,2,ks2,pad8"); the defaults keep today's ids.
+  const tileName = `${tileStr(tile)}${kStage === 1 ? '' : `,ks${kStage}`}${rowPad ? `,pad${rowPad}` : ''}`;
+  const row = benchRow('coopmat-f16', 'q4k', arm, role, tileName, shape);
+  const spec: CoopmatSpec = {
+    m,
+    n,
+    k,
+    tile,
+    plane,
+    arm,
+    f16: caps.shaderF16 ? 'native' : 'emulated',
+    ...(kStage === 1 ? {} : { kStage }),
+    ...(rowPad ? { rowPad } : {}),
+  };
   const why = coopmatSpecErrors(spec);
   if (arm === 'subgroup-matrix') {
     const u = coopmatMatrixUnsupported(caps);
@@ -397,6 +412,24 @@ const Q4K_ROTATE = ['wqs', 'wsc', 'wd_dmin'];
 // The f16 coopmat twin binds d and dmin as separate buffers (it is within the storage limit), the int8
 // MMQ kernels as one interleaved `wd_dmin`: the shared Q4_K problem holds and rotates both layouts.
 const COOPMAT_Q4K_ROTATE = ['wd', 'wdm'];
+/** Staging parameters of the coopmat generator that the bench varies (both default to today's kernel). */
+type CoopmatStaging = { kStage?: CoopmatKStage; rowPad?: number };
+// (wm, wn, rm, rn), K-stage depth and row padding of the matrix arm: the tuned tile as it is, then
+// padded rows and deeper stages on tiles whose f16 tiles plus the per-plane f32 spill fit 49152 bytes.
+const COOPMAT_STAGING_TILES: [[number, number, number, number], CoopmatKStage, number][] = [
+  [[4, 4, 2, 4], 1, 0],
+  [[4, 4, 2, 4], 1, 8],
+  [[4, 4, 2, 2], 1, 8],
+  [[2, 4, 2, 4], 1, 8],
+  [[4, 2, 2, 4], 1, 8],
+  [[4, 2, 2, 4], 2, 0],
+  [[4, 2, 2, 4], 2, 8],
+  [[4, 4, 1, 2], 2, 8],
+  [[2, 4, 4, 1], 2, 8],
+  [[2, 2, 2, 2], 4, 8],
+  [[2, 2, 2, 2], 4, 0],
+];
+const tileOf4 = ([wm, wn, rm, rn]: [number, number, number, number]): TileParams => ({ wm, wn, rm, rn });
 
 function dequantActivation(xq: Int8Array, xs: Float32Array, m: number, k: number): Float32Array {
   const x = new Float32Array(m * k);
@@ -648,6 +681,13 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
       if (t && tileStr(t) !== tileStr(incumbent))
         await bench(q4Prob, coopmatCandidate(caps, shape, t, arm, 'tuned', x, q4));
     }
+    // K-stage depths of the matrix arm at fixed tiles that fit 48 KiB with the depth (full runs only).
+    if (!opts.quick)
+      for (const [t, kStage, rowPad] of COOPMAT_STAGING_TILES)
+        await bench(
+          q4Prob,
+          coopmatCandidate(caps, shape, tileOf4(t), 'subgroup-matrix', 'fixed', x, q4, { kStage, rowPad }),
+        );
     q4Prob.resident.destroy();
     // ---- f32 baseline on the same problem, dequantized.
     if (gemmTiles.some((t) => want(`gemm-f32/${gemmTileStr(t)}@${m}x${n}x${k}`))) {

@@ -3,7 +3,13 @@
 // tails, instrumented ownership == analytic, a broken kernel failing, ShapeError on bad shapes.
 import { describe, expect, it } from 'vitest';
 import { bitMismatches, judge, relToMax } from '../src/kernels/compare';
-import { coopmatF16Family, coopmatWgsl, coopmatSpec, type CoopmatPrepared } from '../src/kernels/coopmat';
+import {
+  coopmatF16Family,
+  coopmatPlan,
+  coopmatWgsl,
+  coopmatSpec,
+  type CoopmatPrepared,
+} from '../src/kernels/coopmat';
 import { ShapeError, type ProblemConfig, type TileParams } from '../src/kernels/family';
 import { planeWidth } from '../src/kernels/gpu/caps';
 import { decodeOwnership } from '../src/kernels/gpu/instrument';
@@ -100,6 +106,23 @@ describe('coopmat-f16 on the GPU', async () => {
       coopmatF16Family.prepare(cfg(tileOf([2, 1, 1, 1]), 32, 16, 256, 16), caps),
       'plane 16 (2,1,1,1) 32x16x256',
     );
+  });
+
+  it('K-stage depths 2, 4 and 8 (per-quad B staging) and padded rows: bit-exact vs the emulation, tails and 2 super-blocks included', async () => {
+    for (const [t, m, n, k, kStage, rowPad] of [
+      [tileOf([2, 2, 1, 1]), 40, 72, 512, 2, 0],
+      [tileOf([1, 2, 2, 1]), 32, 40, 256, 4, 8],
+      [tileOf([2, 1, 1, 2]), 17, 50, 512, 8, 0],
+      [tileOf([2, 1, 1, 2]), 17, 50, 256, 1, 8],
+    ] as const) {
+      const prep = coopmatF16Family.prepare(
+        cfg(t, m, n, k, plane, { dataSource: 'random', dataSeed: kStage }),
+        caps,
+      );
+      const spec = { ...prep.spec, kStage, rowPad };
+      const label = `kStage ${kStage} rowPad ${rowPad} (${[t.wm, t.wn, t.rm, t.rn].join(',')}) ${m}x${n}x${k}`;
+      await check({ ...prep, spec, plan: coopmatPlan(spec, prep.data) }, label);
+    }
   });
 
   it('instrumented ownership == analytic on a tailed multi-workgroup grid and a register-blocked tile', async () => {

@@ -183,6 +183,15 @@ describe('coopmat WGSL generator', () => {
       'subgroup-matrix.2x2x2x2.plane32',
       { ...base, tile: tile(2, 2, 2, 2), arm: 'subgroup-matrix', f16: 'native' },
     ],
+    [
+      'subgroup-matrix.2x2x2x2.plane32.kstage2',
+      { ...base, tile: tile(2, 2, 2, 2), arm: 'subgroup-matrix', f16: 'native', kStage: 2 },
+    ],
+    [
+      'subgroup-matrix.2x2x2x2.plane32.pad8',
+      { ...base, tile: tile(2, 2, 2, 2), arm: 'subgroup-matrix', f16: 'native', rowPad: 8 },
+    ],
+    ['scalar.emulated.2x2x1x1.plane32.kstage2.pad8', { ...base, kStage: 2, rowPad: 8 }],
   ];
   for (const [name, spec] of cases) {
     it(`snapshot ${name}`, async () => {

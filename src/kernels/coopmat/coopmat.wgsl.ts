@@ -31,15 +31,43 @@ export interface CoopmatSpec {
   arm: CoopmatArm;
   /** 'native': `enable f16;` (needs shader-f16); 'emulated': core-WGSL f16 rounding via pack2x16float. */
   f16: 'native' | 'emulated';
+  /**
+   * 32-wide K-blocks staged per barrier pair (default 1, today's kernel byte for byte). An even depth
+   * also stages B by (row, Q4_K qs group, 4-word quad): the scale and min of each sub-block are decoded
+   * once per 32 weights instead of once per 2. Workgroup memory grows with it (the tiles are BM x 32*kStage).
+   */
+  kStage?: CoopmatKStage;
+  /**
+   * f16 elements of padding after each staged row of sa / sb (default 0: today's layout). A multiple of
+   * 8 (16 bytes, the matrix loads' alignment) moves consecutive rows off the same workgroup-memory banks:
+   * a 64- or 128-byte row stride puts every 16-element fragment row on the same few banks.
+   */
+  rowPad?: number;
 }
+
+/** Allowed K-stage depths: 1, or an even count of 32-blocks that divides the 8 of a Q4_K super-block. */
+export type CoopmatKStage = 1 | 2 | 4 | 8;
+export const COOPMAT_K_STAGES: readonly CoopmatKStage[] = [1, 2, 4, 8];
 
 export const COOPMAT_BINDINGS = ['x', 'wqs', 'wsc', 'wd', 'wdm', 'out'] as const;
 
 /** Derived tile geometry. */
-export function coopmatGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane'>) {
+export function coopmatGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'kStage' | 'rowPad'>) {
   const { wm, wn, rm, rn } = spec.tile;
   const nwarp = wm * wn;
-  return { nwarp, bm: wm * rm * 16, bn: wn * rn * 16, threads: nwarp * spec.plane, per: 256 / spec.plane };
+  const ks = spec.kStage ?? 1;
+  return {
+    nwarp,
+    bm: wm * rm * 16,
+    bn: wn * rn * 16,
+    threads: nwarp * spec.plane,
+    per: 256 / spec.plane,
+    /** 32-blocks per stage, and the staged K width (the f16 tiles' row length). */
+    ks,
+    kw: 32 * ks,
+    /** Row stride of the f16 tiles in elements: kw plus the padding. */
+    rs: 32 * ks + (spec.rowPad ?? 0),
+  };
 }
 
 /**
@@ -47,9 +75,11 @@ export function coopmatGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane'>) {
  * counts them), plus, on the matrix arm, one 16x16 f32 spill per plane for the guarded store.
  * @example coopmatWorkgroupBytes({ tile: { wm: 2, wn: 2, rm: 4, rn: 4 }, plane: 32, arm: 'scalar' }) === 16384
  */
-export function coopmatWorkgroupBytes(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'arm'>): number {
+export function coopmatWorkgroupBytes(
+  spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'arm' | 'kStage' | 'rowPad'>,
+): number {
   const g = coopmatGeometry(spec);
-  const tiles = (g.bm * 32 + g.bn * 32) * 2;
+  const tiles = (g.bm * g.rs + g.bn * g.rs) * 2;
   return spec.arm === 'subgroup-matrix' ? tiles + g.nwarp * 256 * 4 : tiles;
 }
 
@@ -68,6 +98,13 @@ export function coopmatSpecErrors(spec: CoopmatSpec): string[] {
       `plane ${plane} must be a power of two in 1..256 (each lane owns 256/plane elements of a 16x16 subtile)`,
     );
   }
+  if (spec.kStage !== undefined && !COOPMAT_K_STAGES.includes(spec.kStage))
+    errs.push(
+      `kStage ${String(spec.kStage)} must be one of ${COOPMAT_K_STAGES.join(', ')} (32-blocks per stage)`,
+    );
+  const pad = spec.rowPad ?? 0;
+  if (!Number.isInteger(pad) || pad < 0 || pad > 64 || pad % 8 !== 0)
+    errs.push(`rowPad ${pad} must be a multiple of 8 f16 elements in 0..64`);
   if (spec.arm === 'subgroup-matrix' && spec.f16 !== 'native')
     errs.push('the subgroup-matrix arm needs native f16 (shader-f16)');
   return errs;
@@ -77,9 +114,10 @@ function header(spec: CoopmatSpec): string {
   const g = coopmatGeometry(spec);
   const { wm, wn, rm, rn } = spec.tile;
   const f16 = spec.f16 === 'native' ? 'f16 native' : 'f16 emulated with pack2x16float';
+  const stage = g.ks > 1 ? `\n//   ${g.ks} K-blocks of 32 (${g.kw} K-values) staged per barrier pair.` : '';
   return `// coopmat-f16 (${spec.arm} arm, ${f16}), twin of the seed's mmq_q4k_coopmat_tile:
 //   out[M, N] = x[M, K] @ W[N, K]^T, W = d*sc*q - dmin*m decoded from Q4_K; both operands rounded to f16,
-//   accumulated in f32. Tile wm=${wm} wn=${wn} rm=${rm} rn=${rn}: BM=${g.bm} BN=${g.bn}, ${g.nwarp} plane(s) of ${spec.plane} = ${g.threads} invocations.
+//   accumulated in f32. Tile wm=${wm} wn=${wn} rm=${rm} rn=${rn}: BM=${g.bm} BN=${g.bn}, ${g.nwarp} plane(s) of ${spec.plane} = ${g.threads} invocations.${stage}
 `;
 }
 
@@ -100,7 +138,7 @@ const BN = ${g.bn}u; // WN*RN*16
 const PER = ${g.per}u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
 const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
 const NSB = K / 256u; // Q4_K super-blocks per weight row
-`;
+${g.ks > 1 ? `const KS = ${g.ks}u; // 32-wide K-blocks staged per barrier pair\n` : ''}`;
 }
 
 const BINDINGS = `@group(0) @binding(0) var<storage, read> x: array<f32>; // activation [M, K] row-major
@@ -125,40 +163,62 @@ fn q4k_m(base: u32, j: u32) -> u32 {
 
 /** The f16 tile storage: two K-consecutive operands per slot, stored rounded to f16. */
 function tileStorage(spec: CoopmatSpec): string {
-  if (spec.f16 === 'native') {
-    return `// f16 operand tiles, row-major with 32 K-values a row (the matrix arm loads them directly).
-var<workgroup> sa: array<f16, BM * 32u>; // A [BM, 32]
-var<workgroup> sb: array<f16, BN * 32u>; // B [BN, 32]: row n is column n of B^T
+  const { kw, rs } = coopmatGeometry(spec);
+  const text =
+    spec.f16 === 'native'
+      ? `// f16 operand tiles, row-major with ${kw} K-values a row (the matrix arm loads them directly).
+var<workgroup> sa: array<f16, BM * ${rs}u>; // A [BM, ${kw}]
+var<workgroup> sb: array<f16, BN * ${rs}u>; // B [BN, ${kw}]: row n is column n of B^T
 fn put_a(i: u32, v: vec2f) { sa[2u * i] = f16(v.x); sa[2u * i + 1u] = f16(v.y); }
 fn put_b(i: u32, v: vec2f) { sb[2u * i] = f16(v.x); sb[2u * i + 1u] = f16(v.y); }
 fn get_a(i: u32) -> vec2f { return vec2f(f32(sa[2u * i]), f32(sa[2u * i + 1u])); }
 fn get_b(i: u32) -> vec2f { return vec2f(f32(sb[2u * i]), f32(sb[2u * i + 1u])); }
-`;
-  }
-  return `// f16 operand tiles in core WGSL: pack2x16float rounds each of two K-consecutive values to f16
+`
+      : `// f16 operand tiles in core WGSL: pack2x16float rounds each of two K-consecutive values to f16
 // (what f16(v) does), unpack2x16float widens them back exactly.
-var<workgroup> sa: array<u32, BM * 16u>; // A [BM, 32] as f16 pairs
-var<workgroup> sb: array<u32, BN * 16u>; // B [BN, 32] as f16 pairs
+var<workgroup> sa: array<u32, BM * ${rs / 2}u>; // A [BM, ${kw}] as f16 pairs
+var<workgroup> sb: array<u32, BN * ${rs / 2}u>; // B [BN, ${kw}] as f16 pairs
 fn put_a(i: u32, v: vec2f) { sa[i] = pack2x16float(v); }
 fn put_b(i: u32, v: vec2f) { sb[i] = pack2x16float(v); }
 fn get_a(i: u32) -> vec2f { return unpack2x16float(sa[i]); }
 fn get_b(i: u32) -> vec2f { return unpack2x16float(sb[i]); }
 `;
+  if (rs === kw) return text;
+  // Padded rows: callers index f16 pairs as if rows were unpadded; slot() skips each row's padding.
+  const slot = `// Rows padded to ${rs} f16 (${rs - kw} past the ${kw} K-values) so consecutive rows fall on other banks.
+fn slot(i: u32) -> u32 { return i + (i / ${kw / 2}u) * ${(rs - kw) / 2}u; }
+`;
+  return (
+    slot +
+    text
+      .replace(/\[2u \* i\]/g, '[2u * slot(i)]')
+      .replace(/\[2u \* i \+ 1u\]/g, '[2u * slot(i) + 1u]')
+      .replace(/\b(s[ab])\[i\]/g, '$1[slot(i)]')
+  );
 }
 
-/** Staging of one 32-wide K-block into sa / sb (both arms), by all NT invocations. */
-const STAGE = `    let k0 = kb * 32u;
-    // A [BM, 32]: the activation, two K-consecutive values per slot; rows past M stage 0.
-    for (var i = tid; i < BM * 16u; i += NT) {
-      let arow = mrow0 + i / 16u;
+/**
+ * Staging of one stage -- ks 32-wide K-blocks from block kb on -- into sa / sb (both arms), by all NT
+ * invocations. ks = 1 is today's kernel; an even ks stages B by (row, qs group, 4-word quad).
+ */
+function stage(ks: number): string {
+  const pairs = 16 * ks; // f16 pairs per staged row
+  return `    let k0 = kb * 32u;
+    // A [BM, ${32 * ks}]: the activation, two K-consecutive values per slot; rows past M stage 0.
+    for (var i = tid; i < BM * ${pairs}u; i += NT) {
+      let arow = mrow0 + i / ${pairs}u;
       var v = vec2f(0.0);
       if (arow < M) {
-        let o = arow * K + k0 + (i % 16u) * 2u;
+        let o = arow * K + k0 + (i % ${pairs}u) * 2u;
         v = vec2f(x[o], x[o + 1u]);
       }
       put_a(i, v);
     }
-    // B [BN, 32]: Q4_K sub-block is = kb % 8 decoded with its scale folded in, w = d*sc*q - dmin*m.
+${ks === 1 ? STAGE_B_PER_PAIR : STAGE_B_PER_QUAD}    workgroupBarrier();
+`;
+}
+
+const STAGE_B_PER_PAIR = `    // B [BN, 32]: Q4_K sub-block is = kb % 8 decoded with its scale folded in, w = d*sc*q - dmin*m.
     // Sub-block 2g / 2g+1 is the low / high nibble of qs byte g*32 + qi (matvec_q4k's map); qi is even,
     // so bytes qi and qi+1 share a word. Rows past N stage 0.
     let is = kb % 8u;
@@ -178,10 +238,54 @@ const STAGE = `    let k0 = kb * 32u;
       }
       put_b(i, v);
     }
-    workgroupBarrier();
 `;
 
-function scalarMain(): string {
+// kb is even here, so the stage's blocks come in (2g, 2g+1) pairs sharing the 32 qs bytes of group g.
+const STAGE_B_PER_QUAD = `    // B [BN, 32*KS]: one invocation per (row, qs group g, quad j of 4 words): it decodes d*sc and
+    // dmin*m of sub-blocks 2g and 2g+1 once and expands the 16 bytes g*32 + 16j .. +15 into 16 weights
+    // of each (low nibble -> sub-block 2g, high -> 2g+1; w = d*sc*q - dmin*m as in the per-pair stage).
+    // Rows past N stage 0.
+    for (var i = tid; i < BN * KS; i += NT) {
+      let r = i / KS;
+      let c = i % KS;
+      let nrow = ncol0 + r;
+      let kbi = kb + (c / 2u) * 2u; // the stage's even block 2g of this item
+      let is = kbi % 8u;
+      let dst = r * (KS * 16u) + (c / 2u) * 32u + (c % 2u) * 8u; // first pair slot of sub-block 2g
+      var ds0 = 0.0;
+      var ms0 = 0.0;
+      var ds1 = 0.0;
+      var ms1 = 0.0;
+      var wbase = 0u;
+      if (nrow < N) {
+        let blk = nrow * NSB + kbi / 8u;
+        let d = wd[blk];
+        let dm = wdm[blk];
+        ds0 = d * f32(q4k_sc(blk * 3u, is));
+        ms0 = dm * f32(q4k_m(blk * 3u, is));
+        ds1 = d * f32(q4k_sc(blk * 3u, is + 1u));
+        ms1 = dm * f32(q4k_m(blk * 3u, is + 1u));
+        wbase = blk * 32u + (is / 2u) * 8u + (c % 2u) * 4u;
+      }
+      for (var w = 0u; w < 4u; w++) {
+        var lo = vec4f(0.0);
+        var hi = vec4f(0.0);
+        if (nrow < N) {
+          let q = vec4u(wqs[wbase + w]) >> vec4u(0u, 8u, 16u, 24u);
+          lo = ds0 * vec4f(q & vec4u(15u)) - ms0;
+          hi = ds1 * vec4f((q >> vec4u(4u)) & vec4u(15u)) - ms1;
+        }
+        put_b(dst + 2u * w, lo.xy);
+        put_b(dst + 2u * w + 1u, lo.zw);
+        put_b(dst + 16u + 2u * w, hi.xy);
+        put_b(dst + 16u + 2u * w + 1u, hi.zw);
+      }
+    }
+`;
+
+function scalarMain(spec: CoopmatSpec): string {
+  const { ks, kw } = coopmatGeometry(spec);
+  const loop = ks === 1 ? 'kb++' : 'kb += KS';
   return `@compute @workgroup_size(NT)
 fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
   let warp = tid / PLANE;
@@ -193,24 +297,16 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
   set_owner(wg.y * nwg.x + wg.x, warp, lane);
   // f32 accumulators held in registers across K: RM*RN subtiles x PER elements (zero-initialised).
   var acc: array<f32, RM * RN * PER>;
-  for (var kb = 0u; kb < KB; kb++) {
-${STAGE}    for (var im = 0u; im < RM; im++) {
+  for (var kb = 0u; kb < KB; ${loop}) {
+${stage(ks)}    for (var im = 0u; im < RM; im++) {
       for (var jn = 0u; jn < RN; jn++) {
         let sm = warp_m * RM + im;
         let sn = warp_n * RN + jn;
         for (var e = 0u; e < PER; e++) {
           let p = lane * PER + e;
-          let ra = (sm * 16u + p / 16u) * 16u; // first f16 pair of this element's A row
-          let rb = (sn * 16u + p % 16u) * 16u; // ... and of its B row (= output column)
-          // One 32-block in f32, K in order, then into the accumulator: the seed's default arm.
-          var s = 0.0;
-          for (var l = 0u; l < 16u; l++) {
-            let av = get_a(ra + l);
-            let bv = get_b(rb + l);
-            s += av.x * bv.x;
-            s += av.y * bv.y;
-          }
-          acc[(im * RN + jn) * PER + e] += s;
+          let ra = (sm * 16u + p / 16u) * ${kw / 2}u; // first f16 pair of this element's A row
+          let rb = (sn * 16u + p % 16u) * ${kw / 2}u; // ... and of its B row (= output column)
+${ks === 1 ? SCALAR_BLOCK : scalarStagedBlocks()}
         }
       }
     }
@@ -234,8 +330,30 @@ ${STAGE}    for (var im = 0u; im < RM; im++) {
 `;
 }
 
+// One 32-block in f32, K in order, then into the accumulator: the seed's default arm (ra, rb: its pairs).
+const SCALAR_BLOCK = `          // One 32-block in f32, K in order, then into the accumulator: the seed's default arm.
+          var s = 0.0;
+          for (var l = 0u; l < 16u; l++) {
+            let av = get_a(ra + l);
+            let bv = get_b(rb + l);
+            s += av.x * bv.x;
+            s += av.y * bv.y;
+          }
+          acc[(im * RN + jn) * PER + e] += s;`;
+
+/** The staged blocks one after another, each summed alone and then accumulated: the same rounding as KS = 1. */
+function scalarStagedBlocks(): string {
+  const inner = SCALAR_BLOCK.replace(/^ {10}/gm, '            ')
+    .replace('get_a(ra + l)', 'get_a(ra + bi * 16u + l)')
+    .replace('get_b(rb + l)', 'get_b(rb + bi * 16u + l)');
+  return `          for (var bi = 0u; bi < KS; bi++) {
+${inner}
+          }`;
+}
+
 function matrixMain(spec: CoopmatSpec): string {
   const { rm, rn } = spec.tile;
+  const { ks, rs } = coopmatGeometry(spec);
   const ids: [number, number][] = [];
   for (let im = 0; im < rm; im++) for (let jn = 0; jn < rn; jn++) ids.push([im, jn]);
   const accDecl = ids
@@ -245,7 +363,7 @@ function matrixMain(spec: CoopmatSpec): string {
     const loadsB = Array.from(
       { length: rn },
       (_, jn) =>
-        `      let b_${jn} = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, (warp_n * RN + ${jn}u) * 512u + ${kc * 16}u, 32u);`,
+        `      let b_${jn} = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, (warp_n * RN + ${jn}u) * ${16 * rs}u + ${kc * 16}u, ${rs}u);`,
     ).join('\n');
     const perA = Array.from({ length: rm }, (_, im) => {
       const mmas = Array.from(
@@ -254,7 +372,7 @@ function matrixMain(spec: CoopmatSpec): string {
           `        acc_${im}_${jn} = subgroupMatrixMultiplyAccumulate(a_${im}, b_${jn}, acc_${im}_${jn});`,
       ).join('\n');
       return `      {
-        let a_${im} = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + ${im}u) * 512u + ${kc * 16}u, 32u);
+        let a_${im} = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + ${im}u) * ${16 * rs}u + ${kc * 16}u, ${rs}u);
 ${mmas}
       }`;
     }).join('\n');
@@ -298,9 +416,8 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
   set_owner(wg.y * nwg.x + wg.x, warp, lane);
   // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
 ${accDecl}
-  for (var kb = 0u; kb < KB; kb++) {
-${STAGE}${kHalf(0)}
-${kHalf(1)}
+  for (var kb = 0u; kb < KB; ${ks === 1 ? 'kb++' : 'kb += KS'}) {
+${stage(ks)}${Array.from({ length: 2 * ks }, (_, kc) => kHalf(kc)).join('\n')}
     workgroupBarrier();
   }
 ${stores}
@@ -326,7 +443,7 @@ ${consts(spec)}
 ${BINDINGS}
 ${Q4K_DECODE}
 ${tileStorage(spec)}
-${spec.arm === 'scalar' ? scalarMain() : matrixMain(spec)}`;
+${spec.arm === 'scalar' ? scalarMain(spec) : matrixMain(spec)}`;
 }
 
 export interface CoopmatKernel {

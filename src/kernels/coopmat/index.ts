@@ -35,8 +35,9 @@ export {
   coopmatGeometry,
   coopmatSpecErrors,
   COOPMAT_BINDINGS,
+  COOPMAT_K_STAGES,
 } from './coopmat.wgsl';
-export type { CoopmatSpec, CoopmatArm, CoopmatKernel } from './coopmat.wgsl';
+export type { CoopmatSpec, CoopmatArm, CoopmatKernel, CoopmatKStage } from './coopmat.wgsl';
 export { coopmatPlan, coopmatAnalyticOwnership, COOPMAT_OWNER_BUFFER } from './coopmat.plan';
 
 /** The seed's gate for the f16 twin vs the full-precision mmq_q4k_f16_ref. */

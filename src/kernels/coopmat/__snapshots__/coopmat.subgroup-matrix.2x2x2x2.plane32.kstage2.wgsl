@@ -1,0 +1,212 @@
+enable f16;
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+
+// coopmat-f16 (subgroup-matrix arm, f16 native), twin of the seed's mmq_q4k_coopmat_tile:
+//   out[M, N] = x[M, K] @ W[N, K]^T, W = d*sc*q - dmin*m decoded from Q4_K; both operands rounded to f16,
+//   accumulated in f32. Tile wm=2 wn=2 rm=2 rn=2: BM=64 BN=64, 4 plane(s) of 32 = 128 invocations.
+//   2 K-blocks of 32 (64 K-values) staged per barrier pair.
+
+const M = 64u;
+const N = 64u;
+const K = 256u;
+const WM = 2u; // plane grid rows
+const WN = 2u; // plane grid cols
+const RM = 2u; // 16x16 subtiles per plane, down
+const RN = 2u; // 16x16 subtiles per plane, across
+const PLANE = 32u;
+const NT = 128u; // WM*WN planes
+const BM = 64u; // WM*RM*16
+const BN = 64u; // WN*RN*16
+const PER = 8u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
+const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
+const NSB = K / 256u; // Q4_K super-blocks per weight row
+const KS = 2u; // 32-wide K-blocks staged per barrier pair
+
+@group(0) @binding(0) var<storage, read> x: array<f32>; // activation [M, K] row-major
+@group(0) @binding(1) var<storage, read> wqs: array<u32>; // Q4_K qs: 32 words (128 B) / super-block
+@group(0) @binding(2) var<storage, read> wsc: array<u32>; // Q4_K packed 6-bit scales: 3 words / super-block
+@group(0) @binding(3) var<storage, read> wd: array<f32>; // d per super-block [N * NSB]
+@group(0) @binding(4) var<storage, read> wdm: array<f32>; // dmin per super-block [N * NSB]
+@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
+
+// Q4_K decode, byte for byte the seed's q4k_byte / q4k_sc / q4k_m (get_scale_min_k4).
+fn wsc_byte(base: u32, i: u32) -> u32 { return (wsc[base + i / 4u] >> (8u * (i % 4u))) & 255u; }
+fn q4k_sc(base: u32, j: u32) -> u32 {
+  if (j < 4u) { return wsc_byte(base, j) & 63u; }
+  return (wsc_byte(base, j + 4u) & 15u) | ((wsc_byte(base, j - 4u) >> 6u) << 4u);
+}
+fn q4k_m(base: u32, j: u32) -> u32 {
+  if (j < 4u) { return wsc_byte(base, j + 4u) & 63u; }
+  return (wsc_byte(base, j + 4u) >> 4u) | ((wsc_byte(base, j) >> 6u) << 4u);
+}
+
+// f16 operand tiles, row-major with 64 K-values a row (the matrix arm loads them directly).
+var<workgroup> sa: array<f16, BM * 64u>; // A [BM, 64]
+var<workgroup> sb: array<f16, BN * 64u>; // B [BN, 64]: row n is column n of B^T
+fn put_a(i: u32, v: vec2f) { sa[2u * i] = f16(v.x); sa[2u * i + 1u] = f16(v.y); }
+fn put_b(i: u32, v: vec2f) { sb[2u * i] = f16(v.x); sb[2u * i + 1u] = f16(v.y); }
+fn get_a(i: u32) -> vec2f { return vec2f(f32(sa[2u * i]), f32(sa[2u * i + 1u])); }
+fn get_b(i: u32) -> vec2f { return vec2f(f32(sb[2u * i]), f32(sb[2u * i + 1u])); }
+
+// One 16x16 f32 spill per plane: the result matrix's lane layout is opaque, so it is stored here and
+// copied out by the per-lane partition, which also applies the tail guards and the ownership hooks.
+var<workgroup> sc: array<f32, WM * WN * 256u>;
+
+fn copy_out(warp: u32, lane: u32, row0: u32, col0: u32) {
+  for (var e = 0u; e < PER; e++) {
+    let p = lane * PER + e;
+    let orow = row0 + p / 16u;
+    let ocol = col0 + p % 16u;
+    if (orow < M && ocol < N) {
+      store_out(orow * N + ocol, sc[warp * 256u + p]);
+    }
+  }
+}
+
+@compute @workgroup_size(NT)
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u32, @builtin(subgroup_invocation_id) lane: u32,
+        @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  // subgroup_id is subgroup-uniform, so the matrix offsets derived from it are too (a requirement).
+  let warp_m = warp / WN;
+  let warp_n = warp % WN;
+  let mrow0 = wg.y * BM;
+  let ncol0 = wg.x * BN;
+  set_owner(wg.y * nwg.x + wg.x, warp, lane);
+  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
+  var acc_0_0 = subgroup_matrix_result<f32, 16, 16>();
+  var acc_0_1 = subgroup_matrix_result<f32, 16, 16>();
+  var acc_1_0 = subgroup_matrix_result<f32, 16, 16>();
+  var acc_1_1 = subgroup_matrix_result<f32, 16, 16>();
+  for (var kb = 0u; kb < KB; kb += KS) {
+    let k0 = kb * 32u;
+    // A [BM, 64]: the activation, two K-consecutive values per slot; rows past M stage 0.
+    for (var i = tid; i < BM * 32u; i += NT) {
+      let arow = mrow0 + i / 32u;
+      var v = vec2f(0.0);
+      if (arow < M) {
+        let o = arow * K + k0 + (i % 32u) * 2u;
+        v = vec2f(x[o], x[o + 1u]);
+      }
+      put_a(i, v);
+    }
+    // B [BN, 32*KS]: one invocation per (row, qs group g, quad j of 4 words): it decodes d*sc and
+    // dmin*m of sub-blocks 2g and 2g+1 once and expands the 16 bytes g*32 + 16j .. +15 into 16 weights
+    // of each (low nibble -> sub-block 2g, high -> 2g+1; w = d*sc*q - dmin*m as in the per-pair stage).
+    // Rows past N stage 0.
+    for (var i = tid; i < BN * KS; i += NT) {
+      let r = i / KS;
+      let c = i % KS;
+      let nrow = ncol0 + r;
+      let kbi = kb + (c / 2u) * 2u; // the stage's even block 2g of this item
+      let is = kbi % 8u;
+      let dst = r * (KS * 16u) + (c / 2u) * 32u + (c % 2u) * 8u; // first pair slot of sub-block 2g
+      var ds0 = 0.0;
+      var ms0 = 0.0;
+      var ds1 = 0.0;
+      var ms1 = 0.0;
+      var wbase = 0u;
+      if (nrow < N) {
+        let blk = nrow * NSB + kbi / 8u;
+        let d = wd[blk];
+        let dm = wdm[blk];
+        ds0 = d * f32(q4k_sc(blk * 3u, is));
+        ms0 = dm * f32(q4k_m(blk * 3u, is));
+        ds1 = d * f32(q4k_sc(blk * 3u, is + 1u));
+        ms1 = dm * f32(q4k_m(blk * 3u, is + 1u));
+        wbase = blk * 32u + (is / 2u) * 8u + (c % 2u) * 4u;
+      }
+      for (var w = 0u; w < 4u; w++) {
+        var lo = vec4f(0.0);
+        var hi = vec4f(0.0);
+        if (nrow < N) {
+          let q = vec4u(wqs[wbase + w]) >> vec4u(0u, 8u, 16u, 24u);
+          lo = ds0 * vec4f(q & vec4u(15u)) - ms0;
+          hi = ds1 * vec4f((q >> vec4u(4u)) & vec4u(15u)) - ms1;
+        }
+        put_b(dst + 2u * w, lo.xy);
+        put_b(dst + 2u * w + 1u, lo.zw);
+        put_b(dst + 16u + 2u * w, hi.xy);
+        put_b(dst + 16u + 2u * w + 1u, hi.zw);
+      }
+    }
+    workgroupBarrier();
+    {
+      // K columns 0..15 of the staged block.
+      let b_0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, (warp_n * RN + 0u) * 1024u + 0u, 64u);
+      let b_1 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, (warp_n * RN + 1u) * 1024u + 0u, 64u);
+      {
+        let a_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + 0u) * 1024u + 0u, 64u);
+        acc_0_0 = subgroupMatrixMultiplyAccumulate(a_0, b_0, acc_0_0);
+        acc_0_1 = subgroupMatrixMultiplyAccumulate(a_0, b_1, acc_0_1);
+      }
+      {
+        let a_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + 1u) * 1024u + 0u, 64u);
+        acc_1_0 = subgroupMatrixMultiplyAccumulate(a_1, b_0, acc_1_0);
+        acc_1_1 = subgroupMatrixMultiplyAccumulate(a_1, b_1, acc_1_1);
+      }
+    }
+    {
+      // K columns 16..31 of the staged block.
+      let b_0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, (warp_n * RN + 0u) * 1024u + 16u, 64u);
+      let b_1 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, (warp_n * RN + 1u) * 1024u + 16u, 64u);
+      {
+        let a_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + 0u) * 1024u + 16u, 64u);
+        acc_0_0 = subgroupMatrixMultiplyAccumulate(a_0, b_0, acc_0_0);
+        acc_0_1 = subgroupMatrixMultiplyAccumulate(a_0, b_1, acc_0_1);
+      }
+      {
+        let a_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + 1u) * 1024u + 16u, 64u);
+        acc_1_0 = subgroupMatrixMultiplyAccumulate(a_1, b_0, acc_1_0);
+        acc_1_1 = subgroupMatrixMultiplyAccumulate(a_1, b_1, acc_1_1);
+      }
+    }
+    {
+      // K columns 32..47 of the staged block.
+      let b_0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, (warp_n * RN + 0u) * 1024u + 32u, 64u);
+      let b_1 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, (warp_n * RN + 1u) * 1024u + 32u, 64u);
+      {
+        let a_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + 0u) * 1024u + 32u, 64u);
+        acc_0_0 = subgroupMatrixMultiplyAccumulate(a_0, b_0, acc_0_0);
+        acc_0_1 = subgroupMatrixMultiplyAccumulate(a_0, b_1, acc_0_1);
+      }
+      {
+        let a_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + 1u) * 1024u + 32u, 64u);
+        acc_1_0 = subgroupMatrixMultiplyAccumulate(a_1, b_0, acc_1_0);
+        acc_1_1 = subgroupMatrixMultiplyAccumulate(a_1, b_1, acc_1_1);
+      }
+    }
+    {
+      // K columns 48..63 of the staged block.
+      let b_0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, (warp_n * RN + 0u) * 1024u + 48u, 64u);
+      let b_1 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, (warp_n * RN + 1u) * 1024u + 48u, 64u);
+      {
+        let a_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + 0u) * 1024u + 48u, 64u);
+        acc_0_0 = subgroupMatrixMultiplyAccumulate(a_0, b_0, acc_0_0);
+        acc_0_1 = subgroupMatrixMultiplyAccumulate(a_0, b_1, acc_0_1);
+      }
+      {
+        let a_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + 1u) * 1024u + 48u, 64u);
+        acc_1_0 = subgroupMatrixMultiplyAccumulate(a_1, b_0, acc_1_0);
+        acc_1_1 = subgroupMatrixMultiplyAccumulate(a_1, b_1, acc_1_1);
+      }
+    }
+    workgroupBarrier();
+  }
+  subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_0_0, 16u);
+  workgroupBarrier();
+  copy_out(warp, lane, mrow0 + (warp_m * RM + 0u) * 16u, ncol0 + (warp_n * RN + 0u) * 16u);
+  workgroupBarrier();
+  subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_0_1, 16u);
+  workgroupBarrier();
+  copy_out(warp, lane, mrow0 + (warp_m * RM + 0u) * 16u, ncol0 + (warp_n * RN + 1u) * 16u);
+  workgroupBarrier();
+  subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_1_0, 16u);
+  workgroupBarrier();
+  copy_out(warp, lane, mrow0 + (warp_m * RM + 1u) * 16u, ncol0 + (warp_n * RN + 0u) * 16u);
+  workgroupBarrier();
+  subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_1_1, 16u);
+  workgroupBarrier();
+  copy_out(warp, lane, mrow0 + (warp_m * RM + 1u) * 16u, ncol0 + (warp_n * RN + 1u) * 16u);
+  workgroupBarrier();
+}
