@@ -155,6 +155,7 @@ function prepareCoopmat(config: ProblemConfig, caps: AdapterCaps): CoopmatPrepar
   assertNoProblems(validateCoopmat(config, caps));
   const spec = coopmatSpec(config, caps);
   const { m, n, k } = spec;
+  const geometry = coopmatGeometry(spec);
   const data = coopmatData(m, n, k, config.dataSource, config.dataSeed);
   const phase: OwnershipPhase = spec.arm === 'scalar' ? 'register-accumulator' : 'scalar-epilogue';
   let oracle: Float32Array | undefined;
@@ -193,6 +194,7 @@ function prepareCoopmat(config: ProblemConfig, caps: AdapterCaps): CoopmatPrepar
     },
     ops: 2 * m * n * k,
     weightBytes: (n * k * 144) / 256,
+    outputTile: { rows: geometry.bm, cols: geometry.bn },
   };
 }
 

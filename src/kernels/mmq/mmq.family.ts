@@ -210,6 +210,7 @@ function denseFamily(def: DenseDef): KernelFamily {
         instrument: true,
       });
       const inputs = dataset.inputs;
+      const kernel = buildMmqKernel(spec);
       const oracle = once(() =>
         inputs.weights === 'q8_0'
           ? mmqQ8Ref(inputs.data, c.m, c.n, c.k)
@@ -235,7 +236,8 @@ function denseFamily(def: DenseDef): KernelFamily {
         ops: 2 * c.m * c.n * c.k,
         weightBytes: mmqWeightBytes(spec.weights, c.n, c.k),
         spec,
-        kernel: buildMmqKernel(spec),
+        kernel,
+        outputTile: { rows: kernel.geometry.bm, cols: kernel.geometry.bn },
         dataset,
         opaquePhases: mmqOpaquePhases(spec),
       };
