@@ -20,6 +20,16 @@ import {
   useApp,
 } from '../store';
 
+/** The integer shape fields, in display order; each shows only where the family lists it as a knob. */
+const SHAPE_INPUTS: readonly { field: 'm' | 'n' | 'k' | 'experts' | 'topk' | 'ytiles'; hint?: string }[] = [
+  { field: 'm' },
+  { field: 'n' },
+  { field: 'k' },
+  { field: 'experts' },
+  { field: 'topk' },
+  { field: 'ytiles', hint: 'row tiles per expert in the grid (grid-stride)' },
+];
+
 const ARM_LABEL: Record<Arm, string> = {
   scalar: 'scalar',
   dp4a: 'dp4a (dot4I8Packed)',
@@ -134,41 +144,17 @@ export function Controls() {
       <section>
         <h2>Shape</h2>
         <div className="grid3">
-          {(['m', 'n', 'k'] as const).map((f) =>
-            knobs.has(f) ? (
+          {SHAPE_INPUTS.map(({ field, hint }) =>
+            knobs.has(field) ? (
               <NumberInput
-                key={f}
-                label={f}
-                value={config[f]}
-                onChange={(v) => act(setField, f, v)}
-                testId={`shape-${f}`}
+                key={field}
+                label={field}
+                value={config[field]}
+                onChange={(v) => act(setField, field, v)}
+                testId={`shape-${field}`}
+                {...(hint ? { hint } : {})}
               />
             ) : null,
-          )}
-          {knobs.has('experts') && (
-            <NumberInput
-              label="experts"
-              value={config.experts}
-              onChange={(v) => act(setField, 'experts', v)}
-              testId="shape-experts"
-            />
-          )}
-          {knobs.has('topk') && (
-            <NumberInput
-              label="topk"
-              value={config.topk}
-              onChange={(v) => act(setField, 'topk', v)}
-              testId="shape-topk"
-            />
-          )}
-          {knobs.has('ytiles') && (
-            <NumberInput
-              label="ytiles"
-              value={config.ytiles}
-              onChange={(v) => act(setField, 'ytiles', v)}
-              testId="shape-ytiles"
-              hint="row tiles per expert in the grid (grid-stride)"
-            />
           )}
         </div>
         {!knobs.has('m') && (

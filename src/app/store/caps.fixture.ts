@@ -1,27 +1,12 @@
 // Test fixture: the capabilities Chromium's SwiftShader adapter reports (plane 4, dp4a, no subgroup matrix,
-// 10 storage buffers per stage), so store and controller tests see the CI adapter without a GPU.
+// 10 storage buffers per stage), so store and controller tests see the CI adapter without a GPU. It is
+// Dawn-in-Node's SwiftShader caps with Chromium's two differences.
 import type { AdapterCaps } from '../../kernels/gpu/caps';
+import { SWIFTSHADER_CAPS as DAWN_SWIFTSHADER_CAPS } from '../../kernels/gpu/testCaps';
 
-/** An adapter like SwiftShader: plane 4, dp4a, no subgroup matrix. */
+/** An adapter like Chromium's SwiftShader: plane 4, dp4a, no subgroup matrix, 10 storage buffers. */
 export const SWIFTSHADER_CAPS: AdapterCaps = {
-  vendor: 'google',
-  architecture: 'swiftshader',
+  ...DAWN_SWIFTSHADER_CAPS,
   description: '',
-  features: ['subgroups', 'timestamp-query'],
-  subgroups: true,
-  subgroupMinSize: 4,
-  subgroupMaxSize: 4,
-  dot4I8Packed: true,
-  shaderF16: false,
-  timestampQuery: true,
-  subgroupMatrixConfigs: [],
-  limits: {
-    maxComputeInvocationsPerWorkgroup: 256,
-    maxComputeWorkgroupStorageSize: 32768,
-    maxComputeWorkgroupSizeX: 256,
-    maxComputeWorkgroupsPerDimension: 65535,
-    maxStorageBufferBindingSize: 1 << 30,
-    maxBufferSize: 1 << 30,
-    maxStorageBuffersPerShaderStage: 10,
-  },
+  limits: { ...DAWN_SWIFTSHADER_CAPS.limits, maxStorageBuffersPerShaderStage: 10 },
 };
