@@ -5,7 +5,7 @@ import { KERNEL_FAMILIES } from '../kernels';
 import type { WorkerRequestBody, WorkerResponse } from '../workers/protocol';
 import { createController, type Controller } from './controller';
 import { encodePermalink } from './permalink/codec';
-import { createAppStore, getApp, initialState } from './store';
+import { act, createAppStore, dismissLinkError, getApp, initialState, permalinkOf, setTab } from './store';
 import { SWIFTSHADER_CAPS } from './store/caps.fixture';
 import type { WorkerClient } from './worker/client';
 
@@ -184,6 +184,16 @@ describe('controller', () => {
     ctl.openHash();
     expect(getApp().linkError).toMatch(/corrupt/);
     expect(getApp().config.m).toBe(96);
+  });
+
+  it('an opened link wins over a pending hash write of the previous state', async () => {
+    act(setTab, 'ownership'); // schedules a debounced write of the current state's hash
+    const pasted = '#v=1&s=garbage-pasted';
+    ctl.openHash(pasted); // the hashchange event carries the new hash; location may already be stale
+    expect(getApp().linkError).toMatch(/corrupt/);
+    await settle();
+    expect(hash).not.toBe(encodePermalink(permalinkOf(getApp()))); // the pending write was cancelled
+    act(dismissLinkError);
   });
 
   it('a lost device is reported, and recover() re-opens it and runs', async () => {

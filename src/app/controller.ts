@@ -74,8 +74,11 @@ export interface Controller {
   recover(): void;
   /** The permalink of the current state (absolute URL). */
   link(base: string): string;
-  /** Re-read the hash (hashchange: a permalink pasted into the address bar). */
-  openHash(): void;
+  /**
+   * Open a permalink hash (hashchange: a link pasted into the address bar). Pass the event's new hash:
+   * a debounced hash write may already have replaced `location.hash` before the event is handled.
+   */
+  openHash(hash?: string): void;
   /** The tuner dashboard's wiring to the worker (see src/app/tuner/types.ts). */
   tuner: {
     runTune(req: TuneRunRequest, onProgress: (p: TuneProgress) => void): Promise<TuneRunResult>;
@@ -250,8 +253,9 @@ export function createController(env: ControllerEnv): Controller {
     }
   });
 
-  const openHash = () => {
-    const hash = env.getHash();
+  const openHash = (hash = env.getHash()) => {
+    // A pending write of the old state's hash must not clobber the link being opened.
+    clearTimeout(hashTimer);
     if (!hash || hash === '#' || hash === lastWrittenHash) return;
     const r = decodePermalink(hash, kernelIds);
     if (r.ok) act(applyPermalink, r.state);

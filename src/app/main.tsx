@@ -24,7 +24,7 @@ const controller = createController({
   getHash: () => window.location.hash,
   replaceHash: (hash) => window.history.replaceState(null, '', hash),
 });
-window.addEventListener('hashchange', () => controller.openHash());
+window.addEventListener('hashchange', (e) => controller.openHash(new URL(e.newURL).hash));
 installTestHook(window, KERNEL_FAMILIES);
 controller.start();
 
