@@ -11,8 +11,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { adapterInfoRecord, FULL_DAWN_FLAGS, openBenchGpu, type BenchGpu } from './dawn';
 import { runBench, type BenchOptions } from './harness';
 
-function parseArgs(argv: string[]): BenchOptions & { json?: string; torchPath?: string } {
-  const opts: BenchOptions & { json?: string; torchPath?: string } = {
+type CliOptions = BenchOptions & { json?: string; torchPath?: string; extraToggles?: string };
+
+function parseArgs(argv: string[]): CliOptions {
+  const opts: CliOptions = {
     quick: false,
     tune: true,
     moe: true,
@@ -34,6 +36,8 @@ function parseArgs(argv: string[]): BenchOptions & { json?: string; torchPath?: 
     else if (a === '--no-moe') opts.moe = false;
     else if (a === '--reps') opts.reps = Number(next());
     else if (a === '--target-ms') opts.targetMs = Number(next());
+    // Extra Dawn toggles, comma-separated (e.g. disable_robustness, to measure what the bounds checks cost).
+    else if (a === '--dawn-toggles') opts.extraToggles = next();
     else if (a === '--shapes') {
       opts.shapes = next()
         .split(';')
@@ -59,7 +63,11 @@ async function main() {
       );
     }
   }
-  const gpu: BenchGpu = await openBenchGpu([...FULL_DAWN_FLAGS]);
+  const flags = opts.extraToggles
+    ? FULL_DAWN_FLAGS.map((f) => `${f},${opts.extraToggles ?? ''}`)
+    : [...FULL_DAWN_FLAGS];
+  const gpu: BenchGpu = await openBenchGpu(flags);
+  console.log(`[bench] Dawn flags: ${flags.join(' ')}`);
   const save = (r: unknown) => {
     if (opts.json) writeFileSync(opts.json, JSON.stringify(r, null, 1));
   };

@@ -28,6 +28,7 @@ cp .gpu/bench/*.mjs $RUN/
 } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
 rc=0
+nb=0
 for step in "$@"; do
   case "$step" in
     vkdebug) VK_LOADER_DEBUG=error,warn,driver PROBE_ONLY_ADAPTER=1 /tmp/node $RUN/probe.mjs > "$OUT/vkdebug.log" 2>&1; tail -40 "$OUT/vkdebug.log" ;;
@@ -35,8 +36,10 @@ for step in "$@"; do
     torch) PYTHONUNBUFFERED=1 python3 bench/torch_baseline.py "$OUT/torch.json" 2>&1 | tee "$OUT/torch.log" || rc=1 ;;
     bench*)
       args=${step#bench}; args=${args#:}; args=${args//+/ }
+      # A second bench step in one command writes bench2.json / bench2.log, and so on.
+      nb=$((nb + 1)); sfx=$([ $nb -gt 1 ] && echo $nb)
       # shellcheck disable=SC2086
-      /tmp/node $RUN/bench.mjs --json "$OUT/bench.json" --torch "$OUT/torch.json" $args 2>&1 | tee "$OUT/bench.log" || rc=1 ;;
+      /tmp/node $RUN/bench.mjs --json "$OUT/bench$sfx.json" --torch "$OUT/torch.json" $args 2>&1 | tee "$OUT/bench$sfx.log" || rc=1 ;;
     *) echo "unknown step $step"; rc=2 ;;
   esac
 done

@@ -23,6 +23,8 @@ import {
 } from '../src/kernels/mmq';
 import {
   buildCoopmatKernel,
+  buildCoopmatXToF16Kernel,
+  coopmatArmStaging,
   coopmatMatrixUnsupported,
   coopmatSpecErrors,
   coopmatWorkgroupBytes,
@@ -126,6 +128,8 @@ export interface BenchRow {
   vsF32?: number;
   vsScalar?: number;
   vsIncumbent?: number;
+  /** ms of each timed pass when a config takes several (their sum is `ms`), e.g. [pre-pass, GEMM]. */
+  passMs?: number[];
 }
 
 export interface Peak {
@@ -197,6 +201,8 @@ interface Candidate {
   row: BenchRow;
   passes: PassSpec[];
   mainPass: number;
+  /** Passes whose times add up to the reported ms (default: the main pass alone). */
+  timed?: number[];
   output: string;
   /** Oracle values at the sampled flat output indices. */
   oracle: (idx: Uint32Array) => Float32Array;
@@ -245,6 +251,15 @@ async function gateAndTime(
       tol: c.tol,
     };
     const t = await timeMainPass(prob.resident, c.passes[c.mainPass]!, prepared, c.mainPass, opts);
+    // A multi-pass config is charged every pass it needs: the main pass's batches plus each other one's.
+    const others = (c.timed ?? [c.mainPass]).filter((i) => i !== c.mainPass);
+    if (others.length) {
+      const each = new Map<number, number>([[c.mainPass, t.ms]]);
+      for (const i of others)
+        each.set(i, (await timeMainPass(prob.resident, c.passes[i]!, prepared, i, opts)).ms);
+      row.passMs = (c.timed ?? []).map((i) => each.get(i)!);
+      t.ms = row.passMs.reduce((a, b) => a + b, 0);
+    }
     row.ms = t.ms;
     row.msSamples = t.samples;
     row.iters = t.iters;
@@ -334,13 +349,15 @@ function coopmatCandidate(
   role: string,
   x: Float32Array,
   data: MmqQ4kData,
-  staging: CoopmatStaging = {},
+  staging?: CoopmatStaging,
 ): Candidate | BenchRow {
   const { m, n, k } = shape;
   const plane = planeWidth(caps);
-  const { kStage = 1, rowPad = 0 } = staging;
-  // Non-default staging is part of the tile name ("4,4,2,2,ks2,pad8"); the defaults keep today's ids.
-  const tileName = `${tileStr(tile)}${kStage === 1 ? '' : `,ks${kStage}`}${rowPad ? `,pad${rowPad}` : ''}`;
+  // Without explicit staging a config runs what the family runs on that arm (coopmatArmStaging).
+  const chosen: CoopmatStaging = staging ?? coopmatArmStaging(arm);
+  const { kStage = 1, rowPad = 0, pipeline = false, aDirect = false } = chosen;
+  // Non-default staging is part of the tile name ("4,4,2,2,ks2,pad8,pipe,adir"); the defaults keep today's ids.
+  const tileName = `${tileStr(tile)}${kStage === 1 ? '' : `,ks${kStage}`}${rowPad ? `,pad${rowPad}` : ''}${pipeline ? ',pipe' : ''}${aDirect ? ',adir' : ''}`;
   const row = benchRow('coopmat-f16', 'q4k', arm, role, tileName, shape);
   const spec: CoopmatSpec = {
     m,
@@ -352,6 +369,8 @@ function coopmatCandidate(
     f16: caps.shaderF16 ? 'native' : 'emulated',
     ...(kStage === 1 ? {} : { kStage }),
     ...(rowPad ? { rowPad } : {}),
+    ...(pipeline ? { pipeline } : {}),
+    ...(aDirect ? { aDirect } : {}),
   };
   const why = coopmatSpecErrors(spec);
   if (arm === 'subgroup-matrix') {
@@ -366,13 +385,23 @@ function coopmatCandidate(
     why.push(`${threads} threads > ${caps.limits.maxComputeInvocationsPerWorkgroup}`);
   if (why.length) return skippedRow(row, why);
   const kc = buildCoopmatKernel(spec);
-  return singlePassCandidate(row, kernelPass(kc, kc.workgroups(m, n), row.id), shape, {
+  const c = singlePassCandidate(row, kernelPass(kc, kc.workgroups(m, n), row.id), shape, {
     oracle: sampledOracle(n, (i, j) => f16Element(x, data, i, j, k)),
     // Operands are f16 (as in the oracle); the kernel sums in f32 in its own order.
     tol: 2e-3,
     weightBytes: mmqWeightBytes('q4k', n, k),
     kind: 'f16',
   });
+  if (!spec.aDirect) return c;
+  // Direct A: the activation pre-pass runs first and is timed and charged with the GEMM.
+  const pre = buildCoopmatXToF16Kernel(spec);
+  if (pre.xhBytes > XH_SCRATCH_ROWS(m) * k * 2) return skippedRow(row, ['xh scratch too small']);
+  return {
+    ...c,
+    passes: [kernelPass(pre, pre.grid, `${row.id} pre-pass`), ...c.passes],
+    mainPass: 1,
+    timed: [0, 1],
+  };
 }
 
 function gemmCandidate(
@@ -412,22 +441,39 @@ const Q4K_ROTATE = ['wqs', 'wsc', 'wd_dmin'];
 // The f16 coopmat twin binds d and dmin as separate buffers (it is within the storage limit), the int8
 // MMQ kernels as one interleaved `wd_dmin`: the shared Q4_K problem holds and rotates both layouts.
 const COOPMAT_Q4K_ROTATE = ['wd', 'wdm'];
-/** Staging parameters of the coopmat generator that the bench varies (both default to today's kernel). */
-type CoopmatStaging = { kStage?: CoopmatKStage; rowPad?: number };
-// (wm, wn, rm, rn), K-stage depth and row padding of the matrix arm: the tuned tile as it is, then
-// padded rows and deeper stages on tiles whose f16 tiles plus the per-plane f32 spill fit 49152 bytes.
-const COOPMAT_STAGING_TILES: [[number, number, number, number], CoopmatKStage, number][] = [
-  [[4, 4, 2, 4], 1, 0],
-  [[4, 4, 2, 4], 1, 8],
-  [[4, 4, 2, 2], 1, 8],
-  [[2, 4, 2, 4], 1, 8],
-  [[4, 2, 2, 4], 1, 8],
-  [[4, 2, 2, 4], 2, 0],
-  [[4, 2, 2, 4], 2, 8],
-  [[4, 4, 1, 2], 2, 8],
-  [[2, 4, 4, 1], 2, 8],
-  [[2, 2, 2, 2], 4, 8],
-  [[2, 2, 2, 2], 4, 0],
+/** Rows of the shared f16 activation scratch of the direct-A coopmat configs (covers a 512-row tile grid). */
+const XH_SCRATCH_ROWS = (m: number) => Math.ceil(m / 512) * 512;
+/** Staging parameters of the coopmat generator that the bench varies (all default to today's kernel). */
+type CoopmatStaging = { kStage?: CoopmatKStage; rowPad?: number; pipeline?: boolean; aDirect?: boolean };
+type StagedTile = [[number, number, number, number], CoopmatStaging];
+// (wm, wn, rm, rn) and staging of the matrix arm: the tuned tile as it is, then padded rows, deeper
+// stages and the pipelined staging on tiles whose f16 tiles plus the per-plane f32 spill fit 49152 bytes.
+const COOPMAT_STAGING_TILES: StagedTile[] = [
+  [[4, 4, 2, 4], {}], // the one-buffer kernel, as the matrix arm ran before the pipelined default
+  [[4, 4, 2, 4], { rowPad: 8 }],
+  [[4, 4, 2, 2], { rowPad: 8 }],
+  [[2, 4, 2, 4], { rowPad: 8 }],
+  [[4, 2, 2, 4], { rowPad: 8 }],
+  [[4, 2, 2, 4], { kStage: 2, rowPad: 8 }],
+  [[4, 4, 1, 2], { kStage: 2, rowPad: 8 }],
+  [[2, 2, 2, 2], { kStage: 4, rowPad: 8 }],
+  // Pipelined (register prefetch + double buffer): 128x128 and 64x128 blocks at 4, 8 and 16 planes.
+  [[2, 4, 4, 2], { pipeline: true, rowPad: 8 }],
+  [[4, 2, 2, 4], { pipeline: true, rowPad: 8 }],
+  [[2, 2, 4, 4], { pipeline: true, rowPad: 8 }],
+  [[2, 4, 2, 4], { pipeline: true, rowPad: 8 }],
+  [[2, 2, 2, 4], { pipeline: true, rowPad: 8 }],
+  [[2, 4, 4, 2], { pipeline: true }],
+  [[2, 2, 4, 4], { pipeline: true }],
+  // ... with A read from the f16 pre-pass copy (only B staged): up to 256x128 and 128x256 blocks.
+  [[2, 4, 4, 2], { pipeline: true, rowPad: 8, aDirect: true }],
+  [[4, 2, 2, 4], { pipeline: true, rowPad: 8, aDirect: true }],
+  [[4, 2, 4, 4], { pipeline: true, rowPad: 8, aDirect: true }],
+  [[4, 4, 4, 2], { pipeline: true, rowPad: 8, aDirect: true }],
+  [[2, 4, 4, 4], { pipeline: true, rowPad: 8, aDirect: true }],
+  [[8, 2, 2, 4], { pipeline: true, rowPad: 8, aDirect: true }],
+  [[4, 2, 4, 2], { pipeline: true, rowPad: 8, aDirect: true }],
+  [[2, 2, 4, 4], { pipeline: true, rowPad: 8, aDirect: true }],
 ];
 const tileOf4 = ([wm, wn, rm, rn]: [number, number, number, number]): TileParams => ({ wm, wn, rm, rn });
 
@@ -626,6 +672,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
           { name: 'x', kind: 'read-only-storage', data: x },
           { name: 'wd', kind: 'read-only-storage', data: q4.w.d },
           { name: 'wdm', kind: 'read-only-storage', data: q4.w.dmin },
+          { name: 'xh', kind: 'storage', size: XH_SCRATCH_ROWS(m) * k * 2 },
         ]),
         [...Q4K_ROTATE, ...COOPMAT_Q4K_ROTATE],
         banks(q4Bytes),
@@ -681,13 +728,32 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
       if (t && tileStr(t) !== tileStr(incumbent))
         await bench(q4Prob, coopmatCandidate(caps, shape, t, arm, 'tuned', x, q4));
     }
-    // K-stage depths of the matrix arm at fixed tiles that fit 48 KiB with the depth (full runs only).
+    // Staging variants of the matrix arm at fixed tiles that fit 48 KiB (full runs); quick runs take the
+    // pipelined direct-A kernel once on whichever coopmat arm the adapter has (its two timed passes).
     if (!opts.quick)
-      for (const [t, kStage, rowPad] of COOPMAT_STAGING_TILES)
+      for (const [t, staging] of COOPMAT_STAGING_TILES)
         await bench(
           q4Prob,
-          coopmatCandidate(caps, shape, tileOf4(t), 'subgroup-matrix', 'fixed', x, q4, { kStage, rowPad }),
+          coopmatCandidate(caps, shape, tileOf4(t), 'subgroup-matrix', 'fixed', x, q4, staging),
         );
+    else
+      await bench(
+        q4Prob,
+        coopmatCandidate(
+          caps,
+          shape,
+          incumbent,
+          coopmatMatrixUnsupported(caps) ? 'scalar' : 'subgroup-matrix',
+          'fixed',
+          x,
+          q4,
+          {
+            pipeline: true,
+            rowPad: 8,
+            aDirect: true,
+          },
+        ),
+      );
     q4Prob.resident.destroy();
     // ---- f32 baseline on the same problem, dequantized.
     if (gemmTiles.some((t) => want(`gemm-f32/${gemmTileStr(t)}@${m}x${n}x${k}`))) {

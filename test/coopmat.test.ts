@@ -108,19 +108,27 @@ describe('coopmat-f16 on the GPU', async () => {
     );
   });
 
-  it('K-stage depths 2, 4 and 8 (per-quad B staging) and padded rows: bit-exact vs the emulation, tails and 2 super-blocks included', async () => {
-    for (const [t, m, n, k, kStage, rowPad] of [
-      [tileOf([2, 2, 1, 1]), 40, 72, 512, 2, 0],
-      [tileOf([1, 2, 2, 1]), 32, 40, 256, 4, 8],
-      [tileOf([2, 1, 1, 2]), 17, 50, 512, 8, 0],
-      [tileOf([2, 1, 1, 2]), 17, 50, 256, 1, 8],
+  it('K-stage depths 2, 4 and 8 (per-quad B staging), padded rows and the pipelined (prefetched, double-buffered) staging: bit-exact vs the emulation, tails and 2 super-blocks included', async () => {
+    for (const [t, m, n, k, kStage, rowPad, pipeline, p, aDirect] of [
+      [tileOf([2, 2, 1, 1]), 40, 72, 512, 2, 0, false, plane],
+      [tileOf([1, 2, 2, 1]), 32, 40, 256, 4, 8, false, plane],
+      [tileOf([2, 1, 1, 2]), 17, 50, 512, 8, 0, false, plane],
+      [tileOf([2, 1, 1, 2]), 17, 50, 256, 1, 8, false, plane],
+      // Pipelined: 16 stages over 2 super-blocks with m/n tails, and at a logical plane of 64 a workgroup
+      // of 128 invocations for 64 B loads a stage (BN*2), so the item guards are exercised too.
+      [tileOf([2, 2, 1, 1]), 40, 72, 512, 1, 8, true, plane],
+      [tileOf([1, 2, 2, 1]), 32, 40, 256, 1, 0, true, plane],
+      [tileOf([2, 1, 1, 2]), 17, 50, 512, 1, 8, true, 64],
+      // ... and with A read straight from the f16 pre-pass copy (2 passes; m tails read its zero rows).
+      [tileOf([2, 2, 1, 1]), 40, 72, 512, 1, 8, true, plane, true],
+      [tileOf([2, 1, 1, 2]), 17, 50, 256, 1, 0, true, 64, true],
     ] as const) {
       const prep = coopmatF16Family.prepare(
-        cfg(t, m, n, k, plane, { dataSource: 'random', dataSeed: kStage }),
+        cfg(t, m, n, k, p, { dataSource: 'random', dataSeed: kStage + rowPad }),
         caps,
       );
-      const spec = { ...prep.spec, kStage, rowPad };
-      const label = `kStage ${kStage} rowPad ${rowPad} (${[t.wm, t.wn, t.rm, t.rn].join(',')}) ${m}x${n}x${k}`;
+      const spec = { ...prep.spec, kStage, rowPad, pipeline, aDirect: aDirect ?? false };
+      const label = `kStage ${kStage} rowPad ${rowPad}${pipeline ? ' pipelined' : ''}${aDirect ? ' A direct' : ''} plane ${p} (${[t.wm, t.wn, t.rm, t.rn].join(',')}) ${m}x${n}x${k}`;
       await check({ ...prep, spec, plan: coopmatPlan(spec, prep.data) }, label);
     }
   });

@@ -3,7 +3,12 @@
 import { emptyOwnership, ownerBufferSpec, type OwnershipMap } from '../gpu/instrument';
 import { kernelPass, singlePassPlan, type KernelPlan } from '../gpu/plan';
 import type { CoopmatData } from './coopmat.oracle';
-import { buildCoopmatKernel, coopmatGeometry, type CoopmatSpec } from './coopmat.wgsl';
+import {
+  buildCoopmatKernel,
+  buildCoopmatXToF16Kernel,
+  coopmatGeometry,
+  type CoopmatSpec,
+} from './coopmat.wgsl';
 
 export const COOPMAT_OWNER_BUFFER = 'owner';
 
@@ -39,14 +44,22 @@ export function coopmatPlan(
     { name: 'out', kind: 'storage', size: m * n * 4 },
   ];
   if (instrument) buffers.push(ownerBufferSpec(m * n, COOPMAT_OWNER_BUFFER));
-  return singlePassPlan(
-    buffers,
-    kernelPass(
-      kc,
-      kc.workgroups(m, n),
-      `coopmat-f16 ${spec.arm} ${spec.tile.wm}x${spec.tile.wn}x${spec.tile.rm}x${spec.tile.rn}`,
-    ),
+  const main = kernelPass(
+    kc,
+    kc.workgroups(m, n),
+    `coopmat-f16 ${spec.arm} ${spec.tile.wm}x${spec.tile.wn}x${spec.tile.rm}x${spec.tile.rn}`,
   );
+  if (!spec.aDirect) return singlePassPlan(buffers, main);
+  // Direct A: pass 0 rounds the activation to f16 once, pass 1 (the kernel the editor shows) reads it.
+  const pre = buildCoopmatXToF16Kernel(spec);
+  buffers.push({ name: 'xh', kind: 'storage', size: pre.xhBytes });
+  return {
+    buffers,
+    passes: [kernelPass(pre, pre.grid, 'coopmat-f16 activation to f16'), main],
+    output: 'out',
+    outputType: 'f32',
+    mainPass: 1,
+  };
 }
 
 /**

@@ -192,12 +192,58 @@ describe('coopmat WGSL generator', () => {
       { ...base, tile: tile(2, 2, 2, 2), arm: 'subgroup-matrix', f16: 'native', rowPad: 8 },
     ],
     ['scalar.emulated.2x2x1x1.plane32.kstage2.pad8', { ...base, kStage: 2, rowPad: 8 }],
+    [
+      'subgroup-matrix.2x2x2x2.plane32.pad8.pipe',
+      { ...base, tile: tile(2, 2, 2, 2), arm: 'subgroup-matrix', f16: 'native', rowPad: 8, pipeline: true },
+    ],
+    [
+      'subgroup-matrix.2x2x2x2.plane32.pad8.pipe.adir',
+      {
+        ...base,
+        tile: tile(2, 2, 2, 2),
+        arm: 'subgroup-matrix',
+        f16: 'native',
+        rowPad: 8,
+        pipeline: true,
+        aDirect: true,
+      },
+    ],
+    ['scalar.emulated.2x2x1x1.plane32.pipe.adir', { ...base, pipeline: true, aDirect: true }],
   ];
   for (const [name, spec] of cases) {
     it(`snapshot ${name}`, async () => {
       await expect(coopmatWgsl(spec)).toMatchFileSnapshot(`./__snapshots__/coopmat.${name}.wgsl`);
     });
   }
+
+  it('the pipelined staging: one barrier a block, loads issued before the contraction and decoded after it, twice the tile memory; aDirect reads A from xh', () => {
+    const spec: CoopmatSpec = {
+      ...base,
+      m: 128,
+      n: 128,
+      tile: tile(2, 2, 2, 2),
+      arm: 'subgroup-matrix',
+      f16: 'native',
+      rowPad: 8,
+      pipeline: true,
+    };
+    const code = coopmatWgsl(spec);
+    const loop = code.slice(code.indexOf('for (var kb = 0u; kb < KB; kb++)'));
+    expect(loop.match(/workgroupBarrier\(\);/g)?.length).toBe(1 + 2 * 4); // the stage's + the 4 spills' pairs
+    const [fetch, mma, commit] = ['wqs[', 'subgroupMatrixMultiplyAccumulate', 'put_b4('].map((t) =>
+      loop.indexOf(t),
+    );
+    expect(fetch).toBeLessThan(mma);
+    expect(mma).toBeLessThan(commit);
+    expect(code).toContain('var<storage, read> x: array<vec4f, 8192>;');
+    expect(coopmatWorkgroupBytes(spec)).toBe(2 * (64 + 64) * 40 * 2 + 4 * 1024);
+    const direct = coopmatWgsl({ ...spec, aDirect: true });
+    expect(direct).not.toContain('var<workgroup> sa');
+    expect(direct).toContain('var<storage, read> xh: array<f16, 32768>;');
+    expect(coopmatWorkgroupBytes({ ...spec, aDirect: true })).toBe(2 * 64 * 40 * 2 + 4 * 1024);
+    expect(() => coopmatWgsl({ ...spec, kStage: 2 })).toThrow(/kStage 1/);
+    expect(() => coopmatWgsl({ ...spec, pipeline: false, aDirect: true })).toThrow(/needs the pipelined/);
+  });
 
   it('the matrix arm holds rm*rn f16->f32 16x16x16 results across K, loads f16 tiles with element strides', () => {
     const code = coopmatWgsl({ ...base, tile: tile(1, 2, 2, 3), arm: 'subgroup-matrix', f16: 'native' });

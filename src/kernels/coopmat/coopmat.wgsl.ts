@@ -43,6 +43,21 @@ export interface CoopmatSpec {
    * a 64- or 128-byte row stride puts every 16-element fragment row on the same few banks.
    */
   rowPad?: number;
+  /**
+   * Register-prefetched, double-buffered staging (default false: today's kernel). Each stage's global
+   * loads (16-byte activation and qs loads, the raw scale words) are issued into registers BEFORE the
+   * current stage's contraction and decoded into the other buffer after it, so the load latency hides
+   * behind the matrix work and a stage costs one barrier instead of two. Doubles the tile memory; 32-wide
+   * stages only (kStage 1).
+   */
+  pipeline?: boolean;
+  /**
+   * Pipelined kernels only: read the A operand straight from global memory with subgroupMatrixLoad
+   * (scalar arm: plain loads), out of an f16 copy `xh` of the activation that a pre-pass writes once
+   * (coopmatXToF16Kernel), instead of re-staging and re-rounding A in every workgroup column. Only B is
+   * staged, so its tiles may be twice as large in the same workgroup memory.
+   */
+  aDirect?: boolean;
 }
 
 /** Allowed K-stage depths: 1, or an even count of 32-blocks that divides the 8 of a Q4_K super-block. */
@@ -52,7 +67,9 @@ export const COOPMAT_K_STAGES: readonly CoopmatKStage[] = [1, 2, 4, 8];
 export const COOPMAT_BINDINGS = ['x', 'wqs', 'wsc', 'wd', 'wdm', 'out'] as const;
 
 /** Derived tile geometry. */
-export function coopmatGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'kStage' | 'rowPad'>) {
+export function coopmatGeometry(
+  spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'kStage' | 'rowPad' | 'pipeline' | 'aDirect'>,
+) {
   const { wm, wn, rm, rn } = spec.tile;
   const nwarp = wm * wn;
   const ks = spec.kStage ?? 1;
@@ -67,6 +84,10 @@ export function coopmatGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'kSta
     kw: 32 * ks,
     /** Row stride of the f16 tiles in elements: kw plus the padding. */
     rs: 32 * ks + (spec.rowPad ?? 0),
+    /** Staging buffers: 2 when pipelined (one being read while the next is written). */
+    bufs: spec.pipeline ? 2 : 1,
+    /** Rows of A staged in workgroup memory (none when A is read from global memory). */
+    aRows: spec.aDirect ? 0 : wm * rm * 16,
   };
 }
 
@@ -76,10 +97,10 @@ export function coopmatGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'kSta
  * @example coopmatWorkgroupBytes({ tile: { wm: 2, wn: 2, rm: 4, rn: 4 }, plane: 32, arm: 'scalar' }) === 16384
  */
 export function coopmatWorkgroupBytes(
-  spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'arm' | 'kStage' | 'rowPad'>,
+  spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'arm' | 'kStage' | 'rowPad' | 'pipeline' | 'aDirect'>,
 ): number {
   const g = coopmatGeometry(spec);
-  const tiles = (g.bm * g.rs + g.bn * g.rs) * 2;
+  const tiles = g.bufs * (g.aRows * g.rs + g.bn * g.rs) * 2;
   return spec.arm === 'subgroup-matrix' ? tiles + g.nwarp * 256 * 4 : tiles;
 }
 
@@ -105,6 +126,9 @@ export function coopmatSpecErrors(spec: CoopmatSpec): string[] {
   const pad = spec.rowPad ?? 0;
   if (!Number.isInteger(pad) || pad < 0 || pad > 64 || pad % 8 !== 0)
     errs.push(`rowPad ${pad} must be a multiple of 8 f16 elements in 0..64`);
+  if (spec.pipeline && (spec.kStage ?? 1) !== 1)
+    errs.push(`the pipelined staging stages one 32-block at a time (kStage 1, not ${String(spec.kStage)})`);
+  if (spec.aDirect && !spec.pipeline) errs.push('aDirect (A from global memory) needs the pipelined staging');
   if (spec.arm === 'subgroup-matrix' && spec.f16 !== 'native')
     errs.push('the subgroup-matrix arm needs native f16 (shader-f16)');
   return errs;
@@ -138,26 +162,62 @@ const BN = ${g.bn}u; // WN*RN*16
 const PER = ${g.per}u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
 const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
 const NSB = K / 256u; // Q4_K super-blocks per weight row
-${g.ks > 1 ? `const KS = ${g.ks}u; // 32-wide K-blocks staged per barrier pair\n` : ''}`;
+${g.ks > 1 ? `const KS = ${g.ks}u; // 32-wide K-blocks staged per barrier pair\n` : ''}${
+    spec.pipeline
+      ? `const RS = ${g.rs}u; // f16 elements per staged row (32 K-values + padding)
+const AV = BM * 8u; // activation vec4 loads of a stage
+const BV = BN * 2u; // qs quad loads of a stage
+`
+      : ''
+  }`;
 }
 
-const BINDINGS = `@group(0) @binding(0) var<storage, read> x: array<f32>; // activation [M, K] row-major
-@group(0) @binding(1) var<storage, read> wqs: array<u32>; // Q4_K qs: 32 words (128 B) / super-block
-@group(0) @binding(2) var<storage, read> wsc: array<u32>; // Q4_K packed 6-bit scales: 3 words / super-block
-@group(0) @binding(3) var<storage, read> wd: array<f32>; // d per super-block [N * NSB]
-@group(0) @binding(4) var<storage, read> wdm: array<f32>; // dmin per super-block [N * NSB]
+function bindings(spec: CoopmatSpec): string {
+  // The pipelined staging reads 16 bytes per load: the same buffers viewed as vec4 (K % 256 == 0, so
+  // every activation row and every 128-byte qs super-block starts on a vec4). Its input arrays are
+  // sized (array<T, n>): the bounds checks a browser adds then compare with constants, not arrayLength.
+  const pipe = spec.pipeline ?? false;
+  const nsb = (spec.n * spec.k) / 256;
+  const arr = (t: string, n: number) => (pipe ? `array<${t}, ${n}>` : `array<${t}>`);
+  const native = spec.f16 === 'native';
+  const a = spec.aDirect
+    ? `var<storage, read> xh: ${arr(native ? 'f16' : 'u32', (coopmatXhRows(spec) * spec.k) / (native ? 1 : 2))}; // f16 activation [MP, K] row-major${native ? '' : ' as f16 pairs'}, from the pre-pass`
+    : `var<storage, read> x: ${pipe ? arr('vec4f', (spec.m * spec.k) / 4) : 'array<f32>'}; // activation [M, K] row-major`;
+  return `@group(0) @binding(0) ${a}
+@group(0) @binding(1) var<storage, read> wqs: ${pipe ? arr('vec4u', nsb * 8) : 'array<u32>'}; // Q4_K qs: ${pipe ? '8 vec4' : '32 words'} (128 B) / super-block
+@group(0) @binding(2) var<storage, read> wsc: ${arr('u32', nsb * 3)}; // Q4_K packed 6-bit scales: 3 words / super-block
+@group(0) @binding(3) var<storage, read> wd: ${arr('f32', nsb)}; // d per super-block [N * NSB]
+@group(0) @binding(4) var<storage, read> wdm: ${arr('f32', nsb)}; // dmin per super-block [N * NSB]
 @group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
 `;
+}
+
+/** get_scale_min_k4's 6-bit scale and min of sub-block j, over a byte accessor of the 12 scale bytes. */
+function q4kScaleFns(prefix: string, arg: string, byteOf: (i: string) => string): string {
+  return `fn ${prefix}_sc(${arg}, j: u32) -> u32 {
+  if (j < 4u) { return ${byteOf('j')} & 63u; }
+  return (${byteOf('j + 4u')} & 15u) | ((${byteOf('j - 4u')} >> 6u) << 4u);
+}
+fn ${prefix}_m(${arg}, j: u32) -> u32 {
+  if (j < 4u) { return ${byteOf('j + 4u')} & 63u; }
+  return (${byteOf('j + 4u')} >> 4u) | ((${byteOf('j')} >> 6u) << 4u);
+}
+`;
+}
 
 const Q4K_DECODE = `// Q4_K decode, byte for byte the seed's q4k_byte / q4k_sc / q4k_m (get_scale_min_k4).
 fn wsc_byte(base: u32, i: u32) -> u32 { return (wsc[base + i / 4u] >> (8u * (i % 4u))) & 255u; }
-fn q4k_sc(base: u32, j: u32) -> u32 {
-  if (j < 4u) { return wsc_byte(base, j) & 63u; }
-  return (wsc_byte(base, j + 4u) & 15u) | ((wsc_byte(base, j - 4u) >> 6u) << 4u);
-}
-fn q4k_m(base: u32, j: u32) -> u32 {
-  if (j < 4u) { return wsc_byte(base, j + 4u) & 63u; }
-  return (wsc_byte(base, j + 4u) >> 4u) | ((wsc_byte(base, j) >> 6u) << 4u);
+${q4kScaleFns('q4k', 'base: u32', (i) => `wsc_byte(base, ${i})`)}`;
+
+// The pipelined staging prefetches a super-block's 3 scale words into registers and decodes from them.
+const Q4K_DECODE_REGS = `// Q4_K decode from the 3 prefetched scale words, byte for byte the seed's q4k_sc / q4k_m (get_scale_min_k4).
+fn w_byte(w: vec3u, i: u32) -> u32 { return (w[i / 4u] >> (8u * (i % 4u))) & 255u; }
+${q4kScaleFns('q4kw', 'w: vec3u', (i) => `w_byte(w, ${i})`)}
+// The 4 nibbles at bit sh of the bytes of word q as f32, exactly f32(q): OR-ing a 4-bit value into the
+// mantissa of 2^23 and subtracting 2^23 is exact and avoids int-to-float conversions (a quarter-rate unit).
+fn nib_f32(q: u32, sh: vec4u) -> vec4f {
+  let nib = ((vec4u(q) >> vec4u(0u, 8u, 16u, 24u)) >> sh) & vec4u(15u);
+  return bitcast<vec4f>(nib | vec4u(0x4b000000u)) - vec4f(8388608.0);
 }
 `;
 
@@ -283,6 +343,161 @@ const STAGE_B_PER_QUAD = `    // B [BN, 32*KS]: one invocation per (row, qs grou
     }
 `;
 
+/**
+ * The pipelined kernel's two staging buffers, [2][BM or BN][RS] f16 each, addressed by element: f16 as
+ * real `f16`, or in core WGSL as pack2x16float pairs (an even element index is a pair's first).
+ */
+function pipelinedStorage(spec: CoopmatSpec): string {
+  const g = coopmatGeometry(spec);
+  const rows = `// Double-buffered f16 operand tiles [2][rows][${g.rs}] (${g.rs - 32} f16 of padding a row): stage kb is
+// read from buffer kb % 2 while stage kb + 1 is decoded into the other.${
+    spec.aDirect ? ' Only B is staged: A is read from xh.' : ''
+  }`;
+  const native = spec.f16 === 'native';
+  // One tile: its declaration and put4 (and, for A unless it is direct, get2) accessors.
+  const tile = (name: 'a' | 'b', len: number, what: string) => {
+    const v = `s${name}`;
+    return native
+      ? `var<workgroup> ${v}: array<f16, ${len}u>; // ${what} x 2
+fn put_${name}4(e: u32, v: vec4f) { let h = vec4h(v); ${v}[e] = h.x; ${v}[e + 1u] = h.y; ${v}[e + 2u] = h.z; ${v}[e + 3u] = h.w; }
+fn get_${name}2(e: u32) -> vec2f { return vec2f(f32(${v}[e]), f32(${v}[e + 1u])); }
+`
+      : `var<workgroup> ${v}: array<u32, ${len / 2}u>; // ${what} x 2 as f16 pairs
+fn put_${name}4(e: u32, v: vec4f) { ${v}[e / 2u] = pack2x16float(v.xy); ${v}[e / 2u + 1u] = pack2x16float(v.zw); }
+fn get_${name}2(e: u32) -> vec2f { return unpack2x16float(${v}[e / 2u]); }
+`;
+  };
+  const a = spec.aDirect
+    ? native
+      ? `fn get_a2(e: u32) -> vec2f { return vec2f(f32(xh[e]), f32(xh[e + 1u])); } // A from global memory\n`
+      : `fn get_a2(e: u32) -> vec2f { return unpack2x16float(xh[e / 2u]); } // A from global memory\n`
+    : tile('a', g.bufs * g.bm * g.rs, 'A [BM, 32]');
+  const b = tile('b', g.bufs * g.bn * g.rs, 'B [BN, 32]: row n is column n of B^T');
+  return `${rows}${native ? '' : ' Core WGSL: pack2x16float pairs, as in the unpipelined tiles.'}
+${a}${b}`;
+}
+
+/** Items of one pipelined stage: A is BM rows x 8 vec4, B is BN rows x 2 qs quads (16 bytes each). */
+function pipelinedItems(spec: CoopmatSpec) {
+  const g = coopmatGeometry(spec);
+  const av = g.aRows * 8;
+  const bv = g.bn * 2;
+  return { av, bv, ia: Math.ceil(av / g.threads), ib: Math.ceil(bv / g.threads) };
+}
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+/** The prefetch registers: IA activation vec4s and IB (qs quad, d/dmin, scale words) per invocation. */
+function pipelinedRegisters(spec: CoopmatSpec): string {
+  const { ia, ib } = pipelinedItems(spec);
+  const a = range(ia).map((it) => `  var pa${it} = vec4f(0.0);`);
+  const b = range(ib).map(
+    (it) => `  var pq${it} = vec4u(0u);\n  var pd${it} = vec2f(0.0);\n  var pw${it} = vec3u(0u);`,
+  );
+  return `  // Prefetch registers of the next stage (raw global words; decoded only after the contraction).
+${[...a, ...b].join('\n')}
+`;
+}
+
+/**
+ * Issue the global loads of stage `kb` into the registers: nothing uses them until the commit, so
+ * their latency overlaps the contraction in between. Rows past M / N load zeros.
+ */
+function pipelinedFetch(spec: CoopmatSpec, kb: string): string {
+  const { av, bv, ia, ib } = pipelinedItems(spec);
+  const g = coopmatGeometry(spec);
+  const inA = av % g.threads === 0 ? '' : 'i < AV && '; // (no A items when A is direct)
+  const inB = bv % g.threads === 0 ? '' : 'i < BV && ';
+  const a = range(ia).map(
+    (it) => `      {
+        let i = tid + ${it}u * NT;
+        let arow = mrow0 + i / 8u;
+        pa${it} = vec4f(0.0);
+        if (${inA}arow < M) { pa${it} = x[arow * (K / 4u) + (${kb}) * 8u + i % 8u]; }
+      }`,
+  );
+  const b = range(ib).map(
+    (it) => `      {
+        let i = tid + ${it}u * NT;
+        let nrow = ncol0 + i / 2u;
+        pq${it} = vec4u(0u);
+        pd${it} = vec2f(0.0);
+        pw${it} = vec3u(0u);
+        if (${inB}nrow < N) {
+          // Sub-block is of a super-block is the low / high nibble of qs bytes 32*(is/2) .. +31: quad i % 2 of them.
+          let blk = nrow * NSB + (${kb}) / 8u;
+          pq${it} = wqs[blk * 8u + (((${kb}) % 8u) / 2u) * 2u + i % 2u];
+          pd${it} = vec2f(wd[blk], wdm[blk]);
+          pw${it} = vec3u(wsc[blk * 3u], wsc[blk * 3u + 1u], wsc[blk * 3u + 2u]);
+        }
+      }`,
+  );
+  return `    {
+      // Prefetch stage ${kb}: A [BM, 32] as 8 vec4 a row, B [BN, 32] as 2 qs quads a row.
+${[...a, ...b].join('\n')}
+    }
+`;
+}
+
+/** Decode the prefetched stage `kb` into staging buffer `buf`: A rounded to f16, B as d*sc*q - dmin*m. */
+function pipelinedCommit(spec: CoopmatSpec, kb: string, buf: string): string {
+  const { av, bv, ia, ib } = pipelinedItems(spec);
+  const g = coopmatGeometry(spec);
+  const guard = (n: number, lim: string, body: string) =>
+    n % g.threads === 0 ? body : `if (i < ${lim}) {\n${body.replace(/^/gm, '  ')}\n        }`;
+  const a = range(ia).map(
+    (it) => `      {
+        let i = tid + ${it}u * NT;
+        ${guard(av, 'AV', `put_a4((${buf}) * (BM * RS) + (i / 8u) * RS + (i % 8u) * 4u, pa${it});`)}
+      }`,
+  );
+  const b = range(ib).map((it) => {
+    const puts = range(4)
+      .map((w) => `put_b4(e0 + ${4 * w}u, ds * nib_f32(pq${it}.${'xyzw'[w]}, sh) - ms);`)
+      .join('\n        ');
+    return `      {
+        let i = tid + ${it}u * NT;
+        let is = (${kb}) % 8u;
+        let ds = pd${it}.x * f32(q4kw_sc(pw${it}, is));
+        let ms = pd${it}.y * f32(q4kw_m(pw${it}, is));
+        let sh = vec4u(4u * (is % 2u));
+        let e0 = (${buf}) * (BN * RS) + (i / 2u) * RS + (i % 2u) * 16u;
+        ${guard(bv, 'BV', puts)}
+      }`;
+  });
+  return `    {
+      // Commit stage ${kb} into buffer ${buf}: w = d*sc*q - dmin*m in f32, then f16 (as the unpipelined stage).
+${[...a, ...b].join('\n')}
+    }
+`;
+}
+
+/** Register-held operands a matrix arm prefetches itself: declared before the loop, taken at each stage's start. */
+interface FragPrefetch {
+  /** Declare and load stage 0. */
+  init: string;
+  /** Take the current stage's values (before the next stage's loads overwrite them). */
+  take: string;
+  /** Load stage `kb + 1` (inside the loop's prefetch branch). */
+  next: string;
+}
+
+/** The pipelined K loop around an arm's contraction of buffer `cur`: one barrier per 32-block. */
+function pipelinedLoop(spec: CoopmatSpec, contract: string, frags?: FragPrefetch): string {
+  return `${pipelinedRegisters(spec)}${pipelinedFetch(spec, '0u')}${pipelinedCommit(spec, '0u', '0u')}${frags?.init ?? ''}  workgroupBarrier();
+  for (var kb = 0u; kb < KB; kb++) {
+    let cur = kb % 2u;
+    let more = kb + 1u < KB;
+${frags?.take ?? ''}    if (more) {
+  ${pipelinedFetch(spec, 'kb + 1u').replace(/\n(?=.)/g, '\n  ')}${frags?.next ?? ''}    }
+${contract}    if (more) {
+  ${pipelinedCommit(spec, 'kb + 1u', '1u - cur').replace(/\n(?=.)/g, '\n  ')}    }
+    // Buffer cur is read by everyone before the next iteration overwrites it, and 1 - cur is complete.
+    workgroupBarrier();
+  }
+`;
+}
+
 function scalarMain(spec: CoopmatSpec): string {
   const { ks, kw } = coopmatGeometry(spec);
   const loop = ks === 1 ? 'kb++' : 'kb += KS';
@@ -297,7 +512,10 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
   set_owner(wg.y * nwg.x + wg.x, warp, lane);
   // f32 accumulators held in registers across K: RM*RN subtiles x PER elements (zero-initialised).
   var acc: array<f32, RM * RN * PER>;
-  for (var kb = 0u; kb < KB; ${loop}) {
+${
+  spec.pipeline
+    ? pipelinedLoop(spec, scalarPipelinedContract(spec.aDirect ?? false))
+    : `  for (var kb = 0u; kb < KB; ${loop}) {
 ${stage(ks)}    for (var im = 0u; im < RM; im++) {
       for (var jn = 0u; jn < RN; jn++) {
         let sm = warp_m * RM + im;
@@ -312,7 +530,8 @@ ${ks === 1 ? SCALAR_BLOCK : scalarStagedBlocks()}
     }
     workgroupBarrier();
   }
-  for (var im = 0u; im < RM; im++) {
+`
+}  for (var im = 0u; im < RM; im++) {
     for (var jn = 0u; jn < RN; jn++) {
       let sm = warp_m * RM + im;
       let sn = warp_n * RN + jn;
@@ -341,6 +560,22 @@ const SCALAR_BLOCK = `          // One 32-block in f32, K in order, then into th
           }
           acc[(im * RN + jn) * PER + e] += s;`;
 
+// The scalar arm's contraction of staging buffer cur (element-addressed), in the order of SCALAR_BLOCK; A
+// from buffer cur too, or from the f16 activation copy xh (row-major [MP, K]) when it is direct.
+const scalarPipelinedContract = (aDirect: boolean) => `    for (var im = 0u; im < RM; im++) {
+      for (var jn = 0u; jn < RN; jn++) {
+        let sm = warp_m * RM + im;
+        let sn = warp_n * RN + jn;
+        for (var e = 0u; e < PER; e++) {
+          let p = lane * PER + e;
+          let ra = ${aDirect ? '(mrow0 + sm * 16u + p / 16u) * K + kb * 32u' : 'cur * (BM * RS) + (sm * 16u + p / 16u) * RS'}; // first f16 of this element's A row
+          let rb = cur * (BN * RS) + (sn * 16u + p % 16u) * RS; // ... and of its B row (= output column)
+${SCALAR_BLOCK.replace('get_a(ra + l)', 'get_a2(ra + 2u * l)').replace('get_b(rb + l)', 'get_b2(rb + 2u * l)')}
+        }
+      }
+    }
+`;
+
 /** The staged blocks one after another, each summed alone and then accumulated: the same rounding as KS = 1. */
 function scalarStagedBlocks(): string {
   const inner = SCALAR_BLOCK.replace(/^ {10}/gm, '            ')
@@ -351,6 +586,25 @@ ${inner}
           }`;
 }
 
+/**
+ * A straight from the f16 activation copy xh: the rm x 2 left matrices of a stage, prefetched one stage
+ * ahead in registers (an_*) like the staged operands, so their global latency also hides behind a stage.
+ */
+function directAFrags(rm: number): FragPrefetch {
+  const ids = range(rm).flatMap((im) => [0, 1].map((kc) => [im, kc] as const));
+  const load = (im: number, kc: number, kb: string) =>
+    `subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xh, (mrow0 + (warp_m * RM + ${im}u) * 16u) * K + (${kb}) * 32u + ${kc * 16}u, K)`;
+  return {
+    init: `  // A of stage 0 from global memory (xh has MP >= the grid's rows, so every load is in bounds).
+${ids.map(([im, kc]) => `  var an_${im}_${kc} = ${load(im, kc, '0u')};`).join('\n')}
+`,
+    take: `${ids.map(([im, kc]) => `    let ac_${im}_${kc} = an_${im}_${kc};`).join('\n')}
+`,
+    next: `${ids.map(([im, kc]) => `      an_${im}_${kc} = ${load(im, kc, 'kb + 1u')};`).join('\n')}
+`,
+  };
+}
+
 function matrixMain(spec: CoopmatSpec): string {
   const { rm, rn } = spec.tile;
   const { ks, rs } = coopmatGeometry(spec);
@@ -359,11 +613,14 @@ function matrixMain(spec: CoopmatSpec): string {
   const accDecl = ids
     .map(([im, jn]) => `  var acc_${im}_${jn} = subgroup_matrix_result<f32, 16, 16>();`)
     .join('\n');
+  const g = coopmatGeometry(spec);
+  // The pipelined kernel reads staging buffer cur (a subgroup-uniform offset, as the loads require).
+  const [bufA, bufB] = spec.pipeline ? [`cur * ${g.bm * rs}u + `, `cur * ${g.bn * rs}u + `] : ['', ''];
   const kHalf = (kc: number) => {
     const loadsB = Array.from(
       { length: rn },
       (_, jn) =>
-        `      let b_${jn} = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, (warp_n * RN + ${jn}u) * ${16 * rs}u + ${kc * 16}u, ${rs}u);`,
+        `      let b_${jn} = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, ${bufB}(warp_n * RN + ${jn}u) * ${16 * rs}u + ${kc * 16}u, ${rs}u);`,
     ).join('\n');
     const perA = Array.from({ length: rm }, (_, im) => {
       const mmas = Array.from(
@@ -371,8 +628,11 @@ function matrixMain(spec: CoopmatSpec): string {
         (_, jn) =>
           `        acc_${im}_${jn} = subgroupMatrixMultiplyAccumulate(a_${im}, b_${jn}, acc_${im}_${jn});`,
       ).join('\n');
+      const a = spec.aDirect
+        ? `ac_${im}_${kc}`
+        : `subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, ${bufA}(warp_m * RM + ${im}u) * ${16 * rs}u + ${kc * 16}u, ${rs}u)`;
       return `      {
-        let a_${im} = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + ${im}u) * ${16 * rs}u + ${kc * 16}u, ${rs}u);
+        let a_${im} = ${a};
 ${mmas}
       }`;
     }).join('\n');
@@ -416,10 +676,14 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
   set_owner(wg.y * nwg.x + wg.x, warp, lane);
   // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
 ${accDecl}
-  for (var kb = 0u; kb < KB; ${ks === 1 ? 'kb++' : 'kb += KS'}) {
+${
+  spec.pipeline
+    ? pipelinedLoop(spec, `${kHalf(0)}\n${kHalf(1)}\n`, spec.aDirect ? directAFrags(rm) : undefined)
+    : `  for (var kb = 0u; kb < KB; ${ks === 1 ? 'kb++' : 'kb += KS'}) {
 ${stage(ks)}${Array.from({ length: 2 * ks }, (_, kc) => kHalf(kc)).join('\n')}
     workgroupBarrier();
-  }
+  }`
+}
 ${stores}
 }
 `;
@@ -440,9 +704,9 @@ export function coopmatWgsl(spec: CoopmatSpec): string {
     .join('\n');
   return `${enables ? `${enables}\n\n` : ''}${header(spec)}
 ${consts(spec)}
-${BINDINGS}
-${Q4K_DECODE}
-${tileStorage(spec)}
+${bindings(spec)}
+${spec.pipeline ? Q4K_DECODE_REGS : Q4K_DECODE}
+${spec.pipeline ? pipelinedStorage(spec) : tileStorage(spec)}
 ${spec.arm === 'scalar' ? scalarMain(spec) : matrixMain(spec)}`;
 }
 
@@ -468,7 +732,8 @@ export function buildCoopmatKernel(spec: CoopmatSpec, opts: { instrument?: boole
   const kernelWgsl = coopmatWgsl(spec);
   const instrument = opts.instrument ?? false;
   const g = coopmatGeometry(spec);
-  const bindings: string[] = [...COOPMAT_BINDINGS];
+  // A direct kernel reads the pre-pass's f16 copy in x's place.
+  const bindings: string[] = COOPMAT_BINDINGS.map((b) => (b === 'x' && spec.aDirect ? 'xh' : b));
   if (instrument) bindings.push('owner');
   return {
     wgsl:
@@ -480,5 +745,53 @@ export function buildCoopmatKernel(spec: CoopmatSpec, opts: { instrument?: boole
     workgroupSize: g.threads,
     workgroups: (m: number, n: number) => [Math.ceil(n / g.bn), Math.ceil(m / g.bm), 1],
     workgroupBytes: coopmatWorkgroupBytes(spec),
+  };
+}
+
+/** Rows of the f16 activation copy of a direct-A kernel: its grid's rows, so the last tile's loads stay in bounds. */
+export function coopmatXhRows(spec: Pick<CoopmatSpec, 'm' | 'tile' | 'plane'>): number {
+  const { bm } = coopmatGeometry(spec);
+  return Math.ceil(spec.m / bm) * bm;
+}
+
+/** Workgroup size of the activation pre-pass, and the most workgroups it puts on one grid row. */
+const XH_WG = 256;
+const XH_MAX_X = 32768;
+
+/**
+ * The pre-pass of a direct-A kernel: x (f32 [m, k]) -> xh (f16 [MP, k] as pack2x16float pairs, rows m..MP
+ * zero), rounded once per activation rather than once per workgroup column. Core WGSL, so both arms and
+ * every adapter share it (a native-f16 kernel reads the same bytes as array<f16>).
+ * @example const pre = buildCoopmatXToF16Kernel(spec); pass.dispatchWorkgroups(...pre.grid)
+ */
+export function buildCoopmatXToF16Kernel(spec: Pick<CoopmatSpec, 'm' | 'k' | 'tile' | 'plane'>) {
+  const mp = coopmatXhRows(spec);
+  const vecs = (mp * spec.k) / 4;
+  const groups = Math.ceil(vecs / XH_WG);
+  const gx = Math.min(groups, XH_MAX_X);
+  const wgsl = `// coopmat-f16 pre-pass: the activation x [${spec.m}, ${spec.k}] rounded to f16 once, as pack2x16float pairs,
+// into xh [${mp}, ${spec.k}] (rows ${spec.m}..${mp - 1} zero: the last row tile of the GEMM reads them).
+const NV = ${vecs}u; // vec4s of xh
+const NX = ${(spec.m * spec.k) / 4}u; // vec4s of x
+@group(0) @binding(0) var<storage, read> x: array<vec4f>;
+@group(0) @binding(1) var<storage, read_write> xh: array<vec2u>;
+
+@compute @workgroup_size(${XH_WG})
+fn main(@builtin(global_invocation_id) gid: vec3u) {
+  let i = gid.y * ${gx * XH_WG}u + gid.x;
+  if (i >= NV) { return; }
+  var v = vec4f(0.0);
+  if (i < NX) { v = x[i]; }
+  xh[i] = vec2u(pack2x16float(v.xy), pack2x16float(v.zw));
+}
+`;
+  return {
+    wgsl,
+    entryPoint: 'main' as const,
+    bindings: ['x', 'xh'] as const,
+    workgroupSize: XH_WG,
+    grid: [gx, Math.ceil(groups / gx), 1] as [number, number, number],
+    /** Bytes of xh. */
+    xhBytes: mp * spec.k * 2,
   };
 }

@@ -30,6 +30,8 @@ export { mmqQ4kF16Ref, mmqQ4kF16RoundedRef, dequantQ4kRows, coopmatData, fmaF32 
 export type { CoopmatData, DecodeRounding } from './coopmat.oracle';
 export {
   buildCoopmatKernel,
+  buildCoopmatXToF16Kernel,
+  coopmatXhRows,
   coopmatWgsl,
   coopmatWorkgroupBytes,
   coopmatGeometry,
@@ -68,16 +70,28 @@ export interface CoopmatPrepared extends PreparedProblem {
   judgeEmulation(got: Float32Array): Verdict & { decode: DecodeRounding };
 }
 
+/**
+ * The staging an arm runs by default. The matrix arm takes the pipelined staging (register prefetch,
+ * double buffer, one barrier a block) with rows padded by 8 f16: on the H200 that is 1.75x the best
+ * one-buffer kernel (0.8012 vs 1.4054 ms at 2048x4096x4096, docs/benchmarks.md). The scalar arm keeps
+ * the one-buffer kernel, the seed's normative path.
+ */
+export function coopmatArmStaging(arm: CoopmatArm): Pick<CoopmatSpec, 'pipeline' | 'rowPad'> {
+  return arm === 'subgroup-matrix' ? { pipeline: true, rowPad: 8 } : {};
+}
+
 /** The generator spec of a config on an adapter: native f16 wherever the adapter has shader-f16. */
 export function coopmatSpec(config: ProblemConfig, caps: AdapterCaps): CoopmatSpec {
+  const arm = config.arm as CoopmatArm;
   return {
     m: config.m,
     n: config.n,
     k: config.k,
     tile: { ...config.tile },
     plane: config.plane,
-    arm: config.arm as CoopmatArm,
+    arm,
     f16: caps.shaderF16 ? 'native' : 'emulated',
+    ...coopmatArmStaging(arm),
   };
 }
 
