@@ -897,6 +897,9 @@ async function benchMoe(
   }
 }
 
+/** The (wm, wn, rm, rn) part of a tile name, without staging suffixes. */
+const baseTile = (tile: string) => tile.split(',').slice(0, 4).join(',');
+
 /** Same-run ratios: (a) vs the best f32 baseline tile, (b) vs the scalar arm, (c) tuned vs incumbent. */
 function deriveRatios(rows: BenchRow[]) {
   const key = (r: BenchRow) => `${r.m}x${r.n}x${r.k}/${r.experts ?? 0}`;
@@ -910,8 +913,15 @@ function deriveRatios(rows: BenchRow[]) {
     const f = bestF32.get(key(r));
     if (f !== undefined && r.family !== 'gemm-f32') r.vsF32 = f / r.ms!;
     if (r.arm !== 'scalar') {
+      // The same (wm, wn, rm, rn) on the scalar arm; each arm with its own default staging suffix
+      // ("2,4,1,1,pad8,pipe" on the coopmat matrix arm), so staging variants compare with it too.
       const s = rows.find(
-        (o) => ok(o) && o.family === r.family && o.tile === r.tile && o.arm === 'scalar' && key(o) === key(r),
+        (o) =>
+          ok(o) &&
+          o.family === r.family &&
+          baseTile(o.tile) === baseTile(r.tile) &&
+          o.arm === 'scalar' &&
+          key(o) === key(r),
       );
       if (s) r.vsScalar = s.ms! / r.ms!;
     }
