@@ -613,7 +613,8 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     const evo = new Evolution(
       opts.quick
         ? { population: 3, generations: 1, measureIters: 1 }
-        : { population: 12, generations: 3, measureIters: 10 },
+        : // 16 x 4: ~60 distinct tiles, most of the feasible space; 12 x 3 missed coopmat's best tile.
+          { population: 16, generations: 4, measureIters: 10 },
     );
     const report = await evo.run(ev.space, ev, 0x5eed, { seeds: [tileConfig(ev.space, incumbent)] });
     result.tuning.push({
