@@ -63,9 +63,8 @@ async function main() {
       );
     }
   }
-  const flags = opts.extraToggles
-    ? FULL_DAWN_FLAGS.map((f) => `${f},${opts.extraToggles ?? ''}`)
-    : [...FULL_DAWN_FLAGS];
+  const extra = opts.extraToggles;
+  const flags = extra ? FULL_DAWN_FLAGS.map((f) => `${f},${extra}`) : [...FULL_DAWN_FLAGS];
   const gpu: BenchGpu = await openBenchGpu(flags);
   console.log(`[bench] Dawn flags: ${flags.join(' ')}`);
   const save = (r: unknown) => {

@@ -5,7 +5,7 @@ import { judge } from '../src/kernels/compare';
 import type { TileParams } from '../src/kernels/family';
 import { int8ArmSupport, planeWidth, type AdapterCaps, type Arm } from '../src/kernels/gpu/caps';
 import { suffixedPass } from '../src/kernels/gpu/instrument';
-import { kernelPass, type BufferSpec, type PassSpec } from '../src/kernels/gpu/plan';
+import type { BufferSpec, PassSpec } from '../src/kernels/gpu/plan';
 import {
   buildMmqKernel,
   mmqCapsProblems,
@@ -22,12 +22,13 @@ import {
   type MmqSpec,
 } from '../src/kernels/mmq';
 import {
-  buildCoopmatKernel,
-  buildCoopmatXToF16Kernel,
   coopmatArmStaging,
   coopmatMatrixUnsupported,
+  coopmatPlan,
   coopmatSpecErrors,
   coopmatWorkgroupBytes,
+  coopmatXhRows,
+  type CoopmatArm,
   type CoopmatKStage,
   type CoopmatSpec,
 } from '../src/kernels/coopmat';
@@ -251,13 +252,14 @@ async function gateAndTime(
       tol: c.tol,
     };
     const t = await timeMainPass(prob.resident, c.passes[c.mainPass]!, prepared, c.mainPass, opts);
-    // A multi-pass config is charged every pass it needs: the main pass's batches plus each other one's.
-    const others = (c.timed ?? [c.mainPass]).filter((i) => i !== c.mainPass);
-    if (others.length) {
-      const each = new Map<number, number>([[c.mainPass, t.ms]]);
-      for (const i of others)
-        each.set(i, (await timeMainPass(prob.resident, c.passes[i]!, prepared, i, opts)).ms);
-      row.passMs = (c.timed ?? []).map((i) => each.get(i)!);
+    // A multi-pass config is charged every pass it needs, each timed in its own batches.
+    const timed = c.timed ?? [c.mainPass];
+    if (timed.length > 1) {
+      row.passMs = [];
+      for (const i of timed)
+        row.passMs.push(
+          i === c.mainPass ? t.ms : (await timeMainPass(prob.resident, c.passes[i]!, prepared, i, opts)).ms,
+        );
       t.ms = row.passMs.reduce((a, b) => a + b, 0);
     }
     row.ms = t.ms;
@@ -341,30 +343,24 @@ function mmqCandidate(
   });
 }
 
-function coopmatCandidate(
+/**
+ * The coopmat spec the bench runs for a tile: the family's default staging on that arm
+ * (coopmatArmStaging) unless `staging` says otherwise. The tuner's static tier sizes tiles with it too.
+ */
+function coopmatBenchSpec(
   caps: AdapterCaps,
-  shape: Shape,
+  { m, n, k }: Shape,
   tile: TileParams,
-  arm: 'scalar' | 'subgroup-matrix',
-  role: string,
-  x: Float32Array,
-  data: MmqQ4kData,
-  staging?: CoopmatStaging,
-): Candidate | BenchRow {
-  const { m, n, k } = shape;
-  const plane = planeWidth(caps);
-  // Without explicit staging a config runs what the family runs on that arm (coopmatArmStaging).
-  const chosen: CoopmatStaging = staging ?? coopmatArmStaging(arm);
-  const { kStage = 1, rowPad = 0, pipeline = false, aDirect = false } = chosen;
-  // Non-default staging is part of the tile name ("4,4,2,2,ks2,pad8,pipe,adir"); the defaults keep today's ids.
-  const tileName = `${tileStr(tile)}${kStage === 1 ? '' : `,ks${kStage}`}${rowPad ? `,pad${rowPad}` : ''}${pipeline ? ',pipe' : ''}${aDirect ? ',adir' : ''}`;
-  const row = benchRow('coopmat-f16', 'q4k', arm, role, tileName, shape);
-  const spec: CoopmatSpec = {
+  arm: CoopmatArm,
+  staging: CoopmatStaging = coopmatArmStaging(arm),
+): CoopmatSpec {
+  const { kStage = 1, rowPad = 0, pipeline = false, aDirect = false } = staging;
+  return {
     m,
     n,
     k,
     tile,
-    plane,
+    plane: planeWidth(caps),
     arm,
     f16: caps.shaderF16 ? 'native' : 'emulated',
     ...(kStage === 1 ? {} : { kStage }),
@@ -372,6 +368,27 @@ function coopmatCandidate(
     ...(pipeline ? { pipeline } : {}),
     ...(aDirect ? { aDirect } : {}),
   };
+}
+
+/** A coopmat tile's name: the tile, then any non-default staging ("4,4,2,2,ks2,pad8,pipe,adir"). */
+function coopmatTileName(spec: CoopmatSpec): string {
+  const { kStage = 1, rowPad = 0 } = spec;
+  return `${tileStr(spec.tile)}${kStage === 1 ? '' : `,ks${kStage}`}${rowPad ? `,pad${rowPad}` : ''}${spec.pipeline ? ',pipe' : ''}${spec.aDirect ? ',adir' : ''}`;
+}
+
+function coopmatCandidate(
+  caps: AdapterCaps,
+  shape: Shape,
+  tile: TileParams,
+  arm: CoopmatArm,
+  role: string,
+  x: Float32Array,
+  data: MmqQ4kData,
+  staging?: CoopmatStaging,
+): Candidate | BenchRow {
+  const { m, n, k } = shape;
+  const spec = coopmatBenchSpec(caps, shape, tile, arm, staging);
+  const row = benchRow('coopmat-f16', 'q4k', arm, role, coopmatTileName(spec), shape);
   const why = coopmatSpecErrors(spec);
   if (arm === 'subgroup-matrix') {
     const u = coopmatMatrixUnsupported(caps);
@@ -380,27 +397,25 @@ function coopmatCandidate(
   const bytes = coopmatWorkgroupBytes(spec);
   if (bytes > caps.limits.maxComputeWorkgroupStorageSize)
     why.push(`workgroup memory ${bytes} B > ${caps.limits.maxComputeWorkgroupStorageSize}`);
-  const threads = tile.wm * tile.wn * plane;
+  const threads = tile.wm * tile.wn * spec.plane;
   if (threads > caps.limits.maxComputeInvocationsPerWorkgroup)
     why.push(`${threads} threads > ${caps.limits.maxComputeInvocationsPerWorkgroup}`);
+  if (spec.aDirect && coopmatXhRows(spec) > XH_SCRATCH_ROWS(m)) why.push('xh scratch too small');
   if (why.length) return skippedRow(row, why);
-  const kc = buildCoopmatKernel(spec);
-  const c = singlePassCandidate(row, kernelPass(kc, kc.workgroups(m, n), row.id), shape, {
+  // The family's own plan (one pass, or the A-direct pre-pass then the GEMM), every pass charged.
+  const plan = coopmatPlan(spec, { x, w: data.w });
+  return {
+    row,
+    passes: plan.passes,
+    mainPass: plan.mainPass,
+    timed: plan.passes.map((_, i) => i),
+    output: 'out',
+    ops: 2 * m * n * k,
     oracle: sampledOracle(n, (i, j) => f16Element(x, data, i, j, k)),
     // Operands are f16 (as in the oracle); the kernel sums in f32 in its own order.
     tol: 2e-3,
     weightBytes: mmqWeightBytes('q4k', n, k),
     kind: 'f16',
-  });
-  if (!spec.aDirect) return c;
-  // Direct A: the activation pre-pass runs first and is timed and charged with the GEMM.
-  const pre = buildCoopmatXToF16Kernel(spec);
-  if (pre.xhBytes > XH_SCRATCH_ROWS(m) * k * 2) return skippedRow(row, ['xh scratch too small']);
-  return {
-    ...c,
-    passes: [kernelPass(pre, pre.grid, `${row.id} pre-pass`), ...c.passes],
-    mainPass: 1,
-    timed: [0, 1],
   };
 }
 
@@ -697,7 +712,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
           cmArm,
           shape,
           (t) => coopmatCandidate(caps, shape, t, cmArm, 'tuned', x, q4),
-          (t) => coopmatWorkgroupBytes({ tile: t, plane, arm: cmArm }),
+          (t) => coopmatWorkgroupBytes(coopmatBenchSpec(caps, shape, t, cmArm)),
         );
     }
     for (const arm of arms)

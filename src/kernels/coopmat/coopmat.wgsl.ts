@@ -165,8 +165,7 @@ const NSB = K / 256u; // Q4_K super-blocks per weight row
 ${g.ks > 1 ? `const KS = ${g.ks}u; // 32-wide K-blocks staged per barrier pair\n` : ''}${
     spec.pipeline
       ? `const RS = ${g.rs}u; // f16 elements per staged row (32 K-values + padding)
-const AV = BM * 8u; // activation vec4 loads of a stage
-const BV = BN * 2u; // qs quad loads of a stage
+${spec.aDirect ? '' : 'const AV = BM * 8u; // activation vec4 loads of a stage\n'}const BV = BN * 2u; // qs quad loads of a stage
 `
       : ''
   }`;
@@ -358,11 +357,11 @@ function pipelinedStorage(spec: CoopmatSpec): string {
   const tile = (name: 'a' | 'b', len: number, what: string) => {
     const v = `s${name}`;
     return native
-      ? `var<workgroup> ${v}: array<f16, ${len}u>; // ${what} x 2
+      ? `var<workgroup> ${v}: array<f16, ${len}u>; // ${what}, two buffers
 fn put_${name}4(e: u32, v: vec4f) { let h = vec4h(v); ${v}[e] = h.x; ${v}[e + 1u] = h.y; ${v}[e + 2u] = h.z; ${v}[e + 3u] = h.w; }
 fn get_${name}2(e: u32) -> vec2f { return vec2f(f32(${v}[e]), f32(${v}[e + 1u])); }
 `
-      : `var<workgroup> ${v}: array<u32, ${len / 2}u>; // ${what} x 2 as f16 pairs
+      : `var<workgroup> ${v}: array<u32, ${len / 2}u>; // ${what}, two buffers of f16 pairs
 fn put_${name}4(e: u32, v: vec4f) { ${v}[e / 2u] = pack2x16float(v.xy); ${v}[e / 2u + 1u] = pack2x16float(v.zw); }
 fn get_${name}2(e: u32) -> vec2f { return unpack2x16float(${v}[e / 2u]); }
 `;
@@ -377,13 +376,25 @@ fn get_${name}2(e: u32) -> vec2f { return unpack2x16float(${v}[e / 2u]); }
 ${a}${b}`;
 }
 
-/** Items of one pipelined stage: A is BM rows x 8 vec4, B is BN rows x 2 qs quads (16 bytes each). */
+/**
+ * Items of one pipelined stage: A is BM rows x 8 vec4 (none when A is direct), B is BN rows x 2 qs quads
+ * (16 bytes each); ia / ib per invocation, and the bound item i must check where NT does not divide them.
+ */
 function pipelinedItems(spec: CoopmatSpec) {
   const g = coopmatGeometry(spec);
   const av = g.aRows * 8;
   const bv = g.bn * 2;
-  return { av, bv, ia: Math.ceil(av / g.threads), ib: Math.ceil(bv / g.threads) };
+  const bound = (items: number, lim: string) => (items % g.threads === 0 ? undefined : `i < ${lim}`);
+  return {
+    ia: Math.ceil(av / g.threads),
+    ib: Math.ceil(bv / g.threads),
+    boundA: bound(av, 'AV'),
+    boundB: bound(bv, 'BV'),
+  };
 }
+
+/** `cond1 && cond2 ...` of the conditions present. */
+const allOf = (...conds: (string | undefined)[]) => conds.filter(Boolean).join(' && ');
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
@@ -404,16 +415,13 @@ ${[...a, ...b].join('\n')}
  * their latency overlaps the contraction in between. Rows past M / N load zeros.
  */
 function pipelinedFetch(spec: CoopmatSpec, kb: string): string {
-  const { av, bv, ia, ib } = pipelinedItems(spec);
-  const g = coopmatGeometry(spec);
-  const inA = av % g.threads === 0 ? '' : 'i < AV && '; // (no A items when A is direct)
-  const inB = bv % g.threads === 0 ? '' : 'i < BV && ';
+  const { ia, ib, boundA, boundB } = pipelinedItems(spec);
   const a = range(ia).map(
     (it) => `      {
         let i = tid + ${it}u * NT;
         let arow = mrow0 + i / 8u;
         pa${it} = vec4f(0.0);
-        if (${inA}arow < M) { pa${it} = x[arow * (K / 4u) + (${kb}) * 8u + i % 8u]; }
+        if (${allOf(boundA, 'arow < M')}) { pa${it} = x[arow * (K / 4u) + (${kb}) * 8u + i % 8u]; }
       }`,
   );
   const b = range(ib).map(
@@ -423,8 +431,7 @@ function pipelinedFetch(spec: CoopmatSpec, kb: string): string {
         pq${it} = vec4u(0u);
         pd${it} = vec2f(0.0);
         pw${it} = vec3u(0u);
-        if (${inB}nrow < N) {
-          // Sub-block is of a super-block is the low / high nibble of qs bytes 32*(is/2) .. +31: quad i % 2 of them.
+        if (${allOf(boundB, 'nrow < N')}) {
           let blk = nrow * NSB + (${kb}) / 8u;
           pq${it} = wqs[blk * 8u + (((${kb}) % 8u) / 2u) * 2u + i % 2u];
           pd${it} = vec2f(wd[blk], wdm[blk]);
@@ -433,7 +440,8 @@ function pipelinedFetch(spec: CoopmatSpec, kb: string): string {
       }`,
   );
   return `    {
-      // Prefetch stage ${kb}: A [BM, 32] as 8 vec4 a row, B [BN, 32] as 2 qs quads a row.
+      // Prefetch stage ${kb}: ${spec.aDirect ? '' : 'A [BM, 32] as 8 vec4 a row, '}B [BN, 32] as 2 qs quads a row.
+      // Sub-block is = kb % 8 is the low / high nibble of qs bytes 32*(is/2) .. +31; item i takes quad i % 2.
 ${[...a, ...b].join('\n')}
     }
 `;
@@ -441,14 +449,14 @@ ${[...a, ...b].join('\n')}
 
 /** Decode the prefetched stage `kb` into staging buffer `buf`: A rounded to f16, B as d*sc*q - dmin*m. */
 function pipelinedCommit(spec: CoopmatSpec, kb: string, buf: string): string {
-  const { av, bv, ia, ib } = pipelinedItems(spec);
-  const g = coopmatGeometry(spec);
-  const guard = (n: number, lim: string, body: string) =>
-    n % g.threads === 0 ? body : `if (i < ${lim}) {\n${body.replace(/^/gm, '  ')}\n        }`;
+  const { ia, ib, boundA, boundB } = pipelinedItems(spec);
+  // A body of statements at 8 spaces, under the item bound when there is one.
+  const guard = (bound: string | undefined, body: string) =>
+    bound ? `if (${bound}) {\n          ${body.replace(/\n/g, '\n  ')}\n        }` : body;
   const a = range(ia).map(
     (it) => `      {
         let i = tid + ${it}u * NT;
-        ${guard(av, 'AV', `put_a4((${buf}) * (BM * RS) + (i / 8u) * RS + (i % 8u) * 4u, pa${it});`)}
+        ${guard(boundA, `put_a4((${buf}) * (BM * RS) + (i / 8u) * RS + (i % 8u) * 4u, pa${it});`)}
       }`,
   );
   const b = range(ib).map((it) => {
@@ -462,7 +470,7 @@ function pipelinedCommit(spec: CoopmatSpec, kb: string, buf: string): string {
         let ms = pd${it}.y * f32(q4kw_m(pw${it}, is));
         let sh = vec4u(4u * (is % 2u));
         let e0 = (${buf}) * (BN * RS) + (i / 2u) * RS + (i % 2u) * 16u;
-        ${guard(bv, 'BV', puts)}
+        ${guard(boundB, puts)}
       }`;
   });
   return `    {

@@ -17,7 +17,6 @@ const PER = 8u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
 const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
 const NSB = K / 256u; // Q4_K super-blocks per weight row
 const RS = 32u; // f16 elements per staged row (32 K-values + padding)
-const AV = BM * 8u; // activation vec4 loads of a stage
 const BV = BN * 2u; // qs quad loads of a stage
 
 @group(0) @binding(0) var<storage, read> xh: array<u32, 8192>; // f16 activation [MP, K] row-major as f16 pairs, from the pre-pass
@@ -48,7 +47,7 @@ fn nib_f32(q: u32, sh: vec4u) -> vec4f {
 // Double-buffered f16 operand tiles [2][rows][32] (0 f16 of padding a row): stage kb is
 // read from buffer kb % 2 while stage kb + 1 is decoded into the other. Only B is staged: A is read from xh. Core WGSL: pack2x16float pairs, as in the unpipelined tiles.
 fn get_a2(e: u32) -> vec2f { return unpack2x16float(xh[e / 2u]); } // A from global memory
-var<workgroup> sb: array<u32, 1024u>; // B [BN, 32]: row n is column n of B^T x 2 as f16 pairs
+var<workgroup> sb: array<u32, 1024u>; // B [BN, 32]: row n is column n of B^T, two buffers of f16 pairs
 fn put_b4(e: u32, v: vec4f) { sb[e / 2u] = pack2x16float(v.xy); sb[e / 2u + 1u] = pack2x16float(v.zw); }
 fn get_b2(e: u32) -> vec2f { return unpack2x16float(sb[e / 2u]); }
 
@@ -68,7 +67,8 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
   var pd0 = vec2f(0.0);
   var pw0 = vec3u(0u);
     {
-      // Prefetch stage 0u: A [BM, 32] as 8 vec4 a row, B [BN, 32] as 2 qs quads a row.
+      // Prefetch stage 0u: B [BN, 32] as 2 qs quads a row.
+      // Sub-block is = kb % 8 is the low / high nibble of qs bytes 32*(is/2) .. +31; item i takes quad i % 2.
       {
         let i = tid + 0u * NT;
         let nrow = ncol0 + i / 2u;
@@ -76,7 +76,6 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
         pd0 = vec2f(0.0);
         pw0 = vec3u(0u);
         if (i < BV && nrow < N) {
-          // Sub-block is of a super-block is the low / high nibble of qs bytes 32*(is/2) .. +31: quad i % 2 of them.
           let blk = nrow * NSB + (0u) / 8u;
           pq0 = wqs[blk * 8u + (((0u) % 8u) / 2u) * 2u + i % 2u];
           pd0 = vec2f(wd[blk], wdm[blk]);
@@ -94,7 +93,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
         let sh = vec4u(4u * (is % 2u));
         let e0 = (0u) * (BN * RS) + (i / 2u) * RS + (i % 2u) * 16u;
         if (i < BV) {
-  put_b4(e0 + 0u, ds * nib_f32(pq0.x, sh) - ms);
+          put_b4(e0 + 0u, ds * nib_f32(pq0.x, sh) - ms);
           put_b4(e0 + 4u, ds * nib_f32(pq0.y, sh) - ms);
           put_b4(e0 + 8u, ds * nib_f32(pq0.z, sh) - ms);
           put_b4(e0 + 12u, ds * nib_f32(pq0.w, sh) - ms);
@@ -107,7 +106,8 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
     let more = kb + 1u < KB;
     if (more) {
       {
-        // Prefetch stage kb + 1u: A [BM, 32] as 8 vec4 a row, B [BN, 32] as 2 qs quads a row.
+        // Prefetch stage kb + 1u: B [BN, 32] as 2 qs quads a row.
+        // Sub-block is = kb % 8 is the low / high nibble of qs bytes 32*(is/2) .. +31; item i takes quad i % 2.
         {
           let i = tid + 0u * NT;
           let nrow = ncol0 + i / 2u;
@@ -115,7 +115,6 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
           pd0 = vec2f(0.0);
           pw0 = vec3u(0u);
           if (i < BV && nrow < N) {
-            // Sub-block is of a super-block is the low / high nibble of qs bytes 32*(is/2) .. +31: quad i % 2 of them.
             let blk = nrow * NSB + (kb + 1u) / 8u;
             pq0 = wqs[blk * 8u + (((kb + 1u) % 8u) / 2u) * 2u + i % 2u];
             pd0 = vec2f(wd[blk], wdm[blk]);
@@ -155,7 +154,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
           let sh = vec4u(4u * (is % 2u));
           let e0 = (1u - cur) * (BN * RS) + (i / 2u) * RS + (i % 2u) * 16u;
           if (i < BV) {
-    put_b4(e0 + 0u, ds * nib_f32(pq0.x, sh) - ms);
+            put_b4(e0 + 0u, ds * nib_f32(pq0.x, sh) - ms);
             put_b4(e0 + 4u, ds * nib_f32(pq0.y, sh) - ms);
             put_b4(e0 + 8u, ds * nib_f32(pq0.z, sh) - ms);
             put_b4(e0 + 12u, ds * nib_f32(pq0.w, sh) - ms);

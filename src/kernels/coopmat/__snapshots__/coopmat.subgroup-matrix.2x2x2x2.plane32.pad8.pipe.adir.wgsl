@@ -21,7 +21,6 @@ const PER = 8u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
 const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
 const NSB = K / 256u; // Q4_K super-blocks per weight row
 const RS = 40u; // f16 elements per staged row (32 K-values + padding)
-const AV = BM * 8u; // activation vec4 loads of a stage
 const BV = BN * 2u; // qs quad loads of a stage
 
 @group(0) @binding(0) var<storage, read> xh: array<f16, 16384>; // f16 activation [MP, K] row-major, from the pre-pass
@@ -52,7 +51,7 @@ fn nib_f32(q: u32, sh: vec4u) -> vec4f {
 // Double-buffered f16 operand tiles [2][rows][40] (8 f16 of padding a row): stage kb is
 // read from buffer kb % 2 while stage kb + 1 is decoded into the other. Only B is staged: A is read from xh.
 fn get_a2(e: u32) -> vec2f { return vec2f(f32(xh[e]), f32(xh[e + 1u])); } // A from global memory
-var<workgroup> sb: array<f16, 5120u>; // B [BN, 32]: row n is column n of B^T x 2
+var<workgroup> sb: array<f16, 5120u>; // B [BN, 32]: row n is column n of B^T, two buffers
 fn put_b4(e: u32, v: vec4f) { let h = vec4h(v); sb[e] = h.x; sb[e + 1u] = h.y; sb[e + 2u] = h.z; sb[e + 3u] = h.w; }
 fn get_b2(e: u32) -> vec2f { return vec2f(f32(sb[e]), f32(sb[e + 1u])); }
 
@@ -90,7 +89,8 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
   var pd0 = vec2f(0.0);
   var pw0 = vec3u(0u);
     {
-      // Prefetch stage 0u: A [BM, 32] as 8 vec4 a row, B [BN, 32] as 2 qs quads a row.
+      // Prefetch stage 0u: B [BN, 32] as 2 qs quads a row.
+      // Sub-block is = kb % 8 is the low / high nibble of qs bytes 32*(is/2) .. +31; item i takes quad i % 2.
       {
         let i = tid + 0u * NT;
         let nrow = ncol0 + i / 2u;
@@ -98,7 +98,6 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
         pd0 = vec2f(0.0);
         pw0 = vec3u(0u);
         if (nrow < N) {
-          // Sub-block is of a super-block is the low / high nibble of qs bytes 32*(is/2) .. +31: quad i % 2 of them.
           let blk = nrow * NSB + (0u) / 8u;
           pq0 = wqs[blk * 8u + (((0u) % 8u) / 2u) * 2u + i % 2u];
           pd0 = vec2f(wd[blk], wdm[blk]);
@@ -136,7 +135,8 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
     let ac_1_1 = an_1_1;
     if (more) {
       {
-        // Prefetch stage kb + 1u: A [BM, 32] as 8 vec4 a row, B [BN, 32] as 2 qs quads a row.
+        // Prefetch stage kb + 1u: B [BN, 32] as 2 qs quads a row.
+        // Sub-block is = kb % 8 is the low / high nibble of qs bytes 32*(is/2) .. +31; item i takes quad i % 2.
         {
           let i = tid + 0u * NT;
           let nrow = ncol0 + i / 2u;
@@ -144,7 +144,6 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
           pd0 = vec2f(0.0);
           pw0 = vec3u(0u);
           if (nrow < N) {
-            // Sub-block is of a super-block is the low / high nibble of qs bytes 32*(is/2) .. +31: quad i % 2 of them.
             let blk = nrow * NSB + (kb + 1u) / 8u;
             pq0 = wqs[blk * 8u + (((kb + 1u) % 8u) / 2u) * 2u + i % 2u];
             pd0 = vec2f(wd[blk], wdm[blk]);

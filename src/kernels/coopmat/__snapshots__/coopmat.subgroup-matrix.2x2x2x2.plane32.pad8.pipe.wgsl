@@ -51,10 +51,10 @@ fn nib_f32(q: u32, sh: vec4u) -> vec4f {
 
 // Double-buffered f16 operand tiles [2][rows][40] (8 f16 of padding a row): stage kb is
 // read from buffer kb % 2 while stage kb + 1 is decoded into the other.
-var<workgroup> sa: array<f16, 5120u>; // A [BM, 32] x 2
+var<workgroup> sa: array<f16, 5120u>; // A [BM, 32], two buffers
 fn put_a4(e: u32, v: vec4f) { let h = vec4h(v); sa[e] = h.x; sa[e + 1u] = h.y; sa[e + 2u] = h.z; sa[e + 3u] = h.w; }
 fn get_a2(e: u32) -> vec2f { return vec2f(f32(sa[e]), f32(sa[e + 1u])); }
-var<workgroup> sb: array<f16, 5120u>; // B [BN, 32]: row n is column n of B^T x 2
+var<workgroup> sb: array<f16, 5120u>; // B [BN, 32]: row n is column n of B^T, two buffers
 fn put_b4(e: u32, v: vec4f) { let h = vec4h(v); sb[e] = h.x; sb[e + 1u] = h.y; sb[e + 2u] = h.z; sb[e + 3u] = h.w; }
 fn get_b2(e: u32) -> vec2f { return vec2f(f32(sb[e]), f32(sb[e + 1u])); }
 
@@ -97,6 +97,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
   var pw0 = vec3u(0u);
     {
       // Prefetch stage 0u: A [BM, 32] as 8 vec4 a row, B [BN, 32] as 2 qs quads a row.
+      // Sub-block is = kb % 8 is the low / high nibble of qs bytes 32*(is/2) .. +31; item i takes quad i % 2.
       {
         let i = tid + 0u * NT;
         let arow = mrow0 + i / 8u;
@@ -128,7 +129,6 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
         pd0 = vec2f(0.0);
         pw0 = vec3u(0u);
         if (nrow < N) {
-          // Sub-block is of a super-block is the low / high nibble of qs bytes 32*(is/2) .. +31: quad i % 2 of them.
           let blk = nrow * NSB + (0u) / 8u;
           pq0 = wqs[blk * 8u + (((0u) % 8u) / 2u) * 2u + i % 2u];
           pd0 = vec2f(wd[blk], wdm[blk]);
@@ -174,6 +174,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
     if (more) {
       {
         // Prefetch stage kb + 1u: A [BM, 32] as 8 vec4 a row, B [BN, 32] as 2 qs quads a row.
+        // Sub-block is = kb % 8 is the low / high nibble of qs bytes 32*(is/2) .. +31; item i takes quad i % 2.
         {
           let i = tid + 0u * NT;
           let arow = mrow0 + i / 8u;
@@ -205,7 +206,6 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
           pd0 = vec2f(0.0);
           pw0 = vec3u(0u);
           if (nrow < N) {
-            // Sub-block is of a super-block is the low / high nibble of qs bytes 32*(is/2) .. +31: quad i % 2 of them.
             let blk = nrow * NSB + (kb + 1u) / 8u;
             pq0 = wqs[blk * 8u + (((kb + 1u) % 8u) / 2u) * 2u + i % 2u];
             pd0 = vec2f(wd[blk], wdm[blk]);
