@@ -3,15 +3,21 @@
 //
 //   npx tsx bench/bench.ts [--quick] [--json out.json] [--filter REGEX] [--torch torch.json]
 //                          [--no-tune] [--reps N] [--target-ms T] [--shapes m,n,k;m,n,k] [--no-moe]
+//                          [--dawn-toggles T1,T2] [--dawn-standalone]
 //
 // --quick: CI-size problems (seconds on SwiftShader): checks the harness, not speed.
 // --torch: a torch_baseline.py JSON from the same machine (bench/h200.sh writes one first), so the
 //          bench can print the WebGPU : torch._int_mm ratio measured in the same command.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { adapterInfoRecord, FULL_DAWN_FLAGS, openBenchGpu, type BenchGpu } from './dawn';
+import { adapterInfoRecord, dawnFlags, openBenchGpu, type BenchGpu } from './dawn';
 import { runBench, type BenchOptions } from './harness';
 
-type CliOptions = BenchOptions & { json?: string; torchPath?: string; extraToggles?: string };
+type CliOptions = BenchOptions & {
+  json?: string;
+  torchPath?: string;
+  extraToggles?: string;
+  standalone?: boolean;
+};
 
 function parseArgs(argv: string[]): CliOptions {
   const opts: CliOptions = {
@@ -38,6 +44,8 @@ function parseArgs(argv: string[]): CliOptions {
     else if (a === '--target-ms') opts.targetMs = Number(next());
     // Extra Dawn toggles, comma-separated (e.g. disable_robustness, to measure what the bounds checks cost).
     else if (a === '--dawn-toggles') opts.extraToggles = next();
+    // Dawn standalone: without the toggles Chrome enables by default (see BROWSER_DEFAULT_TOGGLES).
+    else if (a === '--dawn-standalone') opts.standalone = true;
     else if (a === '--shapes') {
       opts.shapes = next()
         .split(';')
@@ -63,8 +71,10 @@ async function main() {
       );
     }
   }
-  const extra = opts.extraToggles;
-  const flags = extra ? FULL_DAWN_FLAGS.map((f) => `${f},${extra}`) : [...FULL_DAWN_FLAGS];
+  const flags = dawnFlags({
+    ...(opts.standalone ? { standalone: true } : {}),
+    ...(opts.extraToggles ? { extra: opts.extraToggles } : {}),
+  });
   const gpu: BenchGpu = await openBenchGpu(flags);
   console.log(`[bench] Dawn flags: ${flags.join(' ')}`);
   const save = (r: unknown) => {

@@ -4,10 +4,33 @@
 import { create, globals } from 'webgpu';
 import { readAdapterCaps, wantedFeatures, type AdapterCaps } from '../src/kernels/gpu/caps';
 
-/** The Dawn toggles that expose every accelerated arm on NVIDIA/Vulkan (see ../shared/FINDINGS.md). */
-export const FULL_DAWN_FLAGS = [
-  'enable-dawn-features=allow_unsafe_apis,vulkan_enable_f16_on_nvidia',
+/**
+ * Dawn toggles that Chrome turns on by default and Dawn standalone (the `webgpu` npm package) does not:
+ * Chromium's gpu/config/gpu_finch_features.cc declares kWebGPUEnableRangeAnalysisForRobustness and
+ * kWebGPUUseSpirv14 FEATURE_ENABLED_BY_DEFAULT, and Dawn's Vulkan backend maps them to these toggles.
+ * The range analysis lets the bounds checks drop index clamps the compiler can prove unnecessary; the
+ * checks themselves stay on, as in a browser. Without it the split coopmat GEMM ran 2.2x slower on the
+ * H200 (docs/benchmarks.md, "Follow-up 3"). `--dawn-standalone` benches without them.
+ */
+export const BROWSER_DEFAULT_TOGGLES = [
+  'enable_integer_range_analysis_in_robustness',
+  'use_spirv_1_4',
 ] as const;
+
+/** The Dawn toggles that expose every accelerated arm on NVIDIA/Vulkan (see ../shared/FINDINGS.md). */
+export const UNSAFE_ARM_TOGGLES = ['allow_unsafe_apis', 'vulkan_enable_f16_on_nvidia'] as const;
+
+/** Dawn flags for the bench and the probe: every accelerated arm, with the browser's default toggles. */
+export const FULL_DAWN_FLAGS = [
+  `enable-dawn-features=${[...UNSAFE_ARM_TOGGLES, ...BROWSER_DEFAULT_TOGGLES].join(',')}`,
+] as const;
+
+/** FULL_DAWN_FLAGS without the browser defaults (Dawn standalone), plus `extra` toggles if given. */
+export function dawnFlags(opts: { standalone?: boolean; extra?: string } = {}): string[] {
+  const toggles: string[] = [...UNSAFE_ARM_TOGGLES, ...(opts.standalone ? [] : BROWSER_DEFAULT_TOGGLES)];
+  if (opts.extra) toggles.push(...opts.extra.split(',').filter(Boolean));
+  return [`enable-dawn-features=${toggles.join(',')}`];
+}
 
 export interface BenchGpu {
   /** The Dawn GPU object. Hold it as long as the device: once it is garbage-collected, Dawn tears the

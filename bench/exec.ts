@@ -160,6 +160,9 @@ export async function runOnce(
   return new Float32Array(await readBuffer(device, out, out.size));
 }
 
+/** Untimed GPU work before each config's timed batches, long enough for the clocks to ramp up. */
+export const CLOCK_WARM_MS = 150;
+
 export interface Timing {
   /** Median over repetitions of the mean ms per dispatch of one timed batch. */
   ms: number;
@@ -188,6 +191,17 @@ export async function timeMainPass(
   const iters = est
     ? Math.max(2, Math.min(opts.maxIters, Math.round(opts.targetMs / Math.max(est.ms, 1e-3))))
     : Math.max(1, opts.maxIters);
+  // Keep the clocks up: on the H200 the SM clock fell from 1980 to 345 MHz between short bursts of work
+  // and stayed there for whole configs (nvidia-smi, docs/benchmarks.md "Follow-up 3"), so each config
+  // first runs ~CLOCK_WARM_MS of GPU work, untimed, right before its timed batches.
+  if (est)
+    await timeDispatches(
+      res.device,
+      pipeline,
+      groups,
+      pass.workgroups,
+      Math.ceil(CLOCK_WARM_MS / Math.max(est.ms, 1e-3)),
+    );
   const samples: number[] = [];
   let timing: Timing['timing'] = est?.timing ?? 'wall';
   for (let r = 0; r < opts.reps; r++) {

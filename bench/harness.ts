@@ -27,9 +27,10 @@ import {
   coopmatPlan,
   coopmatSpecErrors,
   coopmatWorkgroupBytes,
+  coopmatSplitExtents,
   coopmatXhRows,
+  SPLIT_SLACK_BYTES,
   type CoopmatArm,
-  type CoopmatKStage,
   type CoopmatSpec,
 } from '../src/kernels/coopmat';
 import {
@@ -131,6 +132,8 @@ export interface BenchRow {
   vsIncumbent?: number;
   /** ms of each timed pass when a config takes several (their sum is `ms`), e.g. [pre-pass, GEMM]. */
   passMs?: number[];
+  /** When its timing finished (ISO 8601). */
+  at?: string;
 }
 
 export interface Peak {
@@ -263,6 +266,7 @@ async function gateAndTime(
       t.ms = row.passMs.reduce((a, b) => a + b, 0);
     }
     row.ms = t.ms;
+    row.at = new Date().toISOString(); // to line the row up with the clock log (bench/h200.sh smi.csv)
     row.msSamples = t.samples;
     row.iters = t.iters;
     row.timing = t.timing;
@@ -354,7 +358,7 @@ function coopmatBenchSpec(
   arm: CoopmatArm,
   staging: CoopmatStaging = coopmatArmStaging(arm),
 ): CoopmatSpec {
-  const { kStage = 1, rowPad = 0, pipeline = false, aDirect = false } = staging;
+  const { kStage = 1, rowPad = 0, pipeline = false, aDirect = false, split = false } = staging;
   return {
     m,
     n,
@@ -367,13 +371,14 @@ function coopmatBenchSpec(
     ...(rowPad ? { rowPad } : {}),
     ...(pipeline ? { pipeline } : {}),
     ...(aDirect ? { aDirect } : {}),
+    ...(split ? { split } : {}),
   };
 }
 
 /** A coopmat tile's name: the tile, then any non-default staging ("4,4,2,2,ks2,pad8,pipe,adir"). */
 function coopmatTileName(spec: CoopmatSpec): string {
   const { kStage = 1, rowPad = 0 } = spec;
-  return `${tileStr(spec.tile)}${kStage === 1 ? '' : `,ks${kStage}`}${rowPad ? `,pad${rowPad}` : ''}${spec.pipeline ? ',pipe' : ''}${spec.aDirect ? ',adir' : ''}`;
+  return `${tileStr(spec.tile)}${kStage === 1 ? '' : `,ks${kStage}`}${rowPad ? `,pad${rowPad}` : ''}${spec.pipeline ? ',pipe' : ''}${spec.aDirect ? ',adir' : ''}${spec.split ? ',split' : ''}`;
 }
 
 function coopmatCandidate(
@@ -401,8 +406,12 @@ function coopmatCandidate(
   if (threads > caps.limits.maxComputeInvocationsPerWorkgroup)
     why.push(`${threads} threads > ${caps.limits.maxComputeInvocationsPerWorkgroup}`);
   if (spec.aDirect && coopmatXhRows(spec) > XH_SCRATCH_ROWS(m)) why.push('xh scratch too small');
+  if (spec.split) {
+    const { mp, np } = coopmatSplitExtents(spec);
+    if (mp > XH_SCRATCH_ROWS(m) || np > XH_SCRATCH_ROWS(n)) why.push('split scratch too small');
+  }
   if (why.length) return skippedRow(row, why);
-  // The family's own plan (one pass, or the A-direct pre-pass then the GEMM), every pass charged.
+  // The family's own plan (one pass, or its pre-passes then the GEMM), every pass charged.
   const plan = coopmatPlan(spec, { x, w: data.w });
   return {
     row,
@@ -456,10 +465,13 @@ const Q4K_ROTATE = ['wqs', 'wsc', 'wd_dmin'];
 // The f16 coopmat twin binds d and dmin as separate buffers (it is within the storage limit), the int8
 // MMQ kernels as one interleaved `wd_dmin`: the shared Q4_K problem holds and rotates both layouts.
 const COOPMAT_Q4K_ROTATE = ['wd', 'wdm'];
-/** Rows of the shared f16 activation scratch of the direct-A coopmat configs (covers a 512-row tile grid). */
+/**
+ * Rows of the shared f16 scratch of the direct-A and split coopmat configs (covers a 512-row tile grid);
+ * the split plan's weight scratch takes the same rounding of n.
+ */
 const XH_SCRATCH_ROWS = (m: number) => Math.ceil(m / 512) * 512;
 /** Staging parameters of the coopmat generator that the bench varies (all default to today's kernel). */
-type CoopmatStaging = { kStage?: CoopmatKStage; rowPad?: number; pipeline?: boolean; aDirect?: boolean };
+type CoopmatStaging = Pick<CoopmatSpec, 'kStage' | 'rowPad' | 'pipeline' | 'aDirect' | 'split'>;
 type StagedTile = [[number, number, number, number], CoopmatStaging];
 // (wm, wn, rm, rn) and staging of the matrix arm: the tuned tile as it is, then padded rows, deeper
 // stages and the pipelined staging on tiles whose f16 tiles plus the per-plane f32 spill fit 49152 bytes.
@@ -489,6 +501,21 @@ const COOPMAT_STAGING_TILES: StagedTile[] = [
   [[8, 2, 2, 4], { pipeline: true, rowPad: 8, aDirect: true }],
   [[4, 2, 4, 2], { pipeline: true, rowPad: 8, aDirect: true }],
   [[2, 2, 4, 4], { pipeline: true, rowPad: 8, aDirect: true }],
+  // The split plan (weight and activation pre-passes, then A fragments from global memory and B staged
+  // from f16): 64x64 planes at 2..8 planes a block, and 32x128 planes.
+  ...(
+    [
+      [1, 1, 4, 4],
+      [2, 1, 4, 4],
+      [4, 1, 4, 4],
+      [2, 2, 4, 4],
+      [4, 2, 4, 4],
+      [2, 1, 4, 2],
+      [4, 1, 2, 8],
+      [2, 1, 8, 2],
+      [8, 1, 2, 4],
+    ] as const
+  ).map((t): StagedTile => [[...t], { split: true, rowPad: 8 }]),
 ];
 const tileOf4 = ([wm, wn, rm, rn]: [number, number, number, number]): TileParams => ({ wm, wn, rm, rn });
 
@@ -689,6 +716,8 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
           { name: 'wd', kind: 'read-only-storage', data: q4.w.d },
           { name: 'wdm', kind: 'read-only-storage', data: q4.w.dmin },
           { name: 'xh', kind: 'storage', size: XH_SCRATCH_ROWS(m) * k * 2 },
+          { name: 'xt', kind: 'storage', size: XH_SCRATCH_ROWS(m) * k * 2 + SPLIT_SLACK_BYTES },
+          { name: 'wh', kind: 'storage', size: XH_SCRATCH_ROWS(n) * k * 2 + SPLIT_SLACK_BYTES },
         ]),
         [...Q4K_ROTATE, ...COOPMAT_Q4K_ROTATE],
         banks(q4Bytes),
@@ -745,7 +774,8 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
         await bench(q4Prob, coopmatCandidate(caps, shape, t, arm, 'tuned', x, q4));
     }
     // Staging variants of the matrix arm at fixed tiles that fit 48 KiB (full runs); quick runs take the
-    // pipelined direct-A kernel once on whichever coopmat arm the adapter has (its two timed passes).
+    // pipelined direct-A kernel (two timed passes) and the split plan (three) once on whichever coopmat
+    // arm the adapter has.
     if (!opts.quick)
       for (const [t, staging] of COOPMAT_STAGING_TILES)
         await bench(
@@ -753,23 +783,23 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
           coopmatCandidate(caps, shape, tileOf4(t), 'subgroup-matrix', 'fixed', x, q4, staging),
         );
     else
-      await bench(
-        q4Prob,
-        coopmatCandidate(
-          caps,
-          shape,
-          incumbent,
-          coopmatMatrixUnsupported(caps) ? 'scalar' : 'subgroup-matrix',
-          'fixed',
-          x,
-          q4,
-          {
-            pipeline: true,
-            rowPad: 8,
-            aDirect: true,
-          },
-        ),
-      );
+      for (const staging of [
+        { pipeline: true, rowPad: 8, aDirect: true },
+        { split: true, rowPad: 8 },
+      ])
+        await bench(
+          q4Prob,
+          coopmatCandidate(
+            caps,
+            shape,
+            incumbent,
+            coopmatMatrixUnsupported(caps) ? 'scalar' : 'subgroup-matrix',
+            'fixed',
+            x,
+            q4,
+            staging,
+          ),
+        );
     q4Prob.resident.destroy();
     // ---- f32 baseline on the same problem, dequantized.
     if (gemmTiles.some((t) => want(`gemm-f32/${gemmTileStr(t)}@${m}x${n}x${k}`))) {

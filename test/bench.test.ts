@@ -45,6 +45,18 @@ describe('bench harness (quick, SwiftShader)', () => {
       expect(x.ms).toBeGreaterThan(0);
       expect(x.tops).toBeGreaterThan(0);
     }
+    // Multi-pass coopmat plans are charged every pass: the pipelined direct-A (2) and the split plan (3).
+    for (const [name, passes] of [
+      [',adir', 2],
+      [',split', 3],
+    ] as const) {
+      const row = measured.find((x) => x.family === 'coopmat-f16' && x.tile.endsWith(name));
+      expect(row?.passMs, `coopmat ${name} row`).toHaveLength(passes);
+      expect(row!.ms).toBeCloseTo(
+        row!.passMs!.reduce((a, b) => a + b, 0),
+        9,
+      );
+    }
     // No subgroup matrices on SwiftShader: those rows are skipped with the adapter's reason, never run.
     const sgm = r.rows.filter((x) => x.arm === 'subgroup-matrix');
     expect(sgm.length).toBeGreaterThan(0);

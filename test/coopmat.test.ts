@@ -6,6 +6,8 @@ import { bitMismatches, judge, relToMax } from '../src/kernels/compare';
 import {
   coopmatF16Family,
   coopmatPlan,
+  coopmatSplitExtents,
+  dequantQ4kRows,
   coopmatWgsl,
   coopmatSpec,
   type CoopmatPrepared,
@@ -14,7 +16,16 @@ import { ShapeError, type ProblemConfig, type TileParams } from '../src/kernels/
 import { planeWidth } from '../src/kernels/gpu/caps';
 import { decodeOwnership } from '../src/kernels/gpu/instrument';
 import { runPlan } from '../src/kernels/gpu/run';
+import { f32ToF16Bits } from '../src/kernels/quant';
 import { getTestGpu, withValidation } from './gpu';
+
+/** Indices (at most 10) where two f16 bit arrays differ. */
+function bitMismatchesU16(got: Uint16Array, want: Uint16Array): number[] {
+  const bad: number[] = [];
+  for (let i = 0; i < want.length && bad.length < 10; i++) if (got[i] !== want[i]) bad.push(i);
+  if (got.length !== want.length) bad.push(-1);
+  return bad;
+}
 
 const SEED_TILES: [number, number, number, number][] = [
   [1, 1, 1, 1],
@@ -130,6 +141,43 @@ describe('coopmat-f16 on the GPU', async () => {
       const spec = { ...prep.spec, kStage, rowPad, pipeline, aDirect: aDirect ?? false };
       const label = `kStage ${kStage} rowPad ${rowPad}${pipeline ? ' pipelined' : ''}${aDirect ? ' A direct' : ''} plane ${p} (${[t.wm, t.wn, t.rm, t.rn].join(',')}) ${m}x${n}x${k}`;
       await check({ ...prep, spec, plan: coopmatPlan(spec, prep.data) }, label);
+    }
+  });
+
+  it('the split plan: the weight pre-pass writes f16(dequant) rows (zero past n), the activation pre-pass 16x16 f16 tiles (zero past m), and the scalar GEMM on them is bit-exact vs the emulation', async () => {
+    for (const [t, m, n, k, p] of [
+      [tileOf([2, 2, 1, 1]), 40, 72, 512, plane],
+      [tileOf([1, 2, 2, 1]), 32, 40, 256, plane],
+      [tileOf([2, 1, 1, 2]), 17, 50, 512, 64],
+    ] as const) {
+      const prep = coopmatF16Family.prepare(cfg(t, m, n, k, p, { dataSource: 'random', dataSeed: m }), caps);
+      const spec = { ...prep.spec, split: true };
+      const plan = coopmatPlan(spec, prep.data);
+      const label = `split plane ${p} (${[t.wm, t.wn, t.rm, t.rn].join(',')}) ${m}x${n}x${k}`;
+      expect(plan.passes.map((q) => q.label)).toEqual([
+        'coopmat-f16 weight Q4_K to f16',
+        'coopmat-f16 activation to f16 tiles',
+        expect.stringContaining('coopmat-f16 scalar'),
+      ]);
+      const r = await withValidation(device, () => runPlan(device, plan, { read: ['wh', 'xt'] }));
+      const got = await check({ ...prep, spec, plan }, label);
+      expect(got.length).toBe(m * n);
+      // The pre-passes' outputs, element by element (f16 bits), padding rows included.
+      const { mp, np } = coopmatSplitExtents(spec);
+      const wh = new Uint16Array(r.reads.wh!);
+      const xt = new Uint16Array(r.reads.xt!);
+      const emu = prep.judgeEmulation(new Float32Array(r.output)).decode;
+      const w = dequantQ4kRows(prep.data.w, n, k, emu);
+      const whWant = new Uint16Array(np * k);
+      for (let i = 0; i < n * k; i++) whWant[i] = f32ToF16Bits(w[i]!);
+      expect(bitMismatchesU16(wh.subarray(0, np * k), whWant), `${label} wh`).toEqual([]);
+      const xtWant = new Uint16Array(mp * k);
+      for (let row = 0; row < m; row++)
+        for (let col = 0; col < k; col++)
+          xtWant[(((row >> 4) * (k / 16) + (col >> 4)) * 16 + (row % 16)) * 16 + (col % 16)] = f32ToF16Bits(
+            prep.data.x[row * k + col]!,
+          );
+      expect(bitMismatchesU16(xt.subarray(0, mp * k), xtWant), `${label} xt`).toEqual([]);
     }
   });
 

@@ -209,6 +209,25 @@ describe('coopmat WGSL generator', () => {
       },
     ],
     ['scalar.emulated.2x2x1x1.plane32.pipe.adir', { ...base, pipeline: true, aDirect: true }],
+    // The split plan's GEMM: whole blocks (direct fragment stores) and a tailed shape (edge spill path).
+    [
+      'subgroup-matrix.2x1x4x4.plane32.split',
+      { ...base, tile: tile(2, 1, 4, 4), arm: 'subgroup-matrix', f16: 'native', rowPad: 8, split: true },
+    ],
+    [
+      'subgroup-matrix.2x2x1x2.plane32.split.tails',
+      {
+        ...base,
+        m: 40,
+        n: 72,
+        tile: tile(2, 2, 1, 2),
+        arm: 'subgroup-matrix',
+        f16: 'native',
+        rowPad: 8,
+        split: true,
+      },
+    ],
+    ['scalar.emulated.2x2x1x1.plane32.split', { ...base, split: true }],
   ];
   for (const [name, spec] of cases) {
     it(`snapshot ${name}`, async () => {
@@ -243,6 +262,44 @@ describe('coopmat WGSL generator', () => {
     expect(coopmatWorkgroupBytes({ ...spec, aDirect: true })).toBe(2 * 64 * 40 * 2 + 4 * 1024);
     expect(() => coopmatWgsl({ ...spec, kStage: 2 })).toThrow(/kStage 1/);
     expect(() => coopmatWgsl({ ...spec, pipeline: false, aDirect: true })).toThrow(/needs the pipelined/);
+  });
+
+  it('the split GEMM: one barrier a stage, A from xt and B staged in line (no helper the range analysis cannot see into), direct stores unless instrumented or tailed', () => {
+    const spec: CoopmatSpec = {
+      ...base,
+      m: 128,
+      n: 128,
+      k: 512,
+      tile: tile(2, 1, 4, 4),
+      arm: 'subgroup-matrix',
+      f16: 'native',
+      split: true,
+    };
+    const text = buildCoopmatKernel(spec).kernelWgsl;
+    const loop = text.slice(text.indexOf('for (var kb = 0u; kb < KB; kb++)'));
+    expect(loop.match(/workgroupBarrier\(\)/g)).toHaveLength(1);
+    // The next stage's A and B loads come before this stage's matrix work, its B stores after it.
+    const firstMma = loop.indexOf('subgroupMatrixMultiplyAccumulate');
+    expect(loop.indexOf('&xt, ')).toBeLessThan(firstMma);
+    expect(loop.indexOf('= wh[')).toBeLessThan(firstMma);
+    expect(loop.indexOf('sb[o + 7u]')).toBeGreaterThan(loop.lastIndexOf('subgroupMatrixMultiplyAccumulate'));
+    expect(text).not.toMatch(/fn put_/);
+    expect(text.match(/subgroupMatrixMultiplyAccumulate/g)).toHaveLength(4 * 4 * 2);
+    expect(text.match(/subgroupMatrixStore<row_major>\(&out/g)).toHaveLength(16);
+    expect(text).not.toMatch(/var<workgroup> sc/);
+    // Instrumented: every fragment spilled and stored by lanes through store_out.
+    const inst = buildCoopmatKernel(spec, { instrument: true });
+    expect(inst.kernelWgsl).not.toMatch(/subgroupMatrixStore<row_major>\(&out/);
+    expect(inst.kernelWgsl.match(/copy_out\(warp, lane/g)).toHaveLength(16);
+    expect(inst.bindings).toEqual(['xt', 'wh', 'out', 'owner']);
+    expect(inst.wgsl).toContain('@group(0) @binding(3) var<storage, read_write> owner_dbg');
+    // A tailed shape keeps both paths behind a workgroup-uniform test.
+    const tailed = buildCoopmatKernel({ ...spec, m: 100 }).kernelWgsl;
+    expect(tailed).toContain('if (mrow0 + BM <= M && ncol0 + BN <= N) {');
+    expect(tailed.match(/subgroupMatrixStore<row_major>\(&out/g)).toHaveLength(16);
+    expect(tailed.match(/copy_out\(warp, lane/g)).toHaveLength(16);
+    expect(buildCoopmatKernel(spec).bindings).toEqual(['xt', 'wh', 'out']);
+    expect(() => coopmatWgsl({ ...spec, pipeline: true })).toThrow(/split plan has its own staging/);
   });
 
   it('the matrix arm holds rm*rn f16->f32 16x16x16 results across K, loads f16 tiles with element strides', () => {

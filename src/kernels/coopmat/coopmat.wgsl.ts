@@ -18,6 +18,7 @@
 // The kernel calls set_owner / store_out, which the host defines in a suffix (gpu/instrument.ts).
 import { positiveIntegerProblems, type TileParams } from '../family';
 import { ownerSuffix } from '../gpu/instrument';
+import { COOPMAT_SPLIT_BINDINGS, coopmatSplitWgsl, coopmatSplitWorkgroupBytes } from './coopmat.split';
 
 export type CoopmatArm = 'scalar' | 'subgroup-matrix';
 
@@ -58,6 +59,12 @@ export interface CoopmatSpec {
    * staged, so its tiles may be twice as large in the same workgroup memory.
    */
   aDirect?: boolean;
+  /**
+   * The split plan (coopmat.split.ts): pre-passes decode the weight to f16 once and tile the activation
+   * into 16x16 fragments, then a GEMM reads A fragments straight from global memory and stages B with
+   * 16-byte loads. Three passes; rowPad pads its B rows (default 8). Excludes kStage, pipeline, aDirect.
+   */
+  split?: boolean;
 }
 
 /** Allowed K-stage depths: 1, or an even count of 32-blocks that divides the 8 of a Q4_K super-block. */
@@ -97,8 +104,9 @@ export function coopmatGeometry(
  * @example coopmatWorkgroupBytes({ tile: { wm: 2, wn: 2, rm: 4, rn: 4 }, plane: 32, arm: 'scalar' }) === 16384
  */
 export function coopmatWorkgroupBytes(
-  spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'arm' | 'kStage' | 'rowPad' | 'pipeline' | 'aDirect'>,
+  spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'arm' | 'kStage' | 'rowPad' | 'pipeline' | 'aDirect' | 'split'>,
 ): number {
+  if (spec.split) return coopmatSplitWorkgroupBytes(spec);
   const g = coopmatGeometry(spec);
   const tiles = g.bufs * (g.aRows * g.rs + g.bn * g.rs) * 2;
   return spec.arm === 'subgroup-matrix' ? tiles + g.nwarp * 256 * 4 : tiles;
@@ -129,6 +137,8 @@ export function coopmatSpecErrors(spec: CoopmatSpec): string[] {
   if (spec.pipeline && (spec.kStage ?? 1) !== 1)
     errs.push(`the pipelined staging stages one 32-block at a time (kStage 1, not ${String(spec.kStage)})`);
   if (spec.aDirect && !spec.pipeline) errs.push('aDirect (A from global memory) needs the pipelined staging');
+  if (spec.split && (spec.pipeline || spec.aDirect || (spec.kStage ?? 1) !== 1))
+    errs.push('the split plan has its own staging: no kStage, pipeline or aDirect with it');
   if (spec.arm === 'subgroup-matrix' && spec.f16 !== 'native')
     errs.push('the subgroup-matrix arm needs native f16 (shader-f16)');
   return errs;
@@ -192,7 +202,7 @@ function bindings(spec: CoopmatSpec): string {
 }
 
 /** get_scale_min_k4's 6-bit scale and min of sub-block j, over a byte accessor of the 12 scale bytes. */
-function q4kScaleFns(prefix: string, arg: string, byteOf: (i: string) => string): string {
+export function q4kScaleFns(prefix: string, arg: string, byteOf: (i: string) => string): string {
   return `fn ${prefix}_sc(${arg}, j: u32) -> u32 {
   if (j < 4u) { return ${byteOf('j')} & 63u; }
   return (${byteOf('j + 4u')} & 15u) | ((${byteOf('j - 4u')} >> 6u) << 4u);
@@ -396,7 +406,7 @@ function pipelinedItems(spec: CoopmatSpec) {
 /** `cond1 && cond2 ...` of the conditions present. */
 const allOf = (...conds: (string | undefined)[]) => conds.filter(Boolean).join(' && ');
 
-const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+export const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
 /** The prefetch registers: IA activation vec4s and IB (qs quad, d/dmin, scale words) per invocation. */
 function pipelinedRegisters(spec: CoopmatSpec): string {
@@ -697,13 +707,19 @@ ${stores}
 `;
 }
 
+function assertSpec(spec: CoopmatSpec): void {
+  const errs = coopmatSpecErrors(spec);
+  if (errs.length) throw new RangeError(errs.join('; '));
+}
+
 /**
- * The kernel text of a coopmat tile (the host appends the set_owner/store_out suffix).
+ * The kernel text of a coopmat tile (the host appends the set_owner/store_out suffix); for the split
+ * plan, the text of its GEMM pass.
  * @example coopmatWgsl({ m: 16, n: 16, k: 256, tile: { wm: 1, wn: 1, rm: 1, rn: 1 }, plane: 4, arm: 'scalar', f16: 'emulated' })
  */
 export function coopmatWgsl(spec: CoopmatSpec): string {
-  const errs = coopmatSpecErrors(spec);
-  if (errs.length) throw new RangeError(errs.join('; '));
+  assertSpec(spec);
+  if (spec.split) return coopmatSplitWgsl(spec);
   const enables = [
     spec.f16 === 'native' ? 'enable f16;' : '',
     spec.arm === 'subgroup-matrix' ? 'enable subgroups;\nenable chromium_experimental_subgroup_matrix;' : '',
@@ -737,16 +753,19 @@ export interface CoopmatKernel {
  * @example const kc = buildCoopmatKernel(spec); pass.dispatchWorkgroups(...kc.workgroups(spec.m, spec.n))
  */
 export function buildCoopmatKernel(spec: CoopmatSpec, opts: { instrument?: boolean } = {}): CoopmatKernel {
-  const kernelWgsl = coopmatWgsl(spec);
   const instrument = opts.instrument ?? false;
+  // The split GEMM stores interior fragments straight to out, except instrumented (see coopmat.split.ts).
+  assertSpec(spec);
+  const kernelWgsl = spec.split ? coopmatSplitWgsl(spec, { directStore: !instrument }) : coopmatWgsl(spec);
   const g = coopmatGeometry(spec);
-  // A direct kernel reads the pre-pass's f16 copy in x's place.
-  const bindings: string[] = COOPMAT_BINDINGS.map((b) => (b === 'x' && spec.aDirect ? 'xh' : b));
+  // A direct kernel reads the pre-pass's f16 copy in x's place; the split GEMM the pre-passes' outputs.
+  const bindings: string[] = spec.split
+    ? [...COOPMAT_SPLIT_BINDINGS]
+    : COOPMAT_BINDINGS.map((b) => (b === 'x' && spec.aDirect ? 'xh' : b));
+  const ownerBinding = bindings.length; // the debug buffer goes one past the kernel's own bindings
   if (instrument) bindings.push('owner');
   return {
-    wgsl:
-      kernelWgsl +
-      ownerSuffix({ instrument, outName: 'out', outType: 'f32', ownerBinding: COOPMAT_BINDINGS.length }),
+    wgsl: kernelWgsl + ownerSuffix({ instrument, outName: 'out', outType: 'f32', ownerBinding }),
     kernelWgsl,
     entryPoint: 'main',
     bindings,

@@ -41,6 +41,14 @@ export {
 } from './coopmat.wgsl';
 export type { CoopmatSpec, CoopmatArm, CoopmatKernel, CoopmatKStage } from './coopmat.wgsl';
 export { coopmatPlan, coopmatAnalyticOwnership, COOPMAT_OWNER_BUFFER } from './coopmat.plan';
+export {
+  buildCoopmatWToF16Kernel,
+  buildCoopmatXTiledKernel,
+  coopmatSplitExtents,
+  coopmatSplitWgsl,
+  COOPMAT_SPLIT_BINDINGS,
+  SPLIT_SLACK_BYTES,
+} from './coopmat.split';
 
 /** The seed's gate for the f16 twin vs the full-precision mmq_q4k_f16_ref. */
 export const COOPMAT_SEED_GATE: Gate = { kind: 'rel-to-max', tol: 5e-2 };
@@ -71,13 +79,14 @@ export interface CoopmatPrepared extends PreparedProblem {
 }
 
 /**
- * The staging an arm runs by default. The matrix arm takes the pipelined staging (register prefetch,
- * double buffer, one barrier a block) with rows padded by 8 f16: on the H200 that is 1.75x the best
- * one-buffer kernel (0.8012 vs 1.4054 ms at 2048x4096x4096, docs/benchmarks.md). The scalar arm keeps
- * the one-buffer kernel, the seed's normative path.
+ * The staging an arm runs by default. The matrix arm takes the split plan (coopmat.split.ts: the weight
+ * decoded to f16 once, the activation tiled into 16x16 f16 fragments, then A fragments read from global
+ * memory and B staged with 16-byte loads, rows padded by 8 f16): on the H200 its GEMM core ran at
+ * 255 TFLOP/s against 84 for the pipelined one-pass kernel (docs/benchmarks.md, "Follow-up 3"). The
+ * scalar arm keeps the one-buffer kernel, the seed's normative path.
  */
-export function coopmatArmStaging(arm: CoopmatArm): Pick<CoopmatSpec, 'pipeline' | 'rowPad'> {
-  return arm === 'subgroup-matrix' ? { pipeline: true, rowPad: 8 } : {};
+export function coopmatArmStaging(arm: CoopmatArm): Pick<CoopmatSpec, 'split' | 'rowPad'> {
+  return arm === 'subgroup-matrix' ? { split: true, rowPad: 8 } : {};
 }
 
 /** The generator spec of a config on an adapter: native f16 wherever the adapter has shader-f16. */

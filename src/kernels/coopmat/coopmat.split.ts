@@ -1,0 +1,451 @@
+// The split plan of the coopmat twin: the same out = x @ W^T (W = d*sc*q - dmin*m decoded from Q4_K,
+// both operands rounded to f16, f32 accumulation) as three passes instead of one, because decoding
+// inside the GEMM repeats the decode in every workgroup row (M / BM times per weight) and stages
+// f16 one element per store:
+//   pass 0  weight pre-pass: Q4_K -> f16 wh [NP, K] row-major (decoded ONCE per weight, rows >= n zero)
+//   pass 1  activation pre-pass: x f32 -> f16 xt in 16x16 fragment tiles [MP/16][K/16][16][16]
+//   pass 2  the GEMM: A fragments straight from xt (each a contiguous 512-byte tile, prefetched in
+//           registers one 32-wide stage ahead), B staged from wh with 16-byte loads into a double-
+//           buffered, row-padded workgroup tile (one barrier a stage), f32 results stored straight to
+//           `out` where the subtile is inside m x n (spilled and copied by lanes at the edges).
+// Measured on the H200 (docs/benchmarks.md, "Follow-up 3"): the A-direct + B-staged GEMM core ran at
+// 255 TFLOP/s where the one-pass pipelined kernel ran at 84, and the pre-passes cost 0.025 + 0.013 ms.
+// Both pre-passes are core WGSL (pack2x16float), so every adapter and both arms share them; the scalar
+// arm reads the same f16 pairs and sums each 32-block in K order, exactly as mmqQ4kF16RoundedRef.
+import type { CoopmatSpec } from './coopmat.wgsl';
+import { q4kScaleFns, range } from './coopmat.wgsl';
+
+/** K-values a split-GEMM stage stages (one 32-wide Q4_K sub-block). */
+const STAGE_K = 32;
+/** Extra bytes after xt and wh: the prefetch of the stage after the last one reads them (never used). */
+export const SPLIT_SLACK_BYTES = 1024;
+
+/** Padded extents of the pre-pass outputs: whole tiles, so the GEMM loads them unguarded. */
+export function coopmatSplitExtents(spec: Pick<CoopmatSpec, 'm' | 'n' | 'tile'>) {
+  const bm = spec.tile.wm * spec.tile.rm * 16;
+  const bn = spec.tile.wn * spec.tile.rn * 16;
+  return { mp: Math.ceil(spec.m / bm) * bm, np: Math.ceil(spec.n / bn) * bn };
+}
+
+/** Largest workgroup count a pre-pass puts on one grid row (the rest go to y). */
+const PRE_WG = 256;
+const PRE_MAX_X = 32768;
+function preGrid(invocations: number): [number, number, number] {
+  const groups = Math.max(1, Math.ceil(invocations / PRE_WG));
+  const gx = Math.min(groups, PRE_MAX_X);
+  return [gx, Math.ceil(groups / gx), 1];
+}
+
+export interface SplitPrePass {
+  wgsl: string;
+  entryPoint: 'main';
+  bindings: readonly string[];
+  workgroupSize: number;
+  grid: [number, number, number];
+  /** Bytes of the buffer the pass writes (including the slack). */
+  outBytes: number;
+}
+
+/**
+ * Pass 0: the Q4_K weight [n, k] decoded to f16 wh [NP, k] (rows n..NP-1 zero), one invocation per 8
+ * consecutive weights (one 16-byte store, so a subgroup writes contiguous memory): sub-block j = 2g + s
+ * of a super-block takes the low (s = 0) or high (s = 1) nibbles of qs bytes 32g .. 32g+31. w = ds*q - ms
+ * with ds = d*sc, ms = dmin*m in f32, as dequantQ4kRows; pack2x16float rounds to f16.
+ * @example const p0 = buildCoopmatWToF16Kernel(spec); pass.dispatchWorkgroups(...p0.grid)
+ */
+export function buildCoopmatWToF16Kernel(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile'>): SplitPrePass {
+  const { n, k } = spec;
+  const { np } = coopmatSplitExtents(spec);
+  const items = (np * k) / 8;
+  const grid = preGrid(items);
+  const wgsl = `// coopmat-f16 split plan, pass 0: Q4_K W [${n}, ${k}] decoded ONCE to f16 wh [${np}, ${k}] (rows ${n}..${np - 1} zero).
+const N = ${n}u;
+const K = ${k}u;
+const NSB = K / 256u; // super-blocks per row
+const ITEMS = ${items}u; // vec4u (8 weights) of wh
+@group(0) @binding(0) var<storage, read> wqs: array<vec2u>; // Q4_K qs: 16 vec2 (128 B) per super-block
+@group(0) @binding(1) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
+@group(0) @binding(2) var<storage, read> wd: array<f32>; // d per super-block
+@group(0) @binding(3) var<storage, read> wdm: array<f32>; // dmin per super-block
+@group(0) @binding(4) var<storage, read_write> wh: array<vec4u>; // f16 [NP, K] as pack2x16float pairs
+
+fn w_byte(w: vec3u, i: u32) -> u32 { return (w[i / 4u] >> (8u * (i % 4u))) & 255u; }
+${q4kScaleFns('q4kw', 'w: vec3u', (i) => `w_byte(w, ${i})`)}
+// The 4 nibbles at bit sh of the bytes of q as exact f32 (OR into the mantissa of 2^23, subtract 2^23).
+fn nib_f32(q: u32, sh: u32) -> vec4f {
+  let nib = ((vec4u(q) >> vec4u(0u, 8u, 16u, 24u)) >> vec4u(sh)) & vec4u(15u);
+  return bitcast<vec4f>(nib | vec4u(0x4b000000u)) - vec4f(8388608.0);
+}
+
+@compute @workgroup_size(${PRE_WG})
+fn main(@builtin(global_invocation_id) gid: vec3u) {
+  let t = gid.y * ${grid[0] * PRE_WG}u + gid.x;
+  if (t >= ITEMS) { return; }
+  let row = t / (K / 8u);
+  let k0 = (t % (K / 8u)) * 8u;
+  if (row >= N) {
+    wh[t] = vec4u(0u);
+    return;
+  }
+  let blk = row * NSB + k0 / 256u;
+  let j = (k0 % 256u) / 32u; // sub-block 2g + s
+  let q = wqs[blk * 16u + (j / 2u) * 4u + (k0 % 32u) / 8u]; // qs bytes 32g + k0 % 32 .. +7
+  let w = vec3u(wsc[blk * 3u], wsc[blk * 3u + 1u], wsc[blk * 3u + 2u]);
+  let ds = wd[blk] * f32(q4kw_sc(w, j));
+  let ms = wdm[blk] * f32(q4kw_m(w, j));
+  let a = ds * nib_f32(q.x, 4u * (j % 2u)) - ms;
+  let b = ds * nib_f32(q.y, 4u * (j % 2u)) - ms;
+  wh[t] = vec4u(pack2x16float(a.xy), pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));
+}
+`;
+  return {
+    wgsl,
+    entryPoint: 'main',
+    bindings: ['wqs', 'wsc', 'wd', 'wdm', 'wh'],
+    workgroupSize: PRE_WG,
+    grid,
+    outBytes: np * k * 2 + SPLIT_SLACK_BYTES,
+  };
+}
+
+/**
+ * Pass 1: the activation x [m, k] (f32) rounded to f16 into 16x16 fragment tiles, xt[((p * K/16 + c) * 16
+ * + r) * 16 + kk] = x[16p + r, 16c + kk] (rows m..MP-1 zero): one 16x16 A fragment is 512 contiguous
+ * bytes, which is what lets the GEMM load it straight from global memory. One invocation per 8 halves.
+ * @example const p1 = buildCoopmatXTiledKernel(spec); pass.dispatchWorkgroups(...p1.grid)
+ */
+export function buildCoopmatXTiledKernel(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile'>): SplitPrePass {
+  const { m, k } = spec;
+  const { mp } = coopmatSplitExtents(spec);
+  const items = (mp * k) / 8;
+  const grid = preGrid(items);
+  const wgsl = `// coopmat-f16 split plan, pass 1: x [${m}, ${k}] rounded to f16 into 16x16 fragment tiles xt [${mp / 16}][${k / 16}][16][16]
+// (rows ${m}..${mp - 1} zero).
+const M = ${m}u;
+const K = ${k}u;
+const ITEMS = ${items}u; // vec4u (8 halves) of xt
+@group(0) @binding(0) var<storage, read> x: array<vec4f>; // [M, K] row-major
+@group(0) @binding(1) var<storage, read_write> xt: array<vec4u>; // f16 tiles as pack2x16float pairs
+
+@compute @workgroup_size(${PRE_WG})
+fn main(@builtin(global_invocation_id) gid: vec3u) {
+  let t = gid.y * ${grid[0] * PRE_WG}u + gid.x;
+  if (t >= ITEMS) { return; }
+  let tile = t / 32u; // 32 items = one 16x16 tile
+  let row = (tile / (K / 16u)) * 16u + (t % 32u) / 2u;
+  let col = (tile % (K / 16u)) * 16u + (t % 2u) * 8u;
+  var a = vec4f(0.0);
+  var b = vec4f(0.0);
+  if (row < M) {
+    a = x[(row * K + col) / 4u];
+    b = x[(row * K + col) / 4u + 1u];
+  }
+  xt[t] = vec4u(pack2x16float(a.xy), pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));
+}
+`;
+  return {
+    wgsl,
+    entryPoint: 'main',
+    bindings: ['x', 'xt'],
+    workgroupSize: PRE_WG,
+    grid,
+    outBytes: mp * k * 2 + SPLIT_SLACK_BYTES,
+  };
+}
+
+/** Derived geometry of the split GEMM. */
+export function coopmatSplitGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'rowPad'>) {
+  const { wm, wn, rm, rn } = spec.tile;
+  const nwarp = wm * wn;
+  const threads = nwarp * spec.plane;
+  const bn = wn * rn * 16;
+  /** B stage: BN rows x 4 vec4 (32 halves); items per invocation, and whether the last is guarded. */
+  const bItems = bn * (STAGE_K / 8);
+  return {
+    nwarp,
+    threads,
+    bm: wm * rm * 16,
+    bn,
+    per: 256 / spec.plane,
+    rs: STAGE_K + (spec.rowPad ?? 8),
+    ib: Math.ceil(bItems / threads),
+    bGuard: bItems % threads !== 0,
+    bItems,
+  };
+}
+
+/**
+ * Workgroup memory of the split GEMM: the matrix arm's two B stages and its per-plane spill (counted
+ * always, though a kernel of whole blocks that is not instrumented has no spill).
+ */
+export function coopmatSplitWorkgroupBytes(
+  spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'rowPad' | 'arm'>,
+): number {
+  if (spec.arm === 'scalar') return 0;
+  const g = coopmatSplitGeometry(spec);
+  return 2 * g.bn * g.rs * 2 + g.nwarp * 256 * 4;
+}
+
+function splitConsts(spec: CoopmatSpec): string {
+  const g = coopmatSplitGeometry(spec);
+  const { wm, wn, rm, rn } = spec.tile;
+  const { mp } = coopmatSplitExtents(spec);
+  return `const M = ${spec.m}u;
+const N = ${spec.n}u;
+const K = ${spec.k}u;
+const WM = ${wm}u; // plane grid rows
+const WN = ${wn}u; // plane grid cols
+const RM = ${rm}u; // 16x16 subtiles per plane, down
+const RN = ${rn}u; // 16x16 subtiles per plane, across
+const PLANE = ${spec.plane}u;
+const NT = ${g.threads}u; // WM*WN planes
+const BM = ${g.bm}u; // WM*RM*16
+const BN = ${g.bn}u; // WN*RN*16
+const PER = ${g.per}u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
+const KB = K / 32u; // 32-wide K stages
+const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
+const MP = ${mp}u; // rows of xt (whole row tiles)
+`;
+}
+
+const SPLIT_HEADER = (spec: CoopmatSpec) => {
+  const g = coopmatSplitGeometry(spec);
+  const { wm, wn, rm, rn } = spec.tile;
+  return `// coopmat-f16 split plan, pass 2 (${spec.arm} arm): out[M, N] = xt @ wh^T, the f16 operands the pre-passes
+// wrote, accumulated in f32. Tile wm=${wm} wn=${wn} rm=${rm} rn=${rn}: BM=${g.bm} BN=${g.bn}, ${g.nwarp} plane(s) of ${spec.plane} = ${g.threads} invocations.
+`;
+};
+
+/** The scalar arm: each lane's PER elements of each subtile, every 32-block summed in K order (the emulation's order). */
+function splitScalarMain(spec: CoopmatSpec): string {
+  return `${SPLIT_HEADER(spec)}
+${splitConsts(spec)}
+@group(0) @binding(0) var<storage, read> xt: array<u32>; // f16 pairs, 16x16 fragment tiles
+@group(0) @binding(1) var<storage, read> wh: array<u32>; // f16 pairs, [NP, K] row-major
+@group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
+
+// f16 pair (k, k+1), k even, of activation row r / weight row c.
+fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[(((r / 16u) * KT + k / 16u) * 256u + (r % 16u) * 16u + k % 16u) / 2u]); }
+fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[(c * K + k) / 2u]); }
+
+@compute @workgroup_size(NT)
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let warp = tid / PLANE;
+  let lane = tid % PLANE;
+  let warp_m = warp / WN;
+  let warp_n = warp % WN;
+  let mrow0 = wg.y * BM;
+  let ncol0 = wg.x * BN;
+  set_owner(wg.y * nwg.x + wg.x, warp, lane);
+  var acc: array<f32, RM * RN * PER>;
+  for (var kb = 0u; kb < KB; kb++) {
+    for (var im = 0u; im < RM; im++) {
+      for (var jn = 0u; jn < RN; jn++) {
+        for (var e = 0u; e < PER; e++) {
+          let p = lane * PER + e;
+          let r = mrow0 + (warp_m * RM + im) * 16u + p / 16u;
+          let c = ncol0 + (warp_n * RN + jn) * 16u + p % 16u;
+          // One 32-block in f32, K in order, then into the accumulator: the seed's default arm.
+          var s = 0.0;
+          for (var l = 0u; l < 16u; l++) {
+            let av = xt_pair(r, kb * 32u + 2u * l);
+            let bv = wh_pair(c, kb * 32u + 2u * l);
+            s += av.x * bv.x;
+            s += av.y * bv.y;
+          }
+          acc[(im * RN + jn) * PER + e] += s;
+        }
+      }
+    }
+  }
+  for (var im = 0u; im < RM; im++) {
+    for (var jn = 0u; jn < RN; jn++) {
+      for (var e = 0u; e < PER; e++) {
+        let p = lane * PER + e;
+        let orow = mrow0 + (warp_m * RM + im) * 16u + p / 16u;
+        let ocol = ncol0 + (warp_n * RN + jn) * 16u + p % 16u;
+        if (orow < M && ocol < N) {
+          store_out(orow * N + ocol, acc[(im * RN + jn) * PER + e]);
+        }
+      }
+    }
+  }
+}
+`;
+}
+
+/**
+ * The matrix arm. `directStore`: subtiles inside m x n are stored from the fragment straight to `out`
+ * (subgroupMatrixStore); otherwise every subtile goes through the spill, whose per-lane copy calls
+ * store_out -- what the ownership instrumentation records.
+ */
+function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
+  const g = coopmatSplitGeometry(spec);
+  const { rm, rn } = spec.tile;
+  const ids = range(rm).flatMap((im) => range(rn).map((jn) => [im, jn] as const));
+  const ks = range(STAGE_K / 16);
+  const LT = 'subgroup_matrix_left<f16, 16, 16>';
+  const RT = 'subgroup_matrix_right<f16, 16, 16>';
+  const loadA = (im: number, kc: number, kb: string) =>
+    `subgroupMatrixLoad<${LT}, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + ${im}u) * KT + (${kb}) * 2u + ${kc}u) * 256u, 16u)`;
+  const item = (it: number) => `tid + ${it * g.threads}u`;
+  const guard = (it: number, body: string) =>
+    g.bGuard && it === g.ib - 1 ? `if (${item(it)} < ${g.bItems}u) { ${body} }` : body;
+  // B items: row i / 4 of the stage, quarter i % 4 (8 halves) of its 32 K-values.
+  const fetchB = (kb: string) =>
+    range(g.ib)
+      .map(
+        (it) =>
+          `    ${guard(it, `gb${it} = wh[((ncol0 + (${item(it)}) / 4u) * K + (${kb}) * 32u + ((${item(it)}) % 4u) * 8u) / 8u];`)}`,
+      )
+      .join('\n');
+  // Written in line, not through a helper taking the offset: the bounds checks' range analysis proves
+  // an offset built from tid in range and drops the clamp, but cannot see into a function parameter
+  // (a put_b8(e, v) helper cost 1.4x at 2 planes a block on the H200).
+  const putB = (buf: string) =>
+    range(g.ib)
+      .map((it) => {
+        const halves = range(8)
+          .map((h) => `sb[o + ${h}u] = ${'pqrs'[h >> 1]}.${'xy'[h & 1]};`)
+          .join(' ');
+        const body = `{
+      let o = (${buf}) * ${g.bn * g.rs}u + ((${item(it)}) / 4u) * ${g.rs}u + ((${item(it)}) % 4u) * 8u;
+      let p = bitcast<vec2<f16>>(gb${it}.x);
+      let q = bitcast<vec2<f16>>(gb${it}.y);
+      let r = bitcast<vec2<f16>>(gb${it}.z);
+      let s = bitcast<vec2<f16>>(gb${it}.w);
+      ${halves}
+    }`;
+        return `    ${guard(it, body)}`;
+      })
+      .join('\n');
+  const contract = ks
+    .map((kc) => {
+      const loadsB = range(rn)
+        .map(
+          (jn) =>
+            `      let b_${jn} = subgroupMatrixLoad<${RT}, col_major>(&sb, cur * ${g.bn * g.rs}u + (warp_n * RN + ${jn}u) * ${16 * g.rs}u + ${kc * 16}u, ${g.rs}u);`,
+        )
+        .join('\n');
+      const mmas = ids
+        .map(
+          ([im, jn]) =>
+            `      acc_${im}_${jn} = subgroupMatrixMultiplyAccumulate(a_${im}_${kc}, b_${jn}, acc_${im}_${jn});`,
+        )
+        .join('\n');
+      return `    {
+      // K columns ${kc * 16}..${kc * 16 + 15} of the stage.
+${loadsB}
+${mmas}
+    }`;
+    })
+    .join('\n');
+  const spillStore = (
+    im: number,
+    jn: number,
+  ) => `    subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_${im}_${jn}, 16u);
+    workgroupBarrier();
+    copy_out(warp, lane, mrow0 + (warp_m * RM + ${im}u) * 16u, ncol0 + (warp_n * RN + ${jn}u) * 16u);
+    workgroupBarrier();`;
+  const direct = ids
+    .map(
+      ([im, jn]) =>
+        `    subgroupMatrixStore<row_major>(&out, (mrow0 + (warp_m * RM + ${im}u) * 16u) * N + ncol0 + (warp_n * RN + ${jn}u) * 16u, acc_${im}_${jn}, N);`,
+    )
+    .join('\n');
+  const spilled = ids.map(([im, jn]) => spillStore(im, jn)).join('\n');
+  // The edge path is emitted only where m or n leaves a partial block (the kernel is generated per
+  // shape), so a kernel of whole blocks carries no spill code or spill memory.
+  const edges = spec.m % g.bm !== 0 || spec.n % g.bn !== 0;
+  const stores = !directStore
+    ? `  // Instrumented: every fragment is spilled and copied by lanes, so store_out records the owners.
+${spilled}`
+    : !edges
+      ? `  // m and n are whole blocks: every fragment goes straight to out.
+${direct.replace(/^ {2}/gm, '')}`
+      : `  if (mrow0 + BM <= M && ncol0 + BN <= N) {
+    // The whole block is inside m x n: every fragment goes straight to out.
+${direct}
+  } else {
+    // An edge block (workgroup-uniform branch, so its barriers are legal): spill and copy with guards.
+${spilled}
+  }`;
+  const spillDecl = `// One 16x16 f32 spill per plane for edge subtiles: the fragment's lane layout is opaque.
+var<workgroup> sc: array<f32, ${g.nwarp * 256}u>;
+fn copy_out(warp: u32, lane: u32, row0: u32, col0: u32) {
+  for (var e = 0u; e < PER; e++) {
+    let p = lane * PER + e;
+    let orow = row0 + p / 16u;
+    let ocol = col0 + p % 16u;
+    if (orow < M && ocol < N) {
+      store_out(orow * N + ocol, sc[warp * 256u + p]);
+    }
+  }
+}
+`;
+  return `enable f16;
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+
+${SPLIT_HEADER(spec)}
+${splitConsts(spec)}const RS = ${g.rs}u; // f16 elements per staged B row (32 K-values + padding against bank conflicts)
+@group(0) @binding(0) var<storage, read> xt: array<f16>; // 16x16 fragment tiles [MP/16][KT][16][16]
+@group(0) @binding(1) var<storage, read> wh: array<vec4u>; // f16 [NP, K] row-major, 8 halves per vec4
+@group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
+
+// B [BN, 32] of a stage, two buffers [2][BN][RS]: stage kb is read from buffer kb % 2 while kb + 1 is written.
+var<workgroup> sb: array<f16, ${2 * g.bn * g.rs}u>;
+
+${!directStore || edges ? spillDecl : ''}
+@compute @workgroup_size(NT)
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u32, @builtin(subgroup_invocation_id) lane: u32,
+        @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  // subgroup_id is subgroup-uniform, so the matrix offsets derived from it are too (a requirement).
+  let warp_m = warp / WN;
+  let warp_n = warp % WN;
+  let mrow0 = wg.y * BM;
+  let ncol0 = wg.x * BN;
+  set_owner(wg.y * nwg.x + wg.x, warp, lane);
+${ids.map(([im, jn]) => `  var acc_${im}_${jn} = subgroup_matrix_result<f32, 16, 16>();`).join('\n')}
+  // Stage 0: B into buffer 0, A fragments into registers.
+${range(g.ib)
+  .map((it) => `  var gb${it} = vec4u(0u);`)
+  .join('\n')}
+  let cur0 = 0u;
+${fetchB('0u').replace(/^ {2}/gm, '')}
+${putB('cur0').replace(/^ {2}/gm, '')}
+${range(rm)
+  .flatMap((im) => ks.map((kc) => `  var pa_${im}_${kc} = ${loadA(im, kc, '0u')};`))
+  .join('\n')}
+  workgroupBarrier();
+  for (var kb = 0u; kb < KB; kb++) {
+    let cur = kb % 2u;
+    // Take this stage's A and issue the next stage's loads (the last stage's prefetch reads the slack).
+${range(rm)
+  .flatMap((im) =>
+    ks.map(
+      (kc) => `    let a_${im}_${kc} = pa_${im}_${kc};\n    pa_${im}_${kc} = ${loadA(im, kc, 'kb + 1u')};`,
+    ),
+  )
+  .join('\n')}
+${fetchB('kb + 1u')}
+${contract}
+    // Write the next stage into the other buffer; the barrier publishes it and retires this one.
+${putB('1u - cur')}
+    workgroupBarrier();
+  }
+${stores}
+}
+`;
+}
+
+/**
+ * The split GEMM's kernel text (the host appends the set_owner/store_out suffix).
+ * @example coopmatSplitWgsl({ m: 64, n: 64, k: 256, tile, plane: 32, arm: 'subgroup-matrix', f16: 'native', split: true })
+ */
+export function coopmatSplitWgsl(spec: CoopmatSpec, opts: { directStore?: boolean } = {}): string {
+  return spec.arm === 'scalar' ? splitScalarMain(spec) : splitMatrixMain(spec, opts.directStore ?? true);
+}
+
+/** The split GEMM reads the pre-passes' outputs in x's and the weight's places. */
+export const COOPMAT_SPLIT_BINDINGS = ['xt', 'wh', 'out'] as const;
