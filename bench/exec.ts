@@ -160,7 +160,7 @@ export async function runOnce(
   return new Float32Array(await readBuffer(device, out, out.size));
 }
 
-/** Untimed GPU work before each config's timed batches, long enough for the clocks to ramp up. */
+/** Untimed GPU work (ms) before each config's timed batches, long enough for the clocks to ramp up. */
 export const CLOCK_WARM_MS = 150;
 
 export interface Timing {
@@ -181,26 +181,30 @@ export async function timeMainPass(
   pass: PassSpec,
   prepared: PreparedPasses,
   mainIndex: number,
-  opts: { reps: number; targetMs: number; maxIters: number },
+  opts: { reps: number; targetMs: number; maxIters: number; warmMs?: number },
 ): Promise<Timing> {
   const pipeline = prepared.pipelines[mainIndex]!;
   const groups = prepared.groups[mainIndex]!;
-  // targetMs <= 0: no estimate, exactly maxIters dispatches per batch (CI-size runs).
+  const warmMs = opts.warmMs ?? CLOCK_WARM_MS;
+  // targetMs <= 0: exactly maxIters dispatches per batch (CI-size runs, the tuner's measure).
   const est =
-    opts.targetMs > 0 ? await timeDispatches(res.device, pipeline, groups, pass.workgroups, 2) : undefined;
-  const iters = est
-    ? Math.max(2, Math.min(opts.maxIters, Math.round(opts.targetMs / Math.max(est.ms, 1e-3))))
-    : Math.max(1, opts.maxIters);
+    opts.targetMs > 0 || warmMs > 0
+      ? await timeDispatches(res.device, pipeline, groups, pass.workgroups, 2)
+      : undefined;
+  const iters =
+    est && opts.targetMs > 0
+      ? Math.max(2, Math.min(opts.maxIters, Math.round(opts.targetMs / Math.max(est.ms, 1e-3))))
+      : Math.max(1, opts.maxIters);
   // Keep the clocks up: on the H200 the SM clock fell from 1980 to 345 MHz between short bursts of work
   // and stayed there for whole configs (nvidia-smi, docs/benchmarks.md "Follow-up 3"), so each config
-  // first runs ~CLOCK_WARM_MS of GPU work, untimed, right before its timed batches.
-  if (est)
+  // first runs ~warmMs of GPU work, untimed, right before its timed batches.
+  if (est && warmMs > 0)
     await timeDispatches(
       res.device,
       pipeline,
       groups,
       pass.workgroups,
-      Math.ceil(CLOCK_WARM_MS / Math.max(est.ms, 1e-3)),
+      Math.ceil(warmMs / Math.max(est.ms, 1e-3)),
     );
   const samples: number[] = [];
   let timing: Timing['timing'] = est?.timing ?? 'wall';

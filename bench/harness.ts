@@ -66,7 +66,15 @@ import { dequantizeQ4K } from '../src/kernels/quant/q4k';
 import type { MmqQ4kData, MmqQ8Data } from '../src/kernels/quant/gen';
 import type { BenchGpu } from './dawn';
 import { fastQ4kData, fastQ8Data } from './data';
-import { banksFor, makeResident, preparePasses, runOnce, timeMainPass, type Resident } from './exec';
+import {
+  banksFor,
+  CLOCK_WARM_MS,
+  makeResident,
+  preparePasses,
+  runOnce,
+  timeMainPass,
+  type Resident,
+} from './exec';
 import { f16Element, q4kElement, sampleIndices } from './oracle';
 
 export interface Shape {
@@ -229,7 +237,7 @@ async function gateAndTime(
   gpu: BenchGpu,
   prob: Problem,
   c: Candidate,
-  opts: { reps: number; targetMs: number; maxIters: number },
+  opts: { reps: number; targetMs: number; maxIters: number; warmMs: number },
   peak: Peak | undefined,
 ): Promise<BenchRow> {
   const row = c.row;
@@ -533,6 +541,8 @@ class SampledTileEval implements Evaluator {
     private readonly make: (tile: TileParams) => Candidate | BenchRow,
     private readonly workgroupBytes: (tile: TileParams) => number,
     private readonly reps: number,
+    /** Untimed clock warm-up before each measure (0 on SwiftShader-size runs). */
+    private readonly warmMs: number,
     readonly space = mmqQ4kSpace(),
   ) {}
 
@@ -551,7 +561,7 @@ class SampledTileEval implements Evaluator {
       this.gpu,
       this.prob,
       c,
-      { reps: this.reps, targetMs: 0, maxIters: iters },
+      { reps: this.reps, targetMs: 0, maxIters: iters, warmMs: this.warmMs },
       undefined,
     );
     if (r.error) throw new Error(r.error);
@@ -583,7 +593,13 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
   const plane = planeWidth(caps);
   const peak = peakOf(gpu);
   const l2 = peak?.l2Bytes ?? 8 * 1024 * 1024;
-  const timeOpts = { reps: opts.reps, targetMs: opts.targetMs, maxIters: opts.quick ? 1 : 200 };
+  const timeOpts = {
+    reps: opts.reps,
+    targetMs: opts.targetMs,
+    maxIters: opts.quick ? 1 : 200,
+    // The clock warm-up matters only on real GPUs; a quick run is for SwiftShader.
+    warmMs: opts.quick ? 0 : CLOCK_WARM_MS,
+  };
   // Quick runs check the harness: one bank is enough (CPU adapters have no L2 to defeat).
   const banks = (bytes: number) => (opts.quick ? 1 : banksFor(bytes, l2));
   const arms: Arm[] = ['scalar', 'dp4a', 'subgroup-matrix'];
@@ -651,7 +667,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     workgroupBytes: (tile: TileParams) => number,
   ) => {
     if (!opts.tune || !want(`${family}/${arm}/tune`)) return;
-    const ev = new SampledTileEval(gpu, prob, make, workgroupBytes, 1);
+    const ev = new SampledTileEval(gpu, prob, make, workgroupBytes, 1, timeOpts.warmMs);
     const evo = new Evolution(
       opts.quick
         ? { population: 3, generations: 1, measureIters: 1 }
@@ -878,7 +894,7 @@ async function benchMoe(
   gpu: BenchGpu,
   opts: BenchOptions,
   result: BenchResult,
-  timeOpts: { reps: number; targetMs: number; maxIters: number },
+  timeOpts: { reps: number; targetMs: number; maxIters: number; warmMs: number },
   peak: Peak | undefined,
   l2: number,
   want: (id: string) => boolean,

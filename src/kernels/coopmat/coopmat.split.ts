@@ -47,23 +47,23 @@ export interface SplitPrePass {
 }
 
 /**
- * Pass 0: the Q4_K weight [n, k] decoded to f16 wh [NP, k] (rows n..NP-1 zero), one invocation per 8
- * consecutive weights (one 16-byte store, so a subgroup writes contiguous memory): sub-block j = 2g + s
- * of a super-block takes the low (s = 0) or high (s = 1) nibbles of qs bytes 32g .. 32g+31. w = ds*q - ms
- * with ds = d*sc, ms = dmin*m in f32, as dequantQ4kRows; pack2x16float rounds to f16.
+ * Pass 0: the Q4_K weight [n, k] decoded to f16 wh [NP, k] (rows n..NP-1 zero), one invocation per
+ * 32-weight sub-block j = 2g + s: the low (s = 0) or high (s = 1) nibbles of qs bytes 32g .. 32g+31,
+ * written as 64 contiguous bytes (a subgroup writes 2 KiB in a row; the scales are decoded once per 32
+ * weights). w = ds*q - ms with ds = d*sc, ms = dmin*m in f32, as dequantQ4kRows; pack2x16float rounds.
  * @example const p0 = buildCoopmatWToF16Kernel(spec); pass.dispatchWorkgroups(...p0.grid)
  */
 export function buildCoopmatWToF16Kernel(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile'>): SplitPrePass {
   const { n, k } = spec;
   const { np } = coopmatSplitExtents(spec);
-  const items = (np * k) / 8;
+  const items = (np * k) / 32;
   const grid = preGrid(items);
   const wgsl = `// coopmat-f16 split plan, pass 0: Q4_K W [${n}, ${k}] decoded ONCE to f16 wh [${np}, ${k}] (rows ${n}..${np - 1} zero).
 const N = ${n}u;
 const K = ${k}u;
 const NSB = K / 256u; // super-blocks per row
-const ITEMS = ${items}u; // vec4u (8 weights) of wh
-@group(0) @binding(0) var<storage, read> wqs: array<vec2u>; // Q4_K qs: 16 vec2 (128 B) per super-block
+const ITEMS = ${items}u; // 32-weight sub-blocks of wh
+@group(0) @binding(0) var<storage, read> wqs: array<vec4u>; // Q4_K qs: 8 vec4 (128 B) per super-block
 @group(0) @binding(1) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
 @group(0) @binding(2) var<storage, read> wd: array<f32>; // d per super-block
 @group(0) @binding(3) var<storage, read> wdm: array<f32>; // dmin per super-block
@@ -81,21 +81,26 @@ fn nib_f32(q: u32, sh: u32) -> vec4f {
 fn main(@builtin(global_invocation_id) gid: vec3u) {
   let t = gid.y * ${grid[0] * PRE_WG}u + gid.x;
   if (t >= ITEMS) { return; }
-  let row = t / (K / 8u);
-  let k0 = (t % (K / 8u)) * 8u;
+  let row = t / (K / 32u);
   if (row >= N) {
-    wh[t] = vec4u(0u);
+    for (var i = 0u; i < 4u; i++) { wh[t * 4u + i] = vec4u(0u); }
     return;
   }
-  let blk = row * NSB + k0 / 256u;
-  let j = (k0 % 256u) / 32u; // sub-block 2g + s
-  let q = wqs[blk * 16u + (j / 2u) * 4u + (k0 % 32u) / 8u]; // qs bytes 32g + k0 % 32 .. +7
+  let blk = row * NSB + (t % (K / 32u)) / 8u;
+  let j = t % 8u; // sub-block 2g + s of the super-block
   let w = vec3u(wsc[blk * 3u], wsc[blk * 3u + 1u], wsc[blk * 3u + 2u]);
   let ds = wd[blk] * f32(q4kw_sc(w, j));
   let ms = wdm[blk] * f32(q4kw_m(w, j));
-  let a = ds * nib_f32(q.x, 4u * (j % 2u)) - ms;
-  let b = ds * nib_f32(q.y, 4u * (j % 2u)) - ms;
-  wh[t] = vec4u(pack2x16float(a.xy), pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));
+  let sh = 4u * (j % 2u);
+  for (var h = 0u; h < 2u; h++) {
+    let q = wqs[blk * 8u + (j / 2u) * 2u + h]; // qs bytes 32g + 16h .. +15
+    let a = ds * nib_f32(q.x, sh) - ms;
+    let b = ds * nib_f32(q.y, sh) - ms;
+    let c = ds * nib_f32(q.z, sh) - ms;
+    let e = ds * nib_f32(q.w, sh) - ms;
+    wh[t * 4u + 2u * h] = vec4u(pack2x16float(a.xy), pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));
+    wh[t * 4u + 2u * h + 1u] = vec4u(pack2x16float(c.xy), pack2x16float(c.zw), pack2x16float(e.xy), pack2x16float(e.zw));
+  }
 }
 `;
   return {
