@@ -17,7 +17,7 @@ fi
 cp node_modules/webgpu/index.js node_modules/webgpu/package.json .gpu/bench/webgpu/
 [ -s .gpu/bench/webgpu/dist/linux-x64/dawn.node.xz ] ||
   xz -T2 -6 -c node_modules/webgpu/dist/linux-x64/dawn.node > .gpu/bench/webgpu/dist/linux-x64/dawn.node.xz
-for entry in bench probe lab; do
+for entry in bench probe; do
   npx esbuild "bench/$entry.ts" --bundle --platform=node --format=esm --target=node20 \
     --external:webgpu --outfile=".gpu/bench/$entry.mjs" --log-level=warning
 done

@@ -38,10 +38,6 @@ for step in "$@"; do
   case "$step" in
     vkdebug) VK_LOADER_DEBUG=error,warn,driver PROBE_ONLY_ADAPTER=1 /tmp/node $RUN/probe.mjs > "$OUT/vkdebug.log" 2>&1; tail -40 "$OUT/vkdebug.log" ;;
     probe) /tmp/node $RUN/probe.mjs --json "$OUT/probe.json" 2>&1 | tee "$OUT/probe.log" || rc=1 ;;
-    lab*)
-      args=${step#lab}; args=${args#:}; args=${args//+/ }
-      # shellcheck disable=SC2086
-      /tmp/node $RUN/lab.mjs --json "$OUT/lab.json" $args 2>&1 | tee "$OUT/lab.log" || rc=1 ;;
     torch) PYTHONUNBUFFERED=1 python3 bench/torch_baseline.py "$OUT/torch.json" 2>&1 | tee "$OUT/torch.log" || rc=1 ;;
     bench*)
       args=${step#bench}; args=${args#:}; args=${args//+/ }

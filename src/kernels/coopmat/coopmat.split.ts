@@ -8,8 +8,8 @@
 //           registers one 32-wide stage ahead), B staged from wh with 16-byte loads into a double-
 //           buffered, row-padded workgroup tile (one barrier a stage), f32 results stored straight to
 //           `out` where the subtile is inside m x n (spilled and copied by lanes at the edges).
-// Measured on the H200 (docs/benchmarks.md, "Follow-up 3"): the A-direct + B-staged GEMM core ran at
-// 255 TFLOP/s where the one-pass pipelined kernel ran at 84, and the pre-passes cost 0.025 + 0.013 ms.
+// Measured on the H200 at 2048 x 4096 x 4096 (docs/benchmarks.md, "Follow-up 3"): the three passes took
+// 0.0213 + 0.0134 + 0.2609 ms (232.5 TOPS in all) where the one-pass pipelined kernel took 0.8119 ms.
 // Both pre-passes are core WGSL (pack2x16float), so every adapter and both arms share them; the scalar
 // arm reads the same f16 pairs and sums each 32-block in K order, exactly as mmqQ4kF16RoundedRef.
 import type { CoopmatSpec } from './coopmat.wgsl';
@@ -47,23 +47,25 @@ export interface SplitPrePass {
 }
 
 /**
- * Pass 0: the Q4_K weight [n, k] decoded to f16 wh [NP, k] (rows n..NP-1 zero), one invocation per
- * 32-weight sub-block j = 2g + s: the low (s = 0) or high (s = 1) nibbles of qs bytes 32g .. 32g+31,
- * written as 64 contiguous bytes (a subgroup writes 2 KiB in a row; the scales are decoded once per 32
- * weights). w = ds*q - ms with ds = d*sc, ms = dmin*m in f32, as dequantQ4kRows; pack2x16float rounds.
+ * Pass 0: the Q4_K weight [n, k] decoded to f16 wh [NP, k] (rows n..NP-1 zero), one invocation per 8
+ * consecutive weights (one 16-byte store, so a subgroup writes 512 contiguous bytes; one invocation per
+ * 32-weight sub-block writing 64 bytes took 0.0262 ms against 0.0213 at 4096 x 4096 on the H200, its
+ * subgroup's stores being 64 bytes apart): sub-block j = 2g + s
+ * of a super-block takes the low (s = 0) or high (s = 1) nibbles of qs bytes 32g .. 32g+31. w = ds*q - ms
+ * with ds = d*sc, ms = dmin*m in f32, as dequantQ4kRows; pack2x16float rounds to f16.
  * @example const p0 = buildCoopmatWToF16Kernel(spec); pass.dispatchWorkgroups(...p0.grid)
  */
 export function buildCoopmatWToF16Kernel(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile'>): SplitPrePass {
   const { n, k } = spec;
   const { np } = coopmatSplitExtents(spec);
-  const items = (np * k) / 32;
+  const items = (np * k) / 8;
   const grid = preGrid(items);
   const wgsl = `// coopmat-f16 split plan, pass 0: Q4_K W [${n}, ${k}] decoded ONCE to f16 wh [${np}, ${k}] (rows ${n}..${np - 1} zero).
 const N = ${n}u;
 const K = ${k}u;
 const NSB = K / 256u; // super-blocks per row
-const ITEMS = ${items}u; // 32-weight sub-blocks of wh
-@group(0) @binding(0) var<storage, read> wqs: array<vec4u>; // Q4_K qs: 8 vec4 (128 B) per super-block
+const ITEMS = ${items}u; // vec4u (8 weights) of wh
+@group(0) @binding(0) var<storage, read> wqs: array<vec2u>; // Q4_K qs: 16 vec2 (128 B) per super-block
 @group(0) @binding(1) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
 @group(0) @binding(2) var<storage, read> wd: array<f32>; // d per super-block
 @group(0) @binding(3) var<storage, read> wdm: array<f32>; // dmin per super-block
@@ -81,26 +83,21 @@ fn nib_f32(q: u32, sh: u32) -> vec4f {
 fn main(@builtin(global_invocation_id) gid: vec3u) {
   let t = gid.y * ${grid[0] * PRE_WG}u + gid.x;
   if (t >= ITEMS) { return; }
-  let row = t / (K / 32u);
+  let row = t / (K / 8u);
+  let k0 = (t % (K / 8u)) * 8u;
   if (row >= N) {
-    for (var i = 0u; i < 4u; i++) { wh[t * 4u + i] = vec4u(0u); }
+    wh[t] = vec4u(0u);
     return;
   }
-  let blk = row * NSB + (t % (K / 32u)) / 8u;
-  let j = t % 8u; // sub-block 2g + s of the super-block
+  let blk = row * NSB + k0 / 256u;
+  let j = (k0 % 256u) / 32u; // sub-block 2g + s
+  let q = wqs[blk * 16u + (j / 2u) * 4u + (k0 % 32u) / 8u]; // qs bytes 32g + k0 % 32 .. +7
   let w = vec3u(wsc[blk * 3u], wsc[blk * 3u + 1u], wsc[blk * 3u + 2u]);
   let ds = wd[blk] * f32(q4kw_sc(w, j));
   let ms = wdm[blk] * f32(q4kw_m(w, j));
-  let sh = 4u * (j % 2u);
-  for (var h = 0u; h < 2u; h++) {
-    let q = wqs[blk * 8u + (j / 2u) * 2u + h]; // qs bytes 32g + 16h .. +15
-    let a = ds * nib_f32(q.x, sh) - ms;
-    let b = ds * nib_f32(q.y, sh) - ms;
-    let c = ds * nib_f32(q.z, sh) - ms;
-    let e = ds * nib_f32(q.w, sh) - ms;
-    wh[t * 4u + 2u * h] = vec4u(pack2x16float(a.xy), pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));
-    wh[t * 4u + 2u * h + 1u] = vec4u(pack2x16float(c.xy), pack2x16float(c.zw), pack2x16float(e.xy), pack2x16float(e.zw));
-  }
+  let a = ds * nib_f32(q.x, 4u * (j % 2u)) - ms;
+  let b = ds * nib_f32(q.y, 4u * (j % 2u)) - ms;
+  wh[t] = vec4u(pack2x16float(a.xy), pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));
 }
 `;
   return {
@@ -306,7 +303,7 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
       .join('\n');
   // Written in line, not through a helper taking the offset: the bounds checks' range analysis proves
   // an offset built from tid in range and drops the clamp, but cannot see into a function parameter
-  // (a put_b8(e, v) helper cost 1.4x at 2 planes a block on the H200).
+  // (a put_b8(e, v) helper made the GEMM 1.35x slower at 2 planes a block on the H200).
   const putB = (buf: string) =>
     range(g.ib)
       .map((it) => {
