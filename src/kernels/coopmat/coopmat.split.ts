@@ -13,7 +13,7 @@
 // Both pre-passes are core WGSL (pack2x16float), so every adapter and both arms share them; the scalar
 // arm reads the same f16 pairs and sums each 32-block in K order, exactly as mmqQ4kF16RoundedRef.
 import type { CoopmatSpec } from './coopmat.wgsl';
-import { q4kScaleFns, range } from './coopmat.wgsl';
+import { Q4K_DECODE_REGS, range } from './coopmat.q4k';
 
 /** K-values a split-GEMM stage stages (one 32-wide Q4_K sub-block). */
 const STAGE_K = 32;
@@ -71,14 +71,7 @@ const ITEMS = ${items}u; // vec4u (8 weights) of wh
 @group(0) @binding(3) var<storage, read> wdm: array<f32>; // dmin per super-block
 @group(0) @binding(4) var<storage, read_write> wh: array<vec4u>; // f16 [NP, K] as pack2x16float pairs
 
-fn w_byte(w: vec3u, i: u32) -> u32 { return (w[i / 4u] >> (8u * (i % 4u))) & 255u; }
-${q4kScaleFns('q4kw', 'w: vec3u', (i) => `w_byte(w, ${i})`)}
-// The 4 nibbles at bit sh of the bytes of q as exact f32 (OR into the mantissa of 2^23, subtract 2^23).
-fn nib_f32(q: u32, sh: u32) -> vec4f {
-  let nib = ((vec4u(q) >> vec4u(0u, 8u, 16u, 24u)) >> vec4u(sh)) & vec4u(15u);
-  return bitcast<vec4f>(nib | vec4u(0x4b000000u)) - vec4f(8388608.0);
-}
-
+${Q4K_DECODE_REGS}
 @compute @workgroup_size(${PRE_WG})
 fn main(@builtin(global_invocation_id) gid: vec3u) {
   let t = gid.y * ${grid[0] * PRE_WG}u + gid.x;
@@ -95,8 +88,9 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
   let w = vec3u(wsc[blk * 3u], wsc[blk * 3u + 1u], wsc[blk * 3u + 2u]);
   let ds = wd[blk] * f32(q4kw_sc(w, j));
   let ms = wdm[blk] * f32(q4kw_m(w, j));
-  let a = ds * nib_f32(q.x, 4u * (j % 2u)) - ms;
-  let b = ds * nib_f32(q.y, 4u * (j % 2u)) - ms;
+  let sh = vec4u(4u * (j % 2u));
+  let a = ds * nib_f32(q.x, sh) - ms;
+  let b = ds * nib_f32(q.y, sh) - ms;
   wh[t] = vec4u(pack2x16float(a.xy), pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));
 }
 `;

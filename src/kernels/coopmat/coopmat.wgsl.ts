@@ -19,6 +19,7 @@
 import { positiveIntegerProblems, type TileParams } from '../family';
 import { ownerSuffix } from '../gpu/instrument';
 import { COOPMAT_SPLIT_BINDINGS, coopmatSplitWgsl, coopmatSplitWorkgroupBytes } from './coopmat.split';
+import { Q4K_DECODE, Q4K_DECODE_REGS, range } from './coopmat.q4k';
 
 export type CoopmatArm = 'scalar' | 'subgroup-matrix';
 
@@ -201,35 +202,6 @@ function bindings(spec: CoopmatSpec): string {
 `;
 }
 
-/** get_scale_min_k4's 6-bit scale and min of sub-block j, over a byte accessor of the 12 scale bytes. */
-export function q4kScaleFns(prefix: string, arg: string, byteOf: (i: string) => string): string {
-  return `fn ${prefix}_sc(${arg}, j: u32) -> u32 {
-  if (j < 4u) { return ${byteOf('j')} & 63u; }
-  return (${byteOf('j + 4u')} & 15u) | ((${byteOf('j - 4u')} >> 6u) << 4u);
-}
-fn ${prefix}_m(${arg}, j: u32) -> u32 {
-  if (j < 4u) { return ${byteOf('j + 4u')} & 63u; }
-  return (${byteOf('j + 4u')} >> 4u) | ((${byteOf('j')} >> 6u) << 4u);
-}
-`;
-}
-
-const Q4K_DECODE = `// Q4_K decode, byte for byte the seed's q4k_byte / q4k_sc / q4k_m (get_scale_min_k4).
-fn wsc_byte(base: u32, i: u32) -> u32 { return (wsc[base + i / 4u] >> (8u * (i % 4u))) & 255u; }
-${q4kScaleFns('q4k', 'base: u32', (i) => `wsc_byte(base, ${i})`)}`;
-
-// The pipelined staging prefetches a super-block's 3 scale words into registers and decodes from them.
-const Q4K_DECODE_REGS = `// Q4_K decode from the 3 prefetched scale words, byte for byte the seed's q4k_sc / q4k_m (get_scale_min_k4).
-fn w_byte(w: vec3u, i: u32) -> u32 { return (w[i / 4u] >> (8u * (i % 4u))) & 255u; }
-${q4kScaleFns('q4kw', 'w: vec3u', (i) => `w_byte(w, ${i})`)}
-// The 4 nibbles at bit sh of the bytes of word q as f32, exactly f32(q): OR-ing a 4-bit value into the
-// mantissa of 2^23 and subtracting 2^23 is exact and avoids int-to-float conversions (a quarter-rate unit).
-fn nib_f32(q: u32, sh: vec4u) -> vec4f {
-  let nib = ((vec4u(q) >> vec4u(0u, 8u, 16u, 24u)) >> sh) & vec4u(15u);
-  return bitcast<vec4f>(nib | vec4u(0x4b000000u)) - vec4f(8388608.0);
-}
-`;
-
 /** The f16 tile storage: two K-consecutive operands per slot, stored rounded to f16. */
 function tileStorage(spec: CoopmatSpec): string {
   const { kw, rs } = coopmatGeometry(spec);
@@ -405,8 +377,6 @@ function pipelinedItems(spec: CoopmatSpec) {
 
 /** `cond1 && cond2 ...` of the conditions present. */
 const allOf = (...conds: (string | undefined)[]) => conds.filter(Boolean).join(' && ');
-
-export const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
 /** The prefetch registers: IA activation vec4s and IB (qs quad, d/dmin, scale words) per invocation. */
 function pipelinedRegisters(spec: CoopmatSpec): string {
