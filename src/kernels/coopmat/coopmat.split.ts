@@ -13,7 +13,17 @@
 // Both pre-passes are core WGSL (pack2x16float), so every adapter and both arms share them; the scalar
 // arm reads the same f16 pairs and sums each 32-block in K order, exactly as mmqQ4kF16RoundedRef.
 import type { CoopmatSpec } from './coopmat.wgsl';
-import { Q4K_DECODE_REGS, range } from './coopmat.q4k';
+import {
+  MATRIX_MAIN_HEAD,
+  Q4K_DECODE_REGS,
+  range,
+  scalarBlock,
+  SCALAR_MAIN_HEAD,
+  SCALAR_STORE,
+  SPILL_COPY_OUT,
+  spillStore,
+  tileConsts,
+} from './coopmat.snippets';
 
 /** K-values a split-GEMM stage stages (one 32-wide Q4_K sub-block). */
 const STAGE_K = 32;
@@ -183,22 +193,8 @@ export function coopmatSplitWorkgroupBytes(
 }
 
 function splitConsts(spec: CoopmatSpec): string {
-  const g = coopmatSplitGeometry(spec);
-  const { wm, wn, rm, rn } = spec.tile;
   const { mp } = coopmatSplitExtents(spec);
-  return `const M = ${spec.m}u;
-const N = ${spec.n}u;
-const K = ${spec.k}u;
-const WM = ${wm}u; // plane grid rows
-const WN = ${wn}u; // plane grid cols
-const RM = ${rm}u; // 16x16 subtiles per plane, down
-const RN = ${rn}u; // 16x16 subtiles per plane, across
-const PLANE = ${spec.plane}u;
-const NT = ${g.threads}u; // WM*WN planes
-const BM = ${g.bm}u; // WM*RM*16
-const BN = ${g.bn}u; // WN*RN*16
-const PER = ${g.per}u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
-const KB = K / 32u; // 32-wide K stages
+  return `${tileConsts(spec, coopmatSplitGeometry(spec))}const KB = K / 32u; // 32-wide K stages
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
 const MP = ${mp}u; // rows of xt (whole row tiles)
 `;
@@ -224,50 +220,22 @@ ${splitConsts(spec)}
 fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[(((r / 16u) * KT + k / 16u) * 256u + (r % 16u) * 16u + k % 16u) / 2u]); }
 fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[(c * K + k) / 2u]); }
 
-@compute @workgroup_size(NT)
-fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let warp = tid / PLANE;
-  let lane = tid % PLANE;
-  let warp_m = warp / WN;
-  let warp_n = warp % WN;
-  let mrow0 = wg.y * BM;
-  let ncol0 = wg.x * BN;
-  set_owner(wg.y * nwg.x + wg.x, warp, lane);
-  var acc: array<f32, RM * RN * PER>;
-  for (var kb = 0u; kb < KB; kb++) {
+${SCALAR_MAIN_HEAD}  for (var kb = 0u; kb < KB; kb++) {
     for (var im = 0u; im < RM; im++) {
       for (var jn = 0u; jn < RN; jn++) {
         for (var e = 0u; e < PER; e++) {
           let p = lane * PER + e;
           let r = mrow0 + (warp_m * RM + im) * 16u + p / 16u;
           let c = ncol0 + (warp_n * RN + jn) * 16u + p % 16u;
-          // One 32-block in f32, K in order, then into the accumulator: the seed's default arm.
-          var s = 0.0;
-          for (var l = 0u; l < 16u; l++) {
-            let av = xt_pair(r, kb * 32u + 2u * l);
-            let bv = wh_pair(c, kb * 32u + 2u * l);
-            s += av.x * bv.x;
-            s += av.y * bv.y;
-          }
-          acc[(im * RN + jn) * PER + e] += s;
+${scalarBlock(
+  (l) => `xt_pair(r, kb * 32u + 2u * ${l})`,
+  (l) => `wh_pair(c, kb * 32u + 2u * ${l})`,
+)}
         }
       }
     }
   }
-  for (var im = 0u; im < RM; im++) {
-    for (var jn = 0u; jn < RN; jn++) {
-      for (var e = 0u; e < PER; e++) {
-        let p = lane * PER + e;
-        let orow = mrow0 + (warp_m * RM + im) * 16u + p / 16u;
-        let ocol = ncol0 + (warp_n * RN + jn) * 16u + p % 16u;
-        if (orow < M && ocol < N) {
-          store_out(orow * N + ocol, acc[(im * RN + jn) * PER + e]);
-        }
-      }
-    }
-  }
-}
-`;
+${SCALAR_STORE}`;
 }
 
 /**
@@ -336,20 +304,13 @@ ${mmas}
     }`;
     })
     .join('\n');
-  const spillStore = (
-    im: number,
-    jn: number,
-  ) => `    subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_${im}_${jn}, 16u);
-    workgroupBarrier();
-    copy_out(warp, lane, mrow0 + (warp_m * RM + ${im}u) * 16u, ncol0 + (warp_n * RN + ${jn}u) * 16u);
-    workgroupBarrier();`;
   const direct = ids
     .map(
       ([im, jn]) =>
         `    subgroupMatrixStore<row_major>(&out, (mrow0 + (warp_m * RM + ${im}u) * 16u) * N + ncol0 + (warp_n * RN + ${jn}u) * 16u, acc_${im}_${jn}, N);`,
     )
     .join('\n');
-  const spilled = ids.map(([im, jn]) => spillStore(im, jn)).join('\n');
+  const spilled = ids.map(([im, jn]) => spillStore(im, jn, '    ')).join('\n');
   // The edge path is emitted only where m or n leaves a partial block (the kernel is generated per
   // shape), so a kernel of whole blocks carries no spill code or spill memory.
   const edges = spec.m % g.bm !== 0 || spec.n % g.bn !== 0;
@@ -367,18 +328,7 @@ ${direct}
 ${spilled}
   }`;
   const spillDecl = `// One 16x16 f32 spill per plane for edge subtiles: the fragment's lane layout is opaque.
-var<workgroup> sc: array<f32, ${g.nwarp * 256}u>;
-fn copy_out(warp: u32, lane: u32, row0: u32, col0: u32) {
-  for (var e = 0u; e < PER; e++) {
-    let p = lane * PER + e;
-    let orow = row0 + p / 16u;
-    let ocol = col0 + p % 16u;
-    if (orow < M && ocol < N) {
-      store_out(orow * N + ocol, sc[warp * 256u + p]);
-    }
-  }
-}
-`;
+${SPILL_COPY_OUT}`;
   return `enable f16;
 enable subgroups;
 enable chromium_experimental_subgroup_matrix;
@@ -393,16 +343,7 @@ ${splitConsts(spec)}const RS = ${g.rs}u; // f16 elements per staged B row (32 K-
 var<workgroup> sb: array<f16, ${2 * g.bn * g.rs}u>;
 
 ${!directStore || edges ? spillDecl : ''}
-@compute @workgroup_size(NT)
-fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u32, @builtin(subgroup_invocation_id) lane: u32,
-        @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  // subgroup_id is subgroup-uniform, so the matrix offsets derived from it are too (a requirement).
-  let warp_m = warp / WN;
-  let warp_n = warp % WN;
-  let mrow0 = wg.y * BM;
-  let ncol0 = wg.x * BN;
-  set_owner(wg.y * nwg.x + wg.x, warp, lane);
-${ids.map(([im, jn]) => `  var acc_${im}_${jn} = subgroup_matrix_result<f32, 16, 16>();`).join('\n')}
+${MATRIX_MAIN_HEAD}${ids.map(([im, jn]) => `  var acc_${im}_${jn} = subgroup_matrix_result<f32, 16, 16>();`).join('\n')}
   // Stage 0: B into buffer 0, A fragments into registers.
 ${range(g.ib)
   .map((it) => `  var gb${it} = vec4u(0u);`)

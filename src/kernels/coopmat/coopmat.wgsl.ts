@@ -19,7 +19,18 @@
 import { positiveIntegerProblems, type TileParams } from '../family';
 import { ownerSuffix } from '../gpu/instrument';
 import { COOPMAT_SPLIT_BINDINGS, coopmatSplitWgsl, coopmatSplitWorkgroupBytes } from './coopmat.split';
-import { Q4K_DECODE, Q4K_DECODE_REGS, range } from './coopmat.q4k';
+import {
+  MATRIX_MAIN_HEAD,
+  Q4K_DECODE,
+  Q4K_DECODE_REGS,
+  range,
+  scalarBlock,
+  SCALAR_MAIN_HEAD,
+  SCALAR_STORE,
+  SPILL_COPY_OUT,
+  spillStore,
+  tileConsts,
+} from './coopmat.snippets';
 
 export type CoopmatArm = 'scalar' | 'subgroup-matrix';
 
@@ -158,20 +169,7 @@ function header(spec: CoopmatSpec): string {
 
 function consts(spec: CoopmatSpec): string {
   const g = coopmatGeometry(spec);
-  const { wm, wn, rm, rn } = spec.tile;
-  return `const M = ${spec.m}u;
-const N = ${spec.n}u;
-const K = ${spec.k}u;
-const WM = ${wm}u; // plane grid rows
-const WN = ${wn}u; // plane grid cols
-const RM = ${rm}u; // 16x16 subtiles per plane, down
-const RN = ${rn}u; // 16x16 subtiles per plane, across
-const PLANE = ${spec.plane}u;
-const NT = ${g.threads}u; // WM*WN planes
-const BM = ${g.bm}u; // WM*RM*16
-const BN = ${g.bn}u; // WN*RN*16
-const PER = ${g.per}u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
-const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
+  return `${tileConsts(spec, g)}const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
 const NSB = K / 256u; // Q4_K super-blocks per weight row
 ${g.ks > 1 ? `const KS = ${g.ks}u; // 32-wide K-blocks staged per barrier pair\n` : ''}${
     spec.pipeline
@@ -489,21 +487,10 @@ ${contract}    if (more) {
 function scalarMain(spec: CoopmatSpec): string {
   const { ks, kw } = coopmatGeometry(spec);
   const loop = ks === 1 ? 'kb++' : 'kb += KS';
-  return `@compute @workgroup_size(NT)
-fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  let warp = tid / PLANE;
-  let lane = tid % PLANE;
-  let warp_m = warp / WN;
-  let warp_n = warp % WN;
-  let mrow0 = wg.y * BM;
-  let ncol0 = wg.x * BN;
-  set_owner(wg.y * nwg.x + wg.x, warp, lane);
-  // f32 accumulators held in registers across K: RM*RN subtiles x PER elements (zero-initialised).
-  var acc: array<f32, RM * RN * PER>;
-${
-  spec.pipeline
-    ? pipelinedLoop(spec, scalarPipelinedContract(spec.aDirect ?? false))
-    : `  for (var kb = 0u; kb < KB; ${loop}) {
+  return `${SCALAR_MAIN_HEAD}${
+    spec.pipeline
+      ? pipelinedLoop(spec, scalarPipelinedContract(spec.aDirect ?? false))
+      : `  for (var kb = 0u; kb < KB; ${loop}) {
 ${stage(ks)}    for (var im = 0u; im < RM; im++) {
       for (var jn = 0u; jn < RN; jn++) {
         let sm = warp_m * RM + im;
@@ -519,34 +506,14 @@ ${ks === 1 ? SCALAR_BLOCK : scalarStagedBlocks()}
     workgroupBarrier();
   }
 `
-}  for (var im = 0u; im < RM; im++) {
-    for (var jn = 0u; jn < RN; jn++) {
-      let sm = warp_m * RM + im;
-      let sn = warp_n * RN + jn;
-      for (var e = 0u; e < PER; e++) {
-        let p = lane * PER + e;
-        let orow = mrow0 + sm * 16u + p / 16u;
-        let ocol = ncol0 + sn * 16u + p % 16u;
-        if (orow < M && ocol < N) {
-          store_out(orow * N + ocol, acc[(im * RN + jn) * PER + e]);
-        }
-      }
-    }
-  }
-}
-`;
+  }${SCALAR_STORE}`;
 }
 
 // One 32-block in f32, K in order, then into the accumulator: the seed's default arm (ra, rb: its pairs).
-const SCALAR_BLOCK = `          // One 32-block in f32, K in order, then into the accumulator: the seed's default arm.
-          var s = 0.0;
-          for (var l = 0u; l < 16u; l++) {
-            let av = get_a(ra + l);
-            let bv = get_b(rb + l);
-            s += av.x * bv.x;
-            s += av.y * bv.y;
-          }
-          acc[(im * RN + jn) * PER + e] += s;`;
+const SCALAR_BLOCK = scalarBlock(
+  (l) => `get_a(ra + ${l})`,
+  (l) => `get_b(rb + ${l})`,
+);
 
 // The scalar arm's contraction of staging buffer cur (element-addressed), in the order of SCALAR_BLOCK; A
 // from buffer cur too, or from the f16 activation copy xh (row-major [MP, K]) when it is direct.
@@ -630,39 +597,11 @@ ${loadsB}
 ${perA}
     }`;
   };
-  const stores = ids
-    .map(
-      ([im, jn]) => `  subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_${im}_${jn}, 16u);
-  workgroupBarrier();
-  copy_out(warp, lane, mrow0 + (warp_m * RM + ${im}u) * 16u, ncol0 + (warp_n * RN + ${jn}u) * 16u);
-  workgroupBarrier();`,
-    )
-    .join('\n');
+  const stores = ids.map(([im, jn]) => spillStore(im, jn)).join('\n');
   return `// One 16x16 f32 spill per plane: the result matrix's lane layout is opaque, so it is stored here and
 // copied out by the per-lane partition, which also applies the tail guards and the ownership hooks.
-var<workgroup> sc: array<f32, WM * WN * 256u>;
-
-fn copy_out(warp: u32, lane: u32, row0: u32, col0: u32) {
-  for (var e = 0u; e < PER; e++) {
-    let p = lane * PER + e;
-    let orow = row0 + p / 16u;
-    let ocol = col0 + p % 16u;
-    if (orow < M && ocol < N) {
-      store_out(orow * N + ocol, sc[warp * 256u + p]);
-    }
-  }
-}
-
-@compute @workgroup_size(NT)
-fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u32, @builtin(subgroup_invocation_id) lane: u32,
-        @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-  // subgroup_id is subgroup-uniform, so the matrix offsets derived from it are too (a requirement).
-  let warp_m = warp / WN;
-  let warp_n = warp % WN;
-  let mrow0 = wg.y * BM;
-  let ncol0 = wg.x * BN;
-  set_owner(wg.y * nwg.x + wg.x, warp, lane);
-  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
+${SPILL_COPY_OUT}
+${MATRIX_MAIN_HEAD}  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
 ${accDecl}
 ${
   spec.pipeline

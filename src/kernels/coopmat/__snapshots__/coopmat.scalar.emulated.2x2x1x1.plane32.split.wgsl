@@ -34,6 +34,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
   let mrow0 = wg.y * BM;
   let ncol0 = wg.x * BN;
   set_owner(wg.y * nwg.x + wg.x, warp, lane);
+  // f32 accumulators held in registers across K: RM*RN subtiles x PER elements (zero-initialised).
   var acc: array<f32, RM * RN * PER>;
   for (var kb = 0u; kb < KB; kb++) {
     for (var im = 0u; im < RM; im++) {
@@ -57,10 +58,12 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
   }
   for (var im = 0u; im < RM; im++) {
     for (var jn = 0u; jn < RN; jn++) {
+      let sm = warp_m * RM + im;
+      let sn = warp_n * RN + jn;
       for (var e = 0u; e < PER; e++) {
         let p = lane * PER + e;
-        let orow = mrow0 + (warp_m * RM + im) * 16u + p / 16u;
-        let ocol = ncol0 + (warp_n * RN + jn) * 16u + p % 16u;
+        let orow = mrow0 + sm * 16u + p / 16u;
+        let ocol = ncol0 + sn * 16u + p % 16u;
         if (orow < M && ocol < N) {
           store_out(orow * N + ocol, acc[(im * RN + jn) * PER + e]);
         }

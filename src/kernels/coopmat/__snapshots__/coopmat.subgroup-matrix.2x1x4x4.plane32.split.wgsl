@@ -29,7 +29,8 @@ const RS = 40u; // f16 elements per staged B row (32 K-values + padding against 
 var<workgroup> sb: array<f16, 5120u>;
 
 // One 16x16 f32 spill per plane for edge subtiles: the fragment's lane layout is opaque.
-var<workgroup> sc: array<f32, 512u>;
+var<workgroup> sc: array<f32, WM * WN * 256u>;
+
 fn copy_out(warp: u32, lane: u32, row0: u32, col0: u32) {
   for (var e = 0u; e < PER; e++) {
     let p = lane * PER + e;

@@ -1,0 +1,143 @@
+// WGSL snippets shared by the coopmat kernels (the one-pass kernels and the split plan): the Q4_K decode,
+// byte for byte the seed's q4k_byte / q4k_sc / q4k_m (get_scale_min_k4), the tile constants, the matrix
+// arm's entry and its spill-and-copy store, and the scalar arm's 32-block sum.
+
+/** get_scale_min_k4's 6-bit scale and min of sub-block j, over a byte accessor of the 12 scale bytes. */
+function q4kScaleFns(prefix: string, arg: string, byteOf: (i: string) => string): string {
+  return `fn ${prefix}_sc(${arg}, j: u32) -> u32 {
+  if (j < 4u) { return ${byteOf('j')} & 63u; }
+  return (${byteOf('j + 4u')} & 15u) | ((${byteOf('j - 4u')} >> 6u) << 4u);
+}
+fn ${prefix}_m(${arg}, j: u32) -> u32 {
+  if (j < 4u) { return ${byteOf('j + 4u')} & 63u; }
+  return (${byteOf('j + 4u')} >> 4u) | ((${byteOf('j')} >> 6u) << 4u);
+}
+`;
+}
+
+export const Q4K_DECODE = `// Q4_K decode, byte for byte the seed's q4k_byte / q4k_sc / q4k_m (get_scale_min_k4).
+fn wsc_byte(base: u32, i: u32) -> u32 { return (wsc[base + i / 4u] >> (8u * (i % 4u))) & 255u; }
+${q4kScaleFns('q4k', 'base: u32', (i) => `wsc_byte(base, ${i})`)}`;
+
+// The pipelined staging prefetches a super-block's 3 scale words into registers and decodes from them.
+export const Q4K_DECODE_REGS = `// Q4_K decode from the 3 prefetched scale words, byte for byte the seed's q4k_sc / q4k_m (get_scale_min_k4).
+fn w_byte(w: vec3u, i: u32) -> u32 { return (w[i / 4u] >> (8u * (i % 4u))) & 255u; }
+${q4kScaleFns('q4kw', 'w: vec3u', (i) => `w_byte(w, ${i})`)}
+// The 4 nibbles at bit sh of the bytes of word q as f32, exactly f32(q): OR-ing a 4-bit value into the
+// mantissa of 2^23 and subtracting 2^23 is exact and avoids int-to-float conversions (a quarter-rate unit).
+fn nib_f32(q: u32, sh: vec4u) -> vec4f {
+  let nib = ((vec4u(q) >> vec4u(0u, 8u, 16u, 24u)) >> sh) & vec4u(15u);
+  return bitcast<vec4f>(nib | vec4u(0x4b000000u)) - vec4f(8388608.0);
+}
+`;
+
+/** 0, 1, ..., n - 1 (the generators unroll over it). */
+export const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+/** The tile constants every coopmat kernel declares (a kernel adds its own after them). */
+export function tileConsts(
+  spec: {
+    m: number;
+    n: number;
+    k: number;
+    plane: number;
+    tile: { wm: number; wn: number; rm: number; rn: number };
+  },
+  g: { threads: number; bm: number; bn: number; per: number },
+): string {
+  const { wm, wn, rm, rn } = spec.tile;
+  return `const M = ${spec.m}u;
+const N = ${spec.n}u;
+const K = ${spec.k}u;
+const WM = ${wm}u; // plane grid rows
+const WN = ${wn}u; // plane grid cols
+const RM = ${rm}u; // 16x16 subtiles per plane, down
+const RN = ${rn}u; // 16x16 subtiles per plane, across
+const PLANE = ${spec.plane}u;
+const NT = ${g.threads}u; // WM*WN planes
+const BM = ${g.bm}u; // WM*RM*16
+const BN = ${g.bn}u; // WN*RN*16
+const PER = ${g.per}u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
+`;
+}
+
+/** One 16x16 f32 spill per plane and the per-lane copy out of it (tail guards, ownership hooks). */
+export const SPILL_COPY_OUT = `var<workgroup> sc: array<f32, WM * WN * 256u>;
+
+fn copy_out(warp: u32, lane: u32, row0: u32, col0: u32) {
+  for (var e = 0u; e < PER; e++) {
+    let p = lane * PER + e;
+    let orow = row0 + p / 16u;
+    let ocol = col0 + p % 16u;
+    if (orow < M && ocol < N) {
+      store_out(orow * N + ocol, sc[warp * 256u + p]);
+    }
+  }
+}
+`;
+
+/** Store result matrix acc_im_jn through the plane's spill: every lane copies its PER elements. */
+export const spillStore = (im: number, jn: number, indent = '  ') =>
+  `subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_${im}_${jn}, 16u);
+workgroupBarrier();
+copy_out(warp, lane, mrow0 + (warp_m * RM + ${im}u) * 16u, ncol0 + (warp_n * RN + ${jn}u) * 16u);
+workgroupBarrier();`.replace(/^/gm, indent);
+
+/** The matrix arm's entry point, through set_owner (plane and lane from the subgroup builtins). */
+export const MATRIX_MAIN_HEAD = `@compute @workgroup_size(NT)
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u32, @builtin(subgroup_invocation_id) lane: u32,
+        @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  // subgroup_id is subgroup-uniform, so the matrix offsets derived from it are too (a requirement).
+  let warp_m = warp / WN;
+  let warp_n = warp % WN;
+  let mrow0 = wg.y * BM;
+  let ncol0 = wg.x * BN;
+  set_owner(wg.y * nwg.x + wg.x, warp, lane);
+`;
+
+/**
+ * One 32-block in f32, K in order, then into the accumulator: the seed's default arm. `pairA(l)` and
+ * `pairB(l)` give the l-th f16 pair (as vec2f) of the element's A row and B row.
+ */
+export const scalarBlock = (pairA: (l: string) => string, pairB: (l: string) => string) =>
+  `          // One 32-block in f32, K in order, then into the accumulator: the seed's default arm.
+          var s = 0.0;
+          for (var l = 0u; l < 16u; l++) {
+            let av = ${pairA('l')};
+            let bv = ${pairB('l')};
+            s += av.x * bv.x;
+            s += av.y * bv.y;
+          }
+          acc[(im * RN + jn) * PER + e] += s;`;
+
+/** The scalar arm's entry point, through set_owner (plane and lane from the invocation index). */
+export const SCALAR_MAIN_HEAD = `@compute @workgroup_size(NT)
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let warp = tid / PLANE;
+  let lane = tid % PLANE;
+  let warp_m = warp / WN;
+  let warp_n = warp % WN;
+  let mrow0 = wg.y * BM;
+  let ncol0 = wg.x * BN;
+  set_owner(wg.y * nwg.x + wg.x, warp, lane);
+  // f32 accumulators held in registers across K: RM*RN subtiles x PER elements (zero-initialised).
+  var acc: array<f32, RM * RN * PER>;
+`;
+
+/** The scalar arm's store: each lane's PER elements of each subtile, guarded by the m and n tails. */
+export const SCALAR_STORE = `  for (var im = 0u; im < RM; im++) {
+    for (var jn = 0u; jn < RN; jn++) {
+      let sm = warp_m * RM + im;
+      let sn = warp_n * RN + jn;
+      for (var e = 0u; e < PER; e++) {
+        let p = lane * PER + e;
+        let orow = mrow0 + sm * 16u + p / 16u;
+        let ocol = ncol0 + sn * 16u + p % 16u;
+        if (orow < M && ocol < N) {
+          store_out(orow * N + ocol, acc[(im * RN + jn) * PER + e]);
+        }
+      }
+    }
+  }
+}
+`;
