@@ -141,3 +141,14 @@ export const SCALAR_STORE = `  for (var im = 0u; im < RM; im++) {
   }
 }
 `;
+
+/** Workgroup size of the element-wise pre-passes, and the most workgroups they put on one grid row. */
+export const PRE_PASS_WG = 256;
+const PRE_PASS_MAX_X = 32768;
+
+/** Grid of a pre-pass with one invocation per item: rows of up to 32768 workgroups, the rest on y. */
+export function prePassGrid(items: number): [number, number, number] {
+  const groups = Math.max(1, Math.ceil(items / PRE_PASS_WG));
+  const gx = Math.min(groups, PRE_PASS_MAX_X);
+  return [gx, Math.ceil(groups / gx), 1];
+}

@@ -15,6 +15,8 @@
 import type { CoopmatSpec } from './coopmat.wgsl';
 import {
   MATRIX_MAIN_HEAD,
+  PRE_PASS_WG,
+  prePassGrid,
   Q4K_DECODE_REGS,
   range,
   scalarBlock,
@@ -35,15 +37,6 @@ export function coopmatSplitExtents(spec: Pick<CoopmatSpec, 'm' | 'n' | 'tile'>)
   const bm = spec.tile.wm * spec.tile.rm * 16;
   const bn = spec.tile.wn * spec.tile.rn * 16;
   return { mp: Math.ceil(spec.m / bm) * bm, np: Math.ceil(spec.n / bn) * bn };
-}
-
-/** Largest workgroup count a pre-pass puts on one grid row (the rest go to y). */
-const PRE_WG = 256;
-const PRE_MAX_X = 32768;
-function preGrid(invocations: number): [number, number, number] {
-  const groups = Math.max(1, Math.ceil(invocations / PRE_WG));
-  const gx = Math.min(groups, PRE_MAX_X);
-  return [gx, Math.ceil(groups / gx), 1];
 }
 
 export interface SplitPrePass {
@@ -69,7 +62,7 @@ export function buildCoopmatWToF16Kernel(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k'
   const { n, k } = spec;
   const { np } = coopmatSplitExtents(spec);
   const items = (np * k) / 8;
-  const grid = preGrid(items);
+  const grid = prePassGrid(items);
   const wgsl = `// coopmat-f16 split plan, pass 0: Q4_K W [${n}, ${k}] decoded ONCE to f16 wh [${np}, ${k}] (rows ${n}..${np - 1} zero).
 const N = ${n}u;
 const K = ${k}u;
@@ -82,9 +75,9 @@ const ITEMS = ${items}u; // vec4u (8 weights) of wh
 @group(0) @binding(4) var<storage, read_write> wh: array<vec4u>; // f16 [NP, K] as pack2x16float pairs
 
 ${Q4K_DECODE_REGS}
-@compute @workgroup_size(${PRE_WG})
+@compute @workgroup_size(${PRE_PASS_WG})
 fn main(@builtin(global_invocation_id) gid: vec3u) {
-  let t = gid.y * ${grid[0] * PRE_WG}u + gid.x;
+  let t = gid.y * ${grid[0] * PRE_PASS_WG}u + gid.x;
   if (t >= ITEMS) { return; }
   let row = t / (K / 8u);
   let k0 = (t % (K / 8u)) * 8u;
@@ -108,7 +101,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     wgsl,
     entryPoint: 'main',
     bindings: ['wqs', 'wsc', 'wd', 'wdm', 'wh'],
-    workgroupSize: PRE_WG,
+    workgroupSize: PRE_PASS_WG,
     grid,
     outBytes: np * k * 2 + SPLIT_SLACK_BYTES,
   };
@@ -124,7 +117,7 @@ export function buildCoopmatXTiledKernel(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k'
   const { m, k } = spec;
   const { mp } = coopmatSplitExtents(spec);
   const items = (mp * k) / 8;
-  const grid = preGrid(items);
+  const grid = prePassGrid(items);
   const wgsl = `// coopmat-f16 split plan, pass 1: x [${m}, ${k}] rounded to f16 into 16x16 fragment tiles xt [${mp / 16}][${k / 16}][16][16]
 // (rows ${m}..${mp - 1} zero).
 const M = ${m}u;
@@ -133,9 +126,9 @@ const ITEMS = ${items}u; // vec4u (8 halves) of xt
 @group(0) @binding(0) var<storage, read> x: array<vec4f>; // [M, K] row-major
 @group(0) @binding(1) var<storage, read_write> xt: array<vec4u>; // f16 tiles as pack2x16float pairs
 
-@compute @workgroup_size(${PRE_WG})
+@compute @workgroup_size(${PRE_PASS_WG})
 fn main(@builtin(global_invocation_id) gid: vec3u) {
-  let t = gid.y * ${grid[0] * PRE_WG}u + gid.x;
+  let t = gid.y * ${grid[0] * PRE_PASS_WG}u + gid.x;
   if (t >= ITEMS) { return; }
   let tile = t / 32u; // 32 items = one 16x16 tile
   let row = (tile / (K / 16u)) * 16u + (t % 32u) / 2u;
@@ -153,7 +146,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     wgsl,
     entryPoint: 'main',
     bindings: ['x', 'xt'],
-    workgroupSize: PRE_WG,
+    workgroupSize: PRE_PASS_WG,
     grid,
     outBytes: mp * k * 2 + SPLIT_SLACK_BYTES,
   };

@@ -21,6 +21,8 @@ import { ownerSuffix } from '../gpu/instrument';
 import { COOPMAT_SPLIT_BINDINGS, coopmatSplitWgsl, coopmatSplitWorkgroupBytes } from './coopmat.split';
 import {
   MATRIX_MAIN_HEAD,
+  PRE_PASS_WG,
+  prePassGrid,
   Q4K_DECODE,
   Q4K_DECODE_REGS,
   range,
@@ -690,10 +692,6 @@ export function coopmatXhRows(spec: Pick<CoopmatSpec, 'm' | 'tile' | 'plane'>): 
   return Math.ceil(spec.m / bm) * bm;
 }
 
-/** Workgroup size of the activation pre-pass, and the most workgroups it puts on one grid row. */
-const XH_WG = 256;
-const XH_MAX_X = 32768;
-
 /**
  * The pre-pass of a direct-A kernel: x (f32 [m, k]) -> xh (f16 [MP, k] as pack2x16float pairs, rows m..MP
  * zero), rounded once per activation rather than once per workgroup column. Core WGSL, so both arms and
@@ -703,8 +701,7 @@ const XH_MAX_X = 32768;
 export function buildCoopmatXToF16Kernel(spec: Pick<CoopmatSpec, 'm' | 'k' | 'tile' | 'plane'>) {
   const mp = coopmatXhRows(spec);
   const vecs = (mp * spec.k) / 4;
-  const groups = Math.ceil(vecs / XH_WG);
-  const gx = Math.min(groups, XH_MAX_X);
+  const grid = prePassGrid(vecs);
   const wgsl = `// coopmat-f16 pre-pass: the activation x [${spec.m}, ${spec.k}] rounded to f16 once, as pack2x16float pairs,
 // into xh [${mp}, ${spec.k}] (rows ${spec.m}..${mp - 1} zero: the last row tile of the GEMM reads them).
 const NV = ${vecs}u; // vec4s of xh
@@ -712,9 +709,9 @@ const NX = ${(spec.m * spec.k) / 4}u; // vec4s of x
 @group(0) @binding(0) var<storage, read> x: array<vec4f>;
 @group(0) @binding(1) var<storage, read_write> xh: array<vec2u>;
 
-@compute @workgroup_size(${XH_WG})
+@compute @workgroup_size(${PRE_PASS_WG})
 fn main(@builtin(global_invocation_id) gid: vec3u) {
-  let i = gid.y * ${gx * XH_WG}u + gid.x;
+  let i = gid.y * ${grid[0] * PRE_PASS_WG}u + gid.x;
   if (i >= NV) { return; }
   var v = vec4f(0.0);
   if (i < NX) { v = x[i]; }
@@ -725,8 +722,8 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
     wgsl,
     entryPoint: 'main' as const,
     bindings: ['x', 'xh'] as const,
-    workgroupSize: XH_WG,
-    grid: [gx, Math.ceil(groups / gx), 1] as [number, number, number],
+    workgroupSize: PRE_PASS_WG,
+    grid,
     /** Bytes of xh. */
     xhBytes: mp * spec.k * 2,
   };
