@@ -51,38 +51,33 @@ export function coopmatPlan(
     `coopmat-f16 ${spec.arm} ${spec.tile.wm}x${spec.tile.wn}x${spec.tile.rm}x${spec.tile.rn}`,
   );
   const label = (what: string) => `coopmat-f16 ${what}`;
+  // Pre-passes, then the kernel the editor shows (the last pass), which writes out.
+  const chained = (pre: KernelPlan['passes']): KernelPlan => ({
+    buffers,
+    passes: [...pre, main],
+    output: 'out',
+    outputType: 'f32',
+    mainPass: pre.length,
+  });
   if (spec.split) {
     // Split: pass 0 decodes the weight to f16 once, pass 1 tiles the activation into f16 fragments,
-    // pass 2 (the kernel the editor shows) multiplies them.
+    // pass 2 multiplies them.
     const w16 = buildCoopmatWToF16Kernel(spec);
     const xt = buildCoopmatXTiledKernel(spec);
     buffers.push(
       { name: 'wh', kind: 'storage', size: w16.outBytes },
       { name: 'xt', kind: 'storage', size: xt.outBytes },
     );
-    return {
-      buffers,
-      passes: [
-        kernelPass(w16, w16.grid, label('weight Q4_K to f16')),
-        kernelPass(xt, xt.grid, label('activation to f16 tiles')),
-        main,
-      ],
-      output: 'out',
-      outputType: 'f32',
-      mainPass: 2,
-    };
+    return chained([
+      kernelPass(w16, w16.grid, label('weight Q4_K to f16')),
+      kernelPass(xt, xt.grid, label('activation to f16 tiles')),
+    ]);
   }
   if (!spec.aDirect) return singlePassPlan(buffers, main);
-  // Direct A: pass 0 rounds the activation to f16 once, pass 1 (the kernel the editor shows) reads it.
+  // Direct A: pass 0 rounds the activation to f16 once, pass 1 reads it.
   const pre = buildCoopmatXToF16Kernel(spec);
   buffers.push({ name: 'xh', kind: 'storage', size: pre.xhBytes });
-  return {
-    buffers,
-    passes: [kernelPass(pre, pre.grid, label('activation to f16')), main],
-    output: 'out',
-    outputType: 'f32',
-    mainPass: 1,
-  };
+  return chained([kernelPass(pre, pre.grid, label('activation to f16'))]);
 }
 
 /**

@@ -186,10 +186,8 @@ export function coopmatSplitWorkgroupBytes(
 }
 
 function splitConsts(spec: CoopmatSpec): string {
-  const { mp } = coopmatSplitExtents(spec);
   return `${tileConsts(spec, coopmatSplitGeometry(spec))}const KB = K / 32u; // 32-wide K stages
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
-const MP = ${mp}u; // rows of xt (whole row tiles)
 `;
 }
 
@@ -341,9 +339,8 @@ ${MATRIX_MAIN_HEAD}${ids.map(([im, jn]) => `  var acc_${im}_${jn} = subgroup_mat
 ${range(g.ib)
   .map((it) => `  var gb${it} = vec4u(0u);`)
   .join('\n')}
-  let cur0 = 0u;
 ${fetchB('0u').replace(/^ {2}/gm, '')}
-${putB('cur0').replace(/^ {2}/gm, '')}
+${putB('0u').replace(/^ {2}/gm, '')}
 ${range(rm)
   .flatMap((im) => ks.map((kc) => `  var pa_${im}_${kc} = ${loadA(im, kc, '0u')};`))
   .join('\n')}

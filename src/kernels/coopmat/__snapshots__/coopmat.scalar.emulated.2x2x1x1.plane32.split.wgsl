@@ -15,7 +15,6 @@ const BN = 32u; // WN*RN*16
 const PER = 8u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
 const KB = K / 32u; // 32-wide K stages
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
-const MP = 64u; // rows of xt (whole row tiles)
 
 @group(0) @binding(0) var<storage, read> xt: array<u32>; // f16 pairs, 16x16 fragment tiles
 @group(0) @binding(1) var<storage, read> wh: array<u32>; // f16 pairs, [NP, K] row-major

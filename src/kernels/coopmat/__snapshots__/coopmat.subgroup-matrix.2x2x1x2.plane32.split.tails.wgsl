@@ -19,7 +19,6 @@ const BN = 64u; // WN*RN*16
 const PER = 8u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
 const KB = K / 32u; // 32-wide K stages
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
-const MP = 64u; // rows of xt (whole row tiles)
 const RS = 40u; // f16 elements per staged B row (32 K-values + padding against bank conflicts)
 @group(0) @binding(0) var<storage, read> xt: array<f16>; // 16x16 fragment tiles [MP/16][KT][16][16]
 @group(0) @binding(1) var<storage, read> wh: array<vec4u>; // f16 [NP, K] row-major, 8 halves per vec4
@@ -56,11 +55,10 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
   // Stage 0: B into buffer 0, A fragments into registers.
   var gb0 = vec4u(0u);
   var gb1 = vec4u(0u);
-  let cur0 = 0u;
   gb0 = wh[((ncol0 + (tid + 0u) / 4u) * K + (0u) * 32u + ((tid + 0u) % 4u) * 8u) / 8u];
   gb1 = wh[((ncol0 + (tid + 128u) / 4u) * K + (0u) * 32u + ((tid + 128u) % 4u) * 8u) / 8u];
   {
-    let o = (cur0) * 2560u + ((tid + 0u) / 4u) * 40u + ((tid + 0u) % 4u) * 8u;
+    let o = (0u) * 2560u + ((tid + 0u) / 4u) * 40u + ((tid + 0u) % 4u) * 8u;
     let p = bitcast<vec2<f16>>(gb0.x);
     let q = bitcast<vec2<f16>>(gb0.y);
     let r = bitcast<vec2<f16>>(gb0.z);
@@ -68,7 +66,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
     sb[o + 0u] = p.x; sb[o + 1u] = p.y; sb[o + 2u] = q.x; sb[o + 3u] = q.y; sb[o + 4u] = r.x; sb[o + 5u] = r.y; sb[o + 6u] = s.x; sb[o + 7u] = s.y;
   }
   {
-    let o = (cur0) * 2560u + ((tid + 128u) / 4u) * 40u + ((tid + 128u) % 4u) * 8u;
+    let o = (0u) * 2560u + ((tid + 128u) / 4u) * 40u + ((tid + 128u) % 4u) * 8u;
     let p = bitcast<vec2<f16>>(gb1.x);
     let q = bitcast<vec2<f16>>(gb1.y);
     let r = bitcast<vec2<f16>>(gb1.z);
