@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
 # Build the carry kit for running the bench on a lent GPU machine without node (see docs/benchmarks.md):
-#   .gl/   libvulkan1 (amd64 .deb), the Vulkan loader that machine lacks
+#   .gl/   the Vulkan loader and the glvnd libraries that machine lacks (amd64 .debs; with libvulkan1 alone
+#          the loader cannot load NVIDIA's ICD, libGLX_nvidia.so.0: docs/benchmarks.md, "H200 probe")
 #   .gpu/bench/  node.xz (this machine's node, xz'ed), webgpu/ (index.js, package.json, linux-x64 dawn.node.xz),
 #          bench.mjs and probe.mjs (esbuild bundles with `webgpu` left external)
 # All three folders are git-ignored; `run` carries them (64 MiB limit in all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .gl .gpu/bench/webgpu/dist/linux-x64
-if ! ls .gl/libvulkan1_*_amd64.deb >/dev/null 2>&1; then
+GL_DEBS="libvulkan1 libglvnd0 libglx0 libgl1 libegl1 libgles2 libopengl0"
+missing=""
+for d in $GL_DEBS; do ls .gl/"${d}"_*_amd64.deb >/dev/null 2>&1 || missing="$missing $d"; done
+if [ -n "$missing" ]; then
   mkdir -p /tmp/amd64/partial
   o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
   apt-get $o update >/dev/null
-  (cd .gl && apt-get $o download libvulkan1)
+  # shellcheck disable=SC2086
+  (cd .gl && apt-get $o download $missing)
 fi
 [ -s .gpu/bench/node.xz ] || xz -T2 -3 -c "$(command -v node)" > .gpu/bench/node.xz
 cp node_modules/webgpu/index.js node_modules/webgpu/package.json .gpu/bench/webgpu/
 [ -s .gpu/bench/webgpu/dist/linux-x64/dawn.node.xz ] ||
   xz -T2 -6 -c node_modules/webgpu/dist/linux-x64/dawn.node > .gpu/bench/webgpu/dist/linux-x64/dawn.node.xz
-for entry in bench probe; do
+# lab.ts exists only while an experiment is under way (docs/benchmarks.md names the commits).
+for entry in bench probe $([ -f bench/lab.ts ] && echo lab); do
   npx esbuild "bench/$entry.ts" --bundle --platform=node --format=esm --target=node20 \
     --external:webgpu --outfile=".gpu/bench/$entry.mjs" --log-level=warning
 done

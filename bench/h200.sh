@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Entry point of a `run` on the lent NVIDIA machine (carry .gl and .gpu/bench, built by bench/build-carry.sh).
-# Usage: bench/h200.sh STEP...   STEP = vkdebug | probe | torch | bench[:ARGS with '+' for spaces]
+# Usage: bench/h200.sh STEP...   STEP = vkdebug | probe | torch | bench[:ARGS with '+' for spaces] | lab[:ARGS] (when bench/lab.ts exists)
 # Logs and JSON go to $OUT (the device tool's return folder), else bench-out/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +45,10 @@ for step in "$@"; do
       nb=$((nb + 1)); sfx=$([ $nb -gt 1 ] && echo $nb)
       # shellcheck disable=SC2086
       /tmp/node $RUN/bench.mjs --json "$OUT/bench$sfx.json" --torch "$OUT/torch.json" $args 2>&1 | tee "$OUT/bench$sfx.log" || rc=1 ;;
+    lab*)
+      args=${step#lab}; args=${args#:}; args=${args//+/ }
+      # shellcheck disable=SC2086
+      /tmp/node $RUN/lab.mjs --json "$OUT/lab.json" $args 2>&1 | tee "$OUT/lab.log" || rc=1 ;;
     *) echo "unknown step $step"; rc=2 ;;
   esac
 done

@@ -366,7 +366,7 @@ function coopmatBenchSpec(
   arm: CoopmatArm,
   staging: CoopmatStaging = coopmatArmStaging(arm),
 ): CoopmatSpec {
-  const { kStage = 1, rowPad = 0, pipeline = false, aDirect = false, split = false } = staging;
+  const { kStage = 1, rowPad = 0, pipeline = false, aDirect = false, split = false, splitStage } = staging;
   return {
     m,
     n,
@@ -380,13 +380,18 @@ function coopmatBenchSpec(
     ...(pipeline ? { pipeline } : {}),
     ...(aDirect ? { aDirect } : {}),
     ...(split ? { split } : {}),
+    ...(splitStage ? { splitStage } : {}),
   };
 }
 
-/** A coopmat tile's name: the tile, then any non-default staging ("4,4,2,2,ks2,pad8,pipe,adir"). */
+/**
+ * A coopmat tile's name: the tile, then any non-default staging ("4,4,2,2,ks2,pad8,pipe,adir"; the split
+ * plan's staging as "split-shared-tiles-k16-b2" when it is not the default).
+ */
 function coopmatTileName(spec: CoopmatSpec): string {
-  const { kStage = 1, rowPad = 0 } = spec;
-  return `${tileStr(spec.tile)}${kStage === 1 ? '' : `,ks${kStage}`}${rowPad ? `,pad${rowPad}` : ''}${spec.pipeline ? ',pipe' : ''}${spec.aDirect ? ',adir' : ''}${spec.split ? ',split' : ''}`;
+  const { kStage = 1, rowPad = 0, splitStage: st } = spec;
+  const split = st ? `,split-${st.a}-${st.b}-k${st.k}-b${st.buffers}` : ',split';
+  return `${tileStr(spec.tile)}${kStage === 1 ? '' : `,ks${kStage}`}${rowPad ? `,pad${rowPad}` : ''}${spec.pipeline ? ',pipe' : ''}${spec.aDirect ? ',adir' : ''}${spec.split ? split : ''}`;
 }
 
 function coopmatCandidate(
@@ -479,7 +484,7 @@ const COOPMAT_Q4K_ROTATE = ['wd', 'wdm'];
  */
 const XH_SCRATCH_ROWS = (m: number) => Math.ceil(m / 512) * 512;
 /** Staging parameters of the coopmat generator that the bench varies (all default to today's kernel). */
-type CoopmatStaging = Pick<CoopmatSpec, 'kStage' | 'rowPad' | 'pipeline' | 'aDirect' | 'split'>;
+type CoopmatStaging = Pick<CoopmatSpec, 'kStage' | 'rowPad' | 'pipeline' | 'aDirect' | 'split' | 'splitStage'>;
 type StagedTile = [[number, number, number, number], CoopmatStaging];
 // (wm, wn, rm, rn) and staging of the matrix arm: the tuned tile as it is, then padded rows, deeper
 // stages and the pipelined staging on tiles whose f16 tiles plus the per-plane f32 spill fit 49152 bytes.
@@ -524,6 +529,17 @@ const COOPMAT_STAGING_TILES: StagedTile[] = [
       [8, 1, 2, 4],
     ] as const
   ).map((t): StagedTile => [[...t], { split: true, rowPad: 8 }]),
+  // The split plan with A shared by the planes of a block row, B from fragment tiles (Follow-up 4):
+  // 128x256, 256x128 and 128x128 blocks.
+  ...(
+    [
+      [[2, 4, 4, 4], { a: 'shared', b: 'tiles', k: 16, buffers: 2 }],
+      [[4, 2, 4, 4], { a: 'shared', b: 'tiles', k: 16, buffers: 2 }],
+      [[2, 4, 4, 4], { a: 'shared', b: 'tiles', k: 32, buffers: 1 }],
+      [[2, 2, 4, 4], { a: 'shared', b: 'tiles', k: 32, buffers: 2 }],
+      [[2, 4, 4, 4], { a: 'shared', b: 'rows', k: 16, buffers: 2 }],
+    ] as const
+  ).map(([t, splitStage]): StagedTile => [[...t], { split: true, rowPad: 8, splitStage }]),
 ];
 const tileOf4 = ([wm, wn, rm, rn]: [number, number, number, number]): TileParams => ({ wm, wn, rm, rn });
 

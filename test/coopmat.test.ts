@@ -8,6 +8,8 @@ import {
   coopmatPlan,
   coopmatSplitExtents,
   dequantQ4kRows,
+  fragmentTileIndex as tiledIndex,
+  SPLIT_STAGE_DEFAULT,
   coopmatWgsl,
   coopmatSpec,
   type CoopmatPrepared,
@@ -144,16 +146,19 @@ describe('coopmat-f16 on the GPU', async () => {
     }
   });
 
-  it('the split plan: the weight pre-pass writes f16(dequant) rows (zero past n), the activation pre-pass 16x16 f16 tiles (zero past m), and the scalar GEMM on them is bit-exact vs the emulation', async () => {
-    for (const [t, m, n, k, p] of [
-      [tileOf([2, 2, 1, 1]), 40, 72, 512, plane],
-      [tileOf([1, 2, 2, 1]), 32, 40, 256, plane],
-      [tileOf([2, 1, 1, 2]), 17, 50, 512, 64],
+  it('the split plan: the weight pre-pass writes f16(dequant) rows or 16x16 tiles (zero past n), the activation pre-pass 16x16 f16 tiles (zero past m), and the scalar GEMM on them is bit-exact vs the emulation', async () => {
+    for (const [t, m, n, k, p, b] of [
+      [tileOf([2, 2, 1, 1]), 40, 72, 512, plane, 'rows'],
+      [tileOf([1, 2, 2, 1]), 32, 40, 256, plane, 'rows'],
+      [tileOf([2, 1, 1, 2]), 17, 50, 512, 64, 'rows'],
+      [tileOf([2, 2, 1, 1]), 40, 72, 512, plane, 'tiles'],
+      [tileOf([2, 1, 1, 2]), 17, 50, 512, 64, 'tiles'],
     ] as const) {
       const prep = coopmatF16Family.prepare(cfg(t, m, n, k, p, { dataSource: 'random', dataSeed: m }), caps);
-      const spec = { ...prep.spec, split: true };
+      const splitStage = { ...SPLIT_STAGE_DEFAULT, b };
+      const spec = { ...prep.spec, split: true, splitStage };
       const plan = coopmatPlan(spec, prep.data);
-      const label = `split plane ${p} (${[t.wm, t.wn, t.rm, t.rn].join(',')}) ${m}x${n}x${k}`;
+      const label = `split (wh ${b}) plane ${p} (${[t.wm, t.wn, t.rm, t.rn].join(',')}) ${m}x${n}x${k}`;
       expect(plan.passes.map((q) => q.label)).toEqual([
         'coopmat-f16 weight Q4_K to f16',
         'coopmat-f16 activation to f16 tiles',
@@ -169,14 +174,14 @@ describe('coopmat-f16 on the GPU', async () => {
       const emu = prep.judgeEmulation(new Float32Array(r.output)).decode;
       const w = dequantQ4kRows(prep.data.w, n, k, emu);
       const whWant = new Uint16Array(np * k);
-      for (let i = 0; i < n * k; i++) whWant[i] = f32ToF16Bits(w[i]!);
+      for (let row = 0; row < n; row++)
+        for (let col = 0; col < k; col++)
+          whWant[b === 'rows' ? row * k + col : tiledIndex(row, col, k)] = f32ToF16Bits(w[row * k + col]!);
       expect(bitMismatchesU16(wh.subarray(0, np * k), whWant), `${label} wh`).toEqual([]);
       const xtWant = new Uint16Array(mp * k);
       for (let row = 0; row < m; row++)
         for (let col = 0; col < k; col++)
-          xtWant[(((row >> 4) * (k / 16) + (col >> 4)) * 16 + (row % 16)) * 16 + (col % 16)] = f32ToF16Bits(
-            prep.data.x[row * k + col]!,
-          );
+          xtWant[tiledIndex(row, col, k)] = f32ToF16Bits(prep.data.x[row * k + col]!);
       expect(bitMismatchesU16(xt.subarray(0, mp * k), xtWant), `${label} xt`).toEqual([]);
     }
   });

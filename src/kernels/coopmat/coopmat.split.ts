@@ -12,7 +12,7 @@
 // 0.0213 + 0.0134 + 0.2609 ms (232.5 TOPS in all) where the one-pass pipelined kernel took 0.8119 ms.
 // Both pre-passes are core WGSL (pack2x16float), so every adapter and both arms share them; the scalar
 // arm reads the same f16 pairs and sums each 32-block in K order, exactly as mmqQ4kF16RoundedRef.
-import type { CoopmatSpec } from './coopmat.wgsl';
+import { SPLIT_STAGE_DEFAULT, type CoopmatSpec, type SplitStage } from './coopmat.wgsl';
 import {
   MATRIX_MAIN_HEAD,
   PRE_PASS_WG,
@@ -27,8 +27,9 @@ import {
   tileConsts,
 } from './coopmat.snippets';
 
-/** K-values a split-GEMM stage stages (one 32-wide Q4_K sub-block). */
-const STAGE_K = 32;
+/** The staging of a split spec (defaults filled in). */
+export const splitStageOf = (spec: Pick<CoopmatSpec, 'splitStage'>): SplitStage =>
+  spec.splitStage ?? SPLIT_STAGE_DEFAULT;
 /** Extra bytes after xt and wh: the prefetch of the stage after the last one reads them (never used). */
 export const SPLIT_SLACK_BYTES = 1024;
 
@@ -38,6 +39,10 @@ export function coopmatSplitExtents(spec: Pick<CoopmatSpec, 'm' | 'n' | 'tile'>)
   const bn = spec.tile.wn * spec.tile.rn * 16;
   return { mp: Math.ceil(spec.m / bm) * bm, np: Math.ceil(spec.n / bn) * bn };
 }
+
+/** Index of element (row, col) of a [rows, k] matrix in 16x16 fragment tiles [rows/16][k/16][16][16] (xt, tiled wh). */
+export const fragmentTileIndex = (row: number, col: number, k: number): number =>
+  ((((row >> 4) * (k >> 4) + (col >> 4)) * 16 + (row & 15)) << 4) + (col & 15);
 
 export interface SplitPrePass {
   wgsl: string;
@@ -58,12 +63,24 @@ export interface SplitPrePass {
  * with ds = d*sc, ms = dmin*m in f32, as dequantQ4kRows; pack2x16float rounds to f16.
  * @example const p0 = buildCoopmatWToF16Kernel(spec); pass.dispatchWorkgroups(...p0.grid)
  */
-export function buildCoopmatWToF16Kernel(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile'>): SplitPrePass {
+export function buildCoopmatWToF16Kernel(
+  spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile' | 'splitStage'>,
+): SplitPrePass {
   const { n, k } = spec;
   const { np } = coopmatSplitExtents(spec);
   const items = (np * k) / 8;
   const grid = prePassGrid(items);
-  const wgsl = `// coopmat-f16 split plan, pass 0: Q4_K W [${n}, ${k}] decoded ONCE to f16 wh [${np}, ${k}] (rows ${n}..${np - 1} zero).
+  const tiles = splitStageOf(spec).b === 'tiles';
+  // Tiled: item t is the t-th 16-byte piece of the fragment-tiled wh (the activation pre-pass's order),
+  // so a subgroup's stores stay contiguous; row-major: the t-th of [NP, K].
+  const rowK = tiles
+    ? `  let tile = t / 32u; // 32 items = one 16x16 tile [16 rows][16 K]
+  let row = (tile / (K / 16u)) * 16u + (t % 32u) / 2u;
+  let k0 = (tile % (K / 16u)) * 16u + (t % 2u) * 8u;`
+    : `  let row = t / (K / 8u);
+  let k0 = (t % (K / 8u)) * 8u;`;
+  const layout = tiles ? `16x16 fragment tiles [${np / 16}][${k / 16}][16][16]` : `[${np}, ${k}] row-major`;
+  const wgsl = `// coopmat-f16 split plan, pass 0: Q4_K W [${n}, ${k}] decoded ONCE to f16 wh, ${layout} (rows ${n}..${np - 1} zero).
 const N = ${n}u;
 const K = ${k}u;
 const NSB = K / 256u; // super-blocks per row
@@ -72,15 +89,14 @@ const ITEMS = ${items}u; // vec4u (8 weights) of wh
 @group(0) @binding(1) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
 @group(0) @binding(2) var<storage, read> wd: array<f32>; // d per super-block
 @group(0) @binding(3) var<storage, read> wdm: array<f32>; // dmin per super-block
-@group(0) @binding(4) var<storage, read_write> wh: array<vec4u>; // f16 [NP, K] as pack2x16float pairs
+@group(0) @binding(4) var<storage, read_write> wh: array<vec4u>; // f16 as pack2x16float pairs
 
 ${Q4K_DECODE_REGS}
 @compute @workgroup_size(${PRE_PASS_WG})
 fn main(@builtin(global_invocation_id) gid: vec3u) {
   let t = gid.y * ${grid[0] * PRE_PASS_WG}u + gid.x;
   if (t >= ITEMS) { return; }
-  let row = t / (K / 8u);
-  let k0 = (t % (K / 8u)) * 8u;
+${rowK}
   if (row >= N) {
     wh[t] = vec4u(0u);
     return;
@@ -153,36 +169,70 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
 }
 
 /** Derived geometry of the split GEMM. */
-export function coopmatSplitGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'rowPad'>) {
+export function coopmatSplitGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'rowPad' | 'splitStage'>) {
   const { wm, wn, rm, rn } = spec.tile;
+  const st = splitStageOf(spec);
   const nwarp = wm * wn;
   const threads = nwarp * spec.plane;
+  const bm = wm * rm * 16;
   const bn = wn * rn * 16;
-  /** B stage: BN rows x 4 vec4 (32 halves); items per invocation, and whether the last is guarded. */
-  const bItems = bn * (STAGE_K / 8);
+  /** 16-wide K chunks of a stage. */
+  const kc = st.k / 16;
+  /** B 'rows' stage: BN rows x k/8 vec4; items per invocation, and whether the last is guarded. */
+  const bItems = bn * (st.k / 8);
   return {
+    st,
+    kc,
     nwarp,
     threads,
-    bm: wm * rm * 16,
+    bm,
     bn,
     per: 256 / spec.plane,
-    rs: STAGE_K + (spec.rowPad ?? 8),
+    rs: st.k + (spec.rowPad ?? 8),
     ib: Math.ceil(bItems / threads),
     bGuard: bItems % threads !== 0,
     bItems,
+    /** Fragment copies per plane and stage: A when shared, B when tiled (fractional = not allowed). */
+    fa: ((bm / 16) * kc) / nwarp,
+    fb: ((bn / 16) * kc) / nwarp,
   };
 }
 
+/** Validity of a split spec's staging (coopmatSpecErrors adds these). */
+export function coopmatSplitStageErrors(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'rowPad' | 'splitStage'>) {
+  const errs: string[] = [];
+  const st = splitStageOf(spec);
+  if (!['direct', 'shared'].includes(st.a))
+    errs.push(`splitStage.a ${String(st.a)} must be direct or shared`);
+  if (!['rows', 'tiles'].includes(st.b)) errs.push(`splitStage.b ${String(st.b)} must be rows or tiles`);
+  if (st.k !== 16 && st.k !== 32) errs.push(`splitStage.k ${String(st.k)} must be 16 or 32`);
+  if (st.buffers !== 1 && st.buffers !== 2)
+    errs.push(`splitStage.buffers ${String(st.buffers)} must be 1 or 2`);
+  if (errs.length) return errs;
+  const g = coopmatSplitGeometry(spec);
+  // Each plane copies whole fragments; an uneven share would need a branch on the plane index.
+  if (st.a === 'shared' && !Number.isInteger(g.fa))
+    errs.push(
+      `shared A: the ${(g.bm / 16) * g.kc} A fragments of a stage do not divide over ${g.nwarp} planes`,
+    );
+  if (st.b === 'tiles' && !Number.isInteger(g.fb))
+    errs.push(
+      `tiled B: the ${(g.bn / 16) * g.kc} B fragments of a stage do not divide over ${g.nwarp} planes`,
+    );
+  return errs;
+}
+
 /**
- * Workgroup memory of the split GEMM: the matrix arm's two B stages and its per-plane spill (counted
- * always, though a kernel of whole blocks that is not instrumented has no spill).
+ * Workgroup memory of the split GEMM: the matrix arm's staged A (when shared) and B buffers and its
+ * per-plane spill (counted always, though a kernel of whole blocks that is not instrumented has no spill).
  */
 export function coopmatSplitWorkgroupBytes(
-  spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'rowPad' | 'arm'>,
+  spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'rowPad' | 'arm' | 'splitStage'>,
 ): number {
   if (spec.arm === 'scalar') return 0;
   const g = coopmatSplitGeometry(spec);
-  return 2 * g.bn * g.rs * 2 + g.nwarp * 256 * 4;
+  const rows = (g.st.a === 'shared' ? g.bm : 0) + g.bn;
+  return g.st.buffers * rows * g.rs * 2 + g.nwarp * 256 * 4;
 }
 
 function splitConsts(spec: CoopmatSpec): string {
@@ -201,15 +251,19 @@ const SPLIT_HEADER = (spec: CoopmatSpec) => {
 
 /** The scalar arm: each lane's PER elements of each subtile, every 32-block summed in K order (the emulation's order). */
 function splitScalarMain(spec: CoopmatSpec): string {
+  const whAt =
+    splitStageOf(spec).b === 'tiles'
+      ? '(((c / 16u) * KT + k / 16u) * 256u + (c % 16u) * 16u + k % 16u) / 2u'
+      : '(c * K + k) / 2u';
   return `${SPLIT_HEADER(spec)}
 ${splitConsts(spec)}
 @group(0) @binding(0) var<storage, read> xt: array<u32>; // f16 pairs, 16x16 fragment tiles
-@group(0) @binding(1) var<storage, read> wh: array<u32>; // f16 pairs, [NP, K] row-major
+@group(0) @binding(1) var<storage, read> wh: array<u32>; // f16 pairs, ${splitStageOf(spec).b === 'tiles' ? '16x16 fragment tiles' : '[NP, K] row-major'}
 @group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
 // f16 pair (k, k+1), k even, of activation row r / weight row c.
 fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[(((r / 16u) * KT + k / 16u) * 256u + (r % 16u) * 16u + k % 16u) / 2u]); }
-fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[(c * K + k) / 2u]); }
+fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[${whAt}]); }
 
 ${SCALAR_MAIN_HEAD}  for (var kb = 0u; kb < KB; kb++) {
     for (var im = 0u; im < RM; im++) {
@@ -236,50 +290,91 @@ ${SCALAR_STORE}`;
  */
 function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
   const g = coopmatSplitGeometry(spec);
+  const { st } = g;
   const { rm, rn } = spec.tile;
   const ids = range(rm).flatMap((im) => range(rn).map((jn) => [im, jn] as const));
-  const ks = range(STAGE_K / 16);
+  const ks = range(g.kc);
+  const two = st.buffers === 2;
+  const stages = st.k === 32 ? 'KB' : 'KT';
   const LT = 'subgroup_matrix_left<f16, 16, 16>';
   const RT = 'subgroup_matrix_right<f16, 16, 16>';
+  // Offset of buffer `buf` of a staged operand of `rows` rows (nothing with one buffer).
+  const bufAt = (buf: string, rows: number) => (two ? `(${buf}) * ${rows * g.rs}u + ` : '');
   const loadA = (im: number, kc: number, kb: string) =>
-    `subgroupMatrixLoad<${LT}, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + ${im}u) * KT + (${kb}) * 2u + ${kc}u) * 256u, 16u)`;
+    `subgroupMatrixLoad<${LT}, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + ${im}u) * KT + (${kb}) * ${g.kc}u + ${kc}u) * 256u, 16u)`;
   const item = (it: number) => `tid + ${it * g.threads}u`;
   const guard = (it: number, body: string) =>
     g.bGuard && it === g.ib - 1 ? `if (${item(it)} < ${g.bItems}u) { ${body} }` : body;
-  // B items: row i / 4 of the stage, quarter i % 4 (8 halves) of its 32 K-values.
-  const fetchB = (kb: string) =>
-    range(g.ib)
-      .map(
-        (it) =>
-          `    ${guard(it, `gb${it} = wh[((ncol0 + (${item(it)}) / 4u) * K + (${kb}) * 32u + ((${item(it)}) % 4u) * 8u) / 8u];`)}`,
-      )
-      .join('\n');
+  const vpr = st.k / 8;
+  // Fragment copy t of a plane: fragment f = warp + t * NWARP of the stage, 16-row tile f / kc, K chunk f % kc.
+  const frag = (t: number) => `(warp + ${t * g.nwarp}u)`;
+  const fragTile = (t: number) => (g.kc === 1 ? frag(t) : `${frag(t)} / ${g.kc}u`);
+  const fragChunk = (t: number) => (g.kc === 1 ? '0u' : `${frag(t)} % ${g.kc}u`);
+  const copyLoad = (t: number, T: string, major: string, src: string, base: string, kb: string) =>
+    `subgroupMatrixLoad<${T}, ${major}>(&${src}, ((${base} / 16u + ${fragTile(t)}) * KT + (${kb}) * ${g.kc}u + ${fragChunk(t)}) * 256u, 16u)`;
+  const copyStore = (t: number, major: string, dst: string, rows: number, buf: string, v: string) =>
+    `subgroupMatrixStore<${major}>(&${dst}, ${bufAt(buf, rows)}(${fragTile(t)}) * ${16 * g.rs}u + (${fragChunk(t)}) * 16u, ${v}, RS);`;
+  const sharedA = st.a === 'shared';
+  const tiledB = st.b === 'tiles';
+  // Next-stage loads into registers: B items (row i / vpr, 8 halves i % vpr) or fragments; shared A fragments.
+  const fetch = (kb: string) => {
+    const b = tiledB
+      ? range(g.fb).map((t) => `    gb${t} = ${copyLoad(t, RT, 'col_major', 'wh', 'ncol0', kb)};`)
+      : range(g.ib).map(
+          (it) =>
+            `    ${guard(it, `gb${it} = wh[((ncol0 + (${item(it)}) / ${vpr}u) * K + (${kb}) * ${st.k}u + ((${item(it)}) % ${vpr}u) * 8u) / 8u];`)}`,
+        );
+    const a = sharedA
+      ? range(g.fa).map((t) => `    ga${t} = ${copyLoad(t, LT, 'row_major', 'xt', 'mrow0', kb)};`)
+      : [];
+    return [...b, ...a].join('\n');
+  };
   // Written in line, not through a helper taking the offset: the bounds checks' range analysis proves
   // an offset built from tid in range and drops the clamp, but cannot see into a function parameter
   // (a put_b8(e, v) helper made the GEMM 1.35x slower at 2 planes a block on the H200).
-  const putB = (buf: string) =>
-    range(g.ib)
-      .map((it) => {
-        const halves = range(8)
-          .map((h) => `sb[o + ${h}u] = ${'pqrs'[h >> 1]}.${'xy'[h & 1]};`)
-          .join(' ');
-        const body = `{
-      let o = (${buf}) * ${g.bn * g.rs}u + ((${item(it)}) / 4u) * ${g.rs}u + ((${item(it)}) % 4u) * 8u;
+  const put = (buf: string) => {
+    const b = tiledB
+      ? range(g.fb).map((t) => `    ${copyStore(t, 'col_major', 'sb', g.bn, buf, `gb${t}`)}`)
+      : range(g.ib).map((it) => {
+          const halves = range(8)
+            .map((h) => `sb[o + ${h}u] = ${'pqrs'[h >> 1]}.${'xy'[h & 1]};`)
+            .join(' ');
+          const body = `{
+      let o = ${two ? `(${buf}) * ${g.bn * g.rs}u + ` : ''}((${item(it)}) / ${vpr}u) * ${g.rs}u + ((${item(it)}) % ${vpr}u) * 8u;
       let p = bitcast<vec2<f16>>(gb${it}.x);
       let q = bitcast<vec2<f16>>(gb${it}.y);
       let r = bitcast<vec2<f16>>(gb${it}.z);
       let s = bitcast<vec2<f16>>(gb${it}.w);
       ${halves}
     }`;
-        return `    ${guard(it, body)}`;
-      })
-      .join('\n');
+          return `    ${guard(it, body)}`;
+        });
+    const a = sharedA
+      ? range(g.fa).map((t) => `    ${copyStore(t, 'row_major', 'sa', g.bm, buf, `ga${t}`)}`)
+      : [];
+    return [...b, ...a].join('\n');
+  };
+  const regs = [
+    ...(tiledB
+      ? range(g.fb).map((t) => `  var gb${t} = ${RT}();`)
+      : range(g.ib).map((it) => `  var gb${it} = vec4u(0u);`)),
+    ...(sharedA ? range(g.fa).map((t) => `  var ga${t} = ${LT}();`) : []),
+  ].join('\n');
+  const cur = two ? 'cur * ' : '';
   const contract = ks
     .map((kc) => {
+      const loadsA = sharedA
+        ? range(rm)
+            .map(
+              (im) =>
+                `      let a_${im}_${kc} = subgroupMatrixLoad<${LT}, row_major>(&sa, ${two ? `cur * ${g.bm * g.rs}u + ` : ''}(warp_m * RM + ${im}u) * ${16 * g.rs}u + ${kc * 16}u, ${g.rs}u);\n`,
+            )
+            .join('')
+        : '';
       const loadsB = range(rn)
         .map(
           (jn) =>
-            `      let b_${jn} = subgroupMatrixLoad<${RT}, col_major>(&sb, cur * ${g.bn * g.rs}u + (warp_n * RN + ${jn}u) * ${16 * g.rs}u + ${kc * 16}u, ${g.rs}u);`,
+            `      let b_${jn} = subgroupMatrixLoad<${RT}, col_major>(&sb, ${cur ? `cur * ${g.bn * g.rs}u + ` : ''}(warp_n * RN + ${jn}u) * ${16 * g.rs}u + ${kc * 16}u, ${g.rs}u);`,
         )
         .join('\n');
       const mmas = ids
@@ -290,7 +385,7 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
         .join('\n');
       return `    {
       // K columns ${kc * 16}..${kc * 16 + 15} of the stage.
-${loadsB}
+${loadsA}${loadsB}
 ${mmas}
     }`;
     })
@@ -320,47 +415,68 @@ ${spilled}
   }`;
   const spillDecl = `// One 16x16 f32 spill per plane for edge subtiles: the fragment's lane layout is opaque.
 ${SPILL_COPY_OUT}`;
+  const directA = sharedA
+    ? ''
+    : range(rm)
+        .flatMap((im) =>
+          ks.map(
+            (kc) =>
+              `    let a_${im}_${kc} = pa_${im}_${kc};\n    pa_${im}_${kc} = ${loadA(im, kc, 'kb + 1u')};`,
+          ),
+        )
+        .join('\n') + '\n';
+  const firstA = sharedA
+    ? ''
+    : range(rm)
+        .flatMap((im) => ks.map((kc) => `  var pa_${im}_${kc} = ${loadA(im, kc, '0u')};`))
+        .join('\n') + '\n';
+  const what = `${sharedA ? 'A [BM, ' + st.k + '] and ' : ''}B [BN, ${st.k}]`;
+  const wsDecl = two
+    ? `// ${what} of a stage, two buffers [2][${sharedA ? 'rows' : 'BN'}][RS]: stage kb is read from buffer kb % 2 while kb + 1 is written.`
+    : `// ${what} of a stage, one buffer [${sharedA ? 'rows' : 'BN'}][RS]: written after a barrier, read before the next.`;
+  const loop = two
+    ? `  // Stage 0: B into buffer 0${sharedA ? ', A into buffer 0' : ', A fragments into registers'}.
+${regs}
+${fetch('0u').replace(/^ {2}/gm, '')}
+${put('0u').replace(/^ {2}/gm, '')}
+${firstA}  workgroupBarrier();
+  for (var kb = 0u; kb < ${stages}; kb++) {
+    let cur = kb % 2u;
+    // ${sharedA ? 'Issue' : "Take this stage's A and issue"} the next stage's loads (the last stage's prefetch reads the slack).
+${directA}${fetch('kb + 1u')}
+${contract}
+    // Write the next stage into the other buffer; the barrier publishes it and retires this one.
+${put('1u - cur')}
+    workgroupBarrier();
+  }`
+    : `  // Stage 0's loads into registers.
+${regs}
+${fetch('0u').replace(/^ {2}/gm, '')}
+${firstA}  for (var kb = 0u; kb < ${stages}; kb++) {
+    // Publish this stage (every plane finished reading the last one at the barrier that ended it).
+${put('0u')}
+    workgroupBarrier();
+    // ${sharedA ? 'Issue' : "Take this stage's A and issue"} the next stage's loads (the last stage's prefetch reads the slack).
+${directA}${fetch('kb + 1u')}
+${contract}
+    workgroupBarrier();
+  }`;
   return `enable f16;
 enable subgroups;
 enable chromium_experimental_subgroup_matrix;
 
 ${SPLIT_HEADER(spec)}
-${splitConsts(spec)}const RS = ${g.rs}u; // f16 elements per staged B row (32 K-values + padding against bank conflicts)
+${splitConsts(spec)}const RS = ${g.rs}u; // f16 elements per staged ${sharedA ? '' : 'B '}row (${st.k} K-values + padding against bank conflicts)
 @group(0) @binding(0) var<storage, read> xt: array<f16>; // 16x16 fragment tiles [MP/16][KT][16][16]
-@group(0) @binding(1) var<storage, read> wh: array<vec4u>; // f16 [NP, K] row-major, 8 halves per vec4
+@group(0) @binding(1) var<storage, read> wh: ${tiledB ? 'array<f16>; // 16x16 fragment tiles [NP/16][KT][16][16]' : 'array<vec4u>; // f16 [NP, K] row-major, 8 halves per vec4'}
 @group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
-// B [BN, 32] of a stage, two buffers [2][BN][RS]: stage kb is read from buffer kb % 2 while kb + 1 is written.
-var<workgroup> sb: array<f16, ${2 * g.bn * g.rs}u>;
+${wsDecl}
+${sharedA ? `var<workgroup> sa: array<f16, ${st.buffers * g.bm * g.rs}u>;\n` : ''}var<workgroup> sb: array<f16, ${st.buffers * g.bn * g.rs}u>;
 
 ${!directStore || edges ? spillDecl : ''}
 ${MATRIX_MAIN_HEAD}${ids.map(([im, jn]) => `  var acc_${im}_${jn} = subgroup_matrix_result<f32, 16, 16>();`).join('\n')}
-  // Stage 0: B into buffer 0, A fragments into registers.
-${range(g.ib)
-  .map((it) => `  var gb${it} = vec4u(0u);`)
-  .join('\n')}
-${fetchB('0u').replace(/^ {2}/gm, '')}
-${putB('0u').replace(/^ {2}/gm, '')}
-${range(rm)
-  .flatMap((im) => ks.map((kc) => `  var pa_${im}_${kc} = ${loadA(im, kc, '0u')};`))
-  .join('\n')}
-  workgroupBarrier();
-  for (var kb = 0u; kb < KB; kb++) {
-    let cur = kb % 2u;
-    // Take this stage's A and issue the next stage's loads (the last stage's prefetch reads the slack).
-${range(rm)
-  .flatMap((im) =>
-    ks.map(
-      (kc) => `    let a_${im}_${kc} = pa_${im}_${kc};\n    pa_${im}_${kc} = ${loadA(im, kc, 'kb + 1u')};`,
-    ),
-  )
-  .join('\n')}
-${fetchB('kb + 1u')}
-${contract}
-    // Write the next stage into the other buffer; the barrier publishes it and retires this one.
-${putB('1u - cur')}
-    workgroupBarrier();
-  }
+${loop}
 ${stores}
 }
 `;

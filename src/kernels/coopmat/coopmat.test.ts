@@ -11,6 +11,7 @@ import {
   coopmatAnalyticOwnership,
   coopmatData,
   coopmatF16Family,
+  coopmatSpecErrors,
   coopmatWgsl,
   coopmatWorkgroupBytes,
   dequantQ4kRows,
@@ -228,6 +229,24 @@ describe('coopmat WGSL generator', () => {
       },
     ],
     ['scalar.emulated.2x2x1x1.plane32.split', { ...base, split: true }],
+    [
+      'subgroup-matrix.2x4x4x4.plane32.split.shared-tiles-k16',
+      {
+        ...base,
+        m: 256,
+        n: 512,
+        tile: tile(2, 4, 4, 4),
+        arm: 'subgroup-matrix',
+        f16: 'native',
+        rowPad: 8,
+        split: true,
+        splitStage: { a: 'shared', b: 'tiles', k: 16, buffers: 2 },
+      },
+    ],
+    [
+      'scalar.emulated.2x2x1x1.plane32.split.tiles',
+      { ...base, split: true, splitStage: { a: 'direct', b: 'tiles', k: 32, buffers: 2 } },
+    ],
   ];
   for (const [name, spec] of cases) {
     it(`snapshot ${name}`, async () => {
@@ -300,6 +319,63 @@ describe('coopmat WGSL generator', () => {
     expect(tailed.match(/copy_out\(warp, lane/g)).toHaveLength(16);
     expect(buildCoopmatKernel(spec).bindings).toEqual(['xt', 'wh', 'out']);
     expect(() => coopmatWgsl({ ...spec, pipeline: true })).toThrow(/split plan has its own staging/);
+  });
+
+  it('the split GEMM staging variants: shared A and tiled B are copied fragment by fragment, one buffer takes two barriers a stage, uneven fragment shares are refused', () => {
+    const spec: CoopmatSpec = {
+      ...base,
+      m: 256,
+      n: 512,
+      k: 512,
+      tile: tile(2, 4, 4, 4),
+      arm: 'subgroup-matrix',
+      f16: 'native',
+      split: true,
+      rowPad: 8,
+      splitStage: { a: 'shared', b: 'tiles', k: 16, buffers: 2 },
+    };
+    const text = coopmatWgsl(spec);
+    const loop = text.slice(text.indexOf('for (var kb = 0u; kb < KT; kb++)'));
+    expect(loop.match(/workgroupBarrier\(\)/g)).toHaveLength(1);
+    // 8 planes: 8 A and 16 B fragments a 16-wide stage = 1 + 2 copies per plane, loaded before the
+    // matrix work and stored into the other buffer after it.
+    const firstMma = loop.indexOf('subgroupMatrixMultiplyAccumulate');
+    const lastMma = loop.lastIndexOf('subgroupMatrixMultiplyAccumulate');
+    expect(
+      loop.slice(0, firstMma).match(/= subgroupMatrixLoad<[^>]+>, (row|col)_major>\(&(xt|wh),/g),
+    ).toHaveLength(3);
+    expect(
+      loop.slice(lastMma).match(/subgroupMatrixStore<(row|col)_major>\(&s[ab], \(1u - cur\)/g),
+    ).toHaveLength(3);
+    expect(text).toContain('var<workgroup> sa: array<f16, 6144u>;'); // 2 x 128 rows x 24
+    expect(text).toContain('var<workgroup> sb: array<f16, 12288u>;'); // 2 x 256 rows x 24
+    expect(text).toContain('var<storage, read> wh: array<f16>;');
+    expect(text).not.toMatch(/sb\[o \+/);
+    expect(text.match(/subgroupMatrixMultiplyAccumulate/g)).toHaveLength(16);
+    expect(coopmatWorkgroupBytes(spec)).toBe(2 * (128 + 256) * 24 * 2 + 8 * 1024);
+    // One buffer: a barrier after the stores and one after the matrix work; half the tile memory.
+    const one = { ...spec, splitStage: { a: 'shared', b: 'rows', k: 32, buffers: 1 } } satisfies CoopmatSpec;
+    const oneText = coopmatWgsl(one);
+    const oneLoop = oneText.slice(oneText.indexOf('for (var kb = 0u; kb < KB; kb++)'));
+    expect(oneLoop.match(/workgroupBarrier\(\)/g)).toHaveLength(2);
+    expect(oneLoop.indexOf('sb[o + 7u]')).toBeLessThan(oneLoop.indexOf('workgroupBarrier()'));
+    expect(oneText).not.toContain('cur');
+    expect(coopmatWorkgroupBytes(one)).toBe((128 + 256) * 40 * 2 + 8 * 1024);
+    // 3 planes of a 192x64 block: its 12 A fragments a 16-wide stage split 4 each, its 4 B fragments do not.
+    const uneven = {
+      ...spec,
+      tile: tile(3, 1, 4, 4),
+      splitStage: { a: 'shared', b: 'tiles', k: 16, buffers: 2 },
+    } satisfies CoopmatSpec;
+    expect(coopmatSpecErrors(uneven)).toEqual([
+      'tiled B: the 4 B fragments of a stage do not divide over 3 planes',
+    ]);
+    expect(coopmatSpecErrors({ ...spec, splitStage: { ...spec.splitStage!, k: 64 as 32 } })).toEqual([
+      'splitStage.k 64 must be 16 or 32',
+    ]);
+    expect(coopmatSpecErrors({ ...spec, split: false })).toContain(
+      'splitStage applies to the split plan only',
+    );
   });
 
   it('the matrix arm holds rm*rn f16->f32 16x16x16 results across K, loads f16 tiles with element strides', () => {

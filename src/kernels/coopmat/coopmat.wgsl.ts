@@ -18,7 +18,12 @@
 // The kernel calls set_owner / store_out, which the host defines in a suffix (gpu/instrument.ts).
 import { positiveIntegerProblems, type TileParams } from '../family';
 import { ownerSuffix } from '../gpu/instrument';
-import { COOPMAT_SPLIT_BINDINGS, coopmatSplitWgsl, coopmatSplitWorkgroupBytes } from './coopmat.split';
+import {
+  COOPMAT_SPLIT_BINDINGS,
+  coopmatSplitStageErrors,
+  coopmatSplitWgsl,
+  coopmatSplitWorkgroupBytes,
+} from './coopmat.split';
 import {
   MATRIX_MAIN_HEAD,
   PRE_PASS_WG,
@@ -79,7 +84,28 @@ export interface CoopmatSpec {
    * 16-byte loads. Three passes; rowPad pads its B rows (default 8). Excludes kStage, pipeline, aDirect.
    */
   split?: boolean;
+  /** The split GEMM's staging (default SPLIT_STAGE_DEFAULT: A direct, B rows, 32-wide, 2 buffers). */
+  splitStage?: SplitStage;
 }
+
+/**
+ * How the split GEMM feeds its matrix loads. A plane's 64x64 results need 4 A and 4 B fragments per 16
+ * K-values; whatever no other plane shares comes from L2 again, and at 2048x4096x4096 the A-direct
+ * kernel moved about 1.34 GB through L2 per GEMM (docs/benchmarks.md, "Follow-up 4").
+ */
+export interface SplitStage {
+  /** 'direct': each plane loads its A fragments from xt into registers (one stage ahead); 'shared': the
+   * planes copy the block's A fragments into workgroup memory once, for all WN planes of a row. */
+  a: 'direct' | 'shared';
+  /** 'rows': wh row-major, staged with 16-byte loads and f16 stores; 'tiles': wh in 16x16 fragment tiles
+   * (as xt), staged by fragment copies (subgroupMatrixLoad, subgroupMatrixStore). */
+  b: 'rows' | 'tiles';
+  /** K-values per stage. */
+  k: 16 | 32;
+  /** Workgroup buffers per staged operand: 2 = one barrier a stage, 1 = two (half the memory). */
+  buffers: 1 | 2;
+}
+export const SPLIT_STAGE_DEFAULT: SplitStage = { a: 'direct', b: 'rows', k: 32, buffers: 2 };
 
 /** Allowed K-stage depths: 1, or an even count of 32-blocks that divides the 8 of a Q4_K super-block. */
 export type CoopmatKStage = 1 | 2 | 4 | 8;
@@ -118,7 +144,10 @@ export function coopmatGeometry(
  * @example coopmatWorkgroupBytes({ tile: { wm: 2, wn: 2, rm: 4, rn: 4 }, plane: 32, arm: 'scalar' }) === 16384
  */
 export function coopmatWorkgroupBytes(
-  spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'arm' | 'kStage' | 'rowPad' | 'pipeline' | 'aDirect' | 'split'>,
+  spec: Pick<
+    CoopmatSpec,
+    'tile' | 'plane' | 'arm' | 'kStage' | 'rowPad' | 'pipeline' | 'aDirect' | 'split' | 'splitStage'
+  >,
 ): number {
   if (spec.split) return coopmatSplitWorkgroupBytes(spec);
   const g = coopmatGeometry(spec);
@@ -153,6 +182,8 @@ export function coopmatSpecErrors(spec: CoopmatSpec): string[] {
   if (spec.aDirect && !spec.pipeline) errs.push('aDirect (A from global memory) needs the pipelined staging');
   if (spec.split && (spec.pipeline || spec.aDirect || (spec.kStage ?? 1) !== 1))
     errs.push('the split plan has its own staging: no kStage, pipeline or aDirect with it');
+  if (spec.splitStage && !spec.split) errs.push('splitStage applies to the split plan only');
+  if (spec.split) errs.push(...coopmatSplitStageErrors(spec));
   if (spec.arm === 'subgroup-matrix' && spec.f16 !== 'native')
     errs.push('the subgroup-matrix arm needs native f16 (shader-f16)');
   return errs;

@@ -38,14 +38,17 @@ export {
   coopmatSpecErrors,
   COOPMAT_BINDINGS,
   COOPMAT_K_STAGES,
+  SPLIT_STAGE_DEFAULT,
 } from './coopmat.wgsl';
-export type { CoopmatSpec, CoopmatArm, CoopmatKernel, CoopmatKStage } from './coopmat.wgsl';
+export type { CoopmatSpec, CoopmatArm, CoopmatKernel, CoopmatKStage, SplitStage } from './coopmat.wgsl';
 export { coopmatPlan, coopmatAnalyticOwnership, COOPMAT_OWNER_BUFFER } from './coopmat.plan';
 export {
   buildCoopmatWToF16Kernel,
   buildCoopmatXTiledKernel,
   coopmatSplitExtents,
   coopmatSplitWgsl,
+  coopmatSplitStageErrors,
+  fragmentTileIndex,
   COOPMAT_SPLIT_BINDINGS,
   SPLIT_SLACK_BYTES,
 } from './coopmat.split';
