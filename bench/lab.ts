@@ -1,0 +1,430 @@
+// Throwaway experiment (round 2): why the split GEMM sits at ~263 TFLOP/s. Hypothesis: it is bound by L2
+// bandwidth, because A fragments come straight from global memory and are shared by no other plane
+// (A is re-read N / BN times). Measures (1) the L2 read bandwidth of this card, (2) GEMM cores that stage
+// BOTH operands in workgroup memory with large blocks (128x256, 256x128), staged either with 16-byte loads
+// and f16 element stores ('vec') or with subgroupMatrixLoad from fragment-tiled global memory and
+// subgroupMatrixStore into workgroup memory ('frag'), single or double buffered.
+// Run: tsx bench/lab.ts [--json out.json] [--only REGEX] [--print]
+import { writeFileSync } from 'node:fs';
+import { FULL_DAWN_FLAGS, openBenchGpu } from './dawn';
+import type { PassSpec } from '../src/kernels/gpu/plan';
+import { makeResident, preparePasses, runOnce, timeMainPass } from './exec';
+import { buildCoopmatKernel } from '../src/kernels/coopmat';
+import type { SplitStage } from '../src/kernels/coopmat/coopmat.wgsl';
+import { f16BitsToF32 as f16ToF32, f32ToF16Bits as f32ToF16 } from '../src/kernels/quant/f16';
+
+type Src = 'direct' | 'vec' | 'frag';
+interface LabSpec {
+  name: string;
+  srcA: Src;
+  srcB: Src;
+  wm: number;
+  wn: number;
+  rm: number;
+  rn: number;
+  ks: number;
+  pad: number;
+  nbuf: 1 | 2;
+  sized: boolean;
+  swap?: boolean;
+  product?: boolean;
+  /** The product split GEMM's staging (product specs only). */
+  stage?: SplitStage | undefined;
+}
+
+const M = 2048;
+const N = 4096;
+const K = 4096;
+const SLACK = 16 * 256 * 4;
+const R = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+function geo(s: LabSpec) {
+  return {
+    bm: s.wm * s.rm * 16,
+    bn: s.wn * s.rn * 16,
+    nt: s.wm * s.wn * 32,
+    nw: s.wm * s.wn,
+    rs: s.ks + s.pad,
+  };
+}
+
+/** Fragment-tiled offset (halves) of tile (row16, k16): [rows/16][K/16][16][16]. */
+const tOff = (row16: string, k16: string) => `((${row16}) * ${K / 16}u + (${k16})) * 256u`;
+
+function labWgsl(s: LabSpec): string {
+  const g = geo(s);
+  const LT = 'subgroup_matrix_left<f16, 16, 16>';
+  const RT = 'subgroup_matrix_right<f16, 16, 16>';
+  const CT = 'subgroup_matrix_result<f32, 16, 16>';
+  const arr = (t: string, n: number) => (s.sized ? `array<${t}, ${n}>` : `array<${t}>`);
+  const kc = s.ks / 16;
+  const L: string[] = [];
+  L.push('enable f16;', 'enable subgroups;', 'enable chromium_experimental_subgroup_matrix;', '');
+  L.push(`// ${s.name}: BM=${g.bm} BN=${g.bn} threads=${g.nt}`);
+  // A and B are always fragment-tiled for 'direct'/'frag'; 'vec' reads row-major as vec4.
+  const decl = (nm: string, src: Src, rows: number, bind: number) =>
+    src === 'vec'
+      ? `@group(0) @binding(${bind}) var<storage, read> ${nm}4: ${arr('vec4u', (rows * K + SLACK) / 8)};`
+      : `@group(0) @binding(${bind}) var<storage, read> ${nm}: ${arr('f16', rows * K + SLACK)};`;
+  L.push(decl('A', s.srcA, M, 0), decl('B', s.srcB, N, 1));
+  L.push(`@group(0) @binding(2) var<storage, read_write> C: ${arr('f32', M * N)};`);
+  const stA = s.srcA !== 'direct';
+  const stB = s.srcB !== 'direct';
+  if (stA) L.push(`var<workgroup> sa: array<f16, ${s.nbuf * g.bm * g.rs}>;`);
+  if (stB) L.push(`var<workgroup> sb: array<f16, ${s.nbuf * g.bn * g.rs}>;`);
+  L.push('', `@compute @workgroup_size(${g.nt})`);
+  L.push(
+    'fn main(@builtin(subgroup_id) sg: u32, @builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u) {',
+  );
+  L.push(`  let sm = sg / ${s.wn}u;`, `  let sn = sg % ${s.wn}u;`);
+  L.push(
+    s.swap ? `  let wrow = wg.x * ${g.bm}u;` : `  let wrow = wg.y * ${g.bm}u;`,
+    s.swap ? `  let wcol = wg.y * ${g.bn}u;` : `  let wcol = wg.x * ${g.bn}u;`,
+  );
+  L.push(`  let row0 = wrow + sm * ${s.rm * 16}u;`, `  let col0 = wcol + sn * ${s.rn * 16}u;`);
+  for (const i of R(s.rm)) for (const j of R(s.rn)) L.push(`  var c${i}_${j} = ${CT}();`);
+
+  // Direct operands: registers prefetched one stage ahead.
+  const loadAg = (i: number, c: number, k16: string) =>
+    `subgroupMatrixLoad<${LT}, row_major>(&A, ${tOff(`row0 / 16u + ${i}u`, `${k16} + ${c}u`)}, 16u)`;
+  const loadBg = (j: number, c: number, k16: string) =>
+    `subgroupMatrixLoad<${RT}, col_major>(&B, ${tOff(`col0 / 16u + ${j}u`, `${k16} + ${c}u`)}, 16u)`;
+  const bufA = (b: string) => (s.nbuf === 2 ? `${b} * ${g.bm * g.rs}u + ` : '');
+  const bufB = (b: string) => (s.nbuf === 2 ? `${b} * ${g.bn * g.rs}u + ` : '');
+  const loadAs = (i: number, c: number) =>
+    `subgroupMatrixLoad<${LT}, row_major>(&sa, ${bufA('cur')}(sm * ${s.rm * 16}u + ${i * 16}u) * ${g.rs}u + ${c * 16}u, ${g.rs}u)`;
+  const loadBs = (j: number, c: number) =>
+    `subgroupMatrixLoad<${RT}, col_major>(&sb, ${bufB('cur')}(sn * ${s.rn * 16}u + ${j * 16}u) * ${g.rs}u + ${c * 16}u, ${g.rs}u)`;
+  const fragA = (i: number, c: number) => (stA ? loadAs(i, c) : `qa${i}_${c}`);
+  const fragB = (j: number, c: number) => (stB ? loadBs(j, c) : `qb${j}_${c}`);
+
+  // Staging. 'vec': row-major global, vec4 per item, f16 element stores. 'frag': each plane copies
+  // fragments sg + t * NW of the stage (A: BM/16 x kc, B: BN/16 x kc) global -> registers -> workgroup.
+  const vpr = s.ks / 8;
+  const itemsV = (rows: number) => (rows * vpr) / g.nt;
+  const fragsPer = (rows: number) => ((rows / 16) * kc) / g.nw;
+  const nA = s.srcA === 'vec' ? itemsV(g.bm) : s.srcA === 'frag' ? fragsPer(g.bm) : 0;
+  const nB = s.srcB === 'vec' ? itemsV(g.bn) : s.srcB === 'frag' ? fragsPer(g.bn) : 0;
+  if (!Number.isInteger(nA) || !Number.isInteger(nB)) throw new Error(`${s.name}: stage not divisible`);
+  const fetch = (k: string): string[] => {
+    const out: string[] = [];
+    const one = (op: 'A' | 'B', src: Src, base: string, t: number) => {
+      const v = `g${op.toLowerCase()}${t}`;
+      if (src === 'vec')
+        out.push(
+          `    ${v} = ${op}4[((${base} + (tid + ${t * g.nt}u) / ${vpr}u) * ${K}u + ${k} + ((tid + ${t * g.nt}u) % ${vpr}u) * 8u) / 8u];`,
+        );
+      else {
+        const f = `(sg + ${t * g.nw}u)`;
+        const T = op === 'A' ? LT : RT;
+        const maj = op === 'A' ? 'row_major' : 'col_major';
+        out.push(
+          `    ${v} = subgroupMatrixLoad<${T}, ${maj}>(&${op}, ${tOff(`${base} / 16u + ${f} / ${kc}u`, `(${k}) / 16u + ${f} % ${kc}u`)}, 16u);`,
+        );
+      }
+    };
+    if (stA) R(nA).forEach((t) => one('A', s.srcA, 'wrow', t));
+    if (stB) R(nB).forEach((t) => one('B', s.srcB, 'wcol', t));
+    return out;
+  };
+  const put = (buf: string): string[] => {
+    const out: string[] = [];
+    const one = (op: 'A' | 'B', src: Src, rows: number, t: number) => {
+      const arrName = op === 'A' ? 'sa' : 'sb';
+      const v = `g${op.toLowerCase()}${t}`;
+      const bo = s.nbuf === 2 ? `${buf} * ${rows * g.rs}u + ` : '';
+      if (src === 'vec') {
+        out.push(
+          `    {`,
+          `      let o = ${bo}((tid + ${t * g.nt}u) / ${vpr}u) * ${g.rs}u + ((tid + ${t * g.nt}u) % ${vpr}u) * 8u;`,
+        );
+        R(4).forEach((w) => {
+          out.push(`      let h${w} = bitcast<vec2<f16>>(${v}.${'xyzw'[w]});`);
+          out.push(
+            `      ${arrName}[o + ${2 * w}u] = h${w}.x;`,
+            `      ${arrName}[o + ${2 * w + 1}u] = h${w}.y;`,
+          );
+        });
+        out.push('    }');
+      } else {
+        const f = `(sg + ${t * g.nw}u)`;
+        const maj = op === 'A' ? 'row_major' : 'col_major';
+        out.push(
+          `    subgroupMatrixStore<${maj}>(&${arrName}, ${bo}(${f} / ${kc}u) * ${16 * g.rs}u + (${f} % ${kc}u) * 16u, ${v}, ${g.rs}u);`,
+        );
+      }
+    };
+    if (stA) R(nA).forEach((t) => one('A', s.srcA, g.bm, t));
+    if (stB) R(nB).forEach((t) => one('B', s.srcB, g.bn, t));
+    return out;
+  };
+  if (s.srcA === 'vec') R(nA).forEach((t) => L.push(`  var ga${t}: vec4u;`));
+  if (s.srcA === 'frag') R(nA).forEach((t) => L.push(`  var ga${t} = ${LT}();`));
+  if (s.srcB === 'vec') R(nB).forEach((t) => L.push(`  var gb${t}: vec4u;`));
+  if (s.srcB === 'frag') R(nB).forEach((t) => L.push(`  var gb${t} = ${RT}();`));
+  const staged = stA || stB;
+  if (!stA)
+    for (const i of R(s.rm)) for (const c of R(kc)) L.push(`  var pa${i}_${c} = ${loadAg(i, c, '0u')};`);
+  if (!stB)
+    for (const j of R(s.rn)) for (const c of R(kc)) L.push(`  var pb${j}_${c} = ${loadBg(j, c, '0u')};`);
+  if (staged) {
+    L.push(...fetch('0u'));
+    if (s.nbuf === 2) L.push('  let cur = 0u;', ...put('0u'), '  workgroupBarrier();');
+  }
+  L.push(`  for (var k = 0u; k < ${K}u; k += ${s.ks}u) {`);
+  if (staged && s.nbuf === 2) L.push(`    let cur = (k / ${s.ks}u) % 2u;`);
+  if (staged && s.nbuf === 1) L.push(...put('0u'), '    workgroupBarrier();');
+  const k16n = `(k + ${s.ks}u) / 16u`;
+  if (!stA)
+    for (const i of R(s.rm))
+      for (const c of R(kc))
+        L.push(`    let qa${i}_${c} = pa${i}_${c};`, `    pa${i}_${c} = ${loadAg(i, c, k16n)};`);
+  if (!stB)
+    for (const j of R(s.rn))
+      for (const c of R(kc))
+        L.push(`    let qb${j}_${c} = pb${j}_${c};`, `    pb${j}_${c} = ${loadBg(j, c, k16n)};`);
+  if (staged) L.push(...fetch(`k + ${s.ks}u`));
+  for (const c of R(kc)) {
+    L.push('    {');
+    for (const i of R(s.rm)) L.push(`      let la${i} = ${fragA(i, c)};`);
+    for (const j of R(s.rn)) L.push(`      let lb${j} = ${fragB(j, c)};`);
+    for (const i of R(s.rm))
+      for (const j of R(s.rn))
+        L.push(`      c${i}_${j} = subgroupMatrixMultiplyAccumulate(la${i}, lb${j}, c${i}_${j});`);
+    L.push('    }');
+  }
+  if (staged && s.nbuf === 2) L.push(...put('(1u - cur)'));
+  if (staged) L.push('    workgroupBarrier();');
+  L.push('  }');
+  for (const i of R(s.rm))
+    for (const j of R(s.rn))
+      L.push(
+        `  subgroupMatrixStore<row_major>(&C, (row0 + ${i * 16}u) * ${N}u + col0 + ${j * 16}u, c${i}_${j}, ${N}u);`,
+      );
+  L.push('}');
+  return L.join('\n');
+}
+
+/** L2 read bandwidth: every invocation reads vec4s of a `bytes` buffer grid-stride, `passes` times. */
+function l2Wgsl(bytes: number, passes: number, threads: number): string {
+  return `@group(0) @binding(0) var<storage, read> src: array<vec4u>;
+@group(0) @binding(1) var<storage, read_write> sink: array<u32>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3u) {
+  var acc = vec4u(0u);
+  for (var p = 0u; p < ${passes}u; p++) {
+    for (var i = gid.x; i < ${bytes / 16}u; i += ${threads}u) {
+      acc ^= src[(i + p * 4099u) % ${bytes / 16}u];
+    }
+  }
+  if (acc.x == 0x12345678u && acc.y == 7u) { sink[gid.x] = acc.z; }
+}`;
+}
+
+function spec(name: string, p: Partial<LabSpec>): LabSpec {
+  return {
+    name,
+    srcA: 'direct',
+    srcB: 'vec',
+    wm: 4,
+    wn: 1,
+    rm: 4,
+    rn: 4,
+    ks: 32,
+    pad: 8,
+    nbuf: 2,
+    sized: false,
+    ...p,
+  };
+}
+const W = (wm: number, wn: number, rm = 4, rn = 4) => ({ wm, wn, rm, rn });
+const FF = { srcA: 'frag' as const, srcB: 'frag' as const };
+const VV = { srcA: 'vec' as const, srcB: 'vec' as const };
+const P = (wm: number, wn: number, st?: SplitStage, pad = 8) => ({
+  ...W(wm, wn),
+  product: true,
+  stage: st,
+  pad,
+});
+const ST = (a: SplitStage['a'], b: SplitStage['b'], k: SplitStage['k'], buffers: SplitStage['buffers']) => ({
+  a,
+  b,
+  k,
+  buffers,
+});
+const SPECS: LabSpec[] = [
+  spec('PROD-4144', P(4, 1)),
+  spec('PROD-2444-shared-tiles-k16-b2', P(2, 4, ST('shared', 'tiles', 16, 2))),
+  spec('PROD-4244-shared-tiles-k16-b2', P(4, 2, ST('shared', 'tiles', 16, 2))),
+  spec('PROD-2244-shared-tiles-k16-b2', P(2, 2, ST('shared', 'tiles', 16, 2))),
+  spec('PROD-2244-shared-tiles-k32-b2', P(2, 2, ST('shared', 'tiles', 32, 2))),
+  spec('PROD-2444-shared-tiles-k32-b1', P(2, 4, ST('shared', 'tiles', 32, 1))),
+  spec('PROD-4244-shared-tiles-k32-b1', P(4, 2, ST('shared', 'tiles', 32, 1))),
+  spec('PROD-2444-shared-rows-k16-b2', P(2, 4, ST('shared', 'rows', 16, 2))),
+  spec('PROD-4244-shared-rows-k16-b2', P(4, 2, ST('shared', 'rows', 16, 2))),
+  spec('PROD-2444-shared-rows-k32-b1', P(2, 4, ST('shared', 'rows', 32, 1))),
+  spec('PROD-4144-direct-tiles-k32-b2', P(4, 1, ST('direct', 'tiles', 32, 2))),
+  spec('PROD-4144-direct-rows-k16-b2', P(4, 1, ST('direct', 'rows', 16, 2))),
+  spec('PROD-4424-shared-tiles-k32-b1', { ...P(4, 4, ST('shared', 'tiles', 32, 1)), rm: 2 }),
+  spec('PROD-2444-shared-tiles-k16-b2-pad16', P(2, 4, ST('shared', 'tiles', 16, 2), 16)),
+  spec('FF-2444-k16-b2', { ...FF, ...W(2, 4), ks: 16 }),
+  spec('VV-2444-k16-b2', { ...VV, ...W(2, 4), ks: 16 }),
+  spec('FF-2444-k16-b2-swap', { ...FF, ...W(2, 4), ks: 16, swap: true }),
+  spec('PROD-4144#2', P(4, 1)),
+];
+
+/** f16 values (k - 15) / 16, k in 0..30: exact in f16, and every product and partial sum exact in f32. */
+function fill(n: number, seed: number): Uint16Array {
+  const out = new Uint16Array(n);
+  const table = R(31).map((k) => f32ToF16((k - 15) / 16));
+  let st = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    st ^= st << 13;
+    st >>>= 0;
+    st ^= st >>> 17;
+    st ^= st << 5;
+    st >>>= 0;
+    out[i] = table[st % 31]!;
+  }
+  return out;
+}
+
+function tiled(src: Uint16Array, rows: number): Uint16Array {
+  const out = new Uint16Array(rows * K + SLACK);
+  const kc = K / 16;
+  for (let r = 0; r < rows; r++)
+    for (let k = 0; k < K; k++)
+      out[(((r / 16) | 0) * kc + ((k / 16) | 0)) * 256 + (r % 16) * 16 + (k % 16)] = src[r * K + k]!;
+  return out;
+}
+
+async function main() {
+  const argv = process.argv.slice(2);
+  const arg = (f: string) => {
+    const i = argv.indexOf(f);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const only = arg('--only') ? new RegExp(arg('--only')!) : undefined;
+  if (argv.includes('--print')) {
+    for (const s of SPECS) if (!s.product && (!only || only.test(s.name))) console.log(labWgsl(s));
+    return;
+  }
+  const report: Record<string, unknown>[] = [];
+  const jsonAt = arg('--json');
+  const save = () => jsonAt && writeFileSync(jsonAt, JSON.stringify(report, null, 1));
+  const a = fill(M * K + SLACK, 7);
+  const b = fill(N * K + SLACK, 11);
+  const at = tiled(a, M);
+  const bt = tiled(b, N);
+  const af = Float64Array.from(a.subarray(0, M * K), f16ToF32);
+  const bf = Float64Array.from(b.subarray(0, N * K), f16ToF32);
+  const samples = R(96).map((i) => {
+    const r = i < 8 ? [0, M - 1, 17, 1023][i % 4]! : (i * 2654435761) % M;
+    const c = i < 8 ? [0, N - 1, 4095, 129][(i >> 2) % 4]! : (i * 40503 + 977) % N;
+    let acc = 0;
+    for (let k = 0; k < K; k++) acc += af[r * K + k]! * bf[c * K + k]!;
+    return { r, c, want: acc };
+  });
+  const gpu = await openBenchGpu([...FULL_DAWN_FLAGS]);
+  const { device } = gpu;
+  const L2_SIZES = [4 << 20, 16 << 20, 32 << 20, 256 << 20];
+  const res = makeResident(
+    device,
+    [
+      { name: 'A', kind: 'read-only-storage', data: a },
+      { name: 'B', kind: 'read-only-storage', data: b },
+      { name: 'At', kind: 'read-only-storage', data: at },
+      { name: 'Bt', kind: 'read-only-storage', data: bt },
+      { name: 'C', kind: 'storage', size: M * N * 4 },
+      { name: 'sink', kind: 'storage', size: 4 << 20 },
+      ...L2_SIZES.map((n) => ({ name: `l2_${n}`, kind: 'read-only-storage' as const, size: n })),
+    ],
+    ['B', 'Bt'],
+    4,
+  );
+  const threads = Number(arg('--l2-threads') ?? 132 * 8 * 256);
+  for (const bytes of L2_SIZES) {
+    if (only && !only.test('l2')) break;
+    const passes = Math.max(1, Math.round(Number(arg('--l2-bytes') ?? 2 << 30) / bytes));
+    const pass: PassSpec = {
+      label: `l2-${bytes >> 20}MiB`,
+      wgsl: l2Wgsl(bytes, passes, threads),
+      entryPoint: 'main',
+      workgroups: [threads / 256, 1, 1],
+      bindings: [`l2_${bytes}`, 'sink'],
+      workgroupSize: 256,
+    };
+    try {
+      const prepared = await preparePasses(res, [pass]);
+      const t = await timeMainPass(res, pass, prepared, 0, { reps: 3, targetMs: 15, maxIters: 50 });
+      const gbs = (bytes * passes) / (t.ms * 1e-3) / 1e9;
+      console.log(`${pass.label.padEnd(24)} ${t.ms.toFixed(4)} ms ${gbs.toFixed(0)} GB/s`);
+      report.push({ name: pass.label, ms: t.ms, gbs, samples: t.samples });
+    } catch (e) {
+      console.log(`${pass.label} ERROR ${e instanceof Error ? e.message.slice(0, 400) : String(e)}`);
+    }
+  }
+  for (const s of SPECS) {
+    if (only && !only.test(s.name)) continue;
+    const g = geo(s);
+    const A = s.srcA === 'vec' ? 'A' : 'At';
+    const Bn = s.product ? (s.stage?.b === 'tiles' ? 'Bt' : 'B') : s.srcB === 'vec' ? 'B' : 'Bt';
+    const row: Record<string, unknown> = { ...s };
+    try {
+      const wgsl = s.product
+        ? buildCoopmatKernel({
+            m: M,
+            n: N,
+            k: K,
+            tile: s,
+            plane: 32,
+            arm: 'subgroup-matrix',
+            f16: 'native',
+            split: true,
+            rowPad: s.pad,
+            ...(s.stage ? { splitStage: s.stage } : {}),
+          }).wgsl
+        : labWgsl(s);
+      const pass: PassSpec = {
+        label: s.name,
+        wgsl,
+        entryPoint: 'main',
+        workgroups: s.swap ? [M / g.bm, N / g.bn, 1] : [N / g.bn, M / g.bm, 1],
+        bindings: [A, Bn, 'C'],
+        workgroupSize: g.nt,
+      };
+      const prepared = await preparePasses(res, [pass]);
+      const out = await runOnce(res, [pass], prepared, 'C');
+      let maxErr = 0;
+      let nan = 0;
+      for (let i = 0; i < out.length; i += 997) if (Number.isNaN(out[i])) nan++;
+      for (const p of samples) maxErr = Math.max(maxErr, Math.abs(out[p.r * N + p.c]! - p.want));
+      const t = await timeMainPass(res, pass, prepared, 0, { reps: 3, targetMs: 15, maxIters: 200 });
+      row.ms = t.ms;
+      row.samples = t.samples;
+      row.tflops = (2 * M * N * K) / (t.ms * 1e-3) / 1e12;
+      row.maxErr = maxErr;
+      row.nan = nan;
+      row.at = new Date().toISOString();
+      console.log(
+        `${s.name.padEnd(24)} ${t.ms.toFixed(4)} ms ${(row.tflops as number).toFixed(1).padStart(6)} TFLOP/s err ${maxErr} nan ${nan}`,
+      );
+    } catch (e) {
+      row.error = e instanceof Error ? e.message : String(e);
+      console.log(`${s.name.padEnd(24)} ERROR ${String(row.error).slice(0, 600)}`);
+    }
+    report.push(row);
+    save();
+  }
+  save();
+  res.destroy();
+  device.destroy();
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error('lab failed:', e);
+    process.exit(1);
+  },
+);
