@@ -484,7 +484,10 @@ const COOPMAT_Q4K_ROTATE = ['wd', 'wdm'];
  */
 const XH_SCRATCH_ROWS = (m: number) => Math.ceil(m / 512) * 512;
 /** Staging parameters of the coopmat generator that the bench varies (all default to today's kernel). */
-type CoopmatStaging = Pick<CoopmatSpec, 'kStage' | 'rowPad' | 'pipeline' | 'aDirect' | 'split' | 'splitStage'>;
+type CoopmatStaging = Pick<
+  CoopmatSpec,
+  'kStage' | 'rowPad' | 'pipeline' | 'aDirect' | 'split' | 'splitStage'
+>;
 type StagedTile = [[number, number, number, number], CoopmatStaging];
 // (wm, wn, rm, rn) and staging of the matrix arm: the tuned tile as it is, then padded rows, deeper
 // stages and the pipelined staging on tiles whose f16 tiles plus the per-plane f32 spill fit 49152 bytes.
