@@ -10,7 +10,7 @@ import { FULL_DAWN_FLAGS, openBenchGpu } from './dawn';
 import type { PassSpec } from '../src/kernels/gpu/plan';
 import { makeResident, preparePasses, runOnce, timeMainPass } from './exec';
 import { buildCoopmatKernel } from '../src/kernels/coopmat';
-import type { SplitStage } from '../src/kernels/coopmat/coopmat.wgsl';
+import type { SplitStage } from '../src/kernels/coopmat';
 import { f16BitsToF32 as f16ToF32, f32ToF16Bits as f32ToF16 } from '../src/kernels/quant/f16';
 
 type Src = 'direct' | 'vec' | 'frag';
@@ -345,7 +345,7 @@ async function main() {
   const threads = Number(arg('--l2-threads') ?? 132 * 8 * 256);
   for (const bytes of L2_SIZES) {
     if (only && !only.test('l2')) break;
-    const passes = Math.max(1, Math.round(Number(arg('--l2-bytes') ?? 2 << 30) / bytes));
+    const passes = Math.max(1, Math.round(Number(arg('--l2-bytes') ?? 2 ** 31) / bytes));
     const pass: PassSpec = {
       label: `l2-${bytes >> 20}MiB`,
       wgsl: l2Wgsl(bytes, passes, threads),

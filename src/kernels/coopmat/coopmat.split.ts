@@ -12,7 +12,7 @@
 // 0.0213 + 0.0134 + 0.2609 ms (232.5 TOPS in all) where the one-pass pipelined kernel took 0.8119 ms.
 // Both pre-passes are core WGSL (pack2x16float), so every adapter and both arms share them; the scalar
 // arm reads the same f16 pairs and sums each 32-block in K order, exactly as mmqQ4kF16RoundedRef.
-import { SPLIT_STAGE_DEFAULT, type CoopmatSpec, type SplitStage } from './coopmat.wgsl';
+import type { CoopmatSpec } from './coopmat.wgsl';
 import {
   MATRIX_MAIN_HEAD,
   PRE_PASS_WG,
@@ -26,6 +26,27 @@ import {
   spillStore,
   tileConsts,
 } from './coopmat.snippets';
+
+/**
+ * How the split GEMM feeds its matrix loads. A plane's 64x64 results need 4 A and 4 B fragments per 16
+ * K-values; with A direct, no other plane shares them, so A is read from L2 N / BN times (about 1.34 GB
+ * a GEMM at 2048x4096x4096 with 256x64 blocks). Sharing A through workgroup memory cuts that to 0.81 GB
+ * at 128x256, yet on the H200 every shared variant was slower (0.45-1.11 ms against 0.26 ms for the
+ * default; docs/benchmarks.md, "Follow-up 4"), so the default stays A direct, B rows.
+ */
+export interface SplitStage {
+  /** 'direct': each plane loads its A fragments from xt into registers (one stage ahead); 'shared': the
+   * planes copy the block's A fragments into workgroup memory once, for all WN planes of a row. */
+  a: 'direct' | 'shared';
+  /** 'rows': wh row-major, staged with 16-byte loads and f16 stores; 'tiles': wh in 16x16 fragment tiles
+   * (as xt), staged by fragment copies (subgroupMatrixLoad, subgroupMatrixStore). */
+  b: 'rows' | 'tiles';
+  /** K-values per stage. */
+  k: 16 | 32;
+  /** Workgroup buffers per staged operand: 2 = one barrier a stage, 1 = two (half the memory). */
+  buffers: 1 | 2;
+}
+export const SPLIT_STAGE_DEFAULT: SplitStage = { a: 'direct', b: 'rows', k: 32, buffers: 2 };
 
 /** The staging of a split spec (defaults filled in). */
 export const splitStageOf = (spec: Pick<CoopmatSpec, 'splitStage'>): SplitStage =>

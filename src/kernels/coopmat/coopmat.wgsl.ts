@@ -23,6 +23,7 @@ import {
   coopmatSplitStageErrors,
   coopmatSplitWgsl,
   coopmatSplitWorkgroupBytes,
+  type SplitStage,
 } from './coopmat.split';
 import {
   MATRIX_MAIN_HEAD,
@@ -87,25 +88,6 @@ export interface CoopmatSpec {
   /** The split GEMM's staging (default SPLIT_STAGE_DEFAULT: A direct, B rows, 32-wide, 2 buffers). */
   splitStage?: SplitStage;
 }
-
-/**
- * How the split GEMM feeds its matrix loads. A plane's 64x64 results need 4 A and 4 B fragments per 16
- * K-values; whatever no other plane shares comes from L2 again, and at 2048x4096x4096 the A-direct
- * kernel moved about 1.34 GB through L2 per GEMM (docs/benchmarks.md, "Follow-up 4").
- */
-export interface SplitStage {
-  /** 'direct': each plane loads its A fragments from xt into registers (one stage ahead); 'shared': the
-   * planes copy the block's A fragments into workgroup memory once, for all WN planes of a row. */
-  a: 'direct' | 'shared';
-  /** 'rows': wh row-major, staged with 16-byte loads and f16 stores; 'tiles': wh in 16x16 fragment tiles
-   * (as xt), staged by fragment copies (subgroupMatrixLoad, subgroupMatrixStore). */
-  b: 'rows' | 'tiles';
-  /** K-values per stage. */
-  k: 16 | 32;
-  /** Workgroup buffers per staged operand: 2 = one barrier a stage, 1 = two (half the memory). */
-  buffers: 1 | 2;
-}
-export const SPLIT_STAGE_DEFAULT: SplitStage = { a: 'direct', b: 'rows', k: 32, buffers: 2 };
 
 /** Allowed K-stage depths: 1, or an even count of 32-blocks that divides the 8 of a Q4_K super-block. */
 export type CoopmatKStage = 1 | 2 | 4 | 8;

@@ -38,9 +38,8 @@ export {
   coopmatSpecErrors,
   COOPMAT_BINDINGS,
   COOPMAT_K_STAGES,
-  SPLIT_STAGE_DEFAULT,
 } from './coopmat.wgsl';
-export type { CoopmatSpec, CoopmatArm, CoopmatKernel, CoopmatKStage, SplitStage } from './coopmat.wgsl';
+export type { CoopmatSpec, CoopmatArm, CoopmatKernel, CoopmatKStage } from './coopmat.wgsl';
 export { coopmatPlan, coopmatAnalyticOwnership, COOPMAT_OWNER_BUFFER } from './coopmat.plan';
 export {
   buildCoopmatWToF16Kernel,
@@ -50,8 +49,10 @@ export {
   coopmatSplitStageErrors,
   fragmentTileIndex,
   COOPMAT_SPLIT_BINDINGS,
+  SPLIT_STAGE_DEFAULT,
   SPLIT_SLACK_BYTES,
 } from './coopmat.split';
+export type { SplitStage } from './coopmat.split';
 
 /** The seed's gate for the f16 twin vs the full-precision mmq_q4k_f16_ref. */
 export const COOPMAT_SEED_GATE: Gate = { kind: 'rel-to-max', tol: 5e-2 };
