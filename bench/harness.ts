@@ -534,9 +534,7 @@ const COOPMAT_STAGING_TILES: StagedTile[] = [
   ).map((t): StagedTile => [[...t], { split: true, rowPad: 8 }]),
   // The split plan with A shared by a block row's planes and B copied from fragment tiles: 1.8x slower
   // than 4,1,4,4 A-direct on the H200 (docs/benchmarks.md, "Follow-up 4"); kept as the reference point.
-  ...([[[2, 4, 4, 4], { a: 'shared', b: 'tiles', k: 32, buffers: 1 }]] as const).map(
-    ([t, splitStage]): StagedTile => [[...t], { split: true, rowPad: 8, splitStage }],
-  ),
+  [[2, 4, 4, 4], { split: true, rowPad: 8, splitStage: { a: 'shared', b: 'tiles', k: 32, buffers: 1 } }],
 ];
 const tileOf4 = ([wm, wn, rm, rn]: [number, number, number, number]): TileParams => ({ wm, wn, rm, rn });
 

@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { FULL_DAWN_FLAGS, openBenchGpu } from './dawn';
 import type { PassSpec } from '../src/kernels/gpu/plan';
 import { makeResident, preparePasses, runOnce, timeMainPass } from './exec';
-import { buildCoopmatKernel } from '../src/kernels/coopmat';
+import { buildCoopmatKernel, fragmentTileIndex } from '../src/kernels/coopmat';
 import type { SplitStage } from '../src/kernels/coopmat';
 import { f16BitsToF32 as f16ToF32, f32ToF16Bits as f32ToF16 } from '../src/kernels/quant/f16';
 
@@ -291,10 +291,8 @@ function fill(n: number, seed: number): Uint16Array {
 
 function tiled(src: Uint16Array, rows: number): Uint16Array {
   const out = new Uint16Array(rows * K + SLACK);
-  const kc = K / 16;
   for (let r = 0; r < rows; r++)
-    for (let k = 0; k < K; k++)
-      out[(((r / 16) | 0) * kc + ((k / 16) | 0)) * 256 + (r % 16) * 16 + (k % 16)] = src[r * K + k]!;
+    for (let k = 0; k < K; k++) out[fragmentTileIndex(r, k, K)] = src[r * K + k]!;
   return out;
 }
 

@@ -65,6 +65,18 @@ export function coopmatSplitExtents(spec: Pick<CoopmatSpec, 'm' | 'n' | 'tile'>)
 export const fragmentTileIndex = (row: number, col: number, k: number): number =>
   ((((row >> 4) * (k >> 4) + (col >> 4)) * 16 + (row & 15)) << 4) + (col & 15);
 
+/**
+ * WGSL: (row, col) of pre-pass item t (8 halves, one vec4u) in the fragment-tiled order of xt and tiled
+ * wh, so consecutive items (a subgroup's 16-byte stores) are contiguous. `col` names the K variable.
+ */
+const tiledItem = (col: string) => `  let tile = t / 32u; // 32 items = one 16x16 tile [16 rows][16 K]
+  let row = (tile / (K / 16u)) * 16u + (t % 32u) / 2u;
+  let ${col} = (tile % (K / 16u)) * 16u + (t % 2u) * 8u;`;
+
+/** WGSL: the u32 (f16 pair) index of element (row, k), k even, in 16x16 fragment tiles. */
+const tiledPairAt = (row: string, k: string) =>
+  `(((${row} / 16u) * KT + ${k} / 16u) * 256u + (${row} % 16u) * 16u + ${k} % 16u) / 2u`;
+
 export interface SplitPrePass {
   wgsl: string;
   entryPoint: 'main';
@@ -95,9 +107,7 @@ export function buildCoopmatWToF16Kernel(
   // Tiled: item t is the t-th 16-byte piece of the fragment-tiled wh (the activation pre-pass's order),
   // so a subgroup's stores stay contiguous; row-major: the t-th of [NP, K].
   const rowK = tiles
-    ? `  let tile = t / 32u; // 32 items = one 16x16 tile [16 rows][16 K]
-  let row = (tile / (K / 16u)) * 16u + (t % 32u) / 2u;
-  let k0 = (tile % (K / 16u)) * 16u + (t % 2u) * 8u;`
+    ? tiledItem('k0')
     : `  let row = t / (K / 8u);
   let k0 = (t % (K / 8u)) * 8u;`;
   const layout = tiles ? `16x16 fragment tiles [${np / 16}][${k / 16}][16][16]` : `[${np}, ${k}] row-major`;
@@ -167,9 +177,7 @@ const ITEMS = ${items}u; // vec4u (8 halves) of xt
 fn main(@builtin(global_invocation_id) gid: vec3u) {
   let t = gid.y * ${grid[0] * PRE_PASS_WG}u + gid.x;
   if (t >= ITEMS) { return; }
-  let tile = t / 32u; // 32 items = one 16x16 tile
-  let row = (tile / (K / 16u)) * 16u + (t % 32u) / 2u;
-  let col = (tile % (K / 16u)) * 16u + (t % 2u) * 8u;
+${tiledItem('col')}
   var a = vec4f(0.0);
   var b = vec4f(0.0);
   if (row < M) {
@@ -272,19 +280,16 @@ const SPLIT_HEADER = (spec: CoopmatSpec) => {
 
 /** The scalar arm: each lane's PER elements of each subtile, every 32-block summed in K order (the emulation's order). */
 function splitScalarMain(spec: CoopmatSpec): string {
-  const whAt =
-    splitStageOf(spec).b === 'tiles'
-      ? '(((c / 16u) * KT + k / 16u) * 256u + (c % 16u) * 16u + k % 16u) / 2u'
-      : '(c * K + k) / 2u';
+  const tiles = splitStageOf(spec).b === 'tiles';
   return `${SPLIT_HEADER(spec)}
 ${splitConsts(spec)}
 @group(0) @binding(0) var<storage, read> xt: array<u32>; // f16 pairs, 16x16 fragment tiles
-@group(0) @binding(1) var<storage, read> wh: array<u32>; // f16 pairs, ${splitStageOf(spec).b === 'tiles' ? '16x16 fragment tiles' : '[NP, K] row-major'}
+@group(0) @binding(1) var<storage, read> wh: array<u32>; // f16 pairs, ${tiles ? '16x16 fragment tiles' : '[NP, K] row-major'}
 @group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
 // f16 pair (k, k+1), k even, of activation row r / weight row c.
-fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[(((r / 16u) * KT + k / 16u) * 256u + (r % 16u) * 16u + k % 16u) / 2u]); }
-fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[${whAt}]); }
+fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[${tiledPairAt('r', 'k')}]); }
+fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[${tiles ? tiledPairAt('c', 'k') : '(c * K + k) / 2u'}]); }
 
 ${SCALAR_MAIN_HEAD}  for (var kb = 0u; kb < KB; kb++) {
     for (var im = 0u; im < RM; im++) {
@@ -319,8 +324,10 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
   const stages = st.k === 32 ? 'KB' : 'KT';
   const LT = 'subgroup_matrix_left<f16, 16, 16>';
   const RT = 'subgroup_matrix_right<f16, 16, 16>';
-  // Offset of buffer `buf` of a staged operand of `rows` rows (nothing with one buffer).
+  // Offset of buffer `buf` of a staged operand of `rows` rows (nothing with one buffer); curAt: the
+  // buffer this stage reads.
   const bufAt = (buf: string, rows: number) => (two ? `(${buf}) * ${rows * g.rs}u + ` : '');
+  const curAt = (rows: number) => (two ? `cur * ${rows * g.rs}u + ` : '');
   const loadA = (im: number, kc: number, kb: string) =>
     `subgroupMatrixLoad<${LT}, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + ${im}u) * KT + (${kb}) * ${g.kc}u + ${kc}u) * 256u, 16u)`;
   const item = (it: number) => `tid + ${it * g.threads}u`;
@@ -361,7 +368,7 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
             .map((h) => `sb[o + ${h}u] = ${'pqrs'[h >> 1]}.${'xy'[h & 1]};`)
             .join(' ');
           const body = `{
-      let o = ${two ? `(${buf}) * ${g.bn * g.rs}u + ` : ''}((${item(it)}) / ${vpr}u) * ${g.rs}u + ((${item(it)}) % ${vpr}u) * 8u;
+      let o = ${bufAt(buf, g.bn)}((${item(it)}) / ${vpr}u) * ${g.rs}u + ((${item(it)}) % ${vpr}u) * 8u;
       let p = bitcast<vec2<f16>>(gb${it}.x);
       let q = bitcast<vec2<f16>>(gb${it}.y);
       let r = bitcast<vec2<f16>>(gb${it}.z);
@@ -381,21 +388,20 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
       : range(g.ib).map((it) => `  var gb${it} = vec4u(0u);`)),
     ...(sharedA ? range(g.fa).map((t) => `  var ga${t} = ${LT}();`) : []),
   ].join('\n');
-  const cur = two ? 'cur * ' : '';
   const contract = ks
     .map((kc) => {
       const loadsA = sharedA
         ? range(rm)
             .map(
               (im) =>
-                `      let a_${im}_${kc} = subgroupMatrixLoad<${LT}, row_major>(&sa, ${two ? `cur * ${g.bm * g.rs}u + ` : ''}(warp_m * RM + ${im}u) * ${16 * g.rs}u + ${kc * 16}u, ${g.rs}u);\n`,
+                `      let a_${im}_${kc} = subgroupMatrixLoad<${LT}, row_major>(&sa, ${curAt(g.bm)}(warp_m * RM + ${im}u) * ${16 * g.rs}u + ${kc * 16}u, ${g.rs}u);\n`,
             )
             .join('')
         : '';
       const loadsB = range(rn)
         .map(
           (jn) =>
-            `      let b_${jn} = subgroupMatrixLoad<${RT}, col_major>(&sb, ${cur ? `cur * ${g.bn * g.rs}u + ` : ''}(warp_n * RN + ${jn}u) * ${16 * g.rs}u + ${kc * 16}u, ${g.rs}u);`,
+            `      let b_${jn} = subgroupMatrixLoad<${RT}, col_major>(&sb, ${curAt(g.bn)}(warp_n * RN + ${jn}u) * ${16 * g.rs}u + ${kc * 16}u, ${g.rs}u);`,
         )
         .join('\n');
       const mmas = ids
