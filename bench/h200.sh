@@ -47,8 +47,9 @@ for step in "$@"; do
       /tmp/node $RUN/bench.mjs --json "$OUT/bench$sfx.json" --torch "$OUT/torch.json" $args 2>&1 | tee "$OUT/bench$sfx.log" || rc=1 ;;
     lab*)
       args=${step#lab}; args=${args#:}; args=${args//+/ }
+      nl=$((${nl:-0} + 1)); sfx=$([ $nl -gt 1 ] && echo $nl)
       # shellcheck disable=SC2086
-      /tmp/node $RUN/lab.mjs --json "$OUT/lab.json" $args 2>&1 | tee "$OUT/lab.log" || rc=1 ;;
+      /tmp/node $RUN/lab.mjs --json "$OUT/lab$sfx.json" $args 2>&1 | tee "$OUT/lab$sfx.log" || rc=1 ;;
     *) echo "unknown step $step"; rc=2 ;;
   esac
 done

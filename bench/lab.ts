@@ -1,12 +1,17 @@
-// Throwaway experiment (round 2): why the split GEMM sits at ~263 TFLOP/s. Hypothesis: it is bound by L2
-// bandwidth, because A fragments come straight from global memory and are shared by no other plane
-// (A is re-read N / BN times). Measures (1) the L2 read bandwidth of this card, (2) GEMM cores that stage
-// BOTH operands in workgroup memory with large blocks (128x256, 256x128), staged either with 16-byte loads
-// and f16 element stores ('vec') or with subgroupMatrixLoad from fragment-tiled global memory and
-// subgroupMatrixStore into workgroup memory ('frag'), single or double buffered.
-// Run: tsx bench/lab.ts [--json out.json] [--only REGEX] [--print]
+// Throwaway experiment (round 3): do the browser's bounds checks on subgroupMatrixLoad cost the split GEMM
+// its speed? Tint's robustness transform (core/ir/transform/robustness.cc, PredicateSubgroupMatrixCall)
+// wraps every subgroupMatrixLoad/Store in `if (offset + stride * (rows - 1) + cols <= length)` unless the
+// array length, the offset AND the stride are all constants; the integer range analysis is not consulted.
+// Every fragment load of the split GEMM has a dynamic offset, so every one is predicated (a branch and a
+// zero-initialised function variable around an opaque matrix). Declaring the operand as an array of
+// fragment-sized arrays (`array<array<f16, 256>>`, workgroup `array<array<f16, 16 * RS>, ...>`) and
+// loading `&A[t]` at offset 0 (or a constant K offset) makes all three constant: the only check left is
+// an index clamp on `t` (one min). `arrA` / `arrB` turn that on for A's and B's matrix loads; run the
+// same specs again with `--dawn-toggles disable_robustness` for the no-check ceiling.
+// Earlier rounds (L2 bound, both operands staged) are in git history (commit 02c662a).
+// Run: tsx bench/lab.ts [--json out.json] [--only REGEX] [--print] [--dawn-toggles T1,T2] [--no-l2]
 import { writeFileSync } from 'node:fs';
-import { FULL_DAWN_FLAGS, openBenchGpu } from './dawn';
+import { dawnFlags, openBenchGpu } from './dawn';
 import type { PassSpec } from '../src/kernels/gpu/plan';
 import { makeResident, preparePasses, runOnce, timeMainPass } from './exec';
 import { buildCoopmatKernel, fragmentTileIndex } from '../src/kernels/coopmat';
@@ -30,6 +35,10 @@ interface LabSpec {
   product?: boolean;
   /** The product split GEMM's staging (product specs only). */
   stage?: SplitStage | undefined;
+  /** A's matrix loads (storage or workgroup) through fragment-sized inner arrays: no predicate. */
+  arrA?: boolean;
+  /** B's matrix loads and fragment copies likewise. */
+  arrB?: boolean;
 }
 
 const M = 2048;
@@ -48,8 +57,8 @@ function geo(s: LabSpec) {
   };
 }
 
-/** Fragment-tiled offset (halves) of tile (row16, k16): [rows/16][K/16][16][16]. */
-const tOff = (row16: string, k16: string) => `((${row16}) * ${K / 16}u + (${k16})) * 256u`;
+/** Fragment-tiled tile index of (row16, k16): [rows/16][K/16][16][16], 256 halves a tile. */
+const tIdx = (row16: string, k16: string) => `(${row16}) * ${K / 16}u + (${k16})`;
 
 function labWgsl(s: LabSpec): string {
   const g = geo(s);
@@ -62,16 +71,35 @@ function labWgsl(s: LabSpec): string {
   L.push('enable f16;', 'enable subgroups;', 'enable chromium_experimental_subgroup_matrix;', '');
   L.push(`// ${s.name}: BM=${g.bm} BN=${g.bn} threads=${g.nt}`);
   // A and B are always fragment-tiled for 'direct'/'frag'; 'vec' reads row-major as vec4.
-  const decl = (nm: string, src: Src, rows: number, bind: number) =>
+  const arrOf = (op: 'A' | 'B') => (op === 'A' ? !!s.arrA : !!s.arrB);
+  const decl = (nm: 'A' | 'B', src: Src, rows: number, bind: number) =>
     src === 'vec'
       ? `@group(0) @binding(${bind}) var<storage, read> ${nm}4: ${arr('vec4u', (rows * K + SLACK) / 8)};`
-      : `@group(0) @binding(${bind}) var<storage, read> ${nm}: ${arr('f16', rows * K + SLACK)};`;
+      : arrOf(nm)
+        ? `@group(0) @binding(${bind}) var<storage, read> ${nm}: ${arr('array<f16, 256>', (rows * K + SLACK) / 256)};`
+        : `@group(0) @binding(${bind}) var<storage, read> ${nm}: ${arr('f16', rows * K + SLACK)};`;
   L.push(decl('A', s.srcA, M, 0), decl('B', s.srcB, N, 1));
   L.push(`@group(0) @binding(2) var<storage, read_write> C: ${arr('f32', M * N)};`);
   const stA = s.srcA !== 'direct';
   const stB = s.srcB !== 'direct';
-  if (stA) L.push(`var<workgroup> sa: array<f16, ${s.nbuf * g.bm * g.rs}>;`);
-  if (stB) L.push(`var<workgroup> sb: array<f16, ${s.nbuf * g.bn * g.rs}>;`);
+  const wgDecl = (nm: string, rows: number, fragArr: boolean) =>
+    fragArr
+      ? `var<workgroup> ${nm}: array<array<f16, ${16 * g.rs}>, ${(s.nbuf * rows) / 16}>;`
+      : `var<workgroup> ${nm}: array<f16, ${s.nbuf * rows * g.rs}>;`;
+  if (stA) L.push(wgDecl('sa', g.bm, !!s.arrA));
+  if (stB) L.push(wgDecl('sb', g.bn, !!s.arrB));
+  // A fragment-tiled storage matrix (tile index t): the whole array at offset t * 256, or inner array t at 0.
+  const gRef = (op: 'A' | 'B', t: string) => (arrOf(op) ? `&${op}[${t}], 0u` : `&${op}, (${t}) * 256u`);
+  // A staged workgroup matrix at (row, col) of buffer `buf` (rows = the operand's block rows).
+  const wRef = (op: 'A' | 'B', rows: number, buf: string, row16: string, inRow: string, col: string) => {
+    const nm = op === 'A' ? 'sa' : 'sb';
+    if (arrOf(op)) {
+      const bi = s.nbuf === 2 ? `${buf} * ${rows / 16}u + ` : '';
+      return `&${nm}[${bi}${row16}], ${inRow} * ${g.rs}u + ${col}`;
+    }
+    const bo = s.nbuf === 2 ? `${buf} * ${rows * g.rs}u + ` : '';
+    return `&${nm}, ${bo}((${row16}) * 16u + ${inRow}) * ${g.rs}u + ${col}`;
+  };
   L.push('', `@compute @workgroup_size(${g.nt})`);
   L.push(
     'fn main(@builtin(subgroup_id) sg: u32, @builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u) {',
@@ -86,15 +114,13 @@ function labWgsl(s: LabSpec): string {
 
   // Direct operands: registers prefetched one stage ahead.
   const loadAg = (i: number, c: number, k16: string) =>
-    `subgroupMatrixLoad<${LT}, row_major>(&A, ${tOff(`row0 / 16u + ${i}u`, `${k16} + ${c}u`)}, 16u)`;
+    `subgroupMatrixLoad<${LT}, row_major>(${gRef('A', tIdx(`row0 / 16u + ${i}u`, `${k16} + ${c}u`))}, 16u)`;
   const loadBg = (j: number, c: number, k16: string) =>
-    `subgroupMatrixLoad<${RT}, col_major>(&B, ${tOff(`col0 / 16u + ${j}u`, `${k16} + ${c}u`)}, 16u)`;
-  const bufA = (b: string) => (s.nbuf === 2 ? `${b} * ${g.bm * g.rs}u + ` : '');
-  const bufB = (b: string) => (s.nbuf === 2 ? `${b} * ${g.bn * g.rs}u + ` : '');
+    `subgroupMatrixLoad<${RT}, col_major>(${gRef('B', tIdx(`col0 / 16u + ${j}u`, `${k16} + ${c}u`))}, 16u)`;
   const loadAs = (i: number, c: number) =>
-    `subgroupMatrixLoad<${LT}, row_major>(&sa, ${bufA('cur')}(sm * ${s.rm * 16}u + ${i * 16}u) * ${g.rs}u + ${c * 16}u, ${g.rs}u)`;
+    `subgroupMatrixLoad<${LT}, row_major>(${wRef('A', g.bm, 'cur', `sm * ${s.rm}u + ${i}u`, '0u', `${c * 16}u`)}, ${g.rs}u)`;
   const loadBs = (j: number, c: number) =>
-    `subgroupMatrixLoad<${RT}, col_major>(&sb, ${bufB('cur')}(sn * ${s.rn * 16}u + ${j * 16}u) * ${g.rs}u + ${c * 16}u, ${g.rs}u)`;
+    `subgroupMatrixLoad<${RT}, col_major>(${wRef('B', g.bn, 'cur', `sn * ${s.rn}u + ${j}u`, '0u', `${c * 16}u`)}, ${g.rs}u)`;
   const fragA = (i: number, c: number) => (stA ? loadAs(i, c) : `qa${i}_${c}`);
   const fragB = (j: number, c: number) => (stB ? loadBs(j, c) : `qb${j}_${c}`);
 
@@ -119,7 +145,7 @@ function labWgsl(s: LabSpec): string {
         const T = op === 'A' ? LT : RT;
         const maj = op === 'A' ? 'row_major' : 'col_major';
         out.push(
-          `    ${v} = subgroupMatrixLoad<${T}, ${maj}>(&${op}, ${tOff(`${base} / 16u + ${f} / ${kc}u`, `(${k}) / 16u + ${f} % ${kc}u`)}, 16u);`,
+          `    ${v} = subgroupMatrixLoad<${T}, ${maj}>(${gRef(op, tIdx(`${base} / 16u + ${f} / ${kc}u`, `(${k}) / 16u + ${f} % ${kc}u`))}, 16u);`,
         );
       }
     };
@@ -130,19 +156,23 @@ function labWgsl(s: LabSpec): string {
   const put = (buf: string): string[] => {
     const out: string[] = [];
     const one = (op: 'A' | 'B', src: Src, rows: number, t: number) => {
-      const arrName = op === 'A' ? 'sa' : 'sb';
       const v = `g${op.toLowerCase()}${t}`;
-      const bo = s.nbuf === 2 ? `${buf} * ${rows * g.rs}u + ` : '';
       if (src === 'vec') {
-        out.push(
-          `    {`,
-          `      let o = ${bo}((tid + ${t * g.nt}u) / ${vpr}u) * ${g.rs}u + ((tid + ${t * g.nt}u) % ${vpr}u) * 8u;`,
-        );
+        // wRef gives "&arr[...], offset" or "&arr, offset": element h is (that array)[offset + h].
+        const [ref, off] = wRef(
+          op,
+          rows,
+          buf,
+          `(tid + ${t * g.nt}u) / ${vpr * 16}u`,
+          `((tid + ${t * g.nt}u) / ${vpr}u) % 16u`,
+          `((tid + ${t * g.nt}u) % ${vpr}u) * 8u`,
+        ).split(/, (.*)/s) as [string, string];
+        out.push(`    {`, `      let o = ${off};`);
         R(4).forEach((w) => {
           out.push(`      let h${w} = bitcast<vec2<f16>>(${v}.${'xyzw'[w]});`);
           out.push(
-            `      ${arrName}[o + ${2 * w}u] = h${w}.x;`,
-            `      ${arrName}[o + ${2 * w + 1}u] = h${w}.y;`,
+            `      (*(${ref}))[o + ${2 * w}u] = h${w}.x;`,
+            `      (*(${ref}))[o + ${2 * w + 1}u] = h${w}.y;`,
           );
         });
         out.push('    }');
@@ -150,7 +180,7 @@ function labWgsl(s: LabSpec): string {
         const f = `(sg + ${t * g.nw}u)`;
         const maj = op === 'A' ? 'row_major' : 'col_major';
         out.push(
-          `    subgroupMatrixStore<${maj}>(&${arrName}, ${bo}(${f} / ${kc}u) * ${16 * g.rs}u + (${f} % ${kc}u) * 16u, ${v}, ${g.rs}u);`,
+          `    subgroupMatrixStore<${maj}>(${wRef(op, rows, buf, `${f} / ${kc}u`, '0u', kc === 1 ? '0u' : `(${f} % ${kc}u) * 16u`)}, ${v}, ${g.rs}u);`,
         );
       }
     };
@@ -246,30 +276,27 @@ const P = (wm: number, wn: number, st?: SplitStage, pad = 8) => ({
   stage: st,
   pad,
 });
-const ST = (a: SplitStage['a'], b: SplitStage['b'], k: SplitStage['k'], buffers: SplitStage['buffers']) => ({
-  a,
-  b,
-  k,
-  buffers,
-});
+const AB = { arrA: true, arrB: true };
+const DD = { srcA: 'direct' as const, srcB: 'direct' as const };
 const SPECS: LabSpec[] = [
   spec('PROD-4144', P(4, 1)),
-  spec('PROD-2444-shared-tiles-k16-b2', P(2, 4, ST('shared', 'tiles', 16, 2))),
-  spec('PROD-4244-shared-tiles-k16-b2', P(4, 2, ST('shared', 'tiles', 16, 2))),
-  spec('PROD-2244-shared-tiles-k16-b2', P(2, 2, ST('shared', 'tiles', 16, 2))),
-  spec('PROD-2244-shared-tiles-k32-b2', P(2, 2, ST('shared', 'tiles', 32, 2))),
-  spec('PROD-2444-shared-tiles-k32-b1', P(2, 4, ST('shared', 'tiles', 32, 1))),
-  spec('PROD-4244-shared-tiles-k32-b1', P(4, 2, ST('shared', 'tiles', 32, 1))),
-  spec('PROD-2444-shared-rows-k16-b2', P(2, 4, ST('shared', 'rows', 16, 2))),
-  spec('PROD-4244-shared-rows-k16-b2', P(4, 2, ST('shared', 'rows', 16, 2))),
-  spec('PROD-2444-shared-rows-k32-b1', P(2, 4, ST('shared', 'rows', 32, 1))),
-  spec('PROD-4144-direct-tiles-k32-b2', P(4, 1, ST('direct', 'tiles', 32, 2))),
-  spec('PROD-4144-direct-rows-k16-b2', P(4, 1, ST('direct', 'rows', 16, 2))),
-  spec('PROD-4424-shared-tiles-k32-b1', { ...P(4, 4, ST('shared', 'tiles', 32, 1)), rm: 2 }),
-  spec('PROD-2444-shared-tiles-k16-b2-pad16', P(2, 4, ST('shared', 'tiles', 16, 2), 16)),
-  spec('FF-2444-k16-b2', { ...FF, ...W(2, 4), ks: 16 }),
-  spec('VV-2444-k16-b2', { ...VV, ...W(2, 4), ks: 16 }),
-  spec('FF-2444-k16-b2-swap', { ...FF, ...W(2, 4), ks: 16, swap: true }),
+  // The product's structure rebuilt in the lab (A direct, B staged by 16-byte loads), then unpredicated.
+  spec('DV-4144', {}),
+  spec('DV-4144-arrA', { arrA: true }),
+  spec('DV-4144-arrB', { arrB: true }),
+  spec('DV-4144-arrAB', AB),
+  spec('DV-2144-arrAB', { ...AB, ...W(2, 1) }),
+  spec('DV-4244-arrAB', { ...AB, ...W(4, 2) }),
+  spec('DV-8124-arrAB', { ...AB, ...W(8, 1, 2, 4) }),
+  spec('DV-4144-k16-arrAB', { ...AB, ks: 16 }),
+  // No workgroup memory at all: both operands fragment-tiled in storage, registers prefetched a stage.
+  spec('DD-2244', { ...DD, ...W(2, 2) }),
+  spec('DD-2244-arrAB', { ...DD, ...AB, ...W(2, 2) }),
+  spec('DD-4144-arrAB', { ...DD, ...AB }),
+  spec('DD-2444-arrAB', { ...DD, ...AB, ...W(2, 4) }),
+  spec('DD-2244-k16-arrAB', { ...DD, ...AB, ...W(2, 2), ks: 16 }),
+  spec('VV-2444-k16-b2-arrAB', { ...VV, ...AB, ...W(2, 4), ks: 16 }),
+  spec('FF-2444-k16-b2-arrAB', { ...FF, ...AB, ...W(2, 4), ks: 16 }),
   spec('PROD-4144#2', P(4, 1)),
 ];
 
@@ -323,7 +350,9 @@ async function main() {
     for (let k = 0; k < K; k++) acc += af[r * K + k]! * bf[c * K + k]!;
     return { r, c, want: acc };
   });
-  const gpu = await openBenchGpu([...FULL_DAWN_FLAGS]);
+  const gpu = await openBenchGpu(dawnFlags({ extra: arg('--dawn-toggles') ?? '' }));
+  console.log(`lab: Dawn flags ${gpu.flags.join(' ')}`);
+  report.push({ name: 'flags', flags: gpu.flags });
   const { device } = gpu;
   const L2_SIZES = [4 << 20, 16 << 20, 32 << 20, 256 << 20];
   const res = makeResident(
