@@ -20,7 +20,7 @@ const PER = 8u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
 const KB = K / 32u; // 32-wide K stages
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
 const RS = 40u; // f16 elements per staged B row (32 K-values + padding against bank conflicts)
-@group(0) @binding(0) var<storage, read> xt: array<f16>; // 16x16 fragment tiles [MP/16][KT][16][16]
+@group(0) @binding(0) var<storage, read> xt: array<array<f16, 256>>; // 16x16 fragment tiles [MP/16][KT][16][16]
 @group(0) @binding(1) var<storage, read> wh: array<vec4u>; // f16 [NP, K] row-major, 8 halves per vec4
 @group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
@@ -107,34 +107,34 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
     let s = bitcast<vec2<f16>>(gb3.w);
     sb[o + 0u] = p.x; sb[o + 1u] = p.y; sb[o + 2u] = q.x; sb[o + 3u] = q.y; sb[o + 4u] = r.x; sb[o + 5u] = r.y; sb[o + 6u] = s.x; sb[o + 7u] = s.y;
   }
-  var pa_0_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 0u) * KT + (0u) * 2u + 0u) * 256u, 16u);
-  var pa_0_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 0u) * KT + (0u) * 2u + 1u) * 256u, 16u);
-  var pa_1_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 1u) * KT + (0u) * 2u + 0u) * 256u, 16u);
-  var pa_1_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 1u) * KT + (0u) * 2u + 1u) * 256u, 16u);
-  var pa_2_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 2u) * KT + (0u) * 2u + 0u) * 256u, 16u);
-  var pa_2_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 2u) * KT + (0u) * 2u + 1u) * 256u, 16u);
-  var pa_3_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 3u) * KT + (0u) * 2u + 0u) * 256u, 16u);
-  var pa_3_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 3u) * KT + (0u) * 2u + 1u) * 256u, 16u);
+  var pa_0_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (0u) * 2u + 0u], 0u, 16u);
+  var pa_0_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (0u) * 2u + 1u], 0u, 16u);
+  var pa_1_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 1u) * KT + (0u) * 2u + 0u], 0u, 16u);
+  var pa_1_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 1u) * KT + (0u) * 2u + 1u], 0u, 16u);
+  var pa_2_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 2u) * KT + (0u) * 2u + 0u], 0u, 16u);
+  var pa_2_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 2u) * KT + (0u) * 2u + 1u], 0u, 16u);
+  var pa_3_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 3u) * KT + (0u) * 2u + 0u], 0u, 16u);
+  var pa_3_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 3u) * KT + (0u) * 2u + 1u], 0u, 16u);
   workgroupBarrier();
   for (var kb = 0u; kb < KB; kb++) {
     let cur = kb % 2u;
     // Take this stage's A and issue the next stage's loads (the last stage's prefetch reads the slack).
     let a_0_0 = pa_0_0;
-    pa_0_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 0u) * KT + (kb + 1u) * 2u + 0u) * 256u, 16u);
+    pa_0_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (kb + 1u) * 2u + 0u], 0u, 16u);
     let a_0_1 = pa_0_1;
-    pa_0_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 0u) * KT + (kb + 1u) * 2u + 1u) * 256u, 16u);
+    pa_0_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (kb + 1u) * 2u + 1u], 0u, 16u);
     let a_1_0 = pa_1_0;
-    pa_1_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 1u) * KT + (kb + 1u) * 2u + 0u) * 256u, 16u);
+    pa_1_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 1u) * KT + (kb + 1u) * 2u + 0u], 0u, 16u);
     let a_1_1 = pa_1_1;
-    pa_1_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 1u) * KT + (kb + 1u) * 2u + 1u) * 256u, 16u);
+    pa_1_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 1u) * KT + (kb + 1u) * 2u + 1u], 0u, 16u);
     let a_2_0 = pa_2_0;
-    pa_2_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 2u) * KT + (kb + 1u) * 2u + 0u) * 256u, 16u);
+    pa_2_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 2u) * KT + (kb + 1u) * 2u + 0u], 0u, 16u);
     let a_2_1 = pa_2_1;
-    pa_2_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 2u) * KT + (kb + 1u) * 2u + 1u) * 256u, 16u);
+    pa_2_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 2u) * KT + (kb + 1u) * 2u + 1u], 0u, 16u);
     let a_3_0 = pa_3_0;
-    pa_3_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 3u) * KT + (kb + 1u) * 2u + 0u) * 256u, 16u);
+    pa_3_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 3u) * KT + (kb + 1u) * 2u + 0u], 0u, 16u);
     let a_3_1 = pa_3_1;
-    pa_3_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, (((mrow0 / 16u) + warp_m * RM + 3u) * KT + (kb + 1u) * 2u + 1u) * 256u, 16u);
+    pa_3_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 3u) * KT + (kb + 1u) * 2u + 1u], 0u, 16u);
     gb0 = wh[((ncol0 + (tid + 0u) / 4u) * K + (kb + 1u) * 32u + ((tid + 0u) % 4u) * 8u) / 8u];
     gb1 = wh[((ncol0 + (tid + 64u) / 4u) * K + (kb + 1u) * 32u + ((tid + 64u) % 4u) * 8u) / 8u];
     gb2 = wh[((ncol0 + (tid + 128u) / 4u) * K + (kb + 1u) * 32u + ((tid + 128u) % 4u) * 8u) / 8u];

@@ -20,8 +20,8 @@ const PER = 8u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
 const KB = K / 32u; // 32-wide K stages
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
 const RS = 24u; // f16 elements per staged row (16 K-values + padding against bank conflicts)
-@group(0) @binding(0) var<storage, read> xt: array<f16>; // 16x16 fragment tiles [MP/16][KT][16][16]
-@group(0) @binding(1) var<storage, read> wh: array<f16>; // 16x16 fragment tiles [NP/16][KT][16][16]
+@group(0) @binding(0) var<storage, read> xt: array<array<f16, 256>>; // 16x16 fragment tiles [MP/16][KT][16][16]
+@group(0) @binding(1) var<storage, read> wh: array<array<f16, 256>>; // 16x16 fragment tiles [NP/16][KT][16][16]
 @group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
 // A [BM, 16] and B [BN, 16] of a stage, two buffers [2][rows][RS]: stage kb is read from buffer kb % 2 while kb + 1 is written.
@@ -58,9 +58,9 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
   var gb0 = subgroup_matrix_right<f16, 16, 16>();
   var gb1 = subgroup_matrix_right<f16, 16, 16>();
   var ga0 = subgroup_matrix_left<f16, 16, 16>();
-  gb0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&wh, ((ncol0 / 16u + (warp + 0u)) * KT + (0u) * 1u + 0u) * 256u, 16u);
-  gb1 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&wh, ((ncol0 / 16u + (warp + 8u)) * KT + (0u) * 1u + 0u) * 256u, 16u);
-  ga0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, ((mrow0 / 16u + (warp + 0u)) * KT + (0u) * 1u + 0u) * 256u, 16u);
+  gb0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&wh[(ncol0 / 16u + (warp + 0u)) * KT + (0u) * 1u + 0u], 0u, 16u);
+  gb1 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&wh[(ncol0 / 16u + (warp + 8u)) * KT + (0u) * 1u + 0u], 0u, 16u);
+  ga0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[(mrow0 / 16u + (warp + 0u)) * KT + (0u) * 1u + 0u], 0u, 16u);
   subgroupMatrixStore<col_major>(&sb, (0u) * 6144u + ((warp + 0u)) * 384u + (0u) * 16u, gb0, RS);
   subgroupMatrixStore<col_major>(&sb, (0u) * 6144u + ((warp + 8u)) * 384u + (0u) * 16u, gb1, RS);
   subgroupMatrixStore<row_major>(&sa, (0u) * 3072u + ((warp + 0u)) * 384u + (0u) * 16u, ga0, RS);
@@ -68,9 +68,9 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
   for (var kb = 0u; kb < KT; kb++) {
     let cur = kb % 2u;
     // Issue the next stage's loads (the last stage's prefetch reads the slack).
-    gb0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&wh, ((ncol0 / 16u + (warp + 0u)) * KT + (kb + 1u) * 1u + 0u) * 256u, 16u);
-    gb1 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&wh, ((ncol0 / 16u + (warp + 8u)) * KT + (kb + 1u) * 1u + 0u) * 256u, 16u);
-    ga0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt, ((mrow0 / 16u + (warp + 0u)) * KT + (kb + 1u) * 1u + 0u) * 256u, 16u);
+    gb0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&wh[(ncol0 / 16u + (warp + 0u)) * KT + (kb + 1u) * 1u + 0u], 0u, 16u);
+    gb1 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&wh[(ncol0 / 16u + (warp + 8u)) * KT + (kb + 1u) * 1u + 0u], 0u, 16u);
+    ga0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[(mrow0 / 16u + (warp + 0u)) * KT + (kb + 1u) * 1u + 0u], 0u, 16u);
     {
       // K columns 0..15 of the stage.
       let a_0_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, cur * 3072u + (warp_m * RM + 0u) * 384u + 0u, 24u);
