@@ -1,6 +1,9 @@
-// Markdown tables for docs/benchmarks.md from a bench JSON (and optionally the probe's), formatted with
+// Markdown tables for docs/benchmarks.md from bench JSONs (and optionally the probe's), formatted with
 // the same digits the bench's own table prints, so the docs hold no number the bench did not print.
-//   npx tsx bench/report.ts docs/bench-results/bench.json [docs/bench-results/probe.json]
+//   npx tsx bench/report.ts bench.json [more-bench.json ...] [probe.json]
+// Several bench files (one H200 command holds ~6 shapes in its 10 minutes): the first gives the headline
+// and the tuning; each later file adds the shapes (and MoE rows) no earlier file has. Files are told
+// apart by content (a probe JSON has `rates`, a bench JSON `rows`).
 import { readFileSync } from 'node:fs';
 import type { BenchResult, BenchRow } from './harness';
 
@@ -53,12 +56,111 @@ export function moeRows(rows: BenchRow[]): string[] {
   return out;
 }
 
+interface TorchIntMm {
+  m: number;
+  n: number;
+  k: number;
+  layout: string;
+  ms: number;
+}
+
+/** torch._int_mm's fastest layout at each shape of a torch_baseline.py JSON. */
+function torchBest(torch: unknown): Map<string, TorchIntMm> {
+  const out = new Map<string, TorchIntMm>();
+  const list = (torch as { int_mm?: TorchIntMm[] } | undefined)?.int_mm ?? [];
+  for (const t of list) {
+    const key = `${t.m}x${t.n}x${t.k}`;
+    const cur = out.get(key);
+    if (!cur || t.ms < cur.ms) out.set(key, t);
+  }
+  return out;
+}
+
+/** Best passing quantized GEMM (any family but the f32 baseline) per dense shape, against torch._int_mm. */
+export function versusTorch(
+  rows: BenchRow[],
+  torch: Map<string, TorchIntMm>,
+  torchFrom: Map<string, string>,
+) {
+  const out = [
+    '| m x n x k | best WebGPU quantized GEMM | ms | passes (ms) | torch._int_mm ms (layout) | ratio | torch from |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const s of [...new Set(rows.filter((r) => !r.experts).map(shapeOf))]) {
+    const best = rows
+      .filter((r) => ok(r) && !r.experts && shapeOf(r) === s && r.family !== 'gemm-f32')
+      .reduce<BenchRow | undefined>((b, r) => (!b || r.ms! < b.ms! ? r : b), undefined);
+    const t = torch.get(s);
+    if (!best) continue;
+    const passes = best.passMs?.map((v) => fmt(v, 4)).join(' + ') ?? '-';
+    out.push(
+      `| ${s} | ${best.id} | ${fmt(best.ms, 4)} | ${passes} | ${t ? `${fmt(t.ms, 4)} (${t.layout})` : '-'} | ${t ? fmt(t.ms / best.ms!, 3) : '-'} | ${torchFrom.get(s) ?? '-'} |`,
+    );
+  }
+  return out;
+}
+
+/** torch_baseline.py's numbers as it printed them: both _int_mm layouts and the f16 matmul, per shape. */
+export function torchTable(torch: unknown): string[] {
+  const t = torch as {
+    int_mm?: (TorchIntMm & { tops: number })[];
+    f16_mm?: { m: number; n: number; k: number; ms: number; tflops: number }[];
+    copy?: { bytes: number; ms: number; gbs_read_plus_write: number };
+  };
+  const out = [
+    '| m x n x k | `_int_mm` B [k,n] ms | `_int_mm` B = W^T ms | TOPS (W^T) | f16 matmul ms | TFLOP/s |',
+    '| --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const f of t.f16_mm ?? []) {
+    const at = (layout: string) =>
+      t.int_mm?.find((x) => x.m === f.m && x.n === f.n && x.k === f.k && x.layout === layout);
+    const kn = at('kn');
+    const nk = at('nk_t');
+    out.push(
+      `| ${f.m}x${f.n}x${f.k} | ${fmt(kn?.ms, 4)} | ${fmt(nk?.ms, 4)} | ${fmt(nk?.tops, 1)} | ${fmt(f.ms, 4)} | ${fmt(f.tflops, 1)} |`,
+    );
+  }
+  if (t.copy)
+    out.push(
+      '',
+      `Device copy: ${fmt(t.copy.bytes / 1e9, 2)} GB in ${fmt(t.copy.ms, 3)} ms, ${fmt(t.copy.gbs_read_plus_write, 0)} GB/s (read + write).`,
+    );
+  return out;
+}
+
 function main() {
-  const [benchPath, probePath] = process.argv.slice(2);
-  if (!benchPath) throw new Error('usage: tsx bench/report.ts bench.json [probe.json]');
-  const b = JSON.parse(readFileSync(benchPath, 'utf8')) as BenchResult;
+  const paths = process.argv.slice(2);
+  if (!paths.length)
+    throw new Error('usage: tsx bench/report.ts bench.json [more-bench.json ...] [probe.json]');
+  const files = paths.map((p) => ({ p, j: JSON.parse(readFileSync(p, 'utf8')) as Record<string, unknown> }));
+  const benches = files.filter((f) => Array.isArray(f.j.rows));
+  const probePath = files.find((f) => Array.isArray(f.j.rates))?.p;
+  if (!benches.length) throw new Error('no bench JSON (with rows) among the arguments');
+  const b = { ...(benches[0]!.j as unknown as BenchResult) };
+  const have = new Set(b.rows.map((r) => (r.experts ? `moe ${r.experts}` : shapeOf(r))));
+  // torch._int_mm for a shape comes from the command that benched the shape when it ran torch too
+  // (the same-command rule), else from the first file.
+  const torch = torchBest(b.torch);
+  const torchFrom = new Map([...torch.keys()].map((k) => [k, benches[0]!.p.split('/').pop()!]));
+  for (const { p, j } of benches.slice(1)) {
+    const more = (j as unknown as BenchResult).rows.filter(
+      (r) => !have.has(r.experts ? `moe ${r.experts}` : shapeOf(r)),
+    );
+    b.rows = [...b.rows, ...more];
+    const own = torchBest((j as unknown as BenchResult).torch);
+    for (const r of more) {
+      have.add(r.experts ? `moe ${r.experts}` : shapeOf(r));
+      const t = own.get(shapeOf(r));
+      if (t) {
+        torch.set(shapeOf(r), t);
+        torchFrom.set(shapeOf(r), p.split('/').pop()!);
+      }
+    }
+  }
   const h = b.headline;
-  const lines: string[] = [`<!-- generated by bench/report.ts from ${benchPath} (${b.date}) -->`];
+  const lines: string[] = [
+    `<!-- generated by bench/report.ts from ${benches.map((f) => `${f.p} (${String(f.j.date)})`).join(', ')} -->`,
+  ];
   if (h) {
     lines.push('', `Headline shape ${h.shape.m}x${h.shape.n}x${h.shape.k}:`, '');
     if (h.bestInt8)
@@ -77,6 +179,13 @@ function main() {
       lines.push(`- RATIO best quantized GEMM (any arm) / torch._int_mm = ${fmt(h.ratioAny, 3)}`);
   }
   lines.push('', '### Fastest passing config per family', '', ...bestPerFamily(b.rows));
+  if (torch.size)
+    lines.push(
+      '',
+      '### Best quantized GEMM per shape against torch._int_mm (its fastest layout)',
+      '',
+      ...versusTorch(b.rows, torch, torchFrom),
+    );
   for (const s of ['2048x4096x4096', '512x4096x4096', '32x4096x4096']) {
     if (b.rows.some((r) => shapeOf(r) === s))
       lines.push('', `### Every config at ${s}`, '', ...rowsAt(b.rows, s));
@@ -93,6 +202,14 @@ function main() {
       `- ${t.family}/${t.arm}: winner ${t.winner ?? 'none'} (${t.evaluated} evaluated, ${t.failedGate} failed the gate, ${t.rejected} rejected)`,
     );
   }
+  for (const { p, j } of benches)
+    if (j.torch)
+      lines.push(
+        '',
+        `### torch baselines (bench/torch_baseline.py, the command of ${p.split('/').pop()!})`,
+        '',
+        ...torchTable(j.torch),
+      );
   const failed = b.rows.filter((r) => r.error || (r.correctness && !r.correctness.pass));
   lines.push(
     '',
