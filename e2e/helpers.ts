@@ -51,15 +51,28 @@ export async function waitForNewRun(page: Page, after: number): Promise<string> 
 }
 
 /** Wait until the run for `kernel` has finished (any verdict); fail at once if the config is rejected. */
-export async function waitForRun(page: Page, kernel: string): Promise<RunSummary> {
+/**
+ * Wait until a run of `kernel` has finished (and, given `size`, one whose output is rows x cols). The size
+ * matters after pickKernel: selecting a family auto-runs it at its default shape before the small shape's
+ * fields are filled in, and that first run can finish first (a heatmap screenshot once caught it: 64x64
+ * instead of 32x32 on a loaded 2-core CI machine).
+ */
+export async function waitForRun(
+  page: Page,
+  kernel: string,
+  size?: { rows: number; cols: number },
+): Promise<RunSummary> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     const st = await page.evaluate(() => ({
       run: window.__mmq?.status().run,
       kernel: window.__mmq?.summary()?.kernel,
+      rows: window.__mmq?.summary()?.rows,
+      cols: window.__mmq?.summary()?.cols,
       problems: document.querySelector('[data-testid="problems"]')?.textContent ?? null,
     }));
-    if (st.run === 'done' && st.kernel === kernel) return summary(page);
+    const sized = !size || (st.rows === size.rows && st.cols === size.cols);
+    if (st.run === 'done' && st.kernel === kernel && sized) return summary(page);
     if (st.problems) throw new Error(`${kernel}: the app rejected the config: ${st.problems}`);
     if (Date.now() > deadline)
       throw new Error(`${kernel}: no finished run after 60 s (status ${JSON.stringify(st)})`);

@@ -17,7 +17,7 @@ test('a copied link restores kernel, shape, plane, data, tab and the edited WGSL
   await page.getByTestId('plane-select').selectOption('8');
   await page.getByTestId('data-random').click();
   await page.getByTestId('data-seed-number').fill('7');
-  await waitForRun(page, 'mmq-q4k-rt');
+  await waitForRun(page, 'mmq-q4k-rt', { rows: 17, cols: 50 });
   const before = await runId(page);
   // A harmless edit (a comment) so the link carries edited WGSL.
   await page.evaluate(() => window.__mmq!.editor()!.replace('^', '// shared via permalink\n'));
