@@ -8,8 +8,8 @@
 //           registers one 32-wide stage ahead), B staged from wh with 16-byte loads into a double-
 //           buffered, row-padded workgroup tile (one barrier a stage), f32 results stored straight to
 //           `out` where the subtile is inside m x n (spilled and copied by lanes at the edges).
-// Measured on the H200 at 2048 x 4096 x 4096 (docs/benchmarks.md, "Follow-up 3"): the three passes took
-// 0.0213 + 0.0134 + 0.2609 ms (232.5 TOPS in all) where the one-pass pipelined kernel took 0.8119 ms.
+// Measured on the H200 at 2048 x 4096 x 4096 (docs/benchmarks.md, "Follow-up 3" and "Follow-up 5"): the three
+// passes took 0.0210 + 0.0134 + 0.2470 ms (244.2 TOPS in all) where the one-pass pipelined kernel took 0.8010 ms.
 // Both pre-passes are core WGSL (pack2x16float), so every adapter and both arms share them; the scalar
 // arm reads the same f16 pairs and sums each 32-block in K order, exactly as mmqQ4kF16RoundedRef.
 import type { CoopmatSpec } from './coopmat.wgsl';
