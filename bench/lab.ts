@@ -8,6 +8,7 @@
 // loading `&A[t]` at offset 0 (or a constant K offset) makes all three constant: the only check left is
 // an index clamp on `t` (one min). `arrA` / `arrB` turn that on for A's and B's matrix loads; run the
 // same specs again with `--dawn-toggles disable_robustness` for the no-check ceiling.
+// Round 4 (AB4-*, prepared, not yet run on a GPU): ablations of the lab copy, one piece removed at a time.
 // Earlier rounds (L2 bound, both operands staged) are in git history (commit 02c662a).
 // Run: tsx bench/lab.ts [--json out.json] [--only REGEX] [--print] [--dawn-toggles T1,T2] [--no-l2]
 import { writeFileSync } from 'node:fs';
@@ -39,6 +40,15 @@ interface LabSpec {
   arrA?: boolean;
   /** B's matrix loads and fragment copies likewise. */
   arrB?: boolean;
+  /**
+   * Round 4 ablations (timing only: the result is wrong by construction and the row is marked so):
+   * 'no-barrier' drops the barrier of the stage loop; 'stage-once' stages B for stage 0 only and reuses
+   * it (no B traffic, no stores, no barrier in the loop); 'no-b-global' keeps the stores and the barrier
+   * but not the global B loads; 'no-a-global' keeps stage 0's A fragments for every stage.
+   */
+  ablate?: 'no-barrier' | 'stage-once' | 'no-b-global' | 'no-a-global';
+  /** Round 4: extra workgroup bytes that do nothing but lower the workgroups per SM (occupancy probe). */
+  padBytes?: number;
 }
 
 const M = 2048;
@@ -100,11 +110,14 @@ function labWgsl(s: LabSpec): string {
     const bo = s.nbuf === 2 ? `${buf} * ${rows * g.rs}u + ` : '';
     return `&${nm}, ${bo}((${row16}) * 16u + ${inRow}) * ${g.rs}u + ${col}`;
   };
+  if (s.padBytes) L.push(`var<workgroup> occupancy_pad: array<u32, ${s.padBytes / 4}>;`);
   L.push('', `@compute @workgroup_size(${g.nt})`);
   L.push(
     'fn main(@builtin(subgroup_id) sg: u32, @builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u) {',
   );
   L.push(`  let sm = sg / ${s.wn}u;`, `  let sn = sg % ${s.wn}u;`);
+  // Touch the pad so it is allocated.
+  if (s.padBytes) L.push(`  occupancy_pad[tid % ${s.padBytes / 4}u] = tid;`);
   L.push(
     s.swap ? `  let wrow = wg.x * ${g.bm}u;` : `  let wrow = wg.y * ${g.bm}u;`,
     s.swap ? `  let wcol = wg.y * ${g.bn}u;` : `  let wcol = wg.x * ${g.bn}u;`,
@@ -208,12 +221,16 @@ function labWgsl(s: LabSpec): string {
   if (!stA)
     for (const i of R(s.rm))
       for (const c of R(kc))
-        L.push(`    let qa${i}_${c} = pa${i}_${c};`, `    pa${i}_${c} = ${loadAg(i, c, k16n)};`);
+        L.push(
+          `    let qa${i}_${c} = pa${i}_${c};`,
+          s.ablate === 'no-a-global' ? '' : `    pa${i}_${c} = ${loadAg(i, c, k16n)};`,
+        );
   if (!stB)
     for (const j of R(s.rn))
       for (const c of R(kc))
         L.push(`    let qb${j}_${c} = pb${j}_${c};`, `    pb${j}_${c} = ${loadBg(j, c, k16n)};`);
-  if (staged) L.push(...fetch(`k + ${s.ks}u`));
+  const restage = s.ablate !== 'stage-once';
+  if (staged && restage && s.ablate !== 'no-b-global') L.push(...fetch(`k + ${s.ks}u`));
   for (const c of R(kc)) {
     L.push('    {');
     for (const i of R(s.rm)) L.push(`      let la${i} = ${fragA(i, c)};`);
@@ -223,9 +240,11 @@ function labWgsl(s: LabSpec): string {
         L.push(`      c${i}_${j} = subgroupMatrixMultiplyAccumulate(la${i}, lb${j}, c${i}_${j});`);
     L.push('    }');
   }
-  if (staged && s.nbuf === 2) L.push(...put('(1u - cur)'));
-  if (staged) L.push('    workgroupBarrier();');
+  if (staged && restage && s.nbuf === 2) L.push(...put('(1u - cur)'));
+  if (staged && restage && s.ablate !== 'no-barrier') L.push('    workgroupBarrier();');
   L.push('  }');
+  // Read the pad back (never true: element 7 holds 7) so the driver cannot drop the allocation.
+  if (s.padBytes) L.push('  if (workgroupUniformLoad(&occupancy_pad[7]) == 0xffffffffu) { return; }');
   for (const i of R(s.rm))
     for (const j of R(s.rn))
       L.push(
@@ -298,6 +317,17 @@ const SPECS: LabSpec[] = [
   spec('VV-2444-k16-b2-arrAB', { ...VV, ...AB, ...W(2, 4), ks: 16 }),
   spec('FF-2444-k16-b2-arrAB', { ...FF, ...AB, ...W(2, 4), ks: 16 }),
   spec('PROD-4144#2', P(4, 1)),
+  // Round 4 (prepared after round 3, not yet run): which part of the split GEMM's 0.245 ms is what.
+  // Each row is the lab copy with A unpredicated (0.2644 ms in round 3) minus one piece; the results
+  // are wrong by construction (timing only).
+  spec('AB4-ref', { arrA: true }),
+  spec('AB4-no-barrier', { arrA: true, ablate: 'no-barrier' }),
+  spec('AB4-stage-once', { arrA: true, ablate: 'stage-once' }),
+  spec('AB4-no-b-global', { arrA: true, ablate: 'no-b-global' }),
+  spec('AB4-no-a-global', { arrA: true, ablate: 'no-a-global' }),
+  spec('AB4-pad24k', { arrA: true, padBytes: 24576 }),
+  spec('AB4-pad36k', { arrA: true, padBytes: 36864 }),
+  spec('AB4-ref#2', { arrA: true }),
 ];
 
 /** f16 values (k - 15) / 16, k in 0..30: exact in f16, and every product and partial sum exact in f32. */
@@ -431,10 +461,12 @@ async function main() {
       row.samples = t.samples;
       row.tflops = (2 * M * N * K) / (t.ms * 1e-3) / 1e12;
       row.maxErr = maxErr;
+      // Ablations compute a wrong product on purpose: their error says nothing.
+      row.timingOnly = !!s.ablate;
       row.nan = nan;
       row.at = new Date().toISOString();
       console.log(
-        `${s.name.padEnd(24)} ${t.ms.toFixed(4)} ms ${(row.tflops as number).toFixed(1).padStart(6)} TFLOP/s err ${maxErr} nan ${nan}`,
+        `${s.name.padEnd(24)} ${t.ms.toFixed(4)} ms ${(row.tflops as number).toFixed(1).padStart(6)} TFLOP/s ${s.ablate ? '(timing only)' : `err ${maxErr} nan ${nan}`}`,
       );
     } catch (e) {
       row.error = e instanceof Error ? e.message : String(e);
