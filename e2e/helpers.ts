@@ -50,9 +50,9 @@ export async function waitForNewRun(page: Page, after: number): Promise<string> 
   return page.evaluate(() => window.__mmq!.status().run);
 }
 
-/** Wait until the run for `kernel` has finished (any verdict); fail at once if the config is rejected. */
 /**
- * Wait until a run of `kernel` has finished (and, given `size`, one whose output is rows x cols). The size
+ * Wait until a run of `kernel` has finished, any verdict (and, given `size`, one whose output is rows x
+ * cols); fail at once if the config is rejected. The size
  * matters after pickKernel: selecting a family auto-runs it at its default shape before the small shape's
  * fields are filled in, and that first run can finish first (a heatmap screenshot once caught it: 64x64
  * instead of 32x32 on a loaded 2-core CI machine).
