@@ -52,10 +52,9 @@ export async function waitForNewRun(page: Page, after: number): Promise<string> 
 
 /**
  * Wait until a run of `kernel` has finished, any verdict (and, given `size`, one whose output is rows x
- * cols); fail at once if the config is rejected. The size
- * matters after pickKernel: selecting a family auto-runs it at its default shape before the small shape's
- * fields are filled in, and that first run can finish first (a heatmap screenshot once caught it: 64x64
- * instead of 32x32 on a loaded 2-core CI machine).
+ * cols); fail at once if the config is rejected. The size matters after pickKernel: selecting a family
+ * auto-runs it at its default shape before the small shape's fields are filled in, and that first run can
+ * finish first (a heatmap screenshot once caught it: 64x64 instead of 32x32 on a loaded 2-core CI machine).
  */
 export async function waitForRun(
   page: Page,
