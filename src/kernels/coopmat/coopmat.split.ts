@@ -328,13 +328,16 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
   // buffer this stage reads.
   const bufAt = (buf: string, rows: number) => (two ? `(${buf}) * ${rows * g.rs}u + ` : '');
   const curAt = (rows: number) => (two ? `cur * ${rows * g.rs}u + ` : '');
-  // Matrix loads from storage name one 16x16 tile of an array of tiles at offset 0: with the array
-  // length, the offset and the stride all constants, the browser's bounds checks do not wrap the load in
-  // a branch (Tint's robustness predicates every subgroupMatrixLoad/Store whose three are not constants,
-  // and does not consult its range analysis there); the tile index gets a clamp, one min. On the H200
-  // (bench/lab.ts round 3) this took a lab copy of this GEMM from 0.2814 to 0.2644 ms with the checks on.
+  // Matrix loads from storage (xt, tiled wh) name one 16x16 tile of an array of tiles at offset 0: with
+  // the array length, the offset and the stride all constants, the browser's bounds checks do not wrap
+  // the load in a branch (Tint's robustness predicates every subgroupMatrixLoad/Store whose three are not
+  // constants, and does not consult its range analysis there); the tile index gets a clamp, one min. On
+  // the H200 (bench/lab.ts round 3) this took a lab copy of this GEMM from 0.2814 to 0.2644 ms with the
+  // checks on. The tile: 16-row tile `row16`, K chunk `chunk` of stage `kb`.
+  const tileLoad = (T: string, major: string, src: string, row16: string, kb: string, chunk: string) =>
+    `subgroupMatrixLoad<${T}, ${major}>(&${src}[(${row16}) * KT + (${kb}) * ${g.kc}u + ${chunk}], 0u, 16u)`;
   const loadA = (im: number, kc: number, kb: string) =>
-    `subgroupMatrixLoad<${LT}, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + ${im}u) * KT + (${kb}) * ${g.kc}u + ${kc}u], 0u, 16u)`;
+    tileLoad(LT, 'row_major', 'xt', `(mrow0 / 16u) + warp_m * RM + ${im}u`, kb, `${kc}u`);
   const item = (it: number) => `tid + ${it * g.threads}u`;
   const guard = (it: number, body: string) =>
     g.bGuard && it === g.ib - 1 ? `if (${item(it)} < ${g.bItems}u) { ${body} }` : body;
@@ -344,7 +347,7 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
   const fragTile = (t: number) => (g.kc === 1 ? frag(t) : `${frag(t)} / ${g.kc}u`);
   const fragChunk = (t: number) => (g.kc === 1 ? '0u' : `${frag(t)} % ${g.kc}u`);
   const copyLoad = (t: number, T: string, major: string, src: string, base: string, kb: string) =>
-    `subgroupMatrixLoad<${T}, ${major}>(&${src}[(${base} / 16u + ${fragTile(t)}) * KT + (${kb}) * ${g.kc}u + ${fragChunk(t)}], 0u, 16u)`;
+    tileLoad(T, major, src, `${base} / 16u + ${fragTile(t)}`, kb, fragChunk(t));
   const copyStore = (t: number, major: string, dst: string, rows: number, buf: string, v: string) =>
     `subgroupMatrixStore<${major}>(&${dst}, ${bufAt(buf, rows)}(${fragTile(t)}) * ${16 * g.rs}u + (${fragChunk(t)}) * 16u, ${v}, RS);`;
   const sharedA = st.a === 'shared';
