@@ -16,7 +16,6 @@ import { dawnFlags, openBenchGpu } from './dawn';
 import type { PassSpec } from '../src/kernels/gpu/plan';
 import { makeResident, preparePasses, runOnce, timeMainPass } from './exec';
 import { buildCoopmatKernel, fragmentTileIndex } from '../src/kernels/coopmat';
-import type { SplitStage } from '../src/kernels/coopmat';
 import { f16BitsToF32 as f16ToF32, f32ToF16Bits as f32ToF16 } from '../src/kernels/quant/f16';
 
 type Src = 'direct' | 'vec' | 'frag';
@@ -31,11 +30,8 @@ interface LabSpec {
   ks: number;
   pad: number;
   nbuf: 1 | 2;
-  sized: boolean;
-  swap?: boolean;
+  /** The product's split GEMM (its default staging) instead of the lab generator. */
   product?: boolean;
-  /** The product split GEMM's staging (product specs only). */
-  stage?: SplitStage | undefined;
   /** A's matrix loads (storage or workgroup) through fragment-sized inner arrays: no predicate. */
   arrA?: boolean;
   /** B's matrix loads and fragment copies likewise. */
@@ -75,7 +71,6 @@ function labWgsl(s: LabSpec): string {
   const LT = 'subgroup_matrix_left<f16, 16, 16>';
   const RT = 'subgroup_matrix_right<f16, 16, 16>';
   const CT = 'subgroup_matrix_result<f32, 16, 16>';
-  const arr = (t: string, n: number) => (s.sized ? `array<${t}, ${n}>` : `array<${t}>`);
   const kc = s.ks / 16;
   const L: string[] = [];
   L.push('enable f16;', 'enable subgroups;', 'enable chromium_experimental_subgroup_matrix;', '');
@@ -84,12 +79,12 @@ function labWgsl(s: LabSpec): string {
   const arrOf = (op: 'A' | 'B') => (op === 'A' ? !!s.arrA : !!s.arrB);
   const decl = (nm: 'A' | 'B', src: Src, rows: number, bind: number) =>
     src === 'vec'
-      ? `@group(0) @binding(${bind}) var<storage, read> ${nm}4: ${arr('vec4u', (rows * K + SLACK) / 8)};`
+      ? `@group(0) @binding(${bind}) var<storage, read> ${nm}4: array<vec4u>;`
       : arrOf(nm)
-        ? `@group(0) @binding(${bind}) var<storage, read> ${nm}: ${arr('array<f16, 256>', (rows * K + SLACK) / 256)};`
-        : `@group(0) @binding(${bind}) var<storage, read> ${nm}: ${arr('f16', rows * K + SLACK)};`;
+        ? `@group(0) @binding(${bind}) var<storage, read> ${nm}: array<array<f16, 256>>;`
+        : `@group(0) @binding(${bind}) var<storage, read> ${nm}: array<f16>;`;
   L.push(decl('A', s.srcA, M, 0), decl('B', s.srcB, N, 1));
-  L.push(`@group(0) @binding(2) var<storage, read_write> C: ${arr('f32', M * N)};`);
+  L.push(`@group(0) @binding(2) var<storage, read_write> C: array<f32>;`);
   const stA = s.srcA !== 'direct';
   const stB = s.srcB !== 'direct';
   const wgDecl = (nm: string, rows: number, fragArr: boolean) =>
@@ -100,16 +95,18 @@ function labWgsl(s: LabSpec): string {
   if (stB) L.push(wgDecl('sb', g.bn, !!s.arrB));
   // A fragment-tiled storage matrix (tile index t): the whole array at offset t * 256, or inner array t at 0.
   const gRef = (op: 'A' | 'B', t: string) => (arrOf(op) ? `&${op}[${t}], 0u` : `&${op}, (${t}) * 256u`);
-  // A staged workgroup matrix at (row, col) of buffer `buf` (rows = the operand's block rows).
+  // A staged workgroup element: the array `ptr` points at and the offset in it of row 16 * row16 + inRow,
+  // column col of buffer `buf` (rows = the operand's block rows); `at` is the matrix builtins' "ptr, off".
   const wRef = (op: 'A' | 'B', rows: number, buf: string, row16: string, inRow: string, col: string) => {
     const nm = op === 'A' ? 'sa' : 'sb';
     if (arrOf(op)) {
       const bi = s.nbuf === 2 ? `${buf} * ${rows / 16}u + ` : '';
-      return `&${nm}[${bi}${row16}], ${inRow} * ${g.rs}u + ${col}`;
+      return { ptr: `&${nm}[${bi}${row16}]`, off: `${inRow} * ${g.rs}u + ${col}` };
     }
     const bo = s.nbuf === 2 ? `${buf} * ${rows * g.rs}u + ` : '';
-    return `&${nm}, ${bo}((${row16}) * 16u + ${inRow}) * ${g.rs}u + ${col}`;
+    return { ptr: `&${nm}`, off: `${bo}((${row16}) * 16u + ${inRow}) * ${g.rs}u + ${col}` };
   };
+  const at = (r: { ptr: string; off: string }) => `${r.ptr}, ${r.off}`;
   if (s.padBytes) L.push(`var<workgroup> occupancy_pad: array<u32, ${s.padBytes / 4}>;`);
   L.push('', `@compute @workgroup_size(${g.nt})`);
   L.push(
@@ -118,10 +115,7 @@ function labWgsl(s: LabSpec): string {
   L.push(`  let sm = sg / ${s.wn}u;`, `  let sn = sg % ${s.wn}u;`);
   // Touch the pad so it is allocated.
   if (s.padBytes) L.push(`  occupancy_pad[tid % ${s.padBytes / 4}u] = tid;`);
-  L.push(
-    s.swap ? `  let wrow = wg.x * ${g.bm}u;` : `  let wrow = wg.y * ${g.bm}u;`,
-    s.swap ? `  let wcol = wg.y * ${g.bn}u;` : `  let wcol = wg.x * ${g.bn}u;`,
-  );
+  L.push(`  let wrow = wg.y * ${g.bm}u;`, `  let wcol = wg.x * ${g.bn}u;`);
   L.push(`  let row0 = wrow + sm * ${s.rm * 16}u;`, `  let col0 = wcol + sn * ${s.rn * 16}u;`);
   for (const i of R(s.rm)) for (const j of R(s.rn)) L.push(`  var c${i}_${j} = ${CT}();`);
 
@@ -131,9 +125,9 @@ function labWgsl(s: LabSpec): string {
   const loadBg = (j: number, c: number, k16: string) =>
     `subgroupMatrixLoad<${RT}, col_major>(${gRef('B', tIdx(`col0 / 16u + ${j}u`, `${k16} + ${c}u`))}, 16u)`;
   const loadAs = (i: number, c: number) =>
-    `subgroupMatrixLoad<${LT}, row_major>(${wRef('A', g.bm, 'cur', `sm * ${s.rm}u + ${i}u`, '0u', `${c * 16}u`)}, ${g.rs}u)`;
+    `subgroupMatrixLoad<${LT}, row_major>(${at(wRef('A', g.bm, 'cur', `sm * ${s.rm}u + ${i}u`, '0u', `${c * 16}u`))}, ${g.rs}u)`;
   const loadBs = (j: number, c: number) =>
-    `subgroupMatrixLoad<${RT}, col_major>(${wRef('B', g.bn, 'cur', `sn * ${s.rn}u + ${j}u`, '0u', `${c * 16}u`)}, ${g.rs}u)`;
+    `subgroupMatrixLoad<${RT}, col_major>(${at(wRef('B', g.bn, 'cur', `sn * ${s.rn}u + ${j}u`, '0u', `${c * 16}u`))}, ${g.rs}u)`;
   const fragA = (i: number, c: number) => (stA ? loadAs(i, c) : `qa${i}_${c}`);
   const fragB = (j: number, c: number) => (stB ? loadBs(j, c) : `qb${j}_${c}`);
 
@@ -171,21 +165,20 @@ function labWgsl(s: LabSpec): string {
     const one = (op: 'A' | 'B', src: Src, rows: number, t: number) => {
       const v = `g${op.toLowerCase()}${t}`;
       if (src === 'vec') {
-        // wRef gives "&arr[...], offset" or "&arr, offset": element h is (that array)[offset + h].
-        const [ref, off] = wRef(
+        const { ptr, off } = wRef(
           op,
           rows,
           buf,
           `(tid + ${t * g.nt}u) / ${vpr * 16}u`,
           `((tid + ${t * g.nt}u) / ${vpr}u) % 16u`,
           `((tid + ${t * g.nt}u) % ${vpr}u) * 8u`,
-        ).split(/, (.*)/s) as [string, string];
+        );
         out.push(`    {`, `      let o = ${off};`);
         R(4).forEach((w) => {
           out.push(`      let h${w} = bitcast<vec2<f16>>(${v}.${'xyzw'[w]});`);
           out.push(
-            `      (*(${ref}))[o + ${2 * w}u] = h${w}.x;`,
-            `      (*(${ref}))[o + ${2 * w + 1}u] = h${w}.y;`,
+            `      (*(${ptr}))[o + ${2 * w}u] = h${w}.x;`,
+            `      (*(${ptr}))[o + ${2 * w + 1}u] = h${w}.y;`,
           );
         });
         out.push('    }');
@@ -193,7 +186,7 @@ function labWgsl(s: LabSpec): string {
         const f = `(sg + ${t * g.nw}u)`;
         const maj = op === 'A' ? 'row_major' : 'col_major';
         out.push(
-          `    subgroupMatrixStore<${maj}>(${wRef(op, rows, buf, `${f} / ${kc}u`, '0u', kc === 1 ? '0u' : `(${f} % ${kc}u) * 16u`)}, ${v}, ${g.rs}u);`,
+          `    subgroupMatrixStore<${maj}>(${at(wRef(op, rows, buf, `${f} / ${kc}u`, '0u', kc === 1 ? '0u' : `(${f} % ${kc}u) * 16u`))}, ${v}, ${g.rs}u);`,
         );
       }
     };
@@ -282,19 +275,13 @@ function spec(name: string, p: Partial<LabSpec>): LabSpec {
     ks: 32,
     pad: 8,
     nbuf: 2,
-    sized: false,
     ...p,
   };
 }
 const W = (wm: number, wn: number, rm = 4, rn = 4) => ({ wm, wn, rm, rn });
 const FF = { srcA: 'frag' as const, srcB: 'frag' as const };
 const VV = { srcA: 'vec' as const, srcB: 'vec' as const };
-const P = (wm: number, wn: number, st?: SplitStage, pad = 8) => ({
-  ...W(wm, wn),
-  product: true,
-  stage: st,
-  pad,
-});
+const P = (wm: number, wn: number) => ({ ...W(wm, wn), product: true });
 const AB = { arrA: true, arrB: true };
 const DD = { srcA: 'direct' as const, srcB: 'direct' as const };
 const SPECS: LabSpec[] = [
@@ -425,7 +412,7 @@ async function main() {
     if (only && !only.test(s.name)) continue;
     const g = geo(s);
     const A = s.srcA === 'vec' ? 'A' : 'At';
-    const Bn = s.product ? (s.stage?.b === 'tiles' ? 'Bt' : 'B') : s.srcB === 'vec' ? 'B' : 'Bt';
+    const Bn = s.product || s.srcB === 'vec' ? 'B' : 'Bt';
     const row: Record<string, unknown> = { ...s };
     try {
       const wgsl = s.product
@@ -439,14 +426,13 @@ async function main() {
             f16: 'native',
             split: true,
             rowPad: s.pad,
-            ...(s.stage ? { splitStage: s.stage } : {}),
           }).wgsl
         : labWgsl(s);
       const pass: PassSpec = {
         label: s.name,
         wgsl,
         entryPoint: 'main',
-        workgroups: s.swap ? [M / g.bm, N / g.bn, 1] : [N / g.bn, M / g.bm, 1],
+        workgroups: [N / g.bn, M / g.bm, 1],
         bindings: [A, Bn, 'C'],
         workgroupSize: g.nt,
       };
