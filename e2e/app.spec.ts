@@ -29,8 +29,7 @@ test('runs every kernel family on SwiftShader and each matches its oracle', asyn
   expect(kernels.length).toBe(Object.keys(SMALL).length);
   for (const kernel of kernels) {
     await test.step(kernel, async () => {
-      await pickKernel(page, kernel);
-      const s = await waitForRun(page, kernel);
+      const s = await waitForRun(page, kernel, await pickKernel(page, kernel));
       await expect(page.getByTestId('verdict')).toContainText('matches oracle');
       expect(s.pass).toBe(true);
       // The instrumented run stored every element exactly once, as the analytic map says.

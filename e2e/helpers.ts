@@ -79,9 +79,19 @@ export async function waitForRun(
   }
 }
 
-/** Select a family and set its small shape; the app regenerates and auto-runs. */
-export async function pickKernel(page: Page, kernel: string, shape = SMALL[kernel] ?? {}): Promise<void> {
+/**
+ * Select a family and set its small shape; the app regenerates and auto-runs. Returns the output size the
+ * shape sets (a dense m x n; undefined for MoE or a shape that leaves m or n at the default), for waitForRun.
+ */
+export async function pickKernel(
+  page: Page,
+  kernel: string,
+  shape = SMALL[kernel] ?? {},
+): Promise<{ rows: number; cols: number } | undefined> {
   await page.getByTestId('kernel-select').selectOption(kernel);
   for (const [field, value] of Object.entries(shape))
     await page.getByTestId(`shape-${field}`).fill(String(value));
+  return shape.m !== undefined && shape.n !== undefined && shape.experts === undefined
+    ? { rows: shape.m, cols: shape.n }
+    : undefined;
 }

@@ -12,12 +12,12 @@ test('a copied link restores kernel, shape, plane, data, tab and the edited WGSL
 }) => {
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await openApp(page);
-  await pickKernel(page, 'mmq-q4k-rt', { m: 17, n: 50, k: 256 });
+  const size = await pickKernel(page, 'mmq-q4k-rt', { m: 17, n: 50, k: 256 });
   await page.getByTestId('arm-scalar').check();
   await page.getByTestId('plane-select').selectOption('8');
   await page.getByTestId('data-random').click();
   await page.getByTestId('data-seed-number').fill('7');
-  await waitForRun(page, 'mmq-q4k-rt', { rows: 17, cols: 50 });
+  await waitForRun(page, 'mmq-q4k-rt', size);
   const before = await runId(page);
   // A harmless edit (a comment) so the link carries edited WGSL.
   await page.evaluate(() => window.__mmq!.editor()!.replace('^', '// shared via permalink\n'));

@@ -13,9 +13,9 @@ async function snapshotRun(page: Page, name: string) {
 
 test('ownership view: scalar epilogue of the naive Q8_0 kernel at plane 4, then 16', async ({ page }) => {
   await openApp(page);
-  await pickKernel(page, 'mmq-q8-naive');
+  const size = await pickKernel(page, 'mmq-q8-naive');
   await page.getByTestId('arm-scalar').check();
-  await waitForRun(page, 'mmq-q8-naive', { rows: 32, cols: 32 });
+  await waitForRun(page, 'mmq-q8-naive', size);
   const canvas = page.getByTestId('ownership-canvas');
   await expect(canvas).toHaveScreenshot('ownership-q8-naive-plane4.png');
   const p4 = await snapshotRun(page, 'ownership-q8-naive-plane4');
@@ -58,8 +58,8 @@ test('ownership view: register accumulator of the tunable Q4_K tile, with the ta
 
 test('error heatmap: the f16 coopmat GEMM against its oracle, log scale', async ({ page }) => {
   await openApp(page);
-  await pickKernel(page, 'coopmat-f16');
-  await waitForRun(page, 'coopmat-f16', { rows: 32, cols: 32 });
+  const size = await pickKernel(page, 'coopmat-f16');
+  await waitForRun(page, 'coopmat-f16', size);
   await expect(page.getByTestId('verdict')).toContainText('matches oracle');
   await page.getByTestId('tab-errors').click();
   await expect(page.getByTestId('heatmap-canvas')).toHaveScreenshot('heatmap-coopmat-f16.png');
