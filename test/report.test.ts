@@ -74,15 +74,15 @@ const third = bench('c.json', [
 
 describe('bench report over several commands', () => {
   it('takes each shape from the first command that benched it, and torch from that command when it ran torch', () => {
-    const { b, torch, torchFrom } = mergeBenches([first, second, third]);
+    const { b, torch } = mergeBenches([first, second, third]);
     expect(b.rows.filter((r) => r.m === 2048).map((r) => r.ms)).toEqual([0.3, 2]);
     expect(b.rows.filter((r) => r.m === 512)).toHaveLength(3);
     expect(b.rows.some((r) => r.experts === 8)).toBe(true);
     // 512: b.json ran torch, so its fastest layout (kn 0.03) wins over a.json's 0.05.
     expect(torch.get('512x4096x4096')).toMatchObject({ ms: 0.03, layout: 'kn' });
-    expect(torchFrom.get('512x4096x4096')).toBe('b.json');
+    expect(torch.get('512x4096x4096')?.from).toBe('b.json');
     // 32: c.json ran no torch, so a.json's stays.
-    expect(torchFrom.get('32x4096x4096')).toBe('a.json');
+    expect(torch.get('32x4096x4096')?.from).toBe('a.json');
     expect(torch.get('2048x4096x4096')).toMatchObject({ ms: 0.1, layout: 'nk_t' });
   });
 
