@@ -13,6 +13,7 @@
 // Run: tsx bench/lab.ts [--json out.json] [--only REGEX] [--print] [--dawn-toggles T1,T2] [--no-l2]
 import { writeFileSync } from 'node:fs';
 import { dawnFlags, openBenchGpu } from './dawn';
+import { fastWords } from './data';
 import type { PassSpec } from '../src/kernels/gpu/plan';
 import { makeResident, preparePasses, runOnce, timeMainPass } from './exec';
 import { buildCoopmatKernel, fragmentTileIndex } from '../src/kernels/coopmat';
@@ -319,18 +320,8 @@ const SPECS: LabSpec[] = [
 
 /** f16 values (k - 15) / 16, k in 0..30: exact in f16, and every product and partial sum exact in f32. */
 function fill(n: number, seed: number): Uint16Array {
-  const out = new Uint16Array(n);
   const table = R(31).map((k) => f32ToF16((k - 15) / 16));
-  let st = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    st ^= st << 13;
-    st >>>= 0;
-    st ^= st >>> 17;
-    st ^= st << 5;
-    st >>>= 0;
-    out[i] = table[st % 31]!;
-  }
-  return out;
+  return Uint16Array.from(fastWords(n, seed), (w) => table[w % 31]!);
 }
 
 function tiled(src: Uint16Array, rows: number): Uint16Array {
