@@ -13,10 +13,17 @@
 // Run: tsx bench/lab.ts [--json out.json] [--only REGEX] [--print] [--dawn-toggles T1,T2] [--no-l2]
 import { writeFileSync } from 'node:fs';
 import { dawnFlags, openBenchGpu } from './dawn';
-import { fastWords } from './data';
+import { fastQ4kData, fastWords } from './data';
 import type { PassSpec } from '../src/kernels/gpu/plan';
 import { makeResident, preparePasses, runOnce, timeMainPass } from './exec';
-import { buildCoopmatKernel, fragmentTileIndex } from '../src/kernels/coopmat';
+import {
+  buildCoopmatKernel,
+  buildCoopmatWToF16Kernel,
+  fragmentTileIndex,
+  SPLIT_STAGE_DEFAULT,
+  type SplitStage,
+  type WPrePassPer,
+} from '../src/kernels/coopmat';
 import { f16BitsToF32 as f16ToF32, f32ToF16Bits as f32ToF16 } from '../src/kernels/quant/f16';
 
 type Src = 'direct' | 'vec' | 'frag';
@@ -31,8 +38,9 @@ interface LabSpec {
   ks: number;
   pad: number;
   nbuf: 1 | 2;
-  /** The product's split GEMM (its default staging) instead of the lab generator. */
+  /** The product's split GEMM instead of the lab generator (its default staging, or this one). */
   product?: boolean;
+  productStage?: SplitStage;
   /** A's matrix loads (storage or workgroup) through fragment-sized inner arrays: no predicate. */
   arrA?: boolean;
   /** B's matrix loads and fragment copies likewise. */
@@ -46,6 +54,14 @@ interface LabSpec {
   ablate?: 'no-barrier' | 'stage-once' | 'no-b-global' | 'no-a-global';
   /** Round 4: extra workgroup bytes that do nothing but lower the workgroups per SM (occupancy probe). */
   padBytes?: number;
+  /**
+   * Round 4/5: direct A prefetched `aDist` 16-wide chunks ahead in a ring of aDist register slots: the load
+   * of chunk c + aDist is issued right after chunk c's products, into the slot chunk c just used, instead
+   * of a whole stage ahead at the top of the stage into a second set. aDist = ks / 16 (round 4's "aLate")
+   * keeps the stage distance with half of A's registers; a smaller aDist decouples A's registers from
+   * the stage width (room for 128-wide stages).
+   */
+  aDist?: number;
 }
 
 const M = 2048;
@@ -73,6 +89,8 @@ function labWgsl(s: LabSpec): string {
   const RT = 'subgroup_matrix_right<f16, 16, 16>';
   const CT = 'subgroup_matrix_result<f32, 16, 16>';
   const kc = s.ks / 16;
+  const aDist = s.aDist;
+  if (aDist && kc % aDist !== 0) throw new Error(`${s.name}: aDist must divide the stage's chunks`);
   const L: string[] = [];
   L.push('enable f16;', 'enable subgroups;', 'enable chromium_experimental_subgroup_matrix;', '');
   L.push(`// ${s.name}: BM=${g.bm} BN=${g.bn} threads=${g.nt}`);
@@ -129,7 +147,8 @@ function labWgsl(s: LabSpec): string {
     `subgroupMatrixLoad<${LT}, row_major>(${at(wRef('A', g.bm, 'cur', `sm * ${s.rm}u + ${i}u`, '0u', `${c * 16}u`))}, ${g.rs}u)`;
   const loadBs = (j: number, c: number) =>
     `subgroupMatrixLoad<${RT}, col_major>(${at(wRef('B', g.bn, 'cur', `sn * ${s.rn}u + ${j}u`, '0u', `${c * 16}u`))}, ${g.rs}u)`;
-  const fragA = (i: number, c: number) => (stA ? loadAs(i, c) : `qa${i}_${c}`);
+  const fragA = (i: number, c: number) =>
+    stA ? loadAs(i, c) : aDist ? `pa${i}_${c % aDist}` : `qa${i}_${c}`;
   const fragB = (j: number, c: number) => (stB ? loadBs(j, c) : `qb${j}_${c}`);
 
   // Staging. 'vec': row-major global, vec4 per item, f16 element stores. 'frag': each plane copies
@@ -201,7 +220,8 @@ function labWgsl(s: LabSpec): string {
   if (s.srcB === 'frag') R(nB).forEach((t) => L.push(`  var gb${t} = ${RT}();`));
   const staged = stA || stB;
   if (!stA)
-    for (const i of R(s.rm)) for (const c of R(kc)) L.push(`  var pa${i}_${c} = ${loadAg(i, c, '0u')};`);
+    for (const i of R(s.rm))
+      for (const c of R(aDist ?? kc)) L.push(`  var pa${i}_${c} = ${loadAg(i, c, '0u')};`);
   if (!stB)
     for (const j of R(s.rn)) for (const c of R(kc)) L.push(`  var pb${j}_${c} = ${loadBg(j, c, '0u')};`);
   if (staged) {
@@ -212,7 +232,7 @@ function labWgsl(s: LabSpec): string {
   if (staged && s.nbuf === 2) L.push(`    let cur = (k / ${s.ks}u) % 2u;`);
   if (staged && s.nbuf === 1) L.push(...put('0u'), '    workgroupBarrier();');
   const k16n = `(k + ${s.ks}u) / 16u`;
-  if (!stA)
+  if (!stA && !aDist)
     for (const i of R(s.rm))
       for (const c of R(kc))
         L.push(
@@ -232,6 +252,8 @@ function labWgsl(s: LabSpec): string {
     for (const i of R(s.rm))
       for (const j of R(s.rn))
         L.push(`      c${i}_${j} = subgroupMatrixMultiplyAccumulate(la${i}, lb${j}, c${i}_${j});`);
+    if (!stA && aDist)
+      for (const i of R(s.rm)) L.push(`      pa${i}_${c % aDist} = ${loadAg(i, c + aDist, 'k / 16u')};`);
     L.push('    }');
   }
   if (staged && restage && s.nbuf === 2) L.push(...put('(1u - cur)'));
@@ -285,6 +307,7 @@ const VV = { srcA: 'vec' as const, srcB: 'vec' as const };
 const P = (wm: number, wn: number) => ({ ...W(wm, wn), product: true });
 const AB = { arrA: true, arrB: true };
 const DD = { srcA: 'direct' as const, srcB: 'direct' as const };
+const K64: SplitStage = { a: 'direct', b: 'rows', k: 64, buffers: 2 };
 const SPECS: LabSpec[] = [
   spec('PROD-4144', P(4, 1)),
   // The product's structure rebuilt in the lab (A direct, B staged by 16-byte loads), then unpredicated.
@@ -315,7 +338,53 @@ const SPECS: LabSpec[] = [
   spec('AB4-no-a-global', { arrA: true, ablate: 'no-a-global' }),
   spec('AB4-pad24k', { arrA: true, padBytes: 24576 }),
   spec('AB4-pad36k', { arrA: true, padBytes: 36864 }),
+  // Round 4, constructive: A's registers halved (aLate), then 64-wide stages (half the barriers a K).
+  spec('AB4-aLate', { arrA: true, aDist: 2 }),
+  spec('AB4-k64', { arrA: true, ks: 64 }),
+  spec('AB4-k64-aLate', { arrA: true, ks: 64, aDist: 4 }),
+  spec('AB4-2144-k64-aLate', { arrA: true, ks: 64, aDist: 4, ...W(2, 1) }),
   spec('AB4-ref#2', { arrA: true }),
+  // Round 5 (after round 4 found 64-wide stages 20% faster): the product with 64-wide stages at several
+  // tiles, the lab's 64-wide copy at more tiles and 128-wide stages, round 4's ablations again at 64, and
+  // the occupancy probe stepped (how much workgroup memory a block can take before the SM holds fewer).
+  spec('PROD5-4144-k32', { ...P(4, 1), productStage: { ...K64, k: 32 } }),
+  ...[W(4, 1), W(8, 1), W(2, 2), W(4, 2), W(2, 1)].map((w) =>
+    spec(`PROD5-${w.wm}${w.wn}44-k64`, { ...P(w.wm, w.wn), productStage: K64 }),
+  ),
+  ...(
+    [
+      [64, 2],
+      [128, 2],
+      [128, 4],
+    ] as const
+  ).map(([k, aRing]) =>
+    spec(`PROD5-4144-k${k}-ring${aRing}`, { ...P(4, 1), productStage: { ...K64, k, aRing } }),
+  ),
+  spec('AB5-k64', { arrA: true, ks: 64 }),
+  spec('AB5-k128', { arrA: true, ks: 128 }),
+  spec('AB5-k128-aLate', { arrA: true, ks: 128, aDist: 8 }),
+  ...(
+    [
+      [64, 2],
+      [128, 2],
+      [128, 4],
+    ] as const
+  ).map(([ks, d]) => spec(`AB5-k${ks}-ring${d}`, { arrA: true, ks, aDist: d })),
+  ...(['no-barrier', 'stage-once', 'no-b-global', 'no-a-global'] as const).map((ablate) =>
+    spec(`AB5-k64-${ablate}`, { arrA: true, ks: 64, ablate }),
+  ),
+  ...[W(8, 1), W(2, 2), W(4, 2), W(4, 1, 4, 2), W(4, 1, 2, 4), W(2, 1, 4, 4)].map((w) =>
+    spec(`AB5-${w.wm}${w.wn}${w.rm}${w.rn}-k64`, { arrA: true, ks: 64, ...w }),
+  ),
+  ...[32, 64].flatMap((ks) =>
+    [4, 8, 16].map((kib) => spec(`AB5-k${ks}-pad${kib}k`, { arrA: true, ks, padBytes: kib * 1024 })),
+  ),
+  spec('AB5-k64#2', { arrA: true, ks: 64 }),
+  spec('PROD5-4144-k64#2', { ...P(4, 1), productStage: K64 }),
+  // Round 6: B staged by fragment copies (tiled wh) under 64-wide stages, against the default.
+  spec('PROD6-4144-k64', { ...P(4, 1), productStage: K64 }),
+  spec('PROD6-4144-k64-tiles', { ...P(4, 1), productStage: { ...K64, b: 'tiles' } }),
+  spec('PROD6-4144-k64#2', { ...P(4, 1), productStage: K64 }),
 ];
 
 /** f16 values (k - 15) / 16, k in 0..30: exact in f16, and every product and partial sum exact in f32. */
@@ -358,6 +427,7 @@ async function main() {
     for (let k = 0; k < K; k++) acc += af[r * K + k]! * bf[c * K + k]!;
     return { r, c, want: acc };
   });
+  const q4k = fastQ4kData(16, N, K, 3);
   const gpu = await openBenchGpu(dawnFlags({ extra: arg('--dawn-toggles') ?? '' }));
   console.log(`lab: Dawn flags ${gpu.flags.join(' ')}`);
   report.push({ name: 'flags', flags: gpu.flags });
@@ -373,6 +443,11 @@ async function main() {
       { name: 'C', kind: 'storage', size: M * N * 4 },
       { name: 'sink', kind: 'storage', size: 4 << 20 },
       ...L2_SIZES.map((n) => ({ name: `l2_${n}`, kind: 'read-only-storage' as const, size: n })),
+      { name: 'wqs', kind: 'read-only-storage', data: q4k.w.qs },
+      { name: 'wsc', kind: 'read-only-storage', data: q4k.w.scales },
+      { name: 'wd', kind: 'read-only-storage', data: q4k.w.d },
+      { name: 'wdm', kind: 'read-only-storage', data: q4k.w.dmin },
+      { name: 'wh', kind: 'storage', size: N * K * 2 + 4096 },
     ],
     ['B', 'Bt'],
     4,
@@ -399,11 +474,38 @@ async function main() {
       console.log(`${pass.label} ERROR ${e instanceof Error ? e.message.slice(0, 400) : String(e)}`);
     }
   }
+  // Round 5: the weight pre-pass (Q4_K -> f16 wh) at N x K with 1, 2, 4 or 8 items per invocation.
+  for (const wPer of [1, 2, 4, 8] as WPrePassPer[]) {
+    const name = `PRE-w${wPer}`;
+    if (only && !only.test(name)) continue;
+    const spec = { m: M, n: N, k: K, tile: W(4, 1), splitStage: { ...SPLIT_STAGE_DEFAULT, wPer } };
+    const p0 = buildCoopmatWToF16Kernel(spec);
+    const pass: PassSpec = {
+      label: name,
+      wgsl: p0.wgsl,
+      entryPoint: 'main',
+      workgroups: p0.grid,
+      bindings: ['wqs', 'wsc', 'wd', 'wdm', 'wh'],
+      workgroupSize: p0.workgroupSize,
+    };
+    try {
+      const prepared = await preparePasses(res, [pass]);
+      const t = await timeMainPass(res, pass, prepared, 0, { reps: 3, targetMs: 15, maxIters: 200 });
+      // Traffic: qs + scales + d + dmin read, wh written.
+      const bytes = (N * K) / 2 + ((N * K) / 256) * 20 + N * K * 2;
+      const gbs = bytes / (t.ms * 1e-3) / 1e9;
+      console.log(`${name.padEnd(24)} ${t.ms.toFixed(4)} ms ${gbs.toFixed(0)} GB/s`);
+      report.push({ name, wPer, ms: t.ms, gbs, samples: t.samples, at: new Date().toISOString() });
+    } catch (e) {
+      console.log(`${name} ERROR ${e instanceof Error ? e.message.slice(0, 400) : String(e)}`);
+    }
+  }
   for (const s of SPECS) {
     if (only && !only.test(s.name)) continue;
     const g = geo(s);
     const A = s.srcA === 'vec' ? 'A' : 'At';
-    const Bn = s.product || s.srcB === 'vec' ? 'B' : 'Bt';
+    // The product reads wh row-major, or in fragment tiles (as the lab's Bt) when its B is 'tiles'.
+    const Bn = (s.product && s.productStage?.b !== 'tiles') || s.srcB === 'vec' ? 'B' : 'Bt';
     const row: Record<string, unknown> = { ...s };
     try {
       const wgsl = s.product
@@ -417,6 +519,7 @@ async function main() {
             f16: 'native',
             split: true,
             rowPad: s.pad,
+            ...(s.productStage && { splitStage: s.productStage }),
           }).wgsl
         : labWgsl(s);
       const pass: PassSpec = {

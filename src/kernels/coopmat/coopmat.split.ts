@@ -41,18 +41,30 @@ export interface SplitStage {
   /** 'rows': wh row-major, staged with 16-byte loads and f16 stores; 'tiles': wh in 16x16 fragment tiles
    * (as xt), staged by fragment copies (subgroupMatrixLoad, subgroupMatrixStore). */
   b: 'rows' | 'tiles';
-  /** K-values per stage. */
-  k: 16 | 32;
+  /** K-values per stage (one barrier each with two buffers). */
+  k: 16 | 32 | 64 | 128;
+  /**
+   * Direct A only: how many 16-wide K chunks ahead A's fragments are loaded, in a ring of that many
+   * register slots per row tile; the load of chunk c + aRing is issued right after chunk c's products.
+   * Unset: a whole stage ahead, issued at the top of the stage (k / 16 slots, plus the stage in use).
+   */
+  aRing?: 1 | 2 | 4;
   /** Workgroup buffers per staged operand: 2 = one barrier a stage, 1 = two (half the memory). */
   buffers: 1 | 2;
+  /** Weight pre-pass: 8-weight items per invocation (default W_PRE_PASS_PER). */
+  wPer?: WPrePassPer;
 }
-export const SPLIT_STAGE_DEFAULT: SplitStage = { a: 'direct', b: 'rows', k: 32, buffers: 2 };
+/** Items (8 weights each) per invocation of the weight pre-pass (see buildCoopmatWToF16Kernel). */
+export type WPrePassPer = 1 | 2 | 4 | 8;
+export const W_PRE_PASS_PER: WPrePassPer = 4;
+export const SPLIT_STAGE_DEFAULT: SplitStage = { a: 'direct', b: 'rows', k: 64, buffers: 2 };
 
 /** The staging of a split spec (defaults filled in). */
 export const splitStageOf = (spec: Pick<CoopmatSpec, 'splitStage'>): SplitStage =>
   spec.splitStage ?? SPLIT_STAGE_DEFAULT;
-/** Extra bytes after xt and wh: the prefetch of the stage after the last one reads them (never used). */
-export const SPLIT_SLACK_BYTES = 1024;
+/** Extra bytes after xt and wh: the prefetch of the stage after the last one reads them (never used; up to
+ * four 512-byte tiles of xt with 64-wide stages). */
+export const SPLIT_SLACK_BYTES = 2048;
 
 /** Padded extents of the pre-pass outputs: whole tiles, so the GEMM loads them unguarded. */
 export function coopmatSplitExtents(spec: Pick<CoopmatSpec, 'm' | 'n' | 'tile'>) {
@@ -88,21 +100,26 @@ export interface SplitPrePass {
 }
 
 /**
- * Pass 0: the Q4_K weight [n, k] decoded to f16 wh [NP, k] (rows n..NP-1 zero), one invocation per 8
- * consecutive weights (one 16-byte store, so a subgroup writes 512 contiguous bytes; one invocation per
- * 32-weight sub-block writing 64 bytes took 0.0262 ms against 0.0213 at 4096 x 4096 on the H200, its
- * subgroup's stores being 64 bytes apart): sub-block j = 2g + s
- * of a super-block takes the low (s = 0) or high (s = 1) nibbles of qs bytes 32g .. 32g+31. w = ds*q - ms
- * with ds = d*sc, ms = dmin*m in f32, as dequantQ4kRows; pack2x16float rounds to f16.
+ * Pass 0: the Q4_K weight [n, k] decoded to f16 wh [NP, k] (rows n..NP-1 zero), 8 consecutive weights
+ * per item (one 16-byte store, so a subgroup writes 512 contiguous bytes; one invocation per 32-weight
+ * sub-block writing 64 bytes took 0.0262 ms against 0.0213 at 4096 x 4096 on the H200, its subgroup's
+ * stores being 64 bytes apart). An invocation takes `per` items INV apart (INV = items / per), loading
+ * all of their words before decoding any, so several loads are in flight per invocation while a
+ * subgroup's stores stay contiguous. Sub-block j = 2g + s of a super-block takes the low (s = 0) or high
+ * (s = 1) nibbles of qs bytes 32g .. 32g+31. w = ds*q - ms with ds = d*sc, ms = dmin*m in f32, as
+ * dequantQ4kRows; pack2x16float rounds to f16.
  * @example const p0 = buildCoopmatWToF16Kernel(spec); pass.dispatchWorkgroups(...p0.grid)
  */
 export function buildCoopmatWToF16Kernel(
   spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile' | 'splitStage'>,
 ): SplitPrePass {
   const { n, k } = spec;
+  const per = splitStageOf(spec).wPer ?? W_PRE_PASS_PER;
   const { np } = coopmatSplitExtents(spec);
   const items = (np * k) / 8;
-  const grid = prePassGrid(items);
+  // items is a multiple of 32 (k of 256), so every per divides it.
+  const inv = items / per;
+  const grid = prePassGrid(inv);
   const tiles = splitStageOf(spec).b === 'tiles';
   // Tiled: item t is the t-th 16-byte piece of the fragment-tiled wh (the activation pre-pass's order),
   // so a subgroup's stores stay contiguous; row-major: the t-th of [NP, K].
@@ -111,11 +128,13 @@ export function buildCoopmatWToF16Kernel(
     : `  let row = t / (K / 8u);
   let k0 = (t % (K / 8u)) * 8u;`;
   const layout = tiles ? `16x16 fragment tiles [${np / 16}][${k / 16}][16][16]` : `[${np}, ${k}] row-major`;
+  const ts = range(per).map((i) => (i === 0 ? 't' : `t + ${i}u * INV`));
   const wgsl = `// coopmat-f16 split plan, pass 0: Q4_K W [${n}, ${k}] decoded ONCE to f16 wh, ${layout} (rows ${n}..${np - 1} zero).
 const N = ${n}u;
 const K = ${k}u;
 const NSB = K / 256u; // super-blocks per row
 const ITEMS = ${items}u; // vec4u (8 weights) of wh
+const INV = ${inv}u; // invocations, each taking items t, t + INV, ... (${per} items)
 @group(0) @binding(0) var<storage, read> wqs: array<vec2u>; // Q4_K qs: 16 vec2 (128 B) per super-block
 @group(0) @binding(1) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
 @group(0) @binding(2) var<storage, read> wd: array<f32>; // d per super-block
@@ -123,25 +142,36 @@ const ITEMS = ${items}u; // vec4u (8 weights) of wh
 @group(0) @binding(4) var<storage, read_write> wh: array<vec4u>; // f16 as pack2x16float pairs
 
 ${Q4K_DECODE_REGS}
-@compute @workgroup_size(${PRE_PASS_WG})
-fn main(@builtin(global_invocation_id) gid: vec3u) {
-  let t = gid.y * ${grid[0] * PRE_PASS_WG}u + gid.x;
-  if (t >= ITEMS) { return; }
+// The raw words of item t: its 8 nibbles' qs bytes, its super-block's scale words, d and dmin.
+struct Item { q: vec2u, w: vec3u, d: f32, dm: f32, j: u32, live: bool }
+
+fn load_item(t: u32) -> Item {
 ${rowK}
-  if (row >= N) {
-    wh[t] = vec4u(0u);
-    return;
-  }
-  let blk = row * NSB + k0 / 256u;
+  // Rows n..NP-1 are written as zeros; they read row N - 1's words (in bounds, unused).
+  let blk = min(row, N - 1u) * NSB + k0 / 256u;
   let j = (k0 % 256u) / 32u; // sub-block 2g + s
   let q = wqs[blk * 16u + (j / 2u) * 4u + (k0 % 32u) / 8u]; // qs bytes 32g + k0 % 32 .. +7
   let w = vec3u(wsc[blk * 3u], wsc[blk * 3u + 1u], wsc[blk * 3u + 2u]);
-  let ds = wd[blk] * f32(q4kw_sc(w, j));
-  let ms = wdm[blk] * f32(q4kw_m(w, j));
-  let sh = vec4u(4u * (j % 2u));
-  let a = ds * nib_f32(q.x, sh) - ms;
-  let b = ds * nib_f32(q.y, sh) - ms;
-  wh[t] = vec4u(pack2x16float(a.xy), pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));
+  return Item(q, w, wd[blk], wdm[blk], j, row < N);
+}
+
+fn store_item(t: u32, it: Item) {
+  let ds = it.d * f32(q4kw_sc(it.w, it.j));
+  let ms = it.dm * f32(q4kw_m(it.w, it.j));
+  let sh = vec4u(4u * (it.j % 2u));
+  let a = ds * nib_f32(it.q.x, sh) - ms;
+  let b = ds * nib_f32(it.q.y, sh) - ms;
+  let h = vec4u(pack2x16float(a.xy), pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));
+  wh[t] = select(vec4u(0u), h, it.live);
+}
+
+@compute @workgroup_size(${PRE_PASS_WG})
+fn main(@builtin(global_invocation_id) gid: vec3u) {
+  let t = gid.y * ${grid[0] * PRE_PASS_WG}u + gid.x;
+  if (t >= INV) { return; }
+  // Every item's loads first, then the decodes and stores.
+${ts.map((e, i) => `  let it${i} = load_item(${e});`).join('\n')}
+${ts.map((e, i) => `  store_item(${e}, it${i});`).join('\n')}
 }
 `;
   return {
@@ -234,7 +264,11 @@ export function coopmatSplitStageErrors(spec: Pick<CoopmatSpec, 'tile' | 'plane'
   if (!['direct', 'shared'].includes(st.a))
     errs.push(`splitStage.a ${String(st.a)} must be direct or shared`);
   if (!['rows', 'tiles'].includes(st.b)) errs.push(`splitStage.b ${String(st.b)} must be rows or tiles`);
-  if (st.k !== 16 && st.k !== 32) errs.push(`splitStage.k ${String(st.k)} must be 16 or 32`);
+  if (![16, 32, 64, 128].includes(st.k)) errs.push(`splitStage.k ${String(st.k)} must be 16, 32, 64 or 128`);
+  if (st.aRing !== undefined && ![1, 2, 4].includes(st.aRing))
+    errs.push(`splitStage.aRing ${String(st.aRing)} must be 1, 2 or 4`);
+  if (st.wPer !== undefined && ![1, 2, 4, 8].includes(st.wPer))
+    errs.push(`splitStage.wPer ${String(st.wPer)} must be 1, 2, 4 or 8`);
   if (st.buffers !== 1 && st.buffers !== 2)
     errs.push(`splitStage.buffers ${String(st.buffers)} must be 1 or 2`);
   if (errs.length) return errs;
@@ -244,6 +278,8 @@ export function coopmatSplitStageErrors(spec: Pick<CoopmatSpec, 'tile' | 'plane'
     errs.push(
       `shared A: the ${(g.bm / 16) * g.kc} A fragments of a stage do not divide over ${g.nwarp} planes`,
     );
+  if (st.aRing !== undefined && (st.a !== 'direct' || g.kc % st.aRing !== 0))
+    errs.push(`splitStage.aRing ${st.aRing} needs direct A and a stage of a multiple of ${st.aRing} chunks`);
   if (st.b === 'tiles' && !Number.isInteger(g.fb))
     errs.push(
       `tiled B: the ${(g.bn / 16) * g.kc} B fragments of a stage do not divide over ${g.nwarp} planes`,
@@ -321,7 +357,8 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
   const ids = range(rm).flatMap((im) => range(rn).map((jn) => [im, jn] as const));
   const ks = range(g.kc);
   const two = st.buffers === 2;
-  const stages = st.k === 32 ? 'KB' : 'KT';
+  const stages = { 16: 'KT', 32: 'KB', 64: 'K / 64u', 128: 'K / 128u' }[st.k];
+  const ring = st.aRing;
   const LT = 'subgroup_matrix_left<f16, 16, 16>';
   const RT = 'subgroup_matrix_right<f16, 16, 16>';
   // Offset of buffer `buf` of a staged operand of `rows` rows (nothing with one buffer); curAt: the
@@ -398,6 +435,18 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
   ].join('\n');
   const contract = ks
     .map((kc) => {
+      // Ring: this chunk's A from its slot, and the slot refilled with chunk kc + ring after the products.
+      const ringA = ring
+        ? range(rm)
+            .map((im) => `      let a_${im}_${kc} = pa_${im}_${kc % ring};\n`)
+            .join('')
+        : '';
+      const refill = ring
+        ? '\n' +
+          range(rm)
+            .map((im) => `      pa_${im}_${kc % ring} = ${loadA(im, kc + ring, 'kb')};`)
+            .join('\n')
+        : '';
       const loadsA = sharedA
         ? range(rm)
             .map(
@@ -420,8 +469,8 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
         .join('\n');
       return `    {
       // K columns ${kc * 16}..${kc * 16 + 15} of the stage.
-${loadsA}${loadsB}
-${mmas}
+${ringA}${loadsA}${loadsB}
+${mmas}${refill}
     }`;
     })
     .join('\n');
@@ -450,20 +499,21 @@ ${spilled}
   }`;
   const spillDecl = `// One 16x16 f32 spill per plane for edge subtiles: the fragment's lane layout is opaque.
 ${SPILL_COPY_OUT}`;
-  const directA = sharedA
-    ? ''
-    : range(rm)
-        .flatMap((im) =>
-          ks.map(
-            (kc) =>
-              `    let a_${im}_${kc} = pa_${im}_${kc};\n    pa_${im}_${kc} = ${loadA(im, kc, 'kb + 1u')};`,
-          ),
-        )
-        .join('\n') + '\n';
+  const directA =
+    sharedA || ring
+      ? ''
+      : range(rm)
+          .flatMap((im) =>
+            ks.map(
+              (kc) =>
+                `    let a_${im}_${kc} = pa_${im}_${kc};\n    pa_${im}_${kc} = ${loadA(im, kc, 'kb + 1u')};`,
+            ),
+          )
+          .join('\n') + '\n';
   const firstA = sharedA
     ? ''
     : range(rm)
-        .flatMap((im) => ks.map((kc) => `  var pa_${im}_${kc} = ${loadA(im, kc, '0u')};`))
+        .flatMap((im) => range(ring ?? g.kc).map((kc) => `  var pa_${im}_${kc} = ${loadA(im, kc, '0u')};`))
         .join('\n') + '\n';
   const what = `${sharedA ? 'A [BM, ' + st.k + '] and ' : ''}B [BN, ${st.k}]`;
   const wsDecl = two

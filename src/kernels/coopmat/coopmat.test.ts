@@ -18,6 +18,7 @@ import {
   fmaF32,
   mmqQ4kF16Ref,
   mmqQ4kF16RoundedRef,
+  SPLIT_STAGE_DEFAULT,
   type CoopmatSpec,
 } from './index';
 
@@ -283,7 +284,7 @@ describe('coopmat WGSL generator', () => {
     expect(() => coopmatWgsl({ ...spec, pipeline: false, aDirect: true })).toThrow(/needs the pipelined/);
   });
 
-  it('the split GEMM: one barrier a stage, A from xt and B staged in line (no helper the range analysis cannot see into), direct stores unless instrumented or tailed', () => {
+  it('the split GEMM: 64-wide stages by default, one barrier a stage, A from xt and B staged in line (no helper the range analysis cannot see into), direct stores unless instrumented or tailed', () => {
     const spec: CoopmatSpec = {
       ...base,
       m: 128,
@@ -295,23 +296,45 @@ describe('coopmat WGSL generator', () => {
       split: true,
     };
     const text = buildCoopmatKernel(spec).kernelWgsl;
-    const loop = text.slice(text.indexOf('for (var kb = 0u; kb < KB; kb++)'));
+    const loop = text.slice(text.indexOf('for (var kb = 0u; kb < K / 64u; kb++)'));
     expect(loop.match(/workgroupBarrier\(\)/g)).toHaveLength(1);
+    expect(text).toContain('const RS = 72u;');
     // The next stage's A and B loads come before this stage's matrix work, its B stores after it.
     const firstMma = loop.indexOf('subgroupMatrixMultiplyAccumulate');
     expect(loop.indexOf('(&xt[')).toBeLessThan(firstMma);
     // Every A load names one tile at a constant offset and stride, so a browser's bounds checks do not
     // wrap it in a branch.
+    // rm 4 x 4 chunks of 16, at stage 0 and in the loop.
     expect(text.match(/subgroupMatrixLoad<[^>]+>, row_major>\(&xt\[[^;]*\], 0u, 16u\)/g)).toHaveLength(
-      2 * 4 * 2,
+      2 * 4 * 4,
     );
     expect(text).not.toMatch(/&xt,/);
     expect(loop.indexOf('= wh[')).toBeLessThan(firstMma);
     expect(loop.indexOf('sb[o + 7u]')).toBeGreaterThan(loop.lastIndexOf('subgroupMatrixMultiplyAccumulate'));
     expect(text).not.toMatch(/fn put_/);
-    expect(text.match(/subgroupMatrixMultiplyAccumulate/g)).toHaveLength(4 * 4 * 2);
+    expect(text.match(/subgroupMatrixMultiplyAccumulate/g)).toHaveLength(4 * 4 * 4);
     expect(text.match(/subgroupMatrixStore<row_major>\(&out/g)).toHaveLength(16);
     expect(text).not.toMatch(/var<workgroup> sc/);
+    // 32-wide stages on request: half the chunks, the 32-block count as the trip count.
+    const k32 = buildCoopmatKernel({ ...spec, splitStage: { ...SPLIT_STAGE_DEFAULT, k: 32 } }).kernelWgsl;
+    expect(k32).toContain('for (var kb = 0u; kb < KB; kb++)');
+    expect(k32.match(/subgroupMatrixMultiplyAccumulate/g)).toHaveLength(4 * 4 * 2);
+    // A ring two chunks deep under 128-wide stages: 4 x 2 slots; chunk c reads slot c % 2 and, after its
+    // products, refills it with chunk c + 2.
+    const ring = { ...spec, splitStage: { ...SPLIT_STAGE_DEFAULT, k: 128, aRing: 2 } } satisfies CoopmatSpec;
+    expect(coopmatSpecErrors(ring)).toEqual([]);
+    const ringText = buildCoopmatKernel(ring).kernelWgsl;
+    expect(ringText.match(/var pa_\d_\d = /g)).toHaveLength(4 * 2);
+    const ringLoop = ringText.slice(ringText.indexOf('for (var kb = 0u; kb < K / 128u; kb++)'));
+    expect(ringLoop).toContain('let a_3_5 = pa_3_1;');
+    const chunk5 = ringLoop.slice(ringLoop.indexOf('let a_0_5 = '), ringLoop.indexOf('let a_0_6 = '));
+    expect(chunk5.indexOf('pa_3_1 = subgroupMatrixLoad')).toBeGreaterThan(
+      chunk5.lastIndexOf('subgroupMatrixMultiplyAccumulate'),
+    );
+    expect(chunk5).toContain('(kb) * 8u + 7u], 0u, 16u)');
+    expect(coopmatSpecErrors({ ...ring, splitStage: { ...ring.splitStage, a: 'shared' } })).toEqual([
+      'splitStage.aRing 2 needs direct A and a stage of a multiple of 2 chunks',
+    ]);
     // Instrumented: every fragment spilled and stored by lanes through store_out.
     const inst = buildCoopmatKernel(spec, { instrument: true });
     expect(inst.kernelWgsl).not.toMatch(/subgroupMatrixStore<row_major>\(&out/);
@@ -378,8 +401,8 @@ describe('coopmat WGSL generator', () => {
     expect(coopmatSpecErrors(uneven)).toEqual([
       'tiled B: the 4 B fragments of a stage do not divide over 3 planes',
     ]);
-    expect(coopmatSpecErrors({ ...spec, splitStage: { ...spec.splitStage!, k: 64 as 32 } })).toEqual([
-      'splitStage.k 64 must be 16 or 32',
+    expect(coopmatSpecErrors({ ...spec, splitStage: { ...spec.splitStage!, k: 48 as 32 } })).toEqual([
+      'splitStage.k 48 must be 16, 32, 64 or 128',
     ]);
     expect(coopmatSpecErrors({ ...spec, split: false })).toContain(
       'splitStage applies to the split plan only',

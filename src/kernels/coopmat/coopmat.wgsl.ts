@@ -85,7 +85,7 @@ export interface CoopmatSpec {
    * 16-byte loads. Three passes; rowPad pads its B rows (default 8). Excludes kStage, pipeline, aDirect.
    */
   split?: boolean;
-  /** The split GEMM's staging (default SPLIT_STAGE_DEFAULT: A direct, B rows, 32-wide, 2 buffers). */
+  /** The split GEMM's staging (default SPLIT_STAGE_DEFAULT: A direct, B rows, 64-wide, 2 buffers). */
   splitStage?: SplitStage;
 }
 

@@ -52,7 +52,7 @@ export {
   SPLIT_STAGE_DEFAULT,
   SPLIT_SLACK_BYTES,
 } from './coopmat.split';
-export type { SplitStage } from './coopmat.split';
+export type { SplitStage, WPrePassPer } from './coopmat.split';
 
 /** The seed's gate for the f16 twin vs the full-precision mmq_q4k_f16_ref. */
 export const COOPMAT_SEED_GATE: Gate = { kind: 'rel-to-max', tol: 5e-2 };

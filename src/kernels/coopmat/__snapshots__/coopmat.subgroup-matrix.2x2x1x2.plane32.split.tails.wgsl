@@ -19,13 +19,13 @@ const BN = 64u; // WN*RN*16
 const PER = 8u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
 const KB = K / 32u; // 32-wide K stages
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
-const RS = 40u; // f16 elements per staged B row (32 K-values + padding against bank conflicts)
+const RS = 72u; // f16 elements per staged B row (64 K-values + padding against bank conflicts)
 @group(0) @binding(0) var<storage, read> xt: array<array<f16, 256>>; // 16x16 fragment tiles [MP/16][KT][16][16]
 @group(0) @binding(1) var<storage, read> wh: array<vec4u>; // f16 [NP, K] row-major, 8 halves per vec4
 @group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
-// B [BN, 32] of a stage, two buffers [2][BN][RS]: stage kb is read from buffer kb % 2 while kb + 1 is written.
-var<workgroup> sb: array<f16, 5120u>;
+// B [BN, 64] of a stage, two buffers [2][BN][RS]: stage kb is read from buffer kb % 2 while kb + 1 is written.
+var<workgroup> sb: array<f16, 9216u>;
 
 // One 16x16 f32 spill per plane for edge subtiles: the fragment's lane layout is opaque.
 var<workgroup> sc: array<f32, WM * WN * 256u>;
@@ -55,10 +55,14 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
   // Stage 0: B into buffer 0, A fragments into registers.
   var gb0 = vec4u(0u);
   var gb1 = vec4u(0u);
-  gb0 = wh[((ncol0 + (tid + 0u) / 4u) * K + (0u) * 32u + ((tid + 0u) % 4u) * 8u) / 8u];
-  gb1 = wh[((ncol0 + (tid + 128u) / 4u) * K + (0u) * 32u + ((tid + 128u) % 4u) * 8u) / 8u];
+  var gb2 = vec4u(0u);
+  var gb3 = vec4u(0u);
+  gb0 = wh[((ncol0 + (tid + 0u) / 8u) * K + (0u) * 64u + ((tid + 0u) % 8u) * 8u) / 8u];
+  gb1 = wh[((ncol0 + (tid + 128u) / 8u) * K + (0u) * 64u + ((tid + 128u) % 8u) * 8u) / 8u];
+  gb2 = wh[((ncol0 + (tid + 256u) / 8u) * K + (0u) * 64u + ((tid + 256u) % 8u) * 8u) / 8u];
+  gb3 = wh[((ncol0 + (tid + 384u) / 8u) * K + (0u) * 64u + ((tid + 384u) % 8u) * 8u) / 8u];
   {
-    let o = (0u) * 2560u + ((tid + 0u) / 4u) * 40u + ((tid + 0u) % 4u) * 8u;
+    let o = (0u) * 4608u + ((tid + 0u) / 8u) * 72u + ((tid + 0u) % 8u) * 8u;
     let p = bitcast<vec2<f16>>(gb0.x);
     let q = bitcast<vec2<f16>>(gb0.y);
     let r = bitcast<vec2<f16>>(gb0.z);
@@ -66,42 +70,80 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
     sb[o + 0u] = p.x; sb[o + 1u] = p.y; sb[o + 2u] = q.x; sb[o + 3u] = q.y; sb[o + 4u] = r.x; sb[o + 5u] = r.y; sb[o + 6u] = s.x; sb[o + 7u] = s.y;
   }
   {
-    let o = (0u) * 2560u + ((tid + 128u) / 4u) * 40u + ((tid + 128u) % 4u) * 8u;
+    let o = (0u) * 4608u + ((tid + 128u) / 8u) * 72u + ((tid + 128u) % 8u) * 8u;
     let p = bitcast<vec2<f16>>(gb1.x);
     let q = bitcast<vec2<f16>>(gb1.y);
     let r = bitcast<vec2<f16>>(gb1.z);
     let s = bitcast<vec2<f16>>(gb1.w);
     sb[o + 0u] = p.x; sb[o + 1u] = p.y; sb[o + 2u] = q.x; sb[o + 3u] = q.y; sb[o + 4u] = r.x; sb[o + 5u] = r.y; sb[o + 6u] = s.x; sb[o + 7u] = s.y;
   }
-  var pa_0_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (0u) * 2u + 0u], 0u, 16u);
-  var pa_0_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (0u) * 2u + 1u], 0u, 16u);
+  {
+    let o = (0u) * 4608u + ((tid + 256u) / 8u) * 72u + ((tid + 256u) % 8u) * 8u;
+    let p = bitcast<vec2<f16>>(gb2.x);
+    let q = bitcast<vec2<f16>>(gb2.y);
+    let r = bitcast<vec2<f16>>(gb2.z);
+    let s = bitcast<vec2<f16>>(gb2.w);
+    sb[o + 0u] = p.x; sb[o + 1u] = p.y; sb[o + 2u] = q.x; sb[o + 3u] = q.y; sb[o + 4u] = r.x; sb[o + 5u] = r.y; sb[o + 6u] = s.x; sb[o + 7u] = s.y;
+  }
+  {
+    let o = (0u) * 4608u + ((tid + 384u) / 8u) * 72u + ((tid + 384u) % 8u) * 8u;
+    let p = bitcast<vec2<f16>>(gb3.x);
+    let q = bitcast<vec2<f16>>(gb3.y);
+    let r = bitcast<vec2<f16>>(gb3.z);
+    let s = bitcast<vec2<f16>>(gb3.w);
+    sb[o + 0u] = p.x; sb[o + 1u] = p.y; sb[o + 2u] = q.x; sb[o + 3u] = q.y; sb[o + 4u] = r.x; sb[o + 5u] = r.y; sb[o + 6u] = s.x; sb[o + 7u] = s.y;
+  }
+  var pa_0_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (0u) * 4u + 0u], 0u, 16u);
+  var pa_0_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (0u) * 4u + 1u], 0u, 16u);
+  var pa_0_2 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (0u) * 4u + 2u], 0u, 16u);
+  var pa_0_3 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (0u) * 4u + 3u], 0u, 16u);
   workgroupBarrier();
-  for (var kb = 0u; kb < KB; kb++) {
+  for (var kb = 0u; kb < K / 64u; kb++) {
     let cur = kb % 2u;
     // Take this stage's A and issue the next stage's loads (the last stage's prefetch reads the slack).
     let a_0_0 = pa_0_0;
-    pa_0_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (kb + 1u) * 2u + 0u], 0u, 16u);
+    pa_0_0 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (kb + 1u) * 4u + 0u], 0u, 16u);
     let a_0_1 = pa_0_1;
-    pa_0_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (kb + 1u) * 2u + 1u], 0u, 16u);
-    gb0 = wh[((ncol0 + (tid + 0u) / 4u) * K + (kb + 1u) * 32u + ((tid + 0u) % 4u) * 8u) / 8u];
-    gb1 = wh[((ncol0 + (tid + 128u) / 4u) * K + (kb + 1u) * 32u + ((tid + 128u) % 4u) * 8u) / 8u];
+    pa_0_1 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (kb + 1u) * 4u + 1u], 0u, 16u);
+    let a_0_2 = pa_0_2;
+    pa_0_2 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (kb + 1u) * 4u + 2u], 0u, 16u);
+    let a_0_3 = pa_0_3;
+    pa_0_3 = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + 0u) * KT + (kb + 1u) * 4u + 3u], 0u, 16u);
+    gb0 = wh[((ncol0 + (tid + 0u) / 8u) * K + (kb + 1u) * 64u + ((tid + 0u) % 8u) * 8u) / 8u];
+    gb1 = wh[((ncol0 + (tid + 128u) / 8u) * K + (kb + 1u) * 64u + ((tid + 128u) % 8u) * 8u) / 8u];
+    gb2 = wh[((ncol0 + (tid + 256u) / 8u) * K + (kb + 1u) * 64u + ((tid + 256u) % 8u) * 8u) / 8u];
+    gb3 = wh[((ncol0 + (tid + 384u) / 8u) * K + (kb + 1u) * 64u + ((tid + 384u) % 8u) * 8u) / 8u];
     {
       // K columns 0..15 of the stage.
-      let b_0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, cur * 2560u + (warp_n * RN + 0u) * 640u + 0u, 40u);
-      let b_1 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, cur * 2560u + (warp_n * RN + 1u) * 640u + 0u, 40u);
+      let b_0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, cur * 4608u + (warp_n * RN + 0u) * 1152u + 0u, 72u);
+      let b_1 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, cur * 4608u + (warp_n * RN + 1u) * 1152u + 0u, 72u);
       acc_0_0 = subgroupMatrixMultiplyAccumulate(a_0_0, b_0, acc_0_0);
       acc_0_1 = subgroupMatrixMultiplyAccumulate(a_0_0, b_1, acc_0_1);
     }
     {
       // K columns 16..31 of the stage.
-      let b_0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, cur * 2560u + (warp_n * RN + 0u) * 640u + 16u, 40u);
-      let b_1 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, cur * 2560u + (warp_n * RN + 1u) * 640u + 16u, 40u);
+      let b_0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, cur * 4608u + (warp_n * RN + 0u) * 1152u + 16u, 72u);
+      let b_1 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, cur * 4608u + (warp_n * RN + 1u) * 1152u + 16u, 72u);
       acc_0_0 = subgroupMatrixMultiplyAccumulate(a_0_1, b_0, acc_0_0);
       acc_0_1 = subgroupMatrixMultiplyAccumulate(a_0_1, b_1, acc_0_1);
     }
+    {
+      // K columns 32..47 of the stage.
+      let b_0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, cur * 4608u + (warp_n * RN + 0u) * 1152u + 32u, 72u);
+      let b_1 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, cur * 4608u + (warp_n * RN + 1u) * 1152u + 32u, 72u);
+      acc_0_0 = subgroupMatrixMultiplyAccumulate(a_0_2, b_0, acc_0_0);
+      acc_0_1 = subgroupMatrixMultiplyAccumulate(a_0_2, b_1, acc_0_1);
+    }
+    {
+      // K columns 48..63 of the stage.
+      let b_0 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, cur * 4608u + (warp_n * RN + 0u) * 1152u + 48u, 72u);
+      let b_1 = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, cur * 4608u + (warp_n * RN + 1u) * 1152u + 48u, 72u);
+      acc_0_0 = subgroupMatrixMultiplyAccumulate(a_0_3, b_0, acc_0_0);
+      acc_0_1 = subgroupMatrixMultiplyAccumulate(a_0_3, b_1, acc_0_1);
+    }
     // Write the next stage into the other buffer; the barrier publishes it and retires this one.
     {
-      let o = (1u - cur) * 2560u + ((tid + 0u) / 4u) * 40u + ((tid + 0u) % 4u) * 8u;
+      let o = (1u - cur) * 4608u + ((tid + 0u) / 8u) * 72u + ((tid + 0u) % 8u) * 8u;
       let p = bitcast<vec2<f16>>(gb0.x);
       let q = bitcast<vec2<f16>>(gb0.y);
       let r = bitcast<vec2<f16>>(gb0.z);
@@ -109,11 +151,27 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
       sb[o + 0u] = p.x; sb[o + 1u] = p.y; sb[o + 2u] = q.x; sb[o + 3u] = q.y; sb[o + 4u] = r.x; sb[o + 5u] = r.y; sb[o + 6u] = s.x; sb[o + 7u] = s.y;
     }
     {
-      let o = (1u - cur) * 2560u + ((tid + 128u) / 4u) * 40u + ((tid + 128u) % 4u) * 8u;
+      let o = (1u - cur) * 4608u + ((tid + 128u) / 8u) * 72u + ((tid + 128u) % 8u) * 8u;
       let p = bitcast<vec2<f16>>(gb1.x);
       let q = bitcast<vec2<f16>>(gb1.y);
       let r = bitcast<vec2<f16>>(gb1.z);
       let s = bitcast<vec2<f16>>(gb1.w);
+      sb[o + 0u] = p.x; sb[o + 1u] = p.y; sb[o + 2u] = q.x; sb[o + 3u] = q.y; sb[o + 4u] = r.x; sb[o + 5u] = r.y; sb[o + 6u] = s.x; sb[o + 7u] = s.y;
+    }
+    {
+      let o = (1u - cur) * 4608u + ((tid + 256u) / 8u) * 72u + ((tid + 256u) % 8u) * 8u;
+      let p = bitcast<vec2<f16>>(gb2.x);
+      let q = bitcast<vec2<f16>>(gb2.y);
+      let r = bitcast<vec2<f16>>(gb2.z);
+      let s = bitcast<vec2<f16>>(gb2.w);
+      sb[o + 0u] = p.x; sb[o + 1u] = p.y; sb[o + 2u] = q.x; sb[o + 3u] = q.y; sb[o + 4u] = r.x; sb[o + 5u] = r.y; sb[o + 6u] = s.x; sb[o + 7u] = s.y;
+    }
+    {
+      let o = (1u - cur) * 4608u + ((tid + 384u) / 8u) * 72u + ((tid + 384u) % 8u) * 8u;
+      let p = bitcast<vec2<f16>>(gb3.x);
+      let q = bitcast<vec2<f16>>(gb3.y);
+      let r = bitcast<vec2<f16>>(gb3.z);
+      let s = bitcast<vec2<f16>>(gb3.w);
       sb[o + 0u] = p.x; sb[o + 1u] = p.y; sb[o + 2u] = q.x; sb[o + 3u] = q.y; sb[o + 4u] = r.x; sb[o + 5u] = r.y; sb[o + 6u] = s.x; sb[o + 7u] = s.y;
     }
     workgroupBarrier();
