@@ -5,11 +5,11 @@
 //   pass 0  weight pre-pass: Q4_K -> f16 wh [NP, K] row-major (decoded ONCE per weight, rows >= n zero)
 //   pass 1  activation pre-pass: x f32 -> f16 xt in 16x16 fragment tiles [MP/16][K/16][16][16]
 //   pass 2  the GEMM: A fragments straight from xt (each a contiguous 512-byte tile, prefetched in
-//           registers one 32-wide stage ahead), B staged from wh with 16-byte loads into a double-
+//           registers one 64-wide stage ahead), B staged from wh with 16-byte loads into a double-
 //           buffered, row-padded workgroup tile (one barrier a stage), f32 results stored straight to
 //           `out` where the subtile is inside m x n (spilled and copied by lanes at the edges).
-// Measured on the H200 at 2048 x 4096 x 4096 (docs/benchmarks.md, "Follow-up 3" and "Follow-up 5"): the three
-// passes took 0.0210 + 0.0134 + 0.2470 ms (244.2 TOPS in all) where the one-pass pipelined kernel took 0.8010 ms.
+// Measured on the H200 at 2048 x 4096 x 4096 (docs/benchmarks.md, "Follow-up 6"): the three passes took
+// 0.0213 + 0.0134 + 0.2168 ms (273.2 TOPS in all) where the one-pass pipelined kernel took 0.8046 ms.
 // Both pre-passes are core WGSL (pack2x16float), so every adapter and both arms share them; the scalar
 // arm reads the same f16 pairs and sums each 32-block in K order, exactly as mmqQ4kF16RoundedRef.
 import type { CoopmatSpec } from './coopmat.wgsl';
@@ -41,12 +41,18 @@ export interface SplitStage {
   /** 'rows': wh row-major, staged with 16-byte loads and f16 stores; 'tiles': wh in 16x16 fragment tiles
    * (as xt), staged by fragment copies (subgroupMatrixLoad, subgroupMatrixStore). */
   b: 'rows' | 'tiles';
-  /** K-values per stage (one barrier each with two buffers). */
+  /**
+   * K-values per stage (one barrier each with two buffers). On the H200 at 2048 x 4096 x 4096 the GEMM
+   * pass took 0.2449 ms at 32, 0.2097 at 64 (half the barriers) and 0.3511 at 128, whose 34 KiB of B
+   * buffers leave one workgroup per SM instead of two (docs/benchmarks.md, "Follow-up 6").
+   */
   k: 16 | 32 | 64 | 128;
   /**
    * Direct A only: how many 16-wide K chunks ahead A's fragments are loaded, in a ring of that many
    * register slots per row tile; the load of chunk c + aRing is issued right after chunk c's products.
    * Unset: a whole stage ahead, issued at the top of the stage (k / 16 slots, plus the stage in use).
+   * A ring of 2 under 64-wide stages took 0.2208 ms against 0.2097 unset: the distance is not what
+   * A's loads cost.
    */
   aRing?: 1 | 2 | 4;
   /** Workgroup buffers per staged operand: 2 = one barrier a stage, 1 = two (half the memory). */
@@ -54,7 +60,11 @@ export interface SplitStage {
   /** Weight pre-pass: 8-weight items per invocation (default W_PRE_PASS_PER). */
   wPer?: WPrePassPer;
 }
-/** Items (8 weights each) per invocation of the weight pre-pass (see buildCoopmatWToF16Kernel). */
+/**
+ * Items (8 weights each) per invocation of the weight pre-pass (see buildCoopmatWToF16Kernel). At 4096 x
+ * 4096 on the H200: 1 item 0.0203 ms, 2 0.0197, 4 0.0211, 8 0.0251 (one run each, so 1-4 are within the
+ * run-to-run spread); the default is 4, the value the headline runs were measured with.
+ */
 export type WPrePassPer = 1 | 2 | 4 | 8;
 export const W_PRE_PASS_PER: WPrePassPer = 4;
 export const SPLIT_STAGE_DEFAULT: SplitStage = { a: 'direct', b: 'rows', k: 64, buffers: 2 };

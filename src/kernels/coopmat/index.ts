@@ -85,9 +85,9 @@ export interface CoopmatPrepared extends PreparedProblem {
 /**
  * The staging an arm runs by default. The matrix arm takes the split plan (coopmat.split.ts: the weight
  * decoded to f16 once, the activation tiled into 16x16 f16 fragments, then A fragments read from global
- * memory and B staged with 16-byte loads, rows padded by 8 f16): on the H200 its three passes took
- * 0.2956 ms at 2048x4096x4096, the pipelined one-pass kernel 0.8119 ms in the same run
- * (docs/benchmarks.md, "Follow-up 3"). The scalar arm keeps the one-buffer kernel, the seed's normative path.
+ * memory and B staged with 16-byte loads in 64-wide stages, rows padded by 8 f16): on the H200 its three
+ * passes took 0.2515 ms at 2048x4096x4096, the pipelined one-pass kernel 0.8046 ms in the same run
+ * (docs/benchmarks.md, "Follow-up 6"). The scalar arm keeps the one-buffer kernel, the seed's normative path.
  */
 export function coopmatArmStaging(arm: CoopmatArm): Pick<CoopmatSpec, 'split' | 'rowPad'> {
   return arm === 'subgroup-matrix' ? { split: true, rowPad: 8 } : {};
