@@ -385,6 +385,14 @@ const SPECS: LabSpec[] = [
   spec('PROD6-4144-k64', { ...P(4, 1), productStage: K64 }),
   spec('PROD6-4144-k64-tiles', { ...P(4, 1), productStage: { ...K64, b: 'tiles' } }),
   spec('PROD6-4144-k64#2', { ...P(4, 1), productStage: K64 }),
+  // Round 7: half of A's fragment loads per product (planes of 32x128 results, rm 2 x rn 8) with 8 planes
+  // a block, so B's staging per product stays where it is (BM 256); B's workgroup loads double.
+  spec('PROD7-4144-k64', { ...P(4, 1), productStage: K64 }),
+  spec('PROD7-8128-k64', { ...W(8, 1, 2, 8), product: true, productStage: K64 }),
+  spec('PROD7-8128-k32', { ...W(8, 1, 2, 8), product: true, productStage: { ...K64, k: 32 } }),
+  spec('PROD7-8128-k64-ring2', { ...W(8, 1, 2, 8), product: true, productStage: { ...K64, aRing: 2 } }),
+  spec('PROD7-4128-k32', { ...W(4, 1, 2, 8), product: true, productStage: { ...K64, k: 32 } }),
+  spec('PROD7-4144-k64#2', { ...P(4, 1), productStage: K64 }),
 ];
 
 /** f16 values (k - 15) / 16, k in 0..30: exact in f16, and every product and partial sum exact in f32. */
