@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Entry point of a `run` on the lent NVIDIA machine (carry .gl and .gpu/bench, built by bench/build-carry.sh).
-# Usage: bench/h200.sh STEP...   STEP = vkdebug | probe | torch | bench[:ARGS with '+' for spaces] | lab[:ARGS] (when bench/lab.ts exists)
+# Usage: bench/h200.sh STEP...   STEP = vkdebug | probe | torch[:M,N,K] | bench[:ARGS with '+' for spaces] | lab[:ARGS] (when bench/lab.ts exists)
 # Logs and JSON go to $OUT (the device tool's return folder), else bench-out/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +38,11 @@ for step in "$@"; do
   case "$step" in
     vkdebug) VK_LOADER_DEBUG=error,warn,driver PROBE_ONLY_ADAPTER=1 /tmp/node $RUN/probe.mjs > "$OUT/vkdebug.log" 2>&1; tail -40 "$OUT/vkdebug.log" ;;
     probe) /tmp/node $RUN/probe.mjs --json "$OUT/probe.json" 2>&1 | tee "$OUT/probe.log" || rc=1 ;;
-    torch) PYTHONUNBUFFERED=1 python3 bench/torch_baseline.py "$OUT/torch.json" 2>&1 | tee "$OUT/torch.log" || rc=1 ;;
+    torch*)
+      # torch:M,N,K times that one shape only.
+      shape=${step#torch}; shape=${shape#:}
+      # shellcheck disable=SC2086
+      PYTHONUNBUFFERED=1 python3 bench/torch_baseline.py "$OUT/torch.json" $shape 2>&1 | tee "$OUT/torch.log" || rc=1 ;;
     bench*)
       args=${step#bench}; args=${args#:}; args=${args//+/ }
       # A second bench step in one command writes bench2.json / bench2.log, and so on.

@@ -518,7 +518,8 @@ const COOPMAT_STAGING_TILES: StagedTile[] = [
   [[4, 2, 4, 2], { pipeline: true, rowPad: 8, aDirect: true }],
   [[2, 2, 4, 4], { pipeline: true, rowPad: 8, aDirect: true }],
   // The split plan (weight and activation pre-passes, then A fragments from global memory and B staged
-  // from f16): 64x64 planes at 2..8 planes a block, and 32x128 planes.
+  // from f16): 64x64 planes at 2..8 planes a block, and 32x128 planes (half of A's fragment loads per
+  // product) at 4 and 8 planes (8,1,2,8 is outside the tuner's WM range).
   ...(
     [
       [1, 1, 4, 4],
@@ -528,6 +529,7 @@ const COOPMAT_STAGING_TILES: StagedTile[] = [
       [4, 2, 4, 4],
       [2, 1, 4, 2],
       [4, 1, 2, 8],
+      [8, 1, 2, 8],
       [2, 1, 8, 2],
       [8, 1, 2, 4],
     ] as const

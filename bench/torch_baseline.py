@@ -40,7 +40,12 @@ def banks_for(bytes_each):
 
 
 def main():
+    global MS, NK
     out_path = sys.argv[1] if len(sys.argv) > 1 else "torch.json"
+    # Optional "m,n,k": that one shape only (a short command when device time is short).
+    if len(sys.argv) > 2:
+        m, n, k = (int(v) for v in sys.argv[2].split(","))
+        MS, NK = [m], [(n, k)]
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     res = {
