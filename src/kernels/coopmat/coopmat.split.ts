@@ -311,7 +311,7 @@ export function coopmatSplitWorkgroupBytes(
 }
 
 function splitConsts(spec: CoopmatSpec): string {
-  return `${tileConsts(spec, coopmatSplitGeometry(spec))}const KB = K / 32u; // 32-wide K stages
+  return `${tileConsts(spec, coopmatSplitGeometry(spec))}const KB = K / 32u; // 32-wide K blocks (the scalar arm's sums; the trip count of 32-wide stages)
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
 `;
 }

@@ -13,7 +13,7 @@ const NT = 128u; // WM*WN planes
 const BM = 32u; // WM*RM*16
 const BN = 32u; // WN*RN*16
 const PER = 8u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
-const KB = K / 32u; // 32-wide K stages
+const KB = K / 32u; // 32-wide K blocks (the scalar arm's sums; the trip count of 32-wide stages)
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
 
 @group(0) @binding(0) var<storage, read> xt: array<u32>; // f16 pairs, 16x16 fragment tiles

@@ -17,7 +17,7 @@ const NT = 256u; // WM*WN planes
 const BM = 128u; // WM*RM*16
 const BN = 256u; // WN*RN*16
 const PER = 8u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
-const KB = K / 32u; // 32-wide K stages
+const KB = K / 32u; // 32-wide K blocks (the scalar arm's sums; the trip count of 32-wide stages)
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
 const RS = 24u; // f16 elements per staged row (16 K-values + padding against bank conflicts)
 @group(0) @binding(0) var<storage, read> xt: array<array<f16, 256>>; // 16x16 fragment tiles [MP/16][KT][16][16]
