@@ -393,6 +393,15 @@ const SPECS: LabSpec[] = [
   spec('PROD7-8128-k64-ring2', { ...W(8, 1, 2, 8), product: true, productStage: { ...K64, aRing: 2 } }),
   spec('PROD7-4128-k32', { ...W(4, 1, 2, 8), product: true, productStage: { ...K64, k: 32 } }),
   spec('PROD7-4144-k64#2', { ...P(4, 1), productStage: K64 }),
+  // Round 8: one B buffer (half the workgroup memory, so possibly a third workgroup per SM) for two
+  // barriers a stage.
+  spec('PROD8-4144-k64', { ...P(4, 1), productStage: K64 }),
+  spec('PROD8-4144-k64-b1', { ...P(4, 1), productStage: { ...K64, buffers: 1 } }),
+  spec('PROD8-4144-k128-b1', { ...P(4, 1), productStage: { ...K64, k: 128, buffers: 1 } }),
+  spec('PROD8-4144-k32', { ...P(4, 1), productStage: { ...K64, k: 32 } }),
+  spec('PROD8-8128-k64', { ...W(8, 1, 2, 8), product: true, productStage: K64 }),
+  spec('PROD8-8128-k64-b1', { ...W(8, 1, 2, 8), product: true, productStage: { ...K64, buffers: 1 } }),
+  spec('PROD8-4144-k64#2', { ...P(4, 1), productStage: K64 }),
 ];
 
 /** f16 values (k - 15) / 16, k in 0..30: exact in f16, and every product and partial sum exact in f32. */
