@@ -43,8 +43,9 @@ export interface SplitStage {
   b: 'rows' | 'tiles';
   /**
    * K-values per stage (one barrier each with two buffers). On the H200 at 2048 x 4096 x 4096 the GEMM
-   * pass took 0.2449 ms at 32, 0.2097 at 64 (half the barriers) and 0.3511 at 128, whose 34 KiB of B
-   * buffers leave one workgroup per SM instead of two (docs/benchmarks.md, "Follow-up 6").
+   * pass took 0.2449 ms at 32, 0.2097 at 64 (half the barriers) and 0.3511 at 128; at 128 with one B
+   * buffer (17 KiB, two workgroups an SM still fit) 0.3433, so it is not the workgroup memory alone
+   * (docs/benchmarks.md, "Follow-up 6"). One buffer at 64: 0.2238.
    */
   k: 16 | 32 | 64 | 128;
   /**
