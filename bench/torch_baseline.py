@@ -40,12 +40,12 @@ def banks_for(bytes_each):
 
 
 def main():
-    global MS, NK
     out_path = sys.argv[1] if len(sys.argv) > 1 else "torch.json"
     # Optional "m,n,k": that one shape only (a short command when device time is short).
+    ms, nk = MS, NK
     if len(sys.argv) > 2:
         m, n, k = (int(v) for v in sys.argv[2].split(","))
-        MS, NK = [m], [(n, k)]
+        ms, nk = [m], [(n, k)]
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     res = {
@@ -60,12 +60,12 @@ def main():
     }
     g = torch.Generator(device=dev)
     g.manual_seed(1234)
-    for n, k in NK:
+    for n, k in nk:
         nb = banks_for(n * k)
         w8 = [torch.randint(-127, 128, (k, n), device=dev, dtype=torch.int8, generator=g) for _ in range(nb)]
         w8t = [torch.randint(-127, 128, (n, k), device=dev, dtype=torch.int8, generator=g).t() for _ in range(nb)]
         w16 = [torch.randn((k, n), device=dev, dtype=torch.float16, generator=g) for _ in range(banks_for(2 * n * k))]
-        for m in MS:
+        for m in ms:
             a8 = torch.randint(-127, 128, (m, k), device=dev, dtype=torch.int8, generator=g)
             a16 = torch.randn((m, k), device=dev, dtype=torch.float16, generator=g)
             # Correctness of the baseline itself on one bank (exact in int32 vs a float64 product).

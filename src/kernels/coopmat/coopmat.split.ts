@@ -125,13 +125,14 @@ export function buildCoopmatWToF16Kernel(
   spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile' | 'splitStage'>,
 ): SplitPrePass {
   const { n, k } = spec;
-  const per = splitStageOf(spec).wPer ?? W_PRE_PASS_PER;
+  const st = splitStageOf(spec);
+  const per = st.wPer ?? W_PRE_PASS_PER;
   const { np } = coopmatSplitExtents(spec);
   const items = (np * k) / 8;
   // items is a multiple of 32 (k of 256), so every per divides it.
   const inv = items / per;
   const grid = prePassGrid(inv);
-  const tiles = splitStageOf(spec).b === 'tiles';
+  const tiles = st.b === 'tiles';
   // Tiled: item t is the t-th 16-byte piece of the fragment-tiled wh (the activation pre-pass's order),
   // so a subgroup's stores stay contiguous; row-major: the t-th of [NP, K].
   const rowK = tiles
@@ -144,8 +145,7 @@ export function buildCoopmatWToF16Kernel(
 const N = ${n}u;
 const K = ${k}u;
 const NSB = K / 256u; // super-blocks per row
-const ITEMS = ${items}u; // vec4u (8 weights) of wh
-const INV = ${inv}u; // invocations, each taking items t, t + INV, ... (${per} items)
+const INV = ${inv}u; // invocations, each taking items t, t + INV, ... (${per} items) of the ${items} vec4u (8 weights each) of wh
 @group(0) @binding(0) var<storage, read> wqs: array<vec2u>; // Q4_K qs: 16 vec2 (128 B) per super-block
 @group(0) @binding(1) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
 @group(0) @binding(2) var<storage, read> wd: array<f32>; // d per super-block
