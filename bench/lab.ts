@@ -469,6 +469,25 @@ async function main() {
     ['B', 'Bt'],
     4,
   );
+  /** Time one pass alone and report it as `bytes` moved (the L2 probe, the weight pre-pass). */
+  const timeBandwidth = async (pass: PassSpec, bytes: number, maxIters: number, extra = {}) => {
+    try {
+      const prepared = await preparePasses(res, [pass]);
+      const t = await timeMainPass(res, pass, prepared, 0, { reps: 3, targetMs: 15, maxIters });
+      const gbs = bytes / (t.ms * 1e-3) / 1e9;
+      console.log(`${pass.label.padEnd(24)} ${t.ms.toFixed(4)} ms ${gbs.toFixed(0)} GB/s`);
+      report.push({
+        name: pass.label,
+        ...extra,
+        ms: t.ms,
+        gbs,
+        samples: t.samples,
+        at: new Date().toISOString(),
+      });
+    } catch (e) {
+      console.log(`${pass.label} ERROR ${e instanceof Error ? e.message.slice(0, 400) : String(e)}`);
+    }
+  };
   const threads = Number(arg('--l2-threads') ?? 132 * 8 * 256);
   for (const bytes of L2_SIZES) {
     if (only && !only.test('l2')) break;
@@ -481,15 +500,7 @@ async function main() {
       bindings: [`l2_${bytes}`, 'sink'],
       workgroupSize: 256,
     };
-    try {
-      const prepared = await preparePasses(res, [pass]);
-      const t = await timeMainPass(res, pass, prepared, 0, { reps: 3, targetMs: 15, maxIters: 50 });
-      const gbs = (bytes * passes) / (t.ms * 1e-3) / 1e9;
-      console.log(`${pass.label.padEnd(24)} ${t.ms.toFixed(4)} ms ${gbs.toFixed(0)} GB/s`);
-      report.push({ name: pass.label, ms: t.ms, gbs, samples: t.samples });
-    } catch (e) {
-      console.log(`${pass.label} ERROR ${e instanceof Error ? e.message.slice(0, 400) : String(e)}`);
-    }
+    await timeBandwidth(pass, bytes * passes, 50);
   }
   // Round 5: the weight pre-pass (Q4_K -> f16 wh) at N x K with 1, 2, 4 or 8 items per invocation.
   for (const wPer of [1, 2, 4, 8] as WPrePassPer[]) {
@@ -502,20 +513,11 @@ async function main() {
       wgsl: p0.wgsl,
       entryPoint: 'main',
       workgroups: p0.grid,
-      bindings: ['wqs', 'wsc', 'wd', 'wdm', 'wh'],
+      bindings: p0.bindings,
       workgroupSize: p0.workgroupSize,
     };
-    try {
-      const prepared = await preparePasses(res, [pass]);
-      const t = await timeMainPass(res, pass, prepared, 0, { reps: 3, targetMs: 15, maxIters: 200 });
-      // Traffic: qs + scales + d + dmin read, wh written.
-      const bytes = (N * K) / 2 + ((N * K) / 256) * 20 + N * K * 2;
-      const gbs = bytes / (t.ms * 1e-3) / 1e9;
-      console.log(`${name.padEnd(24)} ${t.ms.toFixed(4)} ms ${gbs.toFixed(0)} GB/s`);
-      report.push({ name, wPer, ms: t.ms, gbs, samples: t.samples, at: new Date().toISOString() });
-    } catch (e) {
-      console.log(`${name} ERROR ${e instanceof Error ? e.message.slice(0, 400) : String(e)}`);
-    }
+    // Traffic: qs + scales + d + dmin read, wh written.
+    await timeBandwidth(pass, (N * K) / 2 + ((N * K) / 256) * 20 + N * K * 2, 200, { wPer });
   }
   for (const s of SPECS) {
     if (only && !only.test(s.name)) continue;
