@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Entry point of a `run` on the lent NVIDIA machine (carry .gl and .gpu/bench, built by bench/build-carry.sh).
-# Usage: bench/h200.sh STEP...   STEP = vkdebug | probe | torch[:M,N,K] | bench[:ARGS with '+' for spaces] | lab[:ARGS] (when bench/lab.ts exists)
+# Usage: bench/h200.sh STEP...   STEP = vkdebug | probe | torch[:M,N,K] | bench[:ARGS with '+' for spaces] | lab[:ARGS]
+#   | sass (registers, spills and SASS of the pipelines compiled so far, from the driver's cache: sass.tar.xz)
 # Logs and JSON go to $OUT (the device tool's return folder), else bench-out/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,10 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+# The driver's shader disk cache holds the machine code of every pipeline compiled; `sass` reads it back.
+NVCACHE=/tmp/nvcache
+mkdir -p $NVCACHE
+export __GL_SHADER_DISK_CACHE=1 __GL_SHADER_DISK_CACHE_PATH=$NVCACHE __GL_SHADER_DISK_CACHE_SKIP_CLEANUP=1
 RUN=/tmp/mmqrun
 mkdir -p $RUN/node_modules/webgpu/dist/linux-x64
 [ -x /tmp/node ] || { xz -dc .gpu/bench/node.xz > /tmp/node && chmod +x /tmp/node; }
@@ -54,6 +59,10 @@ for step in "$@"; do
       nl=$((${nl:-0} + 1)); sfx=$([ $nl -gt 1 ] && echo $nl)
       # shellcheck disable=SC2086
       /tmp/node $RUN/lab.mjs --json "$OUT/lab$sfx.json" $args 2>&1 | tee "$OUT/lab$sfx.log" || rc=1 ;;
+    sass)
+      # Then empty the cache, so a later sass step shows only what was compiled after this one.
+      python3 bench/nvsass.py $NVCACHE "$OUT/sass.tar.xz" 2>&1 | tee "$OUT/sass.log" || rc=1
+      rm -rf "${NVCACHE:?}"/* ;;
     *) echo "unknown step $step"; rc=2 ;;
   esac
 done

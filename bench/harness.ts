@@ -52,6 +52,7 @@ import {
 import {
   Evolution,
   mmqQ4kIncumbent,
+  coopmatTileSpace,
   mmqQ4kSpace,
   tileLimits,
   tileOf,
@@ -60,6 +61,7 @@ import {
   type Config,
   type Evaluator,
   type Measurement,
+  type Space,
   type StaticVerdict,
 } from '../src/kernels/tune';
 import { dequantizeQ4K } from '../src/kernels/quant/q4k';
@@ -678,9 +680,10 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     shape: Shape,
     make: (tile: TileParams) => Candidate | BenchRow,
     workgroupBytes: (tile: TileParams) => number,
+    space: Space = mmqQ4kSpace(),
   ) => {
     if (!opts.tune || !want(`${family}/${arm}/tune`)) return;
-    const ev = new SampledTileEval(gpu, prob, make, workgroupBytes, 1, timeOpts.warmMs);
+    const ev = new SampledTileEval(gpu, prob, make, workgroupBytes, 1, timeOpts.warmMs, space);
     const evo = new Evolution(
       opts.quick
         ? { population: 3, generations: 1, measureIters: 1 }
@@ -771,6 +774,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
           shape,
           (t) => coopmatCandidate(caps, shape, t, cmArm, 'tuned', x, q4),
           (t) => coopmatWorkgroupBytes(coopmatBenchSpec(caps, shape, t, cmArm)),
+          coopmatTileSpace(),
         );
     }
     for (const arm of arms)

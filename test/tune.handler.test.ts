@@ -120,6 +120,19 @@ describe('worker handler on SwiftShader', () => {
       served: 'WM=1,WN=1,RM=1,RN=1',
       verdict: { pass: true },
     });
+    // WM = 8 is in the coopmat twin's space only: served there, a fallback for the int8 op.
+    const wide = await call({ ...base, op: 'mmq_q4k_coopmat', id: 14, cachedWinner: 'WM=8,WN=1,RM=1,RN=1' });
+    expect(wide[0]).toMatchObject({
+      type: 'autokernel-result',
+      served: 'WM=8,WN=1,RM=1,RN=1',
+      tile: { wm: 8, wn: 1, rm: 1, rn: 1 },
+      verdict: { pass: true },
+    });
+    const int8Wide = await call({ ...base, id: 15, cachedWinner: 'WM=8,WN=1,RM=1,RN=1' });
+    expect(int8Wide[0]).toMatchObject({
+      served: 'incumbent',
+      fallback: expect.stringMatching(/not a config/),
+    });
   });
 
   it('the core-shaped tuneHandler posts through ctx.post', async () => {

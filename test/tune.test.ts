@@ -13,6 +13,8 @@ import {
   Tuner,
   mmqQ4kIncumbent,
   mmqQ4kSpace,
+  coopmatTileSpace,
+  tileSpaceFor,
   parseShapeKey,
   pickAutokernel,
   autokernelChoice,
@@ -98,6 +100,28 @@ describe('Space', () => {
     expect(space.name(all[1]!)).toBe('WM=1,WN=1,RM=1,RN=2');
     expect(space.name(all[107]!)).toBe('WM=4,WN=4,RM=4,RN=8');
     expect(all.every((c) => space.feasible(c))).toBe(true);
+  });
+
+  it('the coopmat space adds WM = 8 (WN <= 2): 132 configs, 8,1,2,8 among them; each op gets its own', () => {
+    const cm = coopmatTileSpace();
+    const all = cm.enumerate();
+    expect(all).toHaveLength(132);
+    const names = all.map((c) => cm.name(c));
+    // The int8 space is a subset, in the same order; the added 24 are exactly WM = 8 with WN in {1, 2}.
+    expect(names.filter((n) => !n.startsWith('WM=8,'))).toEqual(space.enumerate().map((c) => space.name(c)));
+    const added = names.filter((n) => n.startsWith('WM=8,'));
+    expect(added).toHaveLength(24);
+    expect(added.every((n) => /^WM=8,WN=[12],/.test(n))).toBe(true);
+    expect(tileOf(cm, tileConfig(cm, { wm: 8, wn: 1, rm: 2, rn: 8 }))).toEqual({
+      wm: 8,
+      wn: 1,
+      rm: 2,
+      rn: 8,
+    });
+    expect(() => tileConfig(space, { wm: 8, wn: 1, rm: 2, rn: 8 })).toThrow(/not in the tile space/);
+    expect(cm.feasible(cm.config({ WM: 8, WN: 4, RM: 1, RN: 1 })!)).toBe(false); // 32 planes: over the constraint
+    expect(tileSpaceFor('mmq_q4k_coopmat').enumerate()).toHaveLength(132);
+    expect(tileSpaceFor('mmq_q4k_tile').enumerate()).toHaveLength(108);
   });
 
   it('name and parse round-trip for every config', () => {

@@ -25,14 +25,11 @@ export const F16_TUNE_GATE: Gate = { kind: 'rel-to-max', tol: 5e-2 };
  */
 export const REGISTER_TILE_BUDGET = 16;
 
-/**
- * The {WM x WN x RM x RN} space: WM, WN in {1,2,4}, RM in {1,2,4}, RN in {1,2,4,8}, 1 <= WM*WN <= 16.
- * @example mmqQ4kSpace().enumerate().length === 108
- */
-export function mmqQ4kSpace(): Space {
+/** The tile space over warp-grid rows `wms`: WN in {1,2,4}, RM in {1,2,4}, RN in {1,2,4,8}, 1 <= WM*WN <= 16. */
+function tileSpaceOver(wms: readonly number[]): Space {
   return (
     new Space()
-      .param('WM', [1, 2, 4])
+      .param('WM', wms)
       .param('WN', [1, 2, 4])
       .param('RM', [1, 2, 4])
       .param('RN', [1, 2, 4, 8])
@@ -42,6 +39,29 @@ export function mmqQ4kSpace(): Space {
         return w >= 1 && w <= 16;
       }, '1 <= WM*WN <= 16')
   );
+}
+
+/**
+ * The int8 MMQ's {WM x WN x RM x RN} space: WM, WN in {1,2,4}, RM in {1,2,4}, RN in {1,2,4,8}, 1 <= WM*WN <= 16.
+ * @example mmqQ4kSpace().enumerate().length === 108
+ */
+export function mmqQ4kSpace(): Space {
+  return tileSpaceOver([1, 2, 4]);
+}
+
+/**
+ * The coopmat twin's space: mmqQ4kSpace plus WM = 8 (WN <= 2), 132 configs. Eight planes of 32x128
+ * results (8,1,2,8: BM 256, BN 128) were the split plan's fastest tile at 2048x4096x4096 on the H200
+ * (docs/benchmarks.md, "Follow-up 6"); the int8 kernels' space stays as it was.
+ * @example coopmatTileSpace().enumerate().length === 132
+ */
+export function coopmatTileSpace(): Space {
+  return tileSpaceOver([1, 2, 4, 8]);
+}
+
+/** The tile space an op searches (the cache key's op). */
+export function tileSpaceFor(op: typeof MMQ_Q4K_TILE_OP | typeof MMQ_Q4K_COOPMAT_OP): Space {
+  return op === MMQ_Q4K_COOPMAT_OP ? coopmatTileSpace() : mmqQ4kSpace();
 }
 
 /**

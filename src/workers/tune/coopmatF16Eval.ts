@@ -10,7 +10,7 @@ import {
   type CoopmatArm,
 } from '../../kernels/coopmat';
 import type { AdapterCaps } from '../../kernels/gpu/caps';
-import { coopmatStaticTier, F16_TUNE_GATE, mmqQ4kSpace, tileName, type Space } from '../../kernels/tune';
+import { coopmatStaticTier, F16_TUNE_GATE, coopmatTileSpace, tileName, type Space } from '../../kernels/tune';
 import { kernelPass } from '../../kernels/gpu/plan';
 import { pickRows, Q4kTileEval, q4kTileSetup, q4kTileProblem, type TileEvalOptions } from './q4kTileEval';
 
@@ -25,7 +25,7 @@ export function defaultCoopmatArm(caps: AdapterCaps): CoopmatArm {
 }
 
 /**
- * Cold-weight-streamed, f16-tolerance-gated fitness of the coopmat tile kernel over mmqQ4kSpace().
+ * Cold-weight-streamed, f16-tolerance-gated fitness of the coopmat tile kernel over coopmatTileSpace().
  * @example const ev = CoopmatF16Eval.create(device, caps, { m: 16, n: 16, k: 256, banks: 2, repeats: 1 });
  */
 export class CoopmatF16Eval extends Q4kTileEval {
@@ -34,7 +34,7 @@ export class CoopmatF16Eval extends Q4kTileEval {
     device: GPUDevice,
     caps: AdapterCaps,
     opts: CoopmatF16EvalOptions,
-    space: Space = mmqQ4kSpace(),
+    space: Space = coopmatTileSpace(),
   ): CoopmatF16Eval {
     const problem = q4kTileProblem(opts, caps);
     const { m, n, k, plane } = problem;

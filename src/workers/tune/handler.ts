@@ -10,13 +10,13 @@ import {
   Evolution,
   MemoryTuneCache,
   mmqQ4kIncumbent,
-  mmqQ4kSpace,
   pickAutokernel,
   shapeKey,
   tileConfig,
   tileGeometry,
   tileName,
   tileOf,
+  tileSpaceFor,
   TuneCancelledError,
   Tuner,
   type Config,
@@ -140,7 +140,7 @@ async function tune(
   checkOp(op);
   const deviceId = ctx.deviceId ?? deviceIdOf(ctx.caps);
   const shape = shapeKey(m, n, k);
-  const space = mmqQ4kSpace();
+  const space = tileSpaceFor(op);
   const evolution = new Evolution({
     population: evo.population,
     generations: evo.generations,
@@ -208,7 +208,7 @@ async function autokernel(
 ) {
   const { id, op, m, n, k } = req;
   checkOp(op);
-  const space = mmqQ4kSpace();
+  const space = tileSpaceFor(op);
   const ev = evaluatorFor(op, ctx.device, ctx.caps, {
     m,
     n,
