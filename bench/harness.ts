@@ -536,6 +536,18 @@ const COOPMAT_STAGING_TILES: StagedTile[] = [
       [8, 1, 2, 4],
     ] as const
   ).map((t): StagedTile => [[...t], { split: true, rowPad: 8 }]),
+  // The split plan without the weight pre-pass: B decoded from the Q4_K words in the GEMM's stage.
+  ...(
+    [
+      [4, 1, 4, 4],
+      [8, 1, 2, 8],
+      [2, 1, 4, 4],
+      [4, 2, 4, 4],
+    ] as const
+  ).map((t): StagedTile => [
+    [...t],
+    { split: true, rowPad: 8, splitStage: { a: 'direct', b: 'q4k', k: 64, buffers: 2 } },
+  ]),
   // The split plan with A shared by a block row's planes and B copied from fragment tiles: 1.8x slower
   // than 4,1,4,4 A-direct on the H200 (docs/benchmarks.md, "Follow-up 4"); kept as the reference point.
   [[2, 4, 4, 4], { split: true, rowPad: 8, splitStage: { a: 'shared', b: 'tiles', k: 32, buffers: 1 } }],

@@ -402,6 +402,18 @@ const SPECS: LabSpec[] = [
   spec('PROD8-8128-k64', { ...W(8, 1, 2, 8), product: true, productStage: K64 }),
   spec('PROD8-8128-k64-b1', { ...W(8, 1, 2, 8), product: true, productStage: { ...K64, buffers: 1 } }),
   spec('PROD8-4144-k64#2', { ...P(4, 1), productStage: K64 }),
+  // Round 9: no weight pre-pass, B decoded from the Q4_K words in the stage ('q4k'); checked element for
+  // element against the weight pre-pass + the default GEMM on the same weight (PROD9-*-wh rows time that
+  // GEMM on the decoded weight, so the pair is the same data).
+  spec('PROD9-4144-k64-wh', { ...P(4, 1), productStage: K64 }),
+  spec('PROD9-4144-k64-q4k', { ...P(4, 1), productStage: { ...K64, b: 'q4k' } }),
+  spec('PROD9-8128-k64-wh', { ...W(8, 1, 2, 8), product: true, productStage: K64 }),
+  spec('PROD9-8128-k64-q4k', { ...W(8, 1, 2, 8), product: true, productStage: { ...K64, b: 'q4k' } }),
+  spec('PROD9-4144-k128-q4k', { ...P(4, 1), productStage: { ...K64, k: 128, b: 'q4k' } }),
+  spec('PROD9-4144-k64-q4k-b1', { ...P(4, 1), productStage: { ...K64, b: 'q4k', buffers: 1 } }),
+  spec('PROD9-2144-k64-q4k', { ...W(2, 1), product: true, productStage: { ...K64, b: 'q4k' } }),
+  spec('PROD9-4144-k64-q4k#2', { ...P(4, 1), productStage: { ...K64, b: 'q4k' } }),
+  spec('PROD9-4144-k64-wh#2', { ...P(4, 1), productStage: K64 }),
 ];
 
 /** f16 values (k - 15) / 16, k in 0..30: exact in f16, and every product and partial sum exact in f32. */
@@ -519,13 +531,58 @@ async function main() {
     // Traffic: qs + scales + d + dmin read, wh written.
     await timeBandwidth(pass, (N * K) / 2 + ((N * K) / 256) * 20 + N * K * 2, 200, { wPer });
   }
+  // Round 9's reference: the weight pre-pass into wh, then the default GEMM (4,1,4,4, 64-wide) on it.
+  let q4kRef: Float32Array | undefined;
+  const round9 = async () => {
+    if (q4kRef) return q4kRef;
+    const spec = { m: M, n: N, k: K, tile: W(4, 1), splitStage: SPLIT_STAGE_DEFAULT };
+    const p0 = buildCoopmatWToF16Kernel(spec);
+    const gemm = buildCoopmatKernel({
+      ...spec,
+      plane: 32,
+      arm: 'subgroup-matrix',
+      f16: 'native',
+      split: true,
+      rowPad: 8,
+    });
+    const passes: PassSpec[] = [
+      {
+        label: 'pre',
+        wgsl: p0.wgsl,
+        entryPoint: 'main',
+        workgroups: p0.grid,
+        bindings: p0.bindings,
+        workgroupSize: p0.workgroupSize,
+      },
+      {
+        label: 'ref',
+        wgsl: gemm.wgsl,
+        entryPoint: 'main',
+        workgroups: gemm.workgroups(M, N),
+        bindings: ['At', 'wh', 'C'],
+        workgroupSize: gemm.workgroupSize,
+      },
+    ];
+    q4kRef = await runOnce(res, passes, await preparePasses(res, passes), 'C');
+    return q4kRef;
+  };
   for (const s of SPECS) {
     if (only && !only.test(s.name)) continue;
     const g = geo(s);
     const A = s.srcA === 'vec' ? 'A' : 'At';
+    const r9 = s.name.startsWith('PROD9');
+    const q4kB = s.productStage?.b === 'q4k';
     // The product reads wh row-major, or in fragment tiles (as the lab's Bt) when its B is 'tiles' (round 6
     // bound the row-major B to that variant: its time stands, its error of 72.8 was the binding's).
-    const Bn = s.product ? (s.productStage?.b === 'tiles' ? 'Bt' : 'B') : s.srcB === 'vec' ? 'B' : 'Bt';
+    const Bn = r9
+      ? 'wh'
+      : s.product
+        ? s.productStage?.b === 'tiles'
+          ? 'Bt'
+          : 'B'
+        : s.srcB === 'vec'
+          ? 'B'
+          : 'Bt';
     const row: Record<string, unknown> = { ...s };
     try {
       const wgsl = s.product
@@ -547,15 +604,25 @@ async function main() {
         wgsl,
         entryPoint: 'main',
         workgroups: [N / g.bn, M / g.bm, 1],
-        bindings: [A, Bn, 'C'],
+        bindings: q4kB ? [A, 'wqs', 'wsc', 'wd', 'wdm', 'C'] : [A, Bn, 'C'],
         workgroupSize: g.nt,
       };
+      const ref = r9 ? await round9() : undefined;
       const prepared = await preparePasses(res, [pass]);
       const out = await runOnce(res, [pass], prepared, 'C');
       let maxErr = 0;
       let nan = 0;
       for (let i = 0; i < out.length; i += 997) if (Number.isNaN(out[i])) nan++;
-      for (const p of samples) maxErr = Math.max(maxErr, Math.abs(out[p.r * N + p.c]! - p.want));
+      if (ref) {
+        // Every element against the pre-pass + GEMM reference (the same f16 operands, the same order).
+        let differ = 0;
+        for (let i = 0; i < out.length; i++) {
+          const d = Math.abs(out[i]! - ref[i]!);
+          if (d > 0 || Number.isNaN(out[i])) differ++;
+          if (!(d <= maxErr)) maxErr = Number.isNaN(d) ? Infinity : Math.max(maxErr, d);
+        }
+        row.differ = differ;
+      } else for (const p of samples) maxErr = Math.max(maxErr, Math.abs(out[p.r * N + p.c]! - p.want));
       const t = await timeMainPass(res, pass, prepared, 0, { reps: 3, targetMs: 15, maxIters: 200 });
       row.ms = t.ms;
       row.samples = t.samples;
@@ -566,7 +633,7 @@ async function main() {
       row.nan = nan;
       row.at = new Date().toISOString();
       console.log(
-        `${s.name.padEnd(24)} ${t.ms.toFixed(4)} ms ${(row.tflops as number).toFixed(1).padStart(6)} TFLOP/s ${s.ablate ? '(timing only)' : `err ${maxErr} nan ${nan}`}`,
+        `${s.name.padEnd(24)} ${t.ms.toFixed(4)} ms ${(row.tflops as number).toFixed(1).padStart(6)} TFLOP/s ${s.ablate ? '(timing only)' : `err ${maxErr} nan ${nan}${r9 ? ` differ ${String(row.differ)}` : ''}`}`,
       );
     } catch (e) {
       row.error = e instanceof Error ? e.message : String(e);

@@ -188,6 +188,31 @@ describe('coopmat-f16 on the GPU', async () => {
     }
   });
 
+  it('the split plan with B decoded in the GEMM (q4k): no weight pre-pass, and the scalar GEMM decoding Q4_K itself is bit-exact vs the emulation', async () => {
+    for (const [t, m, n, k, p, sk] of [
+      [tileOf([2, 2, 1, 1]), 40, 72, 512, plane, 64],
+      [tileOf([2, 1, 1, 2]), 17, 50, 768, 64, 128],
+      [tileOf([1, 2, 2, 1]), 32, 40, 256, plane, 64],
+    ] as const) {
+      const prep = coopmatF16Family.prepare(cfg(t, m, n, k, p, { dataSource: 'random', dataSeed: n }), caps);
+      const spec = {
+        ...prep.spec,
+        split: true,
+        splitStage: { ...SPLIT_STAGE_DEFAULT, b: 'q4k' as const, k: sk },
+      };
+      const plan = coopmatPlan(spec, prep.data);
+      expect(plan.passes.map((q) => q.label)).toEqual([
+        'coopmat-f16 activation to f16 tiles',
+        expect.stringContaining('coopmat-f16 scalar'),
+      ]);
+      expect(plan.buffers.map((b) => b.name)).not.toContain('wh');
+      expect(plan.passes[1]!.bindings).toEqual(['xt', 'wqs', 'wsc', 'wd', 'wdm', 'out']);
+      const label = `split (B q4k, ${sk}-wide) plane ${p} (${[t.wm, t.wn, t.rm, t.rn].join(',')}) ${m}x${n}x${k}`;
+      const got = await check({ ...prep, spec, plan }, label);
+      expect(got.length).toBe(m * n);
+    }
+  });
+
   it('instrumented ownership == analytic on a tailed multi-workgroup grid and a register-blocked tile', async () => {
     for (const [t, m, n] of [
       [tileOf([2, 2, 1, 1]), 40, 72],

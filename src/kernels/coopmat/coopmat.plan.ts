@@ -9,7 +9,7 @@ import {
   coopmatGeometry,
   type CoopmatSpec,
 } from './coopmat.wgsl';
-import { buildCoopmatWToF16Kernel, buildCoopmatXTiledKernel } from './coopmat.split';
+import { buildCoopmatWToF16Kernel, buildCoopmatXTiledKernel, splitStageOf } from './coopmat.split';
 
 export const COOPMAT_OWNER_BUFFER = 'owner';
 
@@ -61,17 +61,14 @@ export function coopmatPlan(
   });
   if (spec.split) {
     // Split: pass 0 decodes the weight to f16 once, pass 1 tiles the activation into f16 fragments,
-    // pass 2 multiplies them.
-    const w16 = buildCoopmatWToF16Kernel(spec);
+    // pass 2 multiplies them. With B decoded in the GEMM's stage ('q4k') there is no pass 0.
     const xt = buildCoopmatXTiledKernel(spec);
-    buffers.push(
-      { name: 'wh', kind: 'storage', size: w16.outBytes },
-      { name: 'xt', kind: 'storage', size: xt.outBytes },
-    );
-    return chained([
-      kernelPass(w16, w16.grid, label('weight Q4_K to f16')),
-      kernelPass(xt, xt.grid, label('activation to f16 tiles')),
-    ]);
+    buffers.push({ name: 'xt', kind: 'storage', size: xt.outBytes });
+    const xPass = kernelPass(xt, xt.grid, label('activation to f16 tiles'));
+    if (splitStageOf(spec).b === 'q4k') return chained([xPass]);
+    const w16 = buildCoopmatWToF16Kernel(spec);
+    buffers.push({ name: 'wh', kind: 'storage', size: w16.outBytes });
+    return chained([kernelPass(w16, w16.grid, label('weight Q4_K to f16')), xPass]);
   }
   if (!spec.aDirect) return singlePassPlan(buffers, main);
   // Direct A: pass 0 rounds the activation to f16 once, pass 1 reads it.

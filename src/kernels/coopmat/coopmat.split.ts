@@ -17,6 +17,7 @@ import {
   MATRIX_MAIN_HEAD,
   PRE_PASS_WG,
   prePassGrid,
+  Q4K_DECODE,
   Q4K_DECODE_REGS,
   range,
   scalarBlock,
@@ -39,8 +40,10 @@ export interface SplitStage {
    * planes copy the block's A fragments into workgroup memory once, for all WN planes of a row. */
   a: 'direct' | 'shared';
   /** 'rows': wh row-major, staged with 16-byte loads and f16 stores; 'tiles': wh in 16x16 fragment tiles
-   * (as xt), staged by fragment copies (subgroupMatrixLoad, subgroupMatrixStore). */
-  b: 'rows' | 'tiles';
+   * (as xt), staged by fragment copies (subgroupMatrixLoad, subgroupMatrixStore); 'q4k': no weight
+   * pre-pass, the stage decodes B from the Q4_K words (16 qs bytes and the super-block's scales per unit
+   * of 32 weights) with the pre-pass's arithmetic, so the f16 operand is the same. */
+  b: 'rows' | 'tiles' | 'q4k';
   /**
    * K-values per stage (one barrier each with two buffers). On the H200 at 2048 x 4096 x 4096 the GEMM
    * pass took 0.2449 ms at 32, 0.2097 at 64 (half the barriers) and 0.3511 at 128; at 128 with one B
@@ -262,6 +265,12 @@ export function coopmatSplitGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 
     ib: Math.ceil(bItems / threads),
     bGuard: bItems % threads !== 0,
     bItems,
+    /** B 'q4k' stage: units of 32 weights (16 qs bytes: 16 low nibbles of sub-block 2g, 16 high of 2g + 1)
+     * per row, units per invocation, and whether the last is guarded. */
+    qpr: (2 * st.k) / 64,
+    iq: Math.ceil((bn * ((2 * st.k) / 64)) / threads),
+    qGuard: (bn * ((2 * st.k) / 64)) % threads !== 0,
+    qUnits: bn * ((2 * st.k) / 64),
     /** Fragment copies per plane and stage: A when shared, B when tiled (fractional = not allowed). */
     fa: ((bm / 16) * kc) / nwarp,
     fb: ((bn / 16) * kc) / nwarp,
@@ -274,7 +283,11 @@ export function coopmatSplitStageErrors(spec: Pick<CoopmatSpec, 'tile' | 'plane'
   const st = splitStageOf(spec);
   if (!['direct', 'shared'].includes(st.a))
     errs.push(`splitStage.a ${String(st.a)} must be direct or shared`);
-  if (!['rows', 'tiles'].includes(st.b)) errs.push(`splitStage.b ${String(st.b)} must be rows or tiles`);
+  if (!['rows', 'tiles', 'q4k'].includes(st.b))
+    errs.push(`splitStage.b ${String(st.b)} must be rows, tiles or q4k`);
+  // A q4k unit is 64 K-values of one super-block (sub-blocks 2g and 2g + 1 share their qs bytes).
+  if (st.b === 'q4k' && st.k !== 64 && st.k !== 128)
+    errs.push(`splitStage.b q4k decodes sub-block pairs: k ${String(st.k)} must be 64 or 128`);
   if (![16, 32, 64, 128].includes(st.k)) errs.push(`splitStage.k ${String(st.k)} must be 16, 32, 64 or 128`);
   if (st.aRing !== undefined && ![1, 2, 4].includes(st.aRing))
     errs.push(`splitStage.aRing ${String(st.aRing)} must be 1, 2 or 4`);
@@ -327,16 +340,43 @@ const SPLIT_HEADER = (spec: CoopmatSpec) => {
 
 /** The scalar arm: each lane's PER elements of each subtile, every 32-block summed in K order (the emulation's order). */
 function splitScalarMain(spec: CoopmatSpec): string {
-  const tiles = splitStageOf(spec).b === 'tiles';
+  const { b } = splitStageOf(spec);
+  const tiles = b === 'tiles';
+  // q4k: no pre-passed weight; the pair is decoded from the Q4_K words with the weight pre-pass's
+  // arithmetic and rounded to f16 as it would have been stored.
+  const weight =
+    b === 'q4k'
+      ? `const NSB = K / 256u; // Q4_K super-blocks per weight row
+@group(0) @binding(1) var<storage, read> wqs: array<u32>; // Q4_K qs: 32 words per super-block
+@group(0) @binding(2) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
+@group(0) @binding(3) var<storage, read> wd: array<f32>; // d per super-block
+@group(0) @binding(4) var<storage, read> wdm: array<f32>; // dmin per super-block
+@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
+
+${Q4K_DECODE}
+// f16 pair (k, k+1), k even, of weight row c (rows n..NP-1 read row n - 1: never stored).
+fn wh_pair(c: u32, k: u32) -> vec2f {
+  let blk = min(c, N - 1u) * NSB + k / 256u;
+  let j = (k % 256u) / 32u; // sub-block 2g + s: nibble s of qs bytes 32g .. 32g + 31
+  let ds = wd[blk] * f32(q4k_sc(blk * 3u, j));
+  let ms = wdm[blk] * f32(q4k_m(blk * 3u, j));
+  let byte0 = 32u * (j / 2u) + k % 32u; // even, so the pair's two bytes share a word
+  let sh = 8u * (byte0 % 4u) + 4u * (j % 2u);
+  let word = wqs[blk * 32u + byte0 / 4u];
+  let q = vec2f(f32((word >> sh) & 15u), f32((word >> (sh + 8u)) & 15u));
+  return unpack2x16float(pack2x16float(ds * q - ms));
+}`
+      : `@group(0) @binding(1) var<storage, read> wh: array<u32>; // f16 pairs, ${tiles ? '16x16 fragment tiles' : '[NP, K] row-major'}
+@group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
+
+// f16 pair (k, k+1), k even, of weight row c.
+fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[${tiles ? tiledPairAt('c', 'k') : '(c * K + k) / 2u'}]); }`;
   return `${SPLIT_HEADER(spec)}
 ${splitConsts(spec)}
 @group(0) @binding(0) var<storage, read> xt: array<u32>; // f16 pairs, 16x16 fragment tiles
-@group(0) @binding(1) var<storage, read> wh: array<u32>; // f16 pairs, ${tiles ? '16x16 fragment tiles' : '[NP, K] row-major'}
-@group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
-
-// f16 pair (k, k+1), k even, of activation row r / weight row c.
+${weight}
+// f16 pair (k, k+1), k even, of activation row r.
 fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[${tiledPairAt('r', 'k')}]); }
-fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[${tiles ? tiledPairAt('c', 'k') : '(c * K + k) / 2u'}]); }
 
 ${SCALAR_MAIN_HEAD}  for (var kb = 0u; kb < KB; kb++) {
     for (var im = 0u; im < RM; im++) {
@@ -400,14 +440,62 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
     `subgroupMatrixStore<${major}>(&${dst}, ${bufAt(buf, rows)}(${fragTile(t)}) * ${16 * g.rs}u + (${fragChunk(t)}) * 16u, ${v}, RS);`;
   const sharedA = st.a === 'shared';
   const tiledB = st.b === 'tiles';
+  const q4kB = st.b === 'q4k';
+  const unit = (u: number) => `tid + ${u * g.threads}u`;
+  const qGuard = (u: number, body: string) =>
+    g.qGuard && u === g.iq - 1 ? `if (${unit(u)} < ${g.qUnits}u) ${body}` : body;
+  // q4k: unit u of a stage is row u / QPR, K-values 64 * ((u % QPR) / 2) + 16 * (u % 2) + 0..15 of sub-blocks
+  // 2g (low nibbles) and 2g + 1 (high, 32 further); its 16 qs bytes are one vec4u. Rows n..NP-1 read row
+  // n - 1 (their columns are never stored); the prefetch after the last stage wraps to stage 0.
+  const fetchQ4k = (kb: string) =>
+    range(g.iq).map(
+      (u) =>
+        `    ${qGuard(
+          u,
+          `{
+      let kk = ((${kb}) % (${stages})) * ${st.k}u + (((${unit(u)}) % ${g.qpr}u) / 2u) * 64u;
+      let blk = min(ncol0 + (${unit(u)}) / ${g.qpr}u, N - 1u) * NSB + kk / 256u;
+      gq${u} = wqs[blk * 8u + ((kk % 256u) / 64u) * 2u + (${unit(u)}) % 2u];
+      gw${u} = vec3u(wsc[blk * 3u], wsc[blk * 3u + 1u], wsc[blk * 3u + 2u]);
+      gd${u} = vec2f(wd[blk], wdm[blk]);
+      gj${u} = (kk % 256u) / 32u;
+    }`,
+        )}`,
+    );
+  // The weight pre-pass's arithmetic (ds * q - ms in f32, pack2x16float), so B is the same f16 operand.
+  const putQ4k = (buf: string) =>
+    range(g.iq).map((u) => {
+      const quarter = (half: number, w: number) => {
+        const v = `v${half}${'xyzw'[w]}`;
+        const at = half * 32 + w * 4;
+        return `      let ${v} = ds${half} * nib_f32(gq${u}.${'xyzw'[w]}, vec4u(${half * 4}u)) - ms${half};
+      let h${v} = bitcast<vec4<f16>>(vec2u(pack2x16float(${v}.xy), pack2x16float(${v}.zw)));
+      ${range(4)
+        .map((e) => `sb[o + ${at + e}u] = h${v}.${'xyzw'[e]};`)
+        .join(' ')}`;
+      };
+      return `    ${qGuard(
+        u,
+        `{
+      let ds0 = gd${u}.x * f32(q4kw_sc(gw${u}, gj${u}));
+      let ms0 = gd${u}.y * f32(q4kw_m(gw${u}, gj${u}));
+      let ds1 = gd${u}.x * f32(q4kw_sc(gw${u}, gj${u} + 1u));
+      let ms1 = gd${u}.y * f32(q4kw_m(gw${u}, gj${u} + 1u));
+      let o = ${bufAt(buf, g.bn)}((${unit(u)}) / ${g.qpr}u) * ${g.rs}u + (((${unit(u)}) % ${g.qpr}u) / 2u) * 64u + ((${unit(u)}) % 2u) * 16u;
+${[0, 1].flatMap((half) => range(4).map((w) => quarter(half, w))).join('\n')}
+    }`,
+      )}`;
+    });
   // Next-stage loads into registers: B items (row i / vpr, 8 halves i % vpr) or fragments; shared A fragments.
   const fetch = (kb: string) => {
-    const b = tiledB
-      ? range(g.fb).map((t) => `    gb${t} = ${copyLoad(t, RT, 'col_major', 'wh', 'ncol0', kb)};`)
-      : range(g.ib).map(
-          (it) =>
-            `    ${guard(it, `gb${it} = wh[((ncol0 + (${item(it)}) / ${vpr}u) * K + (${kb}) * ${st.k}u + ((${item(it)}) % ${vpr}u) * 8u) / 8u];`)}`,
-        );
+    const b = q4kB
+      ? fetchQ4k(kb)
+      : tiledB
+        ? range(g.fb).map((t) => `    gb${t} = ${copyLoad(t, RT, 'col_major', 'wh', 'ncol0', kb)};`)
+        : range(g.ib).map(
+            (it) =>
+              `    ${guard(it, `gb${it} = wh[((ncol0 + (${item(it)}) / ${vpr}u) * K + (${kb}) * ${st.k}u + ((${item(it)}) % ${vpr}u) * 8u) / 8u];`)}`,
+          );
     const a = sharedA
       ? range(g.fa).map((t) => `    ga${t} = ${copyLoad(t, LT, 'row_major', 'xt', 'mrow0', kb)};`)
       : [];
@@ -417,13 +505,15 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
   // an offset built from tid in range and drops the clamp, but cannot see into a function parameter
   // (a put_b8(e, v) helper made the GEMM 1.35x slower at 2 planes a block on the H200).
   const put = (buf: string) => {
-    const b = tiledB
-      ? range(g.fb).map((t) => `    ${copyStore(t, 'col_major', 'sb', g.bn, buf, `gb${t}`)}`)
-      : range(g.ib).map((it) => {
-          const halves = range(8)
-            .map((h) => `sb[o + ${h}u] = ${'pqrs'[h >> 1]}.${'xy'[h & 1]};`)
-            .join(' ');
-          const body = `{
+    const b = q4kB
+      ? putQ4k(buf)
+      : tiledB
+        ? range(g.fb).map((t) => `    ${copyStore(t, 'col_major', 'sb', g.bn, buf, `gb${t}`)}`)
+        : range(g.ib).map((it) => {
+            const halves = range(8)
+              .map((h) => `sb[o + ${h}u] = ${'pqrs'[h >> 1]}.${'xy'[h & 1]};`)
+              .join(' ');
+            const body = `{
       let o = ${bufAt(buf, g.bn)}((${item(it)}) / ${vpr}u) * ${g.rs}u + ((${item(it)}) % ${vpr}u) * 8u;
       let p = bitcast<vec2<f16>>(gb${it}.x);
       let q = bitcast<vec2<f16>>(gb${it}.y);
@@ -431,17 +521,22 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
       let s = bitcast<vec2<f16>>(gb${it}.w);
       ${halves}
     }`;
-          return `    ${guard(it, body)}`;
-        });
+            return `    ${guard(it, body)}`;
+          });
     const a = sharedA
       ? range(g.fa).map((t) => `    ${copyStore(t, 'row_major', 'sa', g.bm, buf, `ga${t}`)}`)
       : [];
     return [...b, ...a].join('\n');
   };
   const regs = [
-    ...(tiledB
-      ? range(g.fb).map((t) => `  var gb${t} = ${RT}();`)
-      : range(g.ib).map((it) => `  var gb${it} = vec4u(0u);`)),
+    ...(q4kB
+      ? range(g.iq).map(
+          (u) =>
+            `  var gq${u} = vec4u(0u);\n  var gw${u} = vec3u(0u);\n  var gd${u} = vec2f(0.0);\n  var gj${u} = 0u;`,
+        )
+      : tiledB
+        ? range(g.fb).map((t) => `  var gb${t} = ${RT}();`)
+        : range(g.ib).map((it) => `  var gb${it} = vec4u(0u);`)),
     ...(sharedA ? range(g.fa).map((t) => `  var ga${t} = ${LT}();`) : []),
   ].join('\n');
   const contract = ks
@@ -564,9 +659,20 @@ enable chromium_experimental_subgroup_matrix;
 ${SPLIT_HEADER(spec)}
 ${splitConsts(spec)}const RS = ${g.rs}u; // f16 elements per staged ${sharedA ? '' : 'B '}row (${st.k} K-values + padding against bank conflicts)
 @group(0) @binding(0) var<storage, read> xt: array<array<f16, 256>>; // 16x16 fragment tiles [MP/16][KT][16][16]
-@group(0) @binding(1) var<storage, read> wh: ${tiledB ? 'array<array<f16, 256>>; // 16x16 fragment tiles [NP/16][KT][16][16]' : 'array<vec4u>; // f16 [NP, K] row-major, 8 halves per vec4'}
-@group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
+${
+  q4kB
+    ? `const NSB = K / 256u; // Q4_K super-blocks per weight row
+@group(0) @binding(1) var<storage, read> wqs: array<vec4u>; // Q4_K qs: 8 vec4u (128 B) per super-block
+@group(0) @binding(2) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
+@group(0) @binding(3) var<storage, read> wd: array<f32>; // d per super-block
+@group(0) @binding(4) var<storage, read> wdm: array<f32>; // dmin per super-block
+@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
+${Q4K_DECODE_REGS}`
+    : `@group(0) @binding(1) var<storage, read> wh: ${tiledB ? 'array<array<f16, 256>>; // 16x16 fragment tiles [NP/16][KT][16][16]' : 'array<vec4u>; // f16 [NP, K] row-major, 8 halves per vec4'}
+@group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
+`
+}
 ${wsDecl}
 ${sharedA ? `var<workgroup> sa: array<f16, ${st.buffers * g.bm * g.rs}u>;\n` : ''}var<workgroup> sb: array<f16, ${st.buffers * g.bn * g.rs}u>;
 
@@ -588,3 +694,9 @@ export function coopmatSplitWgsl(spec: CoopmatSpec, opts: { directStore?: boolea
 
 /** The split GEMM reads the pre-passes' outputs in x's and the weight's places. */
 export const COOPMAT_SPLIT_BINDINGS = ['xt', 'wh', 'out'] as const;
+/** With B decoded in the stage ('q4k'), the GEMM reads the Q4_K weight itself. */
+export const COOPMAT_SPLIT_Q4K_BINDINGS = ['xt', 'wqs', 'wsc', 'wd', 'wdm', 'out'] as const;
+
+/** The split GEMM's buffers in @binding order. */
+export const coopmatSplitBindings = (spec: Pick<CoopmatSpec, 'splitStage'>): readonly string[] =>
+  splitStageOf(spec).b === 'q4k' ? COOPMAT_SPLIT_Q4K_BINDINGS : COOPMAT_SPLIT_BINDINGS;

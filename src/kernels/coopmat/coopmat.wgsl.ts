@@ -19,7 +19,7 @@
 import { positiveIntegerProblems, type TileParams } from '../family';
 import { ownerSuffix } from '../gpu/instrument';
 import {
-  COOPMAT_SPLIT_BINDINGS,
+  coopmatSplitBindings,
   coopmatSplitStageErrors,
   coopmatSplitWgsl,
   coopmatSplitWorkgroupBytes,
@@ -684,7 +684,7 @@ export function buildCoopmatKernel(spec: CoopmatSpec, opts: { instrument?: boole
   const g = coopmatGeometry(spec);
   // A direct kernel reads the pre-pass's f16 copy in x's place; the split GEMM the pre-passes' outputs.
   const bindings: string[] = spec.split
-    ? [...COOPMAT_SPLIT_BINDINGS]
+    ? [...coopmatSplitBindings(spec)]
     : COOPMAT_BINDINGS.map((b) => (b === 'x' && spec.aDirect ? 'xh' : b));
   const ownerBinding = bindings.length; // the debug buffer goes one past the kernel's own bindings
   if (instrument) bindings.push('owner');

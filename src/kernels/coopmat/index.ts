@@ -49,6 +49,8 @@ export {
   coopmatSplitStageErrors,
   fragmentTileIndex,
   COOPMAT_SPLIT_BINDINGS,
+  COOPMAT_SPLIT_Q4K_BINDINGS,
+  coopmatSplitBindings,
   SPLIT_STAGE_DEFAULT,
   SPLIT_SLACK_BYTES,
 } from './coopmat.split';

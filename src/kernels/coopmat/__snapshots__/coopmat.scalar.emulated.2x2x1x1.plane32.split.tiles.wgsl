@@ -20,9 +20,10 @@ const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
 @group(0) @binding(1) var<storage, read> wh: array<u32>; // f16 pairs, 16x16 fragment tiles
 @group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
-// f16 pair (k, k+1), k even, of activation row r / weight row c.
-fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[(((r / 16u) * KT + k / 16u) * 256u + (r % 16u) * 16u + k % 16u) / 2u]); }
+// f16 pair (k, k+1), k even, of weight row c.
 fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[(((c / 16u) * KT + k / 16u) * 256u + (c % 16u) * 16u + k % 16u) / 2u]); }
+// f16 pair (k, k+1), k even, of activation row r.
+fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[(((r / 16u) * KT + k / 16u) * 256u + (r % 16u) * 16u + k % 16u) / 2u]); }
 
 @compute @workgroup_size(NT)
 fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
