@@ -30,6 +30,7 @@ import {
   coopmatSplitExtents,
   coopmatXhRows,
   SPLIT_SLACK_BYTES,
+  SPLIT_STAGE_DEFAULT,
   type CoopmatArm,
   type CoopmatSpec,
 } from '../src/kernels/coopmat';
@@ -392,7 +393,9 @@ function coopmatBenchSpec(
  */
 function coopmatTileName(spec: CoopmatSpec): string {
   const { kStage = 1, rowPad = 0, splitStage: st } = spec;
-  const split = st ? `,split-${st.a}-${st.b}-k${st.k}-b${st.buffers}` : ',split';
+  const split = st
+    ? `,split-${st.a}-${st.b}-k${st.k}-b${st.buffers}${st.pre === 'fused' ? '-fused' : ''}`
+    : ',split';
   return `${tileStr(spec.tile)}${kStage === 1 ? '' : `,ks${kStage}`}${rowPad ? `,pad${rowPad}` : ''}${spec.pipeline ? ',pipe' : ''}${spec.aDirect ? ',adir' : ''}${spec.split ? split : ''}`;
 }
 
@@ -547,6 +550,16 @@ const COOPMAT_STAGING_TILES: StagedTile[] = [
   ).map((t): StagedTile => [
     [...t],
     { split: true, rowPad: 8, splitStage: { a: 'direct', b: 'q4k', k: 64, buffers: 2 } },
+  ]),
+  // The split plan with both pre-passes as one dispatch.
+  ...(
+    [
+      [4, 1, 4, 4],
+      [8, 1, 2, 8],
+    ] as const
+  ).map((t): StagedTile => [
+    [...t],
+    { split: true, rowPad: 8, splitStage: { ...SPLIT_STAGE_DEFAULT, pre: 'fused' } },
   ]),
   // The split plan with A shared by a block row's planes and B copied from fragment tiles: 1.8x slower
   // than 4,1,4,4 A-direct on the H200 (docs/benchmarks.md, "Follow-up 4"); kept as the reference point.

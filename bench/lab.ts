@@ -18,7 +18,9 @@ import type { PassSpec } from '../src/kernels/gpu/plan';
 import { makeResident, preparePasses, runOnce, timeMainPass } from './exec';
 import {
   buildCoopmatKernel,
+  buildCoopmatFusedPrePassKernel,
   buildCoopmatWToF16Kernel,
+  buildCoopmatXTiledKernel,
   fragmentTileIndex,
   SPLIT_STAGE_DEFAULT,
   type SplitStage,
@@ -477,6 +479,16 @@ async function main() {
       { name: 'wd', kind: 'read-only-storage', data: q4k.w.d },
       { name: 'wdm', kind: 'read-only-storage', data: q4k.w.dmin },
       { name: 'wh', kind: 'storage', size: N * K * 2 + 4096 },
+      ...(only && !only.test('PRE10-')
+        ? []
+        : [
+            {
+              name: 'X',
+              kind: 'read-only-storage' as const,
+              data: Float32Array.from(fastWords(M * K, 5), (w) => (w % 255) / 64 - 2),
+            },
+            { name: 'Xt', kind: 'storage' as const, size: M * K * 2 + 4096 },
+          ]),
     ],
     ['B', 'Bt'],
     4,
@@ -566,6 +578,31 @@ async function main() {
     q4kRef = await runOnce(res, passes, await preparePasses(res, passes), 'C');
     return q4kRef;
   };
+  // Round 10: the weight and activation pre-passes apart and as one dispatch (pre 'fused'), 2048 x 4096 x 4096.
+  {
+    const spec = { m: M, n: N, k: K, tile: W(4, 1), splitStage: SPLIT_STAGE_DEFAULT };
+    const wBytes = (N * K) / 2 + ((N * K) / 256) * 20 + N * K * 2;
+    const xBytes = M * K * 4 + M * K * 2;
+    for (const [name, p, bytes] of [
+      ['PRE10-weight', buildCoopmatWToF16Kernel(spec), wBytes],
+      ['PRE10-activation', buildCoopmatXTiledKernel(spec), xBytes],
+      ['PRE10-fused', buildCoopmatFusedPrePassKernel(spec), wBytes + xBytes],
+      ['PRE10-weight#2', buildCoopmatWToF16Kernel(spec), wBytes],
+      ['PRE10-activation#2', buildCoopmatXTiledKernel(spec), xBytes],
+      ['PRE10-fused#2', buildCoopmatFusedPrePassKernel(spec), wBytes + xBytes],
+    ] as const) {
+      if (only && !only.test(name)) continue;
+      const pass: PassSpec = {
+        label: name,
+        wgsl: p.wgsl,
+        entryPoint: 'main',
+        workgroups: p.grid,
+        bindings: p.bindings.map((b) => (b === 'x' ? 'X' : b === 'xt' ? 'Xt' : b)),
+        workgroupSize: p.workgroupSize,
+      };
+      await timeBandwidth(pass, bytes, 200);
+    }
+  }
   for (const s of SPECS) {
     if (only && !only.test(s.name)) continue;
     const g = geo(s);

@@ -2,15 +2,15 @@
 """Machine code of the Vulkan pipelines a command compiled, from the NVIDIA driver's shader disk cache.
 
 There is no profiler for Vulkan compute on the lent machine, but its driver keeps what it compiled in a disk
-cache (__GL_SHADER_DISK_CACHE_PATH, set by `h200.sh sass:...`). This scans every file there for embedded
-CUDA ELF images (e_machine 190), plain or inside a zlib/lzma stream, writes each one out, and runs the
-image's cuobjdump on it: the register count, stack frame and spills per kernel (-res-usage) and the SASS.
-Everything lands in one tarball (the device tool returns few files) plus a summary on stdout.
+cache (__GL_SHADER_DISK_CACHE_PATH, set by h200.sh). As read from driver 580 on 2026-12-03: each GLCache
+.bin file holds zstd frames; a pipeline's frame decodes to an "NVDANVVMNVuc" container whose first section
+(u32 size at byte 0x4c, u32 offset at 0x50) is the raw SM90 instruction stream, which `nvdisasm -b SM90`
+disassembles (CUDA 11.8's nvdisasm rejects some of driver 580's encodings; the image's CUDA 13 reads them).
+Each pipeline's SASS, an opcode histogram and the highest register named land in one tarball (the device
+tool returns few files), with a summary on stdout.
 
 Usage: nvsass.py CACHE_DIR OUT_TARBALL
 """
-import io
-import lzma
 import os
 import re
 import shutil
@@ -20,43 +20,33 @@ import sys
 import tarfile
 import zlib
 
-EM_CUDA = 190
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+NVUC_MAGIC = b"NVDANVVMNVuc"
 
 
-def elf_images(buf: bytes):
-    """(offset, bytes) of every 64-bit little-endian CUDA ELF image in buf, sized from its headers."""
-    at = 0
-    while True:
-        at = buf.find(b"\x7fELF", at)
-        if at < 0:
-            return
-        head = buf[at : at + 64]
-        if len(head) == 64 and head[4] == 2 and head[5] == 1:
-            (machine,) = struct.unpack_from("<H", head, 18)
-            phoff, shoff = struct.unpack_from("<QQ", head, 32)
-            phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", head, 54)
-            end = max(phoff + phentsize * phnum, shoff + shentsize * shnum)
-            if machine == EM_CUDA and 64 <= end <= len(buf) - at:
-                yield at, buf[at : at + end]
-        at += 4
-
-
-def streams(buf: bytes):
-    """buf itself, then whatever zlib or xz streams inside it decode to (cache entries may be compressed)."""
-    yield "raw", buf
-    for m in re.finditer(rb"\x78[\x01\x5e\x9c\xda]", buf):
+def zstd_frames(buf: bytes):
+    """The decoded zstd frames of a cache file (each frame cut at the next magic; the CLI or the module)."""
+    at = [m.start() for m in re.finditer(re.escape(ZSTD_MAGIC), buf)]
+    for i, o in enumerate(at):
+        chunk = buf[o : at[i + 1] if i + 1 < len(at) else len(buf)]
         try:
-            d = zlib.decompressobj()
-            out = d.decompress(buf[m.start() :], 1 << 28)
-            if len(out) > 256:
-                yield f"zlib@{m.start()}", out
-        except zlib.error:
+            import zstandard  # type: ignore
+
+            yield o, zstandard.ZstdDecompressor().decompressobj().decompress(chunk)
+            continue
+        except Exception:
             pass
-    for m in re.finditer(rb"\xfd7zXZ\x00", buf):
-        try:
-            yield f"xz@{m.start()}", lzma.LZMADecompressor().decompress(buf[m.start() :])
-        except lzma.LZMAError:
-            pass
+        r = subprocess.run(["zstd", "-d", "-c", "--no-check"], input=chunk, capture_output=True)
+        if r.stdout:
+            yield o, r.stdout
+
+
+def code_of(frame: bytes) -> bytes | None:
+    """The raw instruction stream of an NVuc container (its first section), or None."""
+    if not frame.startswith(NVUC_MAGIC) or len(frame) < 0x54:
+        return None
+    size, off = struct.unpack_from("<II", frame, 0x4C)
+    return frame[off : off + size] if 0 < size and off + size <= len(frame) else None
 
 
 def tool(name: str) -> str | None:
@@ -71,43 +61,39 @@ def main() -> int:
     cache, tarball = sys.argv[1], sys.argv[2]
     work = tarball + ".d"
     os.makedirs(work, exist_ok=True)
-    cuobjdump = tool("cuobjdump")
-    print(f"cuobjdump: {cuobjdump}")
-    listing, seen, n = [], set(), 0
+    nvdisasm = tool("nvdisasm")
+    print(f"nvdisasm: {nvdisasm}")
+    listing, n = [], 0
     for root, _, files in os.walk(cache):
         for f in sorted(files):
             path = os.path.join(root, f)
             buf = open(path, "rb").read()
             found = 0
-            for how, data in streams(buf):
-                for off, img in elf_images(data):
-                    key = zlib.crc32(img)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    found += 1
-                    n += 1
-                    name = os.path.join(work, f"img{n:03d}.cubin")
-                    open(name, "wb").write(img)
-                    if cuobjdump:
-                        for flag, ext in (("-res-usage", "res"), ("-sass", "sass")):
-                            r = subprocess.run([cuobjdump, flag, name], capture_output=True, text=True)
-                            open(f"{name}.{ext}.txt", "w").write(r.stdout + r.stderr)
-                        sass = open(f"{name}.sass.txt").read()
-                        ops = {
-                            k: len(re.findall(k, sass))
-                            for k in ("HMMA", "LDG", "LDS", "LDSM", "STS", "STL", "LDL", "BAR", "STG")
-                        }
-                        res = " ".join(open(f"{name}.res.txt").read().split())[-300:]
-                        print(f"img{n:03d} {len(img)} B from {f} ({how}+{off}): {ops} | {res}")
-            listing.append(f"{len(buf):>10} {path} elf={found} head={buf[:16].hex()}")
+            for off, frame in zstd_frames(buf):
+                code = code_of(frame)
+                if code is None:
+                    continue
+                found += 1
+                n += 1
+                name = os.path.join(work, f"pipe{n:02d}")
+                open(name + ".code", "wb").write(code)
+                if not nvdisasm:
+                    continue
+                r = subprocess.run([nvdisasm, "-b", "SM90", name + ".code"], capture_output=True, text=True)
+                open(name + ".sass", "w").write(r.stdout + r.stderr)
+                ops: dict[str, int] = {}
+                for m in re.finditer(r"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]+)", r.stdout, re.M):
+                    ops[m.group(1)] = ops.get(m.group(1), 0) + 1
+                regs = max([int(x) for x in re.findall(r"\bR(\d+)\b", r.stdout)] + [-1]) + 1
+                top = sorted(ops.items(), key=lambda kv: -kv[1])[:40]
+                print(f"pipe{n:02d} {len(code) // 16} instructions, R0..R{regs - 1}, frame @{off} of {f}: {top}")
+                if r.stderr:
+                    print(f"  nvdisasm: {r.stderr.strip()[:200]}")
+            listing.append(f"{len(buf):>10} {path} pipelines={found} head={buf[:16].hex()}")
     open(os.path.join(work, "listing.txt"), "w").write("\n".join(listing) + "\n")
-    print(f"{len(listing)} cache files, {n} CUDA images")
-    print("\n".join(listing[:40]))
-    # The raw cache too (small: a few pipelines), for a second look offline.
+    print(f"{len(listing)} cache files, {n} pipelines")
     with tarfile.open(tarball, "w:xz") as t:
         t.add(work, arcname="sass")
-        t.add(cache, arcname="cache")
     return 0
 
 

@@ -148,22 +148,26 @@ describe('coopmat-f16 on the GPU', async () => {
 
   it('the split plan: the weight pre-pass writes f16(dequant) rows or 16x16 tiles (zero past n), the activation pre-pass 16x16 f16 tiles (zero past m), and the scalar GEMM on them is bit-exact vs the emulation', async () => {
     // wPer: the weight pre-pass's items per invocation (1 = one, 4 = the default, 2 and 8).
-    for (const [t, m, n, k, p, b, wPer] of [
-      [tileOf([2, 2, 1, 1]), 40, 72, 512, plane, 'rows', 1],
-      [tileOf([1, 2, 2, 1]), 32, 40, 256, plane, 'rows', 4],
-      [tileOf([2, 1, 1, 2]), 17, 50, 512, 64, 'rows', 8],
-      [tileOf([2, 2, 1, 1]), 40, 72, 512, plane, 'tiles', 2],
-      [tileOf([2, 1, 1, 2]), 17, 50, 512, 64, 'tiles', 4],
+    for (const [t, m, n, k, p, b, wPer, pre] of [
+      [tileOf([2, 2, 1, 1]), 40, 72, 512, plane, 'rows', 1, 'separate'],
+      [tileOf([1, 2, 2, 1]), 32, 40, 256, plane, 'rows', 4, 'separate'],
+      [tileOf([2, 1, 1, 2]), 17, 50, 512, 64, 'rows', 8, 'separate'],
+      [tileOf([2, 2, 1, 1]), 40, 72, 512, plane, 'tiles', 2, 'separate'],
+      [tileOf([2, 1, 1, 2]), 17, 50, 512, 64, 'tiles', 4, 'separate'],
+      // Both pre-passes as one dispatch (the weight's workgroups, then the activation's).
+      [tileOf([2, 2, 1, 1]), 40, 72, 512, plane, 'rows', 4, 'fused'],
+      [tileOf([2, 1, 1, 2]), 17, 50, 512, 64, 'tiles', 1, 'fused'],
     ] as const) {
       const prep = coopmatF16Family.prepare(cfg(t, m, n, k, p, { dataSource: 'random', dataSeed: m }), caps);
-      const splitStage = { ...SPLIT_STAGE_DEFAULT, b, wPer };
+      const splitStage = { ...SPLIT_STAGE_DEFAULT, b, wPer, pre };
       const spec = { ...prep.spec, split: true, splitStage };
       const plan = coopmatPlan(spec, prep.data);
       expect(plan.passes[0]!.wgsl).toContain(`(${wPer} items)`);
-      const label = `split (wh ${b}, ${wPer} items an invocation) plane ${p} (${[t.wm, t.wn, t.rm, t.rn].join(',')}) ${m}x${n}x${k}`;
+      const label = `split (wh ${b}, ${wPer} items an invocation, ${pre} pre-passes) plane ${p} (${[t.wm, t.wn, t.rm, t.rn].join(',')}) ${m}x${n}x${k}`;
       expect(plan.passes.map((q) => q.label)).toEqual([
-        'coopmat-f16 weight Q4_K to f16',
-        'coopmat-f16 activation to f16 tiles',
+        ...(pre === 'fused'
+          ? ['coopmat-f16 weight and activation to f16']
+          : ['coopmat-f16 weight Q4_K to f16', 'coopmat-f16 activation to f16 tiles']),
         expect.stringContaining('coopmat-f16 scalar'),
       ]);
       const r = await withValidation(device, () => runPlan(device, plan, { read: ['wh', 'xt'] }));

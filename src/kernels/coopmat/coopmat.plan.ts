@@ -9,7 +9,12 @@ import {
   coopmatGeometry,
   type CoopmatSpec,
 } from './coopmat.wgsl';
-import { buildCoopmatWToF16Kernel, buildCoopmatXTiledKernel, splitStageOf } from './coopmat.split';
+import {
+  buildCoopmatFusedPrePassKernel,
+  buildCoopmatWToF16Kernel,
+  buildCoopmatXTiledKernel,
+  splitStageOf,
+} from './coopmat.split';
 
 export const COOPMAT_OWNER_BUFFER = 'owner';
 
@@ -65,7 +70,14 @@ export function coopmatPlan(
     const xt = buildCoopmatXTiledKernel(spec);
     buffers.push({ name: 'xt', kind: 'storage', size: xt.outBytes });
     const xPass = kernelPass(xt, xt.grid, label('activation to f16 tiles'));
-    if (splitStageOf(spec).b === 'q4k') return chained([xPass]);
+    const st = splitStageOf(spec);
+    if (st.b === 'q4k') return chained([xPass]);
+    if (st.pre === 'fused') {
+      // Both pre-passes in one dispatch (the weight's workgroups, then the activation's).
+      const both = buildCoopmatFusedPrePassKernel(spec);
+      buffers.push({ name: 'wh', kind: 'storage', size: both.outBytes });
+      return chained([kernelPass(both, both.grid, label('weight and activation to f16'))]);
+    }
     const w16 = buildCoopmatWToF16Kernel(spec);
     buffers.push({ name: 'wh', kind: 'storage', size: w16.outBytes });
     return chained([kernelPass(w16, w16.grid, label('weight Q4_K to f16')), xPass]);

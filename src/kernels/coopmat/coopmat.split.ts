@@ -63,6 +63,8 @@ export interface SplitStage {
   buffers: 1 | 2;
   /** Weight pre-pass: 8-weight items per invocation (default W_PRE_PASS_PER). */
   wPer?: WPrePassPer;
+  /** 'fused': the weight and activation pre-passes as one dispatch (default: two). */
+  pre?: 'separate' | 'fused';
 }
 /**
  * Items (8 weights each) per invocation of the weight pre-pass (see buildCoopmatWToF16Kernel). At 4096 x
@@ -114,19 +116,28 @@ export interface SplitPrePass {
 }
 
 /**
+ * One pre-pass body: its declarations (from binding `at` on), the function `${fn}(t)` doing item t, the
+ * number of items, its buffers in binding order and the bytes of the buffer it writes (with the slack).
+ */
+interface PrePassPart {
+  decls: (at: number) => string;
+  fn: string;
+  items: number;
+  bindings: readonly string[];
+  outBytes: number;
+}
+
+/**
  * Pass 0: the Q4_K weight [n, k] decoded to f16 wh [NP, k] (rows n..NP-1 zero), 8 consecutive weights
  * per item (one 16-byte store, so a subgroup writes 512 contiguous bytes; one invocation per 32-weight
  * sub-block writing 64 bytes took 0.0262 ms against 0.0213 at 4096 x 4096 on the H200, its subgroup's
- * stores being 64 bytes apart). An invocation takes `per` items INV apart (INV = items / per), loading
+ * stores being 64 bytes apart). An invocation takes `per` items W_INV apart (W_INV = items / per), loading
  * all of their words before decoding any, so several loads are in flight per invocation while a
  * subgroup's stores stay contiguous. Sub-block j = 2g + s of a super-block takes the low (s = 0) or high
  * (s = 1) nibbles of qs bytes 32g .. 32g+31. w = ds*q - ms with ds = d*sc, ms = dmin*m in f32, as
  * dequantQ4kRows; pack2x16float rounds to f16.
- * @example const p0 = buildCoopmatWToF16Kernel(spec); pass.dispatchWorkgroups(...p0.grid)
  */
-export function buildCoopmatWToF16Kernel(
-  spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile' | 'splitStage'>,
-): SplitPrePass {
+function weightPrePassPart(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile' | 'splitStage'>): PrePassPart {
   const { n, k } = spec;
   const st = splitStageOf(spec);
   const per = st.wPer ?? W_PRE_PASS_PER;
@@ -134,7 +145,6 @@ export function buildCoopmatWToF16Kernel(
   const items = (np * k) / 8;
   // items is a multiple of 32 (k of 256), so every per divides it.
   const inv = items / per;
-  const grid = prePassGrid(inv);
   const tiles = st.b === 'tiles';
   // Tiled: item t is the t-th 16-byte piece of the fragment-tiled wh (the activation pre-pass's order),
   // so a subgroup's stores stay contiguous; row-major: the t-th of [NP, K].
@@ -143,17 +153,16 @@ export function buildCoopmatWToF16Kernel(
     : `  let row = t / (K / 8u);
   let k0 = (t % (K / 8u)) * 8u;`;
   const layout = tiles ? `16x16 fragment tiles [${np / 16}][${k / 16}][16][16]` : `[${np}, ${k}] row-major`;
-  const ts = range(per).map((i) => (i === 0 ? 't' : `t + ${i}u * INV`));
-  const wgsl = `// coopmat-f16 split plan, pass 0: Q4_K W [${n}, ${k}] decoded ONCE to f16 wh, ${layout} (rows ${n}..${np - 1} zero).
+  const ts = range(per).map((i) => (i === 0 ? 't' : `t + ${i}u * W_INV`));
+  const decls = (at: number) => `// Weight: Q4_K W [${n}, ${k}] decoded ONCE to f16 wh, ${layout} (rows ${n}..${np - 1} zero).
 const N = ${n}u;
-const K = ${k}u;
 const NSB = K / 256u; // super-blocks per row
-const INV = ${inv}u; // invocations, each taking items t, t + INV, ... (${per} items) of the ${items} vec4u (8 weights each) of wh
-@group(0) @binding(0) var<storage, read> wqs: array<vec2u>; // Q4_K qs: 16 vec2 (128 B) per super-block
-@group(0) @binding(1) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
-@group(0) @binding(2) var<storage, read> wd: array<f32>; // d per super-block
-@group(0) @binding(3) var<storage, read> wdm: array<f32>; // dmin per super-block
-@group(0) @binding(4) var<storage, read_write> wh: array<vec4u>; // f16 as pack2x16float pairs
+const W_INV = ${inv}u; // invocations, each taking items t, t + W_INV, ... (${per} items) of the ${items} vec4u (8 weights each) of wh
+@group(0) @binding(${at}) var<storage, read> wqs: array<vec2u>; // Q4_K qs: 16 vec2 (128 B) per super-block
+@group(0) @binding(${at + 1}) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
+@group(0) @binding(${at + 2}) var<storage, read> wd: array<f32>; // d per super-block
+@group(0) @binding(${at + 3}) var<storage, read> wdm: array<f32>; // dmin per super-block
+@group(0) @binding(${at + 4}) var<storage, read_write> wh: array<vec4u>; // f16 as pack2x16float pairs
 
 ${Q4K_DECODE_REGS}
 // The raw words of item t: its 8 nibbles' qs bytes, its super-block's scale words, d and dmin.
@@ -179,21 +188,17 @@ fn store_item(t: u32, it: Item) {
   wh[t] = select(vec4u(0u), h, it.live);
 }
 
-@compute @workgroup_size(${PRE_PASS_WG})
-fn main(@builtin(global_invocation_id) gid: vec3u) {
-  let t = gid.y * ${grid[0] * PRE_PASS_WG}u + gid.x;
-  if (t >= INV) { return; }
-  // Every item's loads first, then the decodes and stores.
+// Every item's loads first, then the decodes and stores.
+fn weight_items(t: u32) {
 ${ts.map((e, i) => `  let it${i} = load_item(${e});`).join('\n')}
 ${ts.map((e, i) => `  store_item(${e}, it${i});`).join('\n')}
 }
 `;
   return {
-    wgsl,
-    entryPoint: 'main',
+    decls,
+    fn: 'weight_items',
+    items: inv,
     bindings: ['wqs', 'wsc', 'wd', 'wdm', 'wh'],
-    workgroupSize: PRE_PASS_WG,
-    grid,
     outBytes: np * k * 2 + SPLIT_SLACK_BYTES,
   };
 }
@@ -202,25 +207,18 @@ ${ts.map((e, i) => `  store_item(${e}, it${i});`).join('\n')}
  * Pass 1: the activation x [m, k] (f32) rounded to f16 into 16x16 fragment tiles, xt[((p * K/16 + c) * 16
  * + r) * 16 + kk] = x[16p + r, 16c + kk] (rows m..MP-1 zero): one 16x16 A fragment is 512 contiguous
  * bytes, which is what lets the GEMM load it straight from global memory. One invocation per 8 halves.
- * @example const p1 = buildCoopmatXTiledKernel(spec); pass.dispatchWorkgroups(...p1.grid)
  */
-export function buildCoopmatXTiledKernel(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile'>): SplitPrePass {
+function activationPrePassPart(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile'>): PrePassPart {
   const { m, k } = spec;
   const { mp } = coopmatSplitExtents(spec);
   const items = (mp * k) / 8;
-  const grid = prePassGrid(items);
-  const wgsl = `// coopmat-f16 split plan, pass 1: x [${m}, ${k}] rounded to f16 into 16x16 fragment tiles xt [${mp / 16}][${k / 16}][16][16]
+  const decls = (at: number) => `// Activation: x [${m}, ${k}] rounded to f16 into 16x16 fragment tiles xt [${mp / 16}][${k / 16}][16][16]
 // (rows ${m}..${mp - 1} zero).
 const M = ${m}u;
-const K = ${k}u;
-const ITEMS = ${items}u; // vec4u (8 halves) of xt
-@group(0) @binding(0) var<storage, read> x: array<vec4f>; // [M, K] row-major
-@group(0) @binding(1) var<storage, read_write> xt: array<vec4u>; // f16 tiles as pack2x16float pairs
+@group(0) @binding(${at}) var<storage, read> x: array<vec4f>; // [M, K] row-major
+@group(0) @binding(${at + 1}) var<storage, read_write> xt: array<vec4u>; // f16 tiles as pack2x16float pairs
 
-@compute @workgroup_size(${PRE_PASS_WG})
-fn main(@builtin(global_invocation_id) gid: vec3u) {
-  let t = gid.y * ${grid[0] * PRE_PASS_WG}u + gid.x;
-  if (t >= ITEMS) { return; }
+fn activation_item(t: u32) {
 ${tiledItem('col')}
   var a = vec4f(0.0);
   var b = vec4f(0.0);
@@ -232,13 +230,84 @@ ${tiledItem('col')}
 }
 `;
   return {
-    wgsl,
-    entryPoint: 'main',
+    decls,
+    fn: 'activation_item',
+    items,
     bindings: ['x', 'xt'],
-    workgroupSize: PRE_PASS_WG,
-    grid,
     outBytes: mp * k * 2 + SPLIT_SLACK_BYTES,
   };
+}
+
+/**
+ * A pre-pass module running `parts` one after another over one grid: part i takes the invocations after
+ * part i - 1's, rounded up to whole workgroups so each workgroup runs one part (a uniform branch).
+ */
+function prePassKernel(k: number, title: string, parts: readonly PrePassPart[]): SplitPrePass {
+  let at = 0;
+  let first = 0;
+  const decls: string[] = [];
+  const calls: string[] = [];
+  for (const [i, part] of parts.entries()) {
+    decls.push(part.decls(at));
+    at += part.bindings.length;
+    const t = i === 0 ? 't' : `t - ${first}u`;
+    calls.push(
+      parts.length === 1
+        ? `  if (t < ${part.items}u) { ${part.fn}(t); }`
+        : `  if (t >= ${first}u && t < ${first + part.items}u) { ${part.fn}(${t}); }`,
+    );
+    first += Math.ceil(part.items / PRE_PASS_WG) * PRE_PASS_WG;
+  }
+  const grid = prePassGrid(first);
+  const wgsl = `// coopmat-f16 split plan, ${title}
+const K = ${k}u;
+${decls.join('\n')}
+@compute @workgroup_size(${PRE_PASS_WG})
+fn main(@builtin(global_invocation_id) gid: vec3u) {
+  let t = gid.y * ${grid[0] * PRE_PASS_WG}u + gid.x;
+${calls.join('\n')}
+}
+`;
+  return {
+    wgsl,
+    entryPoint: 'main',
+    bindings: parts.flatMap((p) => p.bindings),
+    workgroupSize: PRE_PASS_WG,
+    grid,
+    outBytes: parts[0]!.outBytes,
+  };
+}
+
+/**
+ * Pass 0 of the split plan: the weight pre-pass alone (see weightPrePassPart).
+ * @example const p0 = buildCoopmatWToF16Kernel(spec); pass.dispatchWorkgroups(...p0.grid)
+ */
+export function buildCoopmatWToF16Kernel(
+  spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile' | 'splitStage'>,
+): SplitPrePass {
+  return prePassKernel(spec.k, 'pass 0: the weight to f16', [weightPrePassPart(spec)]);
+}
+
+/**
+ * Pass 1 of the split plan: the activation pre-pass alone (see activationPrePassPart).
+ * @example const p1 = buildCoopmatXTiledKernel(spec); pass.dispatchWorkgroups(...p1.grid)
+ */
+export function buildCoopmatXTiledKernel(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile'>): SplitPrePass {
+  return prePassKernel(spec.k, 'pass 1: the activation to f16 tiles', [activationPrePassPart(spec)]);
+}
+
+/**
+ * Both pre-passes as one dispatch (splitStage.pre 'fused'): the weight's workgroups, then the
+ * activation's. `outBytes` is wh's; xt's is buildCoopmatXTiledKernel's.
+ * @example const p = buildCoopmatFusedPrePassKernel(spec); pass.dispatchWorkgroups(...p.grid)
+ */
+export function buildCoopmatFusedPrePassKernel(
+  spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile' | 'splitStage'>,
+): SplitPrePass {
+  return prePassKernel(spec.k, 'pass 0: the weight to f16 and the activation to f16 tiles, one dispatch', [
+    weightPrePassPart(spec),
+    activationPrePassPart(spec),
+  ]);
 }
 
 /** Derived geometry of the split GEMM. */
@@ -293,6 +362,9 @@ export function coopmatSplitStageErrors(spec: Pick<CoopmatSpec, 'tile' | 'plane'
     errs.push(`splitStage.aRing ${String(st.aRing)} must be 1, 2 or 4`);
   if (st.wPer !== undefined && ![1, 2, 4, 8].includes(st.wPer))
     errs.push(`splitStage.wPer ${String(st.wPer)} must be 1, 2, 4 or 8`);
+  if (st.pre !== undefined && !['separate', 'fused'].includes(st.pre))
+    errs.push(`splitStage.pre ${String(st.pre)} must be separate or fused`);
+  if (st.pre === 'fused' && st.b === 'q4k') errs.push('splitStage.pre fused: b q4k has no weight pre-pass');
   if (st.buffers !== 1 && st.buffers !== 2)
     errs.push(`splitStage.buffers ${String(st.buffers)} must be 1 or 2`);
   if (errs.length) return errs;

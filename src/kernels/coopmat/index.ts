@@ -42,6 +42,7 @@ export {
 export type { CoopmatSpec, CoopmatArm, CoopmatKernel, CoopmatKStage } from './coopmat.wgsl';
 export { coopmatPlan, coopmatAnalyticOwnership, COOPMAT_OWNER_BUFFER } from './coopmat.plan';
 export {
+  buildCoopmatFusedPrePassKernel,
   buildCoopmatWToF16Kernel,
   buildCoopmatXTiledKernel,
   coopmatSplitExtents,
