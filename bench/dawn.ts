@@ -28,8 +28,14 @@ export const FULL_DAWN_FLAGS = [
 /** FULL_DAWN_FLAGS without the browser defaults (Dawn standalone), plus `extra` toggles if given. */
 export function dawnFlags(opts: { standalone?: boolean; extra?: string } = {}): string[] {
   const toggles: string[] = [...UNSAFE_ARM_TOGGLES, ...(opts.standalone ? [] : BROWSER_DEFAULT_TOGGLES)];
-  if (opts.extra) toggles.push(...opts.extra.split(',').filter(Boolean));
-  return [`enable-dawn-features=${toggles.join(',')}`];
+  // `extra`: more toggles to enable, or to disable when written with a leading '-'.
+  const extra = (opts.extra ?? '').split(',').filter(Boolean);
+  toggles.push(...extra.filter((t) => !t.startsWith('-')));
+  const off = extra.filter((t) => t.startsWith('-')).map((t) => t.slice(1));
+  return [
+    `enable-dawn-features=${toggles.join(',')}`,
+    ...(off.length ? [`disable-dawn-features=${off.join(',')}`] : []),
+  ];
 }
 
 export interface BenchGpu {

@@ -60,8 +60,11 @@ for step in "$@"; do
       # shellcheck disable=SC2086
       /tmp/node $RUN/lab.mjs --json "$OUT/lab$sfx.json" $args 2>&1 | tee "$OUT/lab$sfx.log" || rc=1 ;;
     sass)
+      # zstd(1) from the carry kit, in case the image's pyarrow cannot decode the cache.
+      [ -x .gpu/bench/zstd/zstd ] && export PATH="$PWD/.gpu/bench/zstd:$PATH" LD_LIBRARY_PATH="$PWD/.gpu/bench/zstd:${LD_LIBRARY_PATH:-}"
       # Then empty the cache, so a later sass step shows only what was compiled after this one.
-      python3 bench/nvsass.py $NVCACHE "$OUT/sass.tar.xz" 2>&1 | tee "$OUT/sass.log" || rc=1
+      ns=$((${ns:-0} + 1)); sfx=$([ $ns -gt 1 ] && echo $ns)
+      python3 bench/nvsass.py $NVCACHE "$OUT/sass$sfx.tar.xz" 2>&1 | tee "$OUT/sass$sfx.log" || rc=1
       rm -rf "${NVCACHE:?}"/* ;;
     *) echo "unknown step $step"; rc=2 ;;
   esac

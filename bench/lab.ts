@@ -416,6 +416,12 @@ const SPECS: LabSpec[] = [
   spec('PROD9-2144-k64-q4k', { ...W(2, 1), product: true, productStage: { ...K64, b: 'q4k' } }),
   spec('PROD9-4144-k64-q4k#2', { ...P(4, 1), productStage: { ...K64, b: 'q4k' } }),
   spec('PROD9-4144-k64-wh#2', { ...P(4, 1), productStage: K64 }),
+  // Round 11: more planes a block at fewer registers each (16 planes: one workgroup of 16 warps an SM
+  // where 4,1,4,4 runs two of 4), against the two fastest tiles.
+  ...[W(4, 1), W(8, 1, 2, 8), W(16, 1, 1, 8), W(16, 1, 1, 4), W(16, 1, 2, 4), W(8, 1, 1, 8)].map((w) =>
+    spec(`PROD11-${w.wm},${w.wn},${w.rm},${w.rn}`, { ...w, product: true, productStage: K64 }),
+  ),
+  spec('PROD11-4,1,4,4#2', { ...P(4, 1), productStage: K64 }),
 ];
 
 /** f16 values (k - 15) / 16, k in 0..30: exact in f16, and every product and partial sum exact in f32. */

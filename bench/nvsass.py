@@ -29,16 +29,19 @@ def zstd_frames(buf: bytes):
     at = [m.start() for m in re.finditer(re.escape(ZSTD_MAGIC), buf)]
     for i, o in enumerate(at):
         chunk = buf[o : at[i + 1] if i + 1 < len(at) else len(buf)]
-        try:
-            import zstandard  # type: ignore
+        out = None
+        try:  # the lent machine's image has pyarrow (with zstd), but neither zstd(1) nor zstandard
+            import pyarrow as pa  # type: ignore
 
-            yield o, zstandard.ZstdDecompressor().decompressobj().decompress(chunk)
-            continue
+            out = pa.CompressedInputStream(pa.BufferReader(chunk), "zstd").read()
         except Exception:
-            pass
-        r = subprocess.run(["zstd", "-d", "-c", "--no-check"], input=chunk, capture_output=True)
-        if r.stdout:
-            yield o, r.stdout
+            try:
+                r = subprocess.run(["zstd", "-d", "-c", "--no-check"], input=chunk, capture_output=True)
+                out = r.stdout
+            except OSError:
+                pass
+        if out:
+            yield o, bytes(out)
 
 
 def code_of(frame: bytes) -> bytes | None:
@@ -46,7 +49,14 @@ def code_of(frame: bytes) -> bytes | None:
     if not frame.startswith(NVUC_MAGIC) or len(frame) < 0x54:
         return None
     size, off = struct.unpack_from("<II", frame, 0x4C)
-    return frame[off : off + size] if 0 < size and off + size <= len(frame) else None
+    if not (0 < size and off + size <= len(frame)):
+        return None
+    # Seen both ways: the stream starts at the offset, or 8 bytes after it (the first instruction's low
+    # word is then S2R's 0x...7919 at +8). The opcode sits in the low 12 bits of each 16-byte word.
+    code = frame[off : off + size]
+    if code[:8] == bytes(8) and struct.unpack_from("<Q", code, 8)[0] & 0xFFF != 0:
+        return code[8:]
+    return code
 
 
 def tool(name: str) -> str | None:

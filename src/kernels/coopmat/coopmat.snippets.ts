@@ -20,9 +20,20 @@ fn wsc_byte(base: u32, i: u32) -> u32 { return (wsc[base + i / 4u] >> (8u * (i %
 ${q4kScaleFns('q4k', 'base: u32', (i) => `wsc_byte(base, ${i})`)}`;
 
 // The pipelined staging prefetches a super-block's 3 scale words into registers and decodes from them.
-export const Q4K_DECODE_REGS = `// Q4_K decode from the 3 prefetched scale words, byte for byte the seed's q4k_sc / q4k_m (get_scale_min_k4).
-fn w_byte(w: vec3u, i: u32) -> u32 { return (w[i / 4u] >> (8u * (i % 4u))) & 255u; }
-${q4kScaleFns('q4kw', 'w: vec3u', (i) => `w_byte(w, ${i})`)}
+// Branch-free: sub-block j reads byte j % 4 of each word (j < 4: bytes j and j + 4; else bytes j + 4, j - 4
+// and j), and a select takes the 6-bit or the split 4+2-bit form. The seed's branch on j < 4 (with a
+// dynamically indexed vector) compiled to branches the H200 took divergently: the 32 items of a
+// subgroup in the weight pre-pass span all 8 sub-blocks of a super-block (134 BRA in its SASS).
+export const Q4K_DECODE_REGS = `// Q4_K decode from the 3 prefetched scale words: the seed's q4k_sc / q4k_m (get_scale_min_k4), branch-free.
+fn q4kw_bytes(w: vec3u, j: u32) -> vec3u { return (w >> vec3u(8u * (j % 4u))) & vec3u(255u); }
+fn q4kw_sc(w: vec3u, j: u32) -> u32 {
+  let b = q4kw_bytes(w, j);
+  return select((b.z & 15u) | ((b.x >> 6u) << 4u), b.x & 63u, j < 4u);
+}
+fn q4kw_m(w: vec3u, j: u32) -> u32 {
+  let b = q4kw_bytes(w, j);
+  return select((b.z >> 4u) | ((b.y >> 6u) << 4u), b.y & 63u, j < 4u);
+}
 // The 4 nibbles at bit sh of the bytes of word q as f32, exactly f32(q): OR-ing a 4-bit value into the
 // mantissa of 2^23 and subtracting 2^23 is exact and avoids int-to-float conversions (a quarter-rate unit).
 fn nib_f32(q: u32, sh: vec4u) -> vec4f {

@@ -154,7 +154,9 @@ function weightPrePassPart(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile' | 's
   let k0 = (t % (K / 8u)) * 8u;`;
   const layout = tiles ? `16x16 fragment tiles [${np / 16}][${k / 16}][16][16]` : `[${np}, ${k}] row-major`;
   const ts = range(per).map((i) => (i === 0 ? 't' : `t + ${i}u * W_INV`));
-  const decls = (at: number) => `// Weight: Q4_K W [${n}, ${k}] decoded ONCE to f16 wh, ${layout} (rows ${n}..${np - 1} zero).
+  const decls = (
+    at: number,
+  ) => `// Weight: Q4_K W [${n}, ${k}] decoded ONCE to f16 wh, ${layout} (rows ${n}..${np - 1} zero).
 const N = ${n}u;
 const NSB = K / 256u; // super-blocks per row
 const W_INV = ${inv}u; // invocations, each taking items t, t + W_INV, ... (${per} items) of the ${items} vec4u (8 weights each) of wh
@@ -212,7 +214,9 @@ function activationPrePassPart(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile'>
   const { m, k } = spec;
   const { mp } = coopmatSplitExtents(spec);
   const items = (mp * k) / 8;
-  const decls = (at: number) => `// Activation: x [${m}, ${k}] rounded to f16 into 16x16 fragment tiles xt [${mp / 16}][${k / 16}][16][16]
+  const decls = (
+    at: number,
+  ) => `// Activation: x [${m}, ${k}] rounded to f16 into 16x16 fragment tiles xt [${mp / 16}][${k / 16}][16][16]
 // (rows ${m}..${mp - 1} zero).
 const M = ${m}u;
 @group(0) @binding(${at}) var<storage, read> x: array<vec4f>; // [M, K] row-major

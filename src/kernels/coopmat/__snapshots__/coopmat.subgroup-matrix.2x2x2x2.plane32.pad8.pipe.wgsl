@@ -31,17 +31,16 @@ const BV = BN * 2u; // qs quad loads of a stage
 @group(0) @binding(4) var<storage, read> wdm: array<f32, 64>; // dmin per super-block [N * NSB]
 @group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
-// Q4_K decode from the 3 prefetched scale words, byte for byte the seed's q4k_sc / q4k_m (get_scale_min_k4).
-fn w_byte(w: vec3u, i: u32) -> u32 { return (w[i / 4u] >> (8u * (i % 4u))) & 255u; }
+// Q4_K decode from the 3 prefetched scale words: the seed's q4k_sc / q4k_m (get_scale_min_k4), branch-free.
+fn q4kw_bytes(w: vec3u, j: u32) -> vec3u { return (w >> vec3u(8u * (j % 4u))) & vec3u(255u); }
 fn q4kw_sc(w: vec3u, j: u32) -> u32 {
-  if (j < 4u) { return w_byte(w, j) & 63u; }
-  return (w_byte(w, j + 4u) & 15u) | ((w_byte(w, j - 4u) >> 6u) << 4u);
+  let b = q4kw_bytes(w, j);
+  return select((b.z & 15u) | ((b.x >> 6u) << 4u), b.x & 63u, j < 4u);
 }
 fn q4kw_m(w: vec3u, j: u32) -> u32 {
-  if (j < 4u) { return w_byte(w, j + 4u) & 63u; }
-  return (w_byte(w, j + 4u) >> 4u) | ((w_byte(w, j) >> 6u) << 4u);
+  let b = q4kw_bytes(w, j);
+  return select((b.z >> 4u) | ((b.y >> 6u) << 4u), b.y & 63u, j < 4u);
 }
-
 // The 4 nibbles at bit sh of the bytes of word q as f32, exactly f32(q): OR-ing a 4-bit value into the
 // mantissa of 2^23 and subtracting 2^23 is exact and avoids int-to-float conversions (a quarter-rate unit).
 fn nib_f32(q: u32, sh: vec4u) -> vec4f {
