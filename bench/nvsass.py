@@ -55,8 +55,9 @@ def code_of(frame: bytes) -> bytes | None:
     # word is then S2R's 0x...7919 at +8). The opcode sits in the low 12 bits of each 16-byte word.
     code = frame[off : off + size]
     if code[:8] == bytes(8) and struct.unpack_from("<Q", code, 8)[0] & 0xFFF != 0:
-        return code[8:]
-    return code
+        code = code[8:]
+    # Whole instructions only (CUDA 13's nvdisasm refuses a stream that ends mid-instruction).
+    return code[: len(code) // 16 * 16]
 
 
 def tool(name: str) -> str | None:
