@@ -41,11 +41,12 @@ def banks_for(bytes_each):
 
 def main():
     out_path = sys.argv[1] if len(sys.argv) > 1 else "torch.json"
-    # Optional "m,n,k": that one shape only (a short command when device time is short).
+    # Optional "m,n,k": that one shape only (a short command when device time is short); m may list several
+    # rows counts, "32/128/512/2048,4096,4096".
     ms, nk = MS, NK
     if len(sys.argv) > 2:
-        m, n, k = (int(v) for v in sys.argv[2].split(","))
-        ms, nk = [m], [(n, k)]
+        m_list, n, k = sys.argv[2].split(",")
+        ms, nk = [int(m) for m in m_list.split("/")], [(int(n), int(k))]
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     res = {
