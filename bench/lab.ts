@@ -8,8 +8,11 @@
 // loading `&A[t]` at offset 0 (or a constant K offset) makes all three constant: the only check left is
 // an index clamp on `t` (one min). `arrA` / `arrB` turn that on for A's and B's matrix loads; run the
 // same specs again with `--dawn-toggles disable_robustness` for the no-check ceiling.
-// Round 4 (AB4-*, prepared, not yet run on a GPU): ablations of the lab copy, one piece removed at a time.
-// Earlier rounds (L2 bound, both operands staged) are in git history (commit 02c662a).
+// Round 4 (AB4-*): ablations of the lab copy, one piece removed at a time. Rounds 5-8: the product at
+// 64/128-wide stages, rings, tiled B, one buffer. Round 9: B decoded from Q4_K in the stage, checked on
+// every output against the pre-pass + GEMM. Round 10: the pre-passes apart and fused. Round 11: 16-plane
+// tiles. Results: docs/benchmarks.md, Follow-ups 5-7. Earlier rounds (L2 bound, both operands staged) are
+// in git history (commit 02c662a).
 // Run: tsx bench/lab.ts [--json out.json] [--only REGEX] [--print] [--dawn-toggles T1,T2] [--no-l2]
 import { writeFileSync } from 'node:fs';
 import { dawnFlags, openBenchGpu } from './dawn';

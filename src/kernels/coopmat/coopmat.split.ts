@@ -8,8 +8,9 @@
 //           registers one 64-wide stage ahead), B staged from wh with 16-byte loads into a double-
 //           buffered, row-padded workgroup tile (one barrier a stage), f32 results stored straight to
 //           `out` where the subtile is inside m x n (spilled and copied by lanes at the edges).
-// Measured on the H200 at 2048 x 4096 x 4096 (docs/benchmarks.md, "Follow-up 6"): the three passes took
-// 0.0213 + 0.0134 + 0.2168 ms (273.2 TOPS in all) where the one-pass pipelined kernel took 0.8046 ms.
+// Measured on the H200 at 2048 x 4096 x 4096 (docs/benchmarks.md, "Follow-up 7"): the three passes took
+// 0.0144 + 0.0142 + 0.2104 ms at tile 8,1,2,8 (287.5 TOPS in all) where the one-pass pipelined kernel
+// took 0.8010 ms.
 // Both pre-passes are core WGSL (pack2x16float), so every adapter and both arms share them; the scalar
 // arm reads the same f16 pairs and sums each 32-block in K order, exactly as mmqQ4kF16RoundedRef.
 import type { CoopmatSpec } from './coopmat.wgsl';
@@ -42,7 +43,9 @@ export interface SplitStage {
   /** 'rows': wh row-major, staged with 16-byte loads and f16 stores; 'tiles': wh in 16x16 fragment tiles
    * (as xt), staged by fragment copies (subgroupMatrixLoad, subgroupMatrixStore); 'q4k': no weight
    * pre-pass, the stage decodes B from the Q4_K words (16 qs bytes and the super-block's scales per unit
-   * of 32 weights) with the pre-pass's arithmetic, so the f16 operand is the same. */
+   * of 32 weights) with the pre-pass's arithmetic, so the f16 operand is the same. On the H200 the q4k
+   * plan took 0.2652 ms against 0.2403 with the pre-pass at 4,1,4,4: decoding in every workgroup row
+   * costs the GEMM more than the pre-pass (0.0144 ms) costs the plan (docs/benchmarks.md, "Follow-up 7"). */
   b: 'rows' | 'tiles' | 'q4k';
   /**
    * K-values per stage (one barrier each with two buffers). On the H200 at 2048 x 4096 x 4096 the GEMM
@@ -63,13 +66,15 @@ export interface SplitStage {
   buffers: 1 | 2;
   /** Weight pre-pass: 8-weight items per invocation (default W_PRE_PASS_PER). */
   wPer?: WPrePassPer;
-  /** 'fused': the weight and activation pre-passes as one dispatch (default: two). */
+  /** 'fused': the weight and activation pre-passes as one dispatch (default: two). On the H200 one
+   * dispatch took 0.0272-0.0275 ms against 0.0139-0.0141 + 0.0134-0.0135 apart: about 1 us. */
   pre?: 'separate' | 'fused';
 }
 /**
  * Items (8 weights each) per invocation of the weight pre-pass (see buildCoopmatWToF16Kernel). At 4096 x
- * 4096 on the H200: 1 item 0.0203 ms, 2 0.0197, 4 0.0211, 8 0.0251 (one run each, so 1-4 are within the
- * run-to-run spread); the default is 4, the value the headline runs were measured with.
+ * 4096 on the H200, before the scale decode was branch-free: 1 item 0.0203 ms, 2 0.0197, 4 0.0211, 8
+ * 0.0251 (one run each, so 1-4 are within the run-to-run spread); the default is 4, the value the
+ * headline runs were measured with (0.0139-0.0144 ms since).
  */
 export type WPrePassPer = 1 | 2 | 4 | 8;
 export const W_PRE_PASS_PER: WPrePassPer = 4;
@@ -131,7 +136,7 @@ interface PrePassPart {
  * Pass 0: the Q4_K weight [n, k] decoded to f16 wh [NP, k] (rows n..NP-1 zero), 8 consecutive weights
  * per item (one 16-byte store, so a subgroup writes 512 contiguous bytes; one invocation per 32-weight
  * sub-block writing 64 bytes took 0.0262 ms against 0.0213 at 4096 x 4096 on the H200, its subgroup's
- * stores being 64 bytes apart). An invocation takes `per` items W_INV apart (W_INV = items / per), loading
+ * stores being 64 bytes apart; 0.0139-0.0144 ms since the scale decode is branch-free). An invocation takes `per` items W_INV apart (W_INV = items / per), loading
  * all of their words before decoding any, so several loads are in flight per invocation while a
  * subgroup's stores stay contiguous. Sub-block j = 2g + s of a super-block takes the low (s = 0) or high
  * (s = 1) nibbles of qs bytes 32g .. 32g+31. w = ds*q - ms with ds = d*sc, ms = dmin*m in f32, as
