@@ -47,7 +47,10 @@ export const AUTOKERNEL_TIMING_ITERS = 8;
 
 const OPS: readonly TuneOp[] = ['mmq_q4k_tile', 'mmq_q4k_coopmat'];
 
-/** The evaluator of an op (both search the same tile space). */
+/**
+ * The evaluator of an op, over the op's tile space (tileSpaceFor: the same space the handlers decode its
+ * configs with, so the two cannot disagree).
+ */
 export function evaluatorFor(
   op: TuneOp,
   device: GPUDevice,
@@ -56,9 +59,9 @@ export function evaluatorFor(
 ): TileEvaluator & { arm: string; plane: number } {
   switch (op) {
     case 'mmq_q4k_tile':
-      return MmqQ4kEval.create(device, caps, opts);
+      return MmqQ4kEval.create(device, caps, opts, tileSpaceFor(op));
     case 'mmq_q4k_coopmat':
-      return CoopmatF16Eval.create(device, caps, opts);
+      return CoopmatF16Eval.create(device, caps, opts, tileSpaceFor(op));
   }
 }
 
