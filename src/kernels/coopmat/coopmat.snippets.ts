@@ -1,40 +1,12 @@
-// WGSL snippets shared by the coopmat kernels (the one-pass kernels and the split plan): the Q4_K decode,
-// byte for byte the seed's q4k_byte / q4k_sc / q4k_m (get_scale_min_k4), the tile constants, the matrix
+// WGSL snippets shared by the coopmat kernels (the one-pass kernels and the split plan): the Q4_K decode
+// (the format's scales from quant/q4k.wgsl.ts, plus the nibbles), the tile constants, the matrix
 // arm's entry and its spill-and-copy store, and the scalar arm's 32-block sum.
 
-/** get_scale_min_k4's 6-bit scale and min of sub-block j, over a byte accessor of the 12 scale bytes. */
-function q4kScaleFns(prefix: string, arg: string, byteOf: (i: string) => string): string {
-  return `fn ${prefix}_sc(${arg}, j: u32) -> u32 {
-  if (j < 4u) { return ${byteOf('j')} & 63u; }
-  return (${byteOf('j + 4u')} & 15u) | ((${byteOf('j - 4u')} >> 6u) << 4u);
-}
-fn ${prefix}_m(${arg}, j: u32) -> u32 {
-  if (j < 4u) { return ${byteOf('j + 4u')} & 63u; }
-  return (${byteOf('j + 4u')} >> 4u) | ((${byteOf('j')} >> 6u) << 4u);
-}
-`;
-}
+import { Q4K_SCALES_REGS_WGSL } from '../quant/q4k.wgsl';
 
-export const Q4K_DECODE = `// Q4_K decode, byte for byte the seed's q4k_byte / q4k_sc / q4k_m (get_scale_min_k4).
-fn wsc_byte(base: u32, i: u32) -> u32 { return (wsc[base + i / 4u] >> (8u * (i % 4u))) & 255u; }
-${q4kScaleFns('q4k', 'base: u32', (i) => `wsc_byte(base, ${i})`)}`;
-
-// The pipelined staging prefetches a super-block's 3 scale words into registers and decodes from them.
-// Branch-free: sub-block j reads byte j % 4 of each word (j < 4: bytes j and j + 4; else bytes j + 4, j - 4
-// and j), and a select takes the 6-bit or the split 4+2-bit form. The seed's branch on j < 4 (with a
-// dynamically indexed vector) compiled to branches the H200 took divergently: the 32 items of a
-// subgroup in the weight pre-pass span all 8 sub-blocks of a super-block (134 BRA in its SASS).
-export const Q4K_DECODE_REGS = `// Q4_K decode from the 3 prefetched scale words: the seed's q4k_sc / q4k_m (get_scale_min_k4), branch-free.
-fn q4kw_bytes(w: vec3u, j: u32) -> vec3u { return (w >> vec3u(8u * (j % 4u))) & vec3u(255u); }
-fn q4kw_sc(w: vec3u, j: u32) -> u32 {
-  let b = q4kw_bytes(w, j);
-  return select((b.z & 15u) | ((b.x >> 6u) << 4u), b.x & 63u, j < 4u);
-}
-fn q4kw_m(w: vec3u, j: u32) -> u32 {
-  let b = q4kw_bytes(w, j);
-  return select((b.z >> 4u) | ((b.y >> 6u) << 4u), b.y & 63u, j < 4u);
-}
-// The 4 nibbles at bit sh of the bytes of word q as f32, exactly f32(q): OR-ing a 4-bit value into the
+// The pipelined staging and the split plan prefetch a super-block's 3 scale words into registers and
+// decode from them.
+export const Q4K_DECODE_REGS = `${Q4K_SCALES_REGS_WGSL}// The 4 nibbles at bit sh of the bytes of word q as f32, exactly f32(q): OR-ing a 4-bit value into the
 // mantissa of 2^23 and subtracting 2^23 is exact and avoids int-to-float conversions (a quarter-rate unit).
 fn nib_f32(q: u32, sh: vec4u) -> vec4f {
   let nib = ((vec4u(q) >> vec4u(0u, 8u, 16u, 24u)) >> sh) & vec4u(15u);

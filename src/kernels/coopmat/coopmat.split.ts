@@ -13,12 +13,12 @@
 // took 0.8010 ms.
 // Both pre-passes are core WGSL (pack2x16float), so every adapter and both arms share them; the scalar
 // arm reads the same f16 pairs and sums each 32-block in K order, exactly as mmqQ4kF16RoundedRef.
+import { Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
 import type { CoopmatSpec } from './coopmat.wgsl';
 import {
   MATRIX_MAIN_HEAD,
   PRE_PASS_WG,
   prePassGrid,
-  Q4K_DECODE,
   Q4K_DECODE_REGS,
   range,
   scalarBlock,
@@ -434,7 +434,7 @@ function splitScalarMain(spec: CoopmatSpec): string {
 @group(0) @binding(4) var<storage, read> wdm: array<f32>; // dmin per super-block
 @group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
-${Q4K_DECODE}
+${Q4K_SCALES_WGSL}
 // f16 pair (k, k+1), k even, of weight row c (rows n..NP-1 read row n - 1: never stored).
 fn wh_pair(c: u32, k: u32) -> vec2f {
   let blk = min(c, N - 1u) * NSB + k / 256u;

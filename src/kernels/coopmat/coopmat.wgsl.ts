@@ -16,6 +16,7 @@
 //                     per-lane partition (the fragment's lane map is opaque, and the tail guards and
 //                     ownership hooks need element stores).
 // The kernel calls set_owner / store_out, which the host defines in a suffix (gpu/instrument.ts).
+import { Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
 import { positiveIntegerProblems, type TileParams } from '../family';
 import { ownerSuffix } from '../gpu/instrument';
 import {
@@ -29,7 +30,6 @@ import {
   MATRIX_MAIN_HEAD,
   PRE_PASS_WG,
   prePassGrid,
-  Q4K_DECODE,
   Q4K_DECODE_REGS,
   range,
   scalarBlock,
@@ -653,7 +653,7 @@ export function coopmatWgsl(spec: CoopmatSpec): string {
   return `${enables ? `${enables}\n\n` : ''}${header(spec)}
 ${consts(spec)}
 ${bindings(spec)}
-${spec.pipeline ? Q4K_DECODE_REGS : Q4K_DECODE}
+${spec.pipeline ? Q4K_DECODE_REGS : Q4K_SCALES_WGSL}
 ${spec.pipeline ? pipelinedStorage(spec) : tileStorage(spec)}
 ${spec.arm === 'scalar' ? scalarMain(spec) : matrixMain(spec)}`;
 }

@@ -11,6 +11,7 @@
 // match the oracle bit for bit on any compiler, contracting to FMA or not.
 import type { Arm } from '../gpu/caps';
 import { ShapeError, type TileParams } from '../family';
+import { Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
 
 export type MmqWeights = 'q8_0' | 'q4k';
 /** 'global': operands read straight from storage (the naive one-plane kernel); 'shared': A/B staged to workgroup memory once per 32-block. */
@@ -281,24 +282,9 @@ function workgroupDecls(spec: MmqSpec): string[] {
   );
 }
 
-/** Q4_K decode helpers, byte for byte the seed's q4k_byte / q4k_sc / q4k_m (get_scale_min_k4). */
+/** Q4_K decode helpers: q4k_sc / q4k_m over wsc (the format's one WGSL, shared with the coopmat twin). */
 function q4kHelpers(): string[] {
-  return [
-    '// Byte i of the 12 packed scale bytes at word `scbase` (the seed q4k_byte on wsc).',
-    'fn wsc_byte(scbase: u32, i: u32) -> u32 {',
-    '  return (wsc[scbase + i / 4u] >> (8u * (i % 4u))) & 255u;',
-    '}',
-    '// 6-bit scale of sub-block j (get_scale_min_k4, scale half).',
-    'fn q4k_sc(scbase: u32, j: u32) -> u32 {',
-    '  if (j < 4u) { return wsc_byte(scbase, j) & 63u; }',
-    '  return (wsc_byte(scbase, j + 4u) & 15u) | ((wsc_byte(scbase, j - 4u) >> 6u) << 4u);',
-    '}',
-    '// 6-bit min of sub-block j (get_scale_min_k4, min half).',
-    'fn q4k_m(scbase: u32, j: u32) -> u32 {',
-    '  if (j < 4u) { return wsc_byte(scbase, j + 4u) & 63u; }',
-    '  return (wsc_byte(scbase, j + 4u) >> 4u) | ((wsc_byte(scbase, j) >> 6u) << 4u);',
-    '}',
-  ];
+  return Q4K_SCALES_WGSL.trimEnd().split('\n');
 }
 
 /**

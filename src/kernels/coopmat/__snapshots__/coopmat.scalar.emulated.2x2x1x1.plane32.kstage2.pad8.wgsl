@@ -26,16 +26,19 @@ const KS = 2u; // 32-wide K-blocks staged per barrier pair
 @group(0) @binding(4) var<storage, read> wdm: array<f32>; // dmin per super-block [N * NSB]
 @group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
-// Q4_K decode, byte for byte the seed's q4k_byte / q4k_sc / q4k_m (get_scale_min_k4).
-fn wsc_byte(base: u32, i: u32) -> u32 { return (wsc[base + i / 4u] >> (8u * (i % 4u))) & 255u; }
-fn q4k_sc(base: u32, j: u32) -> u32 {
-  if (j < 4u) { return wsc_byte(base, j) & 63u; }
-  return (wsc_byte(base, j + 4u) & 15u) | ((wsc_byte(base, j - 4u) >> 6u) << 4u);
+// Q4_K scale and min of sub-block j (get_scale_min_k4), branch-free.
+fn q4kw_bytes(w: vec3u, j: u32) -> vec3u { return (w >> vec3u(8u * (j % 4u))) & vec3u(255u); }
+fn q4kw_sc(w: vec3u, j: u32) -> u32 {
+  let b = q4kw_bytes(w, j);
+  return select((b.z & 15u) | ((b.x >> 6u) << 4u), b.x & 63u, j < 4u);
 }
-fn q4k_m(base: u32, j: u32) -> u32 {
-  if (j < 4u) { return wsc_byte(base, j + 4u) & 63u; }
-  return (wsc_byte(base, j + 4u) >> 4u) | ((wsc_byte(base, j) >> 6u) << 4u);
+fn q4kw_m(w: vec3u, j: u32) -> u32 {
+  let b = q4kw_bytes(w, j);
+  return select((b.z >> 4u) | ((b.y >> 6u) << 4u), b.y & 63u, j < 4u);
 }
+fn q4k_words(base: u32) -> vec3u { return vec3u(wsc[base], wsc[base + 1u], wsc[base + 2u]); }
+fn q4k_sc(base: u32, j: u32) -> u32 { return q4kw_sc(q4k_words(base), j); }
+fn q4k_m(base: u32, j: u32) -> u32 { return q4kw_m(q4k_words(base), j); }
 
 // Rows padded to 72 f16 (8 past the 64 K-values) so consecutive rows fall on other banks.
 fn slot(i: u32) -> u32 { return i + (i / 32u) * 4u; }

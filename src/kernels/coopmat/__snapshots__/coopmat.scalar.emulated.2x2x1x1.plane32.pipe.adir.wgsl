@@ -26,7 +26,7 @@ const BV = BN * 2u; // qs quad loads of a stage
 @group(0) @binding(4) var<storage, read> wdm: array<f32, 64>; // dmin per super-block [N * NSB]
 @group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
-// Q4_K decode from the 3 prefetched scale words: the seed's q4k_sc / q4k_m (get_scale_min_k4), branch-free.
+// Q4_K scale and min of sub-block j (get_scale_min_k4), branch-free.
 fn q4kw_bytes(w: vec3u, j: u32) -> vec3u { return (w >> vec3u(8u * (j % 4u))) & vec3u(255u); }
 fn q4kw_sc(w: vec3u, j: u32) -> u32 {
   let b = q4kw_bytes(w, j);

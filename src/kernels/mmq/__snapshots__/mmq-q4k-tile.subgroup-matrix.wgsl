@@ -34,20 +34,19 @@ fn no_fuse(x: f32) -> f32 {
   return bitcast<f32>(bitcast<u32>(x) | nofuse_zero);
 }
 
-// Byte i of the 12 packed scale bytes at word `scbase` (the seed q4k_byte on wsc).
-fn wsc_byte(scbase: u32, i: u32) -> u32 {
-  return (wsc[scbase + i / 4u] >> (8u * (i % 4u))) & 255u;
+// Q4_K scale and min of sub-block j (get_scale_min_k4), branch-free.
+fn q4kw_bytes(w: vec3u, j: u32) -> vec3u { return (w >> vec3u(8u * (j % 4u))) & vec3u(255u); }
+fn q4kw_sc(w: vec3u, j: u32) -> u32 {
+  let b = q4kw_bytes(w, j);
+  return select((b.z & 15u) | ((b.x >> 6u) << 4u), b.x & 63u, j < 4u);
 }
-// 6-bit scale of sub-block j (get_scale_min_k4, scale half).
-fn q4k_sc(scbase: u32, j: u32) -> u32 {
-  if (j < 4u) { return wsc_byte(scbase, j) & 63u; }
-  return (wsc_byte(scbase, j + 4u) & 15u) | ((wsc_byte(scbase, j - 4u) >> 6u) << 4u);
+fn q4kw_m(w: vec3u, j: u32) -> u32 {
+  let b = q4kw_bytes(w, j);
+  return select((b.z >> 4u) | ((b.y >> 6u) << 4u), b.y & 63u, j < 4u);
 }
-// 6-bit min of sub-block j (get_scale_min_k4, min half).
-fn q4k_m(scbase: u32, j: u32) -> u32 {
-  if (j < 4u) { return wsc_byte(scbase, j + 4u) & 63u; }
-  return (wsc_byte(scbase, j + 4u) >> 4u) | ((wsc_byte(scbase, j) >> 6u) << 4u);
-}
+fn q4k_words(base: u32) -> vec3u { return vec3u(wsc[base], wsc[base + 1u], wsc[base + 2u]); }
+fn q4k_sc(base: u32, j: u32) -> u32 { return q4kw_sc(q4k_words(base), j); }
+fn q4k_m(base: u32, j: u32) -> u32 { return q4kw_m(q4k_words(base), j); }
 
 @compute @workgroup_size(128)
 fn main(
