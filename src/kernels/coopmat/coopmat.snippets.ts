@@ -14,6 +14,25 @@ fn nib_f32(q: u32, sh: vec4u) -> vec4f {
 }
 `;
 
+/**
+ * The Q4_K weight's four read-only buffers from @binding `at` on: qs viewed as `qs` (32 u32 words, 16 vec2u
+ * or 8 vec4u per 128-byte super-block), the packed scales, d and dmin. `arr(type, count)` sizes the
+ * arrays where a kernel wants sized arrays (count: the element count for `nsb` super-blocks).
+ */
+export function q4kWeightBindings(
+  at: number,
+  qs: 'u32' | 'vec2u' | 'vec4u',
+  arr: (type: string, count: number) => string = (type) => `array<${type}>`,
+  nsb = 0,
+): string {
+  const per = { u32: 32, vec2u: 16, vec4u: 8 }[qs];
+  return `@group(0) @binding(${at}) var<storage, read> wqs: ${arr(qs, nsb * per)}; // Q4_K qs: ${per} ${qs} (128 B) per super-block
+@group(0) @binding(${at + 1}) var<storage, read> wsc: ${arr('u32', nsb * 3)}; // packed 6-bit scales: 3 words per super-block
+@group(0) @binding(${at + 2}) var<storage, read> wd: ${arr('f32', nsb)}; // d per super-block
+@group(0) @binding(${at + 3}) var<storage, read> wdm: ${arr('f32', nsb)}; // dmin per super-block
+`;
+}
+
 /** 0, 1, ..., n - 1 (the generators unroll over it). */
 export const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 

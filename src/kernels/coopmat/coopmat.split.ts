@@ -19,6 +19,7 @@ import {
   MATRIX_MAIN_HEAD,
   PRE_PASS_WG,
   prePassGrid,
+  q4kWeightBindings,
   Q4K_DECODE_REGS,
   range,
   scalarBlock,
@@ -165,11 +166,7 @@ function weightPrePassPart(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile' | 's
 const N = ${n}u;
 const NSB = K / 256u; // super-blocks per row
 const W_INV = ${inv}u; // invocations, each taking items t, t + W_INV, ... (${per} items) of the ${items} vec4u (8 weights each) of wh
-@group(0) @binding(${at}) var<storage, read> wqs: array<vec2u>; // Q4_K qs: 16 vec2 (128 B) per super-block
-@group(0) @binding(${at + 1}) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
-@group(0) @binding(${at + 2}) var<storage, read> wd: array<f32>; // d per super-block
-@group(0) @binding(${at + 3}) var<storage, read> wdm: array<f32>; // dmin per super-block
-@group(0) @binding(${at + 4}) var<storage, read_write> wh: array<vec4u>; // f16 as pack2x16float pairs
+${q4kWeightBindings(at, 'vec2u')}@group(0) @binding(${at + 4}) var<storage, read_write> wh: array<vec4u>; // f16 as pack2x16float pairs
 
 ${Q4K_DECODE_REGS}
 // The raw words of item t: its 8 nibbles' qs bytes, its super-block's scale words, d and dmin.
@@ -428,11 +425,7 @@ function splitScalarMain(spec: CoopmatSpec): string {
   const weight =
     b === 'q4k'
       ? `const NSB = K / 256u; // Q4_K super-blocks per weight row
-@group(0) @binding(1) var<storage, read> wqs: array<u32>; // Q4_K qs: 32 words per super-block
-@group(0) @binding(2) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
-@group(0) @binding(3) var<storage, read> wd: array<f32>; // d per super-block
-@group(0) @binding(4) var<storage, read> wdm: array<f32>; // dmin per super-block
-@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
+${q4kWeightBindings(1, 'u32')}@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
 ${Q4K_SCALES_WGSL}
 // f16 pair (k, k+1), k even, of weight row c (rows n..NP-1 read row n - 1: never stored).
@@ -743,11 +736,7 @@ ${splitConsts(spec)}const RS = ${g.rs}u; // f16 elements per staged ${sharedA ? 
 ${
   q4kB
     ? `const NSB = K / 256u; // Q4_K super-blocks per weight row
-@group(0) @binding(1) var<storage, read> wqs: array<vec4u>; // Q4_K qs: 8 vec4u (128 B) per super-block
-@group(0) @binding(2) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
-@group(0) @binding(3) var<storage, read> wd: array<f32>; // d per super-block
-@group(0) @binding(4) var<storage, read> wdm: array<f32>; // dmin per super-block
-@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
+${q4kWeightBindings(1, 'vec4u')}@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
 ${Q4K_DECODE_REGS}`
     : `@group(0) @binding(1) var<storage, read> wh: ${tiledB ? 'array<array<f16, 256>>; // 16x16 fragment tiles [NP/16][KT][16][16]' : 'array<vec4u>; // f16 [NP, K] row-major, 8 halves per vec4'}

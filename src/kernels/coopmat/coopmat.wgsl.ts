@@ -30,6 +30,7 @@ import {
   MATRIX_MAIN_HEAD,
   PRE_PASS_WG,
   prePassGrid,
+  q4kWeightBindings,
   Q4K_DECODE_REGS,
   range,
   scalarBlock,
@@ -207,11 +208,7 @@ function bindings(spec: CoopmatSpec): string {
     ? `var<storage, read> xh: ${arr(native ? 'f16' : 'u32', (coopmatXhRows(spec) * spec.k) / (native ? 1 : 2))}; // f16 activation [MP, K] row-major${native ? '' : ' as f16 pairs'}, from the pre-pass`
     : `var<storage, read> x: ${pipe ? arr('vec4f', (spec.m * spec.k) / 4) : 'array<f32>'}; // activation [M, K] row-major`;
   return `@group(0) @binding(0) ${a}
-@group(0) @binding(1) var<storage, read> wqs: ${pipe ? arr('vec4u', nsb * 8) : 'array<u32>'}; // Q4_K qs: ${pipe ? '8 vec4' : '32 words'} (128 B) / super-block
-@group(0) @binding(2) var<storage, read> wsc: ${arr('u32', nsb * 3)}; // Q4_K packed 6-bit scales: 3 words / super-block
-@group(0) @binding(3) var<storage, read> wd: ${arr('f32', nsb)}; // d per super-block [N * NSB]
-@group(0) @binding(4) var<storage, read> wdm: ${arr('f32', nsb)}; // dmin per super-block [N * NSB]
-@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
+${q4kWeightBindings(1, pipe ? 'vec4u' : 'u32', arr, nsb)}@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
 `;
 }
 

@@ -24,10 +24,10 @@ const NSB = K / 256u; // Q4_K super-blocks per weight row
 const KS = 2u; // 32-wide K-blocks staged per barrier pair
 
 @group(0) @binding(0) var<storage, read> x: array<f32>; // activation [M, K] row-major
-@group(0) @binding(1) var<storage, read> wqs: array<u32>; // Q4_K qs: 32 words (128 B) / super-block
-@group(0) @binding(2) var<storage, read> wsc: array<u32>; // Q4_K packed 6-bit scales: 3 words / super-block
-@group(0) @binding(3) var<storage, read> wd: array<f32>; // d per super-block [N * NSB]
-@group(0) @binding(4) var<storage, read> wdm: array<f32>; // dmin per super-block [N * NSB]
+@group(0) @binding(1) var<storage, read> wqs: array<u32>; // Q4_K qs: 32 u32 (128 B) per super-block
+@group(0) @binding(2) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
+@group(0) @binding(3) var<storage, read> wd: array<f32>; // d per super-block
+@group(0) @binding(4) var<storage, read> wdm: array<f32>; // dmin per super-block
 @group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
 // Q4_K scale and min of sub-block j (get_scale_min_k4), branch-free.

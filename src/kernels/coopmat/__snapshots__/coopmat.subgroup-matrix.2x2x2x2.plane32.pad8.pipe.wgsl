@@ -25,10 +25,10 @@ const AV = BM * 8u; // activation vec4 loads of a stage
 const BV = BN * 2u; // qs quad loads of a stage
 
 @group(0) @binding(0) var<storage, read> x: array<vec4f, 4096>; // activation [M, K] row-major
-@group(0) @binding(1) var<storage, read> wqs: array<vec4u, 512>; // Q4_K qs: 8 vec4 (128 B) / super-block
-@group(0) @binding(2) var<storage, read> wsc: array<u32, 192>; // Q4_K packed 6-bit scales: 3 words / super-block
-@group(0) @binding(3) var<storage, read> wd: array<f32, 64>; // d per super-block [N * NSB]
-@group(0) @binding(4) var<storage, read> wdm: array<f32, 64>; // dmin per super-block [N * NSB]
+@group(0) @binding(1) var<storage, read> wqs: array<vec4u, 512>; // Q4_K qs: 8 vec4u (128 B) per super-block
+@group(0) @binding(2) var<storage, read> wsc: array<u32, 192>; // packed 6-bit scales: 3 words per super-block
+@group(0) @binding(3) var<storage, read> wd: array<f32, 64>; // d per super-block
+@group(0) @binding(4) var<storage, read> wdm: array<f32, 64>; // dmin per super-block
 @group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
 
 // Q4_K scale and min of sub-block j (get_scale_min_k4), branch-free.
