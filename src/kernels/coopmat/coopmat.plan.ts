@@ -69,15 +69,15 @@ export function coopmatPlan(
     // pass 2 multiplies them. With B decoded in the GEMM's stage ('q4k') there is no pass 0.
     const xt = buildCoopmatXTiledKernel(spec);
     buffers.push({ name: 'xt', kind: 'storage', size: xt.outBytes });
-    const xPass = kernelPass(xt, xt.grid, label('activation to f16 tiles'));
     const st = splitStageOf(spec);
-    if (st.b === 'q4k') return chained([xPass]);
     if (st.pre === 'fused') {
       // Both pre-passes in one dispatch (the weight's workgroups, then the activation's).
       const both = buildCoopmatFusedPrePassKernel(spec);
       buffers.push({ name: 'wh', kind: 'storage', size: both.outBytes });
       return chained([kernelPass(both, both.grid, label('weight and activation to f16'))]);
     }
+    const xPass = kernelPass(xt, xt.grid, label('activation to f16 tiles'));
+    if (st.b === 'q4k') return chained([xPass]);
     const w16 = buildCoopmatWToF16Kernel(spec);
     buffers.push({ name: 'wh', kind: 'storage', size: w16.outBytes });
     return chained([kernelPass(w16, w16.grid, label('weight Q4_K to f16')), xPass]);

@@ -256,11 +256,11 @@ function prePassKernel(k: number, title: string, parts: readonly PrePassPart[]):
   for (const [i, part] of parts.entries()) {
     decls.push(part.decls(at));
     at += part.bindings.length;
-    const t = i === 0 ? 't' : `t - ${first}u`;
+    // Part 0 starts at invocation 0, so it needs no lower bound.
     calls.push(
-      parts.length === 1
+      i === 0
         ? `  if (t < ${part.items}u) { ${part.fn}(t); }`
-        : `  if (t >= ${first}u && t < ${first + part.items}u) { ${part.fn}(${t}); }`,
+        : `  if (t >= ${first}u && t < ${first + part.items}u) { ${part.fn}(t - ${first}u); }`,
     );
     first += Math.ceil(part.items / PRE_PASS_WG) * PRE_PASS_WG;
   }
@@ -328,6 +328,7 @@ export function coopmatSplitGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 
   const kc = st.k / 16;
   /** B 'rows' stage: BN rows x k/8 vec4; items per invocation, and whether the last is guarded. */
   const bItems = bn * (st.k / 8);
+  const qUnits = bn * (st.k / 32);
   return {
     st,
     kc,
@@ -341,11 +342,11 @@ export function coopmatSplitGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 
     bGuard: bItems % threads !== 0,
     bItems,
     /** B 'q4k' stage: units of 32 weights (16 qs bytes: 16 low nibbles of sub-block 2g, 16 high of 2g + 1)
-     * per row, units per invocation, and whether the last is guarded. */
-    qpr: (2 * st.k) / 64,
-    iq: Math.ceil((bn * ((2 * st.k) / 64)) / threads),
-    qGuard: (bn * ((2 * st.k) / 64)) % threads !== 0,
-    qUnits: bn * ((2 * st.k) / 64),
+     * per row, units a stage, units per invocation, and whether the last is guarded. */
+    qpr: st.k / 32,
+    qUnits,
+    iq: Math.ceil(qUnits / threads),
+    qGuard: qUnits % threads !== 0,
     /** Fragment copies per plane and stage: A when shared, B when tiled (fractional = not allowed). */
     fa: ((bm / 16) * kc) / nwarp,
     fb: ((bn / 16) * kc) / nwarp,
