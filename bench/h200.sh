@@ -33,7 +33,9 @@ cp .gpu/bench/*.mjs $RUN/
 } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
 rc=0
-nb=0
+# A step's n-th run in one command writes NAME<n>.json / .log (n > 1): bench2.json, lab2.log, sass2.tar.xz.
+declare -A runs
+suffix() { runs[$1]=$((${runs[$1]:-0} + 1)); sfx=$([ "${runs[$1]}" -gt 1 ] && echo "${runs[$1]}"); }
 # Clocks, power and throttle reasons every 500 ms for the whole command (slowdowns were seen mid-run).
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
   --format=csv -lms 500 > "$OUT/smi.csv" 2>&1 &
@@ -50,20 +52,19 @@ for step in "$@"; do
       PYTHONUNBUFFERED=1 python3 bench/torch_baseline.py "$OUT/torch.json" $shape 2>&1 | tee "$OUT/torch.log" || rc=1 ;;
     bench*)
       args=${step#bench}; args=${args#:}; args=${args//+/ }
-      # A second bench step in one command writes bench2.json / bench2.log, and so on.
-      nb=$((nb + 1)); sfx=$([ $nb -gt 1 ] && echo $nb)
+      suffix bench
       # shellcheck disable=SC2086
       /tmp/node $RUN/bench.mjs --json "$OUT/bench$sfx.json" --torch "$OUT/torch.json" $args 2>&1 | tee "$OUT/bench$sfx.log" || rc=1 ;;
     lab*)
       args=${step#lab}; args=${args#:}; args=${args//+/ }
-      nl=$((${nl:-0} + 1)); sfx=$([ $nl -gt 1 ] && echo $nl)
+      suffix lab
       # shellcheck disable=SC2086
       /tmp/node $RUN/lab.mjs --json "$OUT/lab$sfx.json" $args 2>&1 | tee "$OUT/lab$sfx.log" || rc=1 ;;
     sass)
       # zstd(1) from the carry kit, in case the image's pyarrow cannot decode the cache.
       [ -x .gpu/bench/zstd/zstd ] && export PATH="$PWD/.gpu/bench/zstd:$PATH" LD_LIBRARY_PATH="$PWD/.gpu/bench/zstd:${LD_LIBRARY_PATH:-}"
       # Then empty the cache, so a later sass step shows only what was compiled after this one.
-      ns=$((${ns:-0} + 1)); sfx=$([ $ns -gt 1 ] && echo $ns)
+      suffix sass
       python3 bench/nvsass.py $NVCACHE "$OUT/sass$sfx.tar.xz" 2>&1 | tee "$OUT/sass$sfx.log" || rc=1
       rm -rf "${NVCACHE:?}"/* ;;
     *) echo "unknown step $step"; rc=2 ;;
