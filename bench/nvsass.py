@@ -61,11 +61,8 @@ def code_of(frame: bytes) -> bytes | None:
 
 
 def tool(name: str) -> str | None:
-    for d in ("", "/usr/local/cuda/bin/", "/opt/cuda/bin/"):
-        p = shutil.which(d + name) if not d else (d + name if os.path.exists(d + name) else None)
-        if p:
-            return p
-    return None
+    """`name` on PATH, else in the usual CUDA folders."""
+    return shutil.which(name) or shutil.which(name, path="/usr/local/cuda/bin:/opt/cuda/bin")
 
 
 def main() -> int:
