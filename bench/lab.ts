@@ -17,7 +17,7 @@
 import { writeFileSync } from 'node:fs';
 import { dawnFlags, openBenchGpu } from './dawn';
 import { fastQ4kData, fastWords } from './data';
-import type { PassSpec } from '../src/kernels/gpu/plan';
+import { kernelPass, type PassSpec } from '../src/kernels/gpu/plan';
 import { makeResident, preparePasses, runOnce, timeMainPass } from './exec';
 import {
   buildCoopmatKernel,
@@ -541,14 +541,7 @@ async function main() {
     if (only && !only.test(name)) continue;
     const spec = { m: M, n: N, k: K, tile: W(4, 1), splitStage: { ...SPLIT_STAGE_DEFAULT, wPer } };
     const p0 = buildCoopmatWToF16Kernel(spec);
-    const pass: PassSpec = {
-      label: name,
-      wgsl: p0.wgsl,
-      entryPoint: 'main',
-      workgroups: p0.grid,
-      bindings: p0.bindings,
-      workgroupSize: p0.workgroupSize,
-    };
+    const pass = kernelPass(p0, p0.grid, name);
     // Traffic: qs + scales + d + dmin read, wh written.
     await timeBandwidth(pass, (N * K) / 2 + ((N * K) / 256) * 20 + N * K * 2, 200, { wPer });
   }
@@ -567,22 +560,8 @@ async function main() {
       rowPad: 8,
     });
     const passes: PassSpec[] = [
-      {
-        label: 'pre',
-        wgsl: p0.wgsl,
-        entryPoint: 'main',
-        workgroups: p0.grid,
-        bindings: p0.bindings,
-        workgroupSize: p0.workgroupSize,
-      },
-      {
-        label: 'ref',
-        wgsl: gemm.wgsl,
-        entryPoint: 'main',
-        workgroups: gemm.workgroups(M, N),
-        bindings: ['At', 'wh', 'C'],
-        workgroupSize: gemm.workgroupSize,
-      },
+      kernelPass(p0, p0.grid, 'pre'),
+      kernelPass({ ...gemm, bindings: ['At', 'wh', 'C'] }, gemm.workgroups(M, N), 'ref'),
     ];
     q4kRef = await runOnce(res, passes, await preparePasses(res, passes), 'C');
     return q4kRef;
@@ -601,14 +580,9 @@ async function main() {
       ['PRE10-fused#2', buildCoopmatFusedPrePassKernel(spec), wBytes + xBytes],
     ] as const) {
       if (only && !only.test(name)) continue;
-      const pass: PassSpec = {
-        label: name,
-        wgsl: p.wgsl,
-        entryPoint: 'main',
-        workgroups: p.grid,
-        bindings: p.bindings.map((b) => (b === 'x' ? 'X' : b === 'xt' ? 'Xt' : b)),
-        workgroupSize: p.workgroupSize,
-      };
+      // The lab's activation buffers are X and Xt.
+      const bindings = p.bindings.map((b) => (b === 'x' ? 'X' : b === 'xt' ? 'Xt' : b));
+      const pass = kernelPass({ ...p, bindings }, p.grid, name);
       await timeBandwidth(pass, bytes, 200);
     }
   }
