@@ -32,6 +32,7 @@ import {
   SPLIT_SLACK_BYTES,
   SPLIT_STAGE_DEFAULT,
   type CoopmatArm,
+  type SplitStage,
   type CoopmatSpec,
 } from '../src/kernels/coopmat';
 import {
@@ -494,6 +495,9 @@ type CoopmatStaging = Pick<
   'kStage' | 'rowPad' | 'pipeline' | 'aDirect' | 'split' | 'splitStage'
 >;
 type StagedTile = [[number, number, number, number], CoopmatStaging];
+/** Each tile under the split plan (rows padded by 8), with `splitStage` when it is not the default. */
+const splitTiles = (tiles: StagedTile[0][], splitStage?: SplitStage): StagedTile[] =>
+  tiles.map((t) => [t, { split: true, rowPad: 8, ...(splitStage ? { splitStage } : {}) }]);
 // (wm, wn, rm, rn) and staging of the matrix arm: the tuned tile as it is, then padded rows, deeper
 // stages and the pipelined staging on tiles whose f16 tiles plus the per-plane f32 spill fit 49152 bytes.
 const COOPMAT_STAGING_TILES: StagedTile[] = [
@@ -524,43 +528,37 @@ const COOPMAT_STAGING_TILES: StagedTile[] = [
   [[2, 2, 4, 4], { pipeline: true, rowPad: 8, aDirect: true }],
   // The split plan (weight and activation pre-passes, then A fragments from global memory and B staged
   // from f16): 64x64 planes at 2..8 planes a block, and 32x128 planes (half of A's fragment loads per
-  // product) at 4 and 8 planes (8,1,2,8 is outside the tuner's WM range).
-  ...(
-    [
-      [1, 1, 4, 4],
-      [2, 1, 4, 4],
-      [4, 1, 4, 4],
-      [2, 2, 4, 4],
-      [4, 2, 4, 4],
-      [2, 1, 4, 2],
-      [4, 1, 2, 8],
-      [8, 1, 2, 8],
-      [2, 1, 8, 2],
-      [8, 1, 2, 4],
-    ] as const
-  ).map((t): StagedTile => [[...t], { split: true, rowPad: 8 }]),
+  // product) at 4 and 8 planes.
+  ...splitTiles([
+    [1, 1, 4, 4],
+    [2, 1, 4, 4],
+    [4, 1, 4, 4],
+    [2, 2, 4, 4],
+    [4, 2, 4, 4],
+    [2, 1, 4, 2],
+    [4, 1, 2, 8],
+    [8, 1, 2, 8],
+    [2, 1, 8, 2],
+    [8, 1, 2, 4],
+  ]),
   // The split plan without the weight pre-pass: B decoded from the Q4_K words in the GEMM's stage.
-  ...(
+  ...splitTiles(
     [
       [4, 1, 4, 4],
       [8, 1, 2, 8],
       [2, 1, 4, 4],
       [4, 2, 4, 4],
-    ] as const
-  ).map((t): StagedTile => [
-    [...t],
-    { split: true, rowPad: 8, splitStage: { a: 'direct', b: 'q4k', k: 64, buffers: 2 } },
-  ]),
+    ],
+    { ...SPLIT_STAGE_DEFAULT, b: 'q4k' },
+  ),
   // The split plan with both pre-passes as one dispatch.
-  ...(
+  ...splitTiles(
     [
       [4, 1, 4, 4],
       [8, 1, 2, 8],
-    ] as const
-  ).map((t): StagedTile => [
-    [...t],
-    { split: true, rowPad: 8, splitStage: { ...SPLIT_STAGE_DEFAULT, pre: 'fused' } },
-  ]),
+    ],
+    { ...SPLIT_STAGE_DEFAULT, pre: 'fused' },
+  ),
   // The split plan with A shared by a block row's planes and B copied from fragment tiles: 1.8x slower
   // than 4,1,4,4 A-direct on the H200 (docs/benchmarks.md, "Follow-up 4"); kept as the reference point.
   [[2, 4, 4, 4], { split: true, rowPad: 8, splitStage: { a: 'shared', b: 'tiles', k: 32, buffers: 1 } }],
