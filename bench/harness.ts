@@ -540,14 +540,24 @@ const COOPMAT_STAGING_TILES: StagedTile[] = [
     [8, 1, 2, 8],
     [2, 1, 8, 2],
     [8, 1, 2, 4],
+    [2, 2, 1, 1],
+    [2, 1, 1, 2],
   ]),
-  // The split plan without the weight pre-pass: B decoded from the Q4_K words in the GEMM's stage.
+  // The split plan without the weight pre-pass: B decoded from the Q4_K words in the GEMM's stage. At
+  // small m a block row covers every row, so each weight is decoded once, as the pre-pass does, but
+  // read as Q4_K (4.5 bits) instead of written and read back as f16: the 32- and 64-row tiles are for that.
   ...splitTiles(
     [
       [4, 1, 4, 4],
       [8, 1, 2, 8],
       [2, 1, 4, 4],
       [4, 2, 4, 4],
+      [2, 4, 1, 1],
+      [2, 2, 1, 1],
+      [2, 1, 1, 2],
+      [2, 2, 2, 1],
+      [4, 1, 1, 4],
+      [8, 1, 2, 4],
     ],
     { ...SPLIT_STAGE_DEFAULT, b: 'q4k' },
   ),

@@ -11,7 +11,8 @@
 // Round 4 (AB4-*): ablations of the lab copy, one piece removed at a time. Rounds 5-8: the product at
 // 64/128-wide stages, rings, tiled B, one buffer. Round 9: B decoded from Q4_K in the stage, checked on
 // every output against the pre-pass + GEMM. Round 10: the pre-passes apart and fused. Round 11: 16-plane
-// tiles. Results: docs/benchmarks.md, Follow-ups 5-7. Earlier rounds (L2 bound, both operands staged) are
+// tiles. Round 12: A's loads kept with their addresses moved (L1-hot, one workgroup's rows) or their bytes
+// read by 16-byte loads instead, and tiles whose planes share A rows. Results: docs/benchmarks.md, Follow-ups 5-7. Earlier rounds (L2 bound, both operands staged) are
 // in git history (commit 02c662a).
 // Run: tsx bench/lab.ts [--json out.json] [--only REGEX] [--print] [--dawn-toggles T1,T2] [--no-l2]
 import { writeFileSync } from 'node:fs';
@@ -55,8 +56,14 @@ interface LabSpec {
    * 'no-barrier' drops the barrier of the stage loop; 'stage-once' stages B for stage 0 only and reuses
    * it (no B traffic, no stores, no barrier in the loop); 'no-b-global' keeps the stores and the barrier
    * but not the global B loads; 'no-a-global' keeps stage 0's A fragments for every stage.
+   * Round 12 (where A's cost sits; the A loads stay, their addresses move): 'a-one-tile' makes every plane
+   * of every workgroup read the same A rows (the fragments are L1-hot and L2 serves almost nothing for
+   * A); 'a-wg-rows' makes a workgroup's planes read plane 0's rows (a quarter of the L1 misses);
+   * 'a-vec-bytes' keeps stage 0's fragments (as no-a-global) and reads the same A bytes each stage with
+   * one 16-byte load a lane a fragment (the non-matrix path), XORed into a value that guards one store.
    */
-  ablate?: 'no-barrier' | 'stage-once' | 'no-b-global' | 'no-a-global';
+  ablate?:
+    'no-barrier' | 'stage-once' | 'no-b-global' | 'no-a-global' | 'a-one-tile' | 'a-wg-rows' | 'a-vec-bytes';
   /** Round 4: extra workgroup bytes that do nothing but lower the workgroups per SM (occupancy probe). */
   padBytes?: number;
   /**
@@ -109,6 +116,9 @@ function labWgsl(s: LabSpec): string {
         : `@group(0) @binding(${bind}) var<storage, read> ${nm}: array<f16>;`;
   L.push(decl('A', s.srcA, M, 0), decl('B', s.srcB, N, 1));
   L.push(`@group(0) @binding(2) var<storage, read_write> C: array<f32>;`);
+  const vecBytes = s.ablate === 'a-vec-bytes';
+  // The same fragment-tiled A as 16-byte words: a tile is 32 of them, one a lane.
+  if (vecBytes) L.push(`@group(0) @binding(3) var<storage, read> Av: array<vec4u>;`);
   const stA = s.srcA !== 'direct';
   const stB = s.srcB !== 'direct';
   const wgDecl = (nm: string, rows: number, fragArr: boolean) =>
@@ -144,8 +154,10 @@ function labWgsl(s: LabSpec): string {
   for (const i of R(s.rm)) for (const j of R(s.rn)) L.push(`  var c${i}_${j} = ${CT}();`);
 
   // Direct operands: registers prefetched one stage ahead.
+  const aRow16 =
+    s.ablate === 'a-one-tile' ? '' : s.ablate === 'a-wg-rows' ? 'wrow / 16u + ' : 'row0 / 16u + ';
   const loadAg = (i: number, c: number, k16: string) =>
-    `subgroupMatrixLoad<${LT}, row_major>(${gRef('A', tIdx(`row0 / 16u + ${i}u`, `${k16} + ${c}u`))}, 16u)`;
+    `subgroupMatrixLoad<${LT}, row_major>(${gRef('A', tIdx(`${aRow16}${i}u`, `${k16} + ${c}u`))}, 16u)`;
   const loadBg = (j: number, c: number, k16: string) =>
     `subgroupMatrixLoad<${RT}, col_major>(${gRef('B', tIdx(`col0 / 16u + ${j}u`, `${k16} + ${c}u`))}, 16u)`;
   const loadAs = (i: number, c: number) =>
@@ -227,6 +239,12 @@ function labWgsl(s: LabSpec): string {
   if (!stA)
     for (const i of R(s.rm))
       for (const c of R(aDist ?? kc)) L.push(`  var pa${i}_${c} = ${loadAg(i, c, '0u')};`);
+  if (vecBytes) {
+    L.push('  var asink = vec4u(0u);');
+    for (const i of R(s.rm))
+      for (const c of R(kc))
+        L.push(`  var va${i}_${c} = Av[(${tIdx(`row0 / 16u + ${i}u`, `${c}u`)}) * 32u + tid % 32u];`);
+  }
   if (!stB)
     for (const j of R(s.rn)) for (const c of R(kc)) L.push(`  var pb${j}_${c} = ${loadBg(j, c, '0u')};`);
   if (staged) {
@@ -237,12 +255,17 @@ function labWgsl(s: LabSpec): string {
   if (staged && s.nbuf === 2) L.push(`    let cur = (k / ${s.ks}u) % 2u;`);
   if (staged && s.nbuf === 1) L.push(...put('0u'), '    workgroupBarrier();');
   const k16n = `(k + ${s.ks}u) / 16u`;
+  const keepA = s.ablate === 'no-a-global' || vecBytes;
   if (!stA && !aDist)
     for (const i of R(s.rm))
       for (const c of R(kc))
         L.push(
           `    let qa${i}_${c} = pa${i}_${c};`,
-          s.ablate === 'no-a-global' ? '' : `    pa${i}_${c} = ${loadAg(i, c, k16n)};`,
+          keepA ? '' : `    pa${i}_${c} = ${loadAg(i, c, k16n)};`,
+          // Consumed a stage after it is issued, as the matrix prefetch is.
+          vecBytes
+            ? `    asink ^= va${i}_${c};\n    va${i}_${c} = Av[(${tIdx(`row0 / 16u + ${i}u`, `${k16n} + ${c}u`)}) * 32u + tid % 32u];`
+            : '',
         );
   if (!stB)
     for (const j of R(s.rn))
@@ -266,6 +289,8 @@ function labWgsl(s: LabSpec): string {
   L.push('  }');
   // Read the pad back (never true: element 7 holds 7) so the driver cannot drop the allocation.
   if (s.padBytes) L.push('  if (workgroupUniformLoad(&occupancy_pad[7]) == 0xffffffffu) { return; }');
+  // Never true for this data, but the driver cannot know: the 16-byte loads stay.
+  if (vecBytes) L.push('  if (all(asink == vec4u(0x9e3779b9u, 1u, 2u, 3u))) { C[0] = 1.0; }');
   for (const i of R(s.rm))
     for (const j of R(s.rn))
       L.push(
@@ -425,6 +450,33 @@ const SPECS: LabSpec[] = [
     spec(`PROD11-${w.wm},${w.wn},${w.rm},${w.rn}`, { ...w, product: true, productStage: K64 }),
   ),
   spec('PROD11-4,1,4,4#2', { ...P(4, 1), productStage: K64 }),
+  // Round 12: is A's cost the bytes (L1 misses, L2 traffic) or the 32-bit matrix loads themselves? The lab
+  // copy at 64-wide stages (A unpredicated), its A loads kept with their addresses moved, against dropping
+  // them (no-a-global) and against reading the same bytes with 16-byte loads (a-vec-bytes).
+  ...[W(4, 1), W(8, 1, 2, 8)].flatMap((w) => [
+    spec(`AB12-${w.wm}${w.wn}${w.rm}${w.rn}-k64`, { arrA: true, ks: 64, ...w }),
+    ...(['no-a-global', 'a-one-tile', 'a-wg-rows', 'a-vec-bytes'] as const).map((ablate) =>
+      spec(`AB12-${w.wm}${w.wn}${w.rm}${w.rn}-k64-${ablate}`, { arrA: true, ks: 64, ...w, ablate }),
+    ),
+  ]),
+  spec('AB12-4144-k64#2', { arrA: true, ks: 64 }),
+  spec('PROD12-4144-k64', { ...P(4, 1), productStage: K64 }),
+  // Round 12, constructive: two planes share each A row (wn 2), so half of A's bytes come from L1.
+  ...(
+    [
+      [W(4, 2, 4, 2), 64],
+      [W(8, 2, 2, 4), 64],
+      [W(8, 2, 2, 4), 32],
+      [W(2, 2), 32],
+    ] as const
+  ).map(([w, k]) =>
+    spec(`PROD12-${w.wm},${w.wn},${w.rm},${w.rn}-k${k}`, {
+      ...w,
+      product: true,
+      productStage: { ...K64, k },
+    }),
+  ),
+  spec('PROD12-8,1,2,8-k64', { ...W(8, 1, 2, 8), product: true, productStage: K64 }),
 ];
 
 /** f16 values (k - 15) / 16, k in 0..30: exact in f16, and every product and partial sum exact in f32. */
@@ -624,7 +676,11 @@ async function main() {
         wgsl,
         entryPoint: 'main',
         workgroups: [N / g.bn, M / g.bm, 1],
-        bindings: q4kB ? [A, 'wqs', 'wsc', 'wd', 'wdm', 'C'] : [A, Bn, 'C'],
+        bindings: q4kB
+          ? [A, 'wqs', 'wsc', 'wd', 'wdm', 'C']
+          : s.ablate === 'a-vec-bytes'
+            ? [A, Bn, 'C', 'At']
+            : [A, Bn, 'C'],
         workgroupSize: g.nt,
       };
       const ref = r9 ? await round9() : undefined;
