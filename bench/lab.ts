@@ -12,8 +12,8 @@
 // 64/128-wide stages, rings, tiled B, one buffer. Round 9: B decoded from Q4_K in the stage, checked on
 // every output against the pre-pass + GEMM. Round 10: the pre-passes apart and fused. Round 11: 16-plane
 // tiles. Round 12: A's loads kept with their addresses moved (L1-hot, one workgroup's rows) or their bytes
-// read by 16-byte loads instead, and tiles whose planes share A rows. Results: docs/benchmarks.md, Follow-ups 5-7. Earlier rounds (L2 bound, both operands staged) are
-// in git history (commit 02c662a).
+// read by 16-byte loads instead, and tiles whose planes share A rows. Results: docs/benchmarks.md,
+// Follow-ups 5-8. Earlier rounds (L2 bound, both operands staged) are in git history (commit 02c662a).
 // Run: tsx bench/lab.ts [--json out.json] [--only REGEX] [--print] [--dawn-toggles T1,T2] [--no-l2]
 import { writeFileSync } from 'node:fs';
 import { dawnFlags, openBenchGpu } from './dawn';
