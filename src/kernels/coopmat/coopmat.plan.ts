@@ -14,6 +14,7 @@ import {
   buildCoopmatWToF16Kernel,
   buildCoopmatXTiledKernel,
   splitStageOf,
+  type SplitPrePass,
 } from './coopmat.split';
 
 export const COOPMAT_OWNER_BUFFER = 'owner';
@@ -66,21 +67,18 @@ export function coopmatPlan(
   });
   if (spec.split) {
     // Split: pass 0 decodes the weight to f16 once, pass 1 tiles the activation into f16 fragments,
-    // pass 2 multiplies them. With B decoded in the GEMM's stage ('q4k') there is no pass 0.
-    const xt = buildCoopmatXTiledKernel(spec);
-    buffers.push({ name: 'xt', kind: 'storage', size: xt.outBytes });
+    // pass 2 multiplies them. 'fused': passes 0 and 1 in one dispatch; B decoded in the GEMM's stage
+    // ('q4k'): no pass 0.
     const st = splitStageOf(spec);
-    if (st.pre === 'fused') {
-      // Both pre-passes in one dispatch (the weight's workgroups, then the activation's).
-      const both = buildCoopmatFusedPrePassKernel(spec);
-      buffers.push({ name: 'wh', kind: 'storage', size: both.outBytes });
-      return chained([kernelPass(both, both.grid, label('weight and activation to f16'))]);
+    const pre: [SplitPrePass, string][] = [];
+    if (st.pre === 'fused') pre.push([buildCoopmatFusedPrePassKernel(spec), 'weight and activation to f16']);
+    else {
+      if (st.b !== 'q4k') pre.push([buildCoopmatWToF16Kernel(spec), 'weight Q4_K to f16']);
+      pre.push([buildCoopmatXTiledKernel(spec), 'activation to f16 tiles']);
     }
-    const xPass = kernelPass(xt, xt.grid, label('activation to f16 tiles'));
-    if (st.b === 'q4k') return chained([xPass]);
-    const w16 = buildCoopmatWToF16Kernel(spec);
-    buffers.push({ name: 'wh', kind: 'storage', size: w16.outBytes });
-    return chained([kernelPass(w16, w16.grid, label('weight Q4_K to f16')), xPass]);
+    for (const [p] of pre)
+      buffers.push(...p.writes.map((w) => ({ name: w.name, kind: 'storage' as const, size: w.bytes })));
+    return chained(pre.map(([p, what]) => kernelPass(p, p.grid, label(what))));
   }
   if (!spec.aDirect) return singlePassPlan(buffers, main);
   // Direct A: pass 0 rounds the activation to f16 once, pass 1 reads it.

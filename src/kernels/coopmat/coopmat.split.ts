@@ -117,20 +117,24 @@ export interface SplitPrePass {
   bindings: readonly string[];
   workgroupSize: number;
   grid: [number, number, number];
-  /** Bytes of the buffer the pass writes (including the slack). */
-  outBytes: number;
+  /** The buffers the pass writes and their bytes (including the slack): the plan allocates them. */
+  writes: readonly SplitPrePassOutput[];
+}
+export interface SplitPrePassOutput {
+  name: string;
+  bytes: number;
 }
 
 /**
  * One pre-pass body: its declarations (from binding `at` on), the function `${fn}(t)` doing item t, the
- * number of items, its buffers in binding order and the bytes of the buffer it writes (with the slack).
+ * number of items, its buffers in binding order and the buffer it writes.
  */
 interface PrePassPart {
   decls: (at: number) => string;
   fn: string;
   items: number;
   bindings: readonly string[];
-  outBytes: number;
+  out: SplitPrePassOutput;
 }
 
 /**
@@ -203,7 +207,7 @@ ${ts.map((e, i) => `  store_item(${e}, it${i});`).join('\n')}
     fn: 'weight_items',
     items: inv,
     bindings: ['wqs', 'wsc', 'wd', 'wdm', 'wh'],
-    outBytes: np * k * 2 + SPLIT_SLACK_BYTES,
+    out: { name: 'wh', bytes: np * k * 2 + SPLIT_SLACK_BYTES },
   };
 }
 
@@ -240,7 +244,7 @@ ${tiledItem('col')}
     fn: 'activation_item',
     items,
     bindings: ['x', 'xt'],
-    outBytes: mp * k * 2 + SPLIT_SLACK_BYTES,
+    out: { name: 'xt', bytes: mp * k * 2 + SPLIT_SLACK_BYTES },
   };
 }
 
@@ -280,7 +284,7 @@ ${calls.join('\n')}
     bindings: parts.flatMap((p) => p.bindings),
     workgroupSize: PRE_PASS_WG,
     grid,
-    outBytes: parts[0]!.outBytes,
+    writes: parts.map((p) => p.out),
   };
 }
 
@@ -304,7 +308,7 @@ export function buildCoopmatXTiledKernel(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k'
 
 /**
  * Both pre-passes as one dispatch (splitStage.pre 'fused'): the weight's workgroups, then the
- * activation's. `outBytes` is wh's; xt's is buildCoopmatXTiledKernel's.
+ * activation's; it writes wh and xt.
  * @example const p = buildCoopmatFusedPrePassKernel(spec); pass.dispatchWorkgroups(...p.grid)
  */
 export function buildCoopmatFusedPrePassKernel(
