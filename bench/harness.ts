@@ -543,9 +543,9 @@ const COOPMAT_STAGING_TILES: StagedTile[] = [
     [2, 2, 1, 1],
     [2, 1, 1, 2],
   ]),
-  // The split plan without the weight pre-pass: B decoded from the Q4_K words in the GEMM's stage. At
-  // small m a block row covers every row, so each weight is decoded once, as the pre-pass does, but
-  // read as Q4_K (4.5 bits) instead of written and read back as f16: the 32- and 64-row tiles are for that.
+  // The split plan without the weight pre-pass: B decoded from the Q4_K words in the GEMM's stage. Each
+  // weight is decoded once per block row (M / BM times: a few at small m) and read as Q4_K (4.5 bits)
+  // instead of written and read back as f16: the 32- and 64-row tiles are for small m.
   ...splitTiles(
     [
       [4, 1, 4, 4],

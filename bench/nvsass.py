@@ -18,7 +18,6 @@ import struct
 import subprocess
 import sys
 import tarfile
-import zlib
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 NVUC_MAGIC = b"NVDANVVMNVuc"
