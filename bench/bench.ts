@@ -2,7 +2,8 @@
 // side by side with baselines measured in the same run. See docs/benchmarks.md for the method.
 //
 //   npx tsx bench/bench.ts [--quick] [--json out.json] [--filter REGEX] [--torch torch.json]
-//                          [--no-tune] [--reps N] [--target-ms T] [--shapes m,n,k;m,n,k] [--no-moe]
+//                          [--no-tune] [--tune-every-shape] [--reps N] [--target-ms T]
+//                          [--shapes m,n,k;m,n,k] [--no-moe]
 //                          [--dawn-toggles T1,T2] [--dawn-standalone]
 //
 // --quick: CI-size problems (seconds on SwiftShader): checks the harness, not speed.
@@ -39,6 +40,8 @@ function parseArgs(argv: string[]): CliOptions {
     else if (a === '--filter') opts.filter = new RegExp(next());
     else if (a === '--torch') opts.torchPath = next();
     else if (a === '--no-tune') opts.tune = false;
+    // Tune coopmat-f16's tile and staging at every shape (the tuner's per-shape cache, as the app keys it).
+    else if (a === '--tune-every-shape') opts.tuneEveryShape = true;
     else if (a === '--no-moe') opts.moe = false;
     else if (a === '--reps') opts.reps = Number(next());
     else if (a === '--target-ms') opts.targetMs = Number(next());

@@ -2,7 +2,7 @@
 // benched config from the kernel generators, gate it against a sampled oracle, time it on resident
 // buffers with cold weight banks, and derive the ratios that must come from one run.
 import { judge } from '../src/kernels/compare';
-import type { TileParams } from '../src/kernels/family';
+import type { CoopmatStaging, TileParams } from '../src/kernels/family';
 import { int8ArmSupport, planeWidth, type AdapterCaps, type Arm } from '../src/kernels/gpu/caps';
 import { suffixedPass } from '../src/kernels/gpu/instrument';
 import type { BufferSpec, PassSpec } from '../src/kernels/gpu/plan';
@@ -22,7 +22,8 @@ import {
   type MmqSpec,
 } from '../src/kernels/mmq';
 import {
-  coopmatArmStaging,
+  coopmatStagingSpec,
+  defaultCoopmatStaging,
   coopmatMatrixUnsupported,
   coopmatPlan,
   coopmatSpecErrors,
@@ -52,12 +53,12 @@ import {
   type MoeProblem,
 } from '../src/kernels/moe';
 import {
+  choiceOf,
   Evolution,
   mmqQ4kIncumbent,
   coopmatTileSpace,
   mmqQ4kSpace,
   tileLimits,
-  tileOf,
   tileConfig,
   tileStaticCheck,
   type Config,
@@ -65,6 +66,7 @@ import {
   type Measurement,
   type Space,
   type StaticVerdict,
+  type TileChoice,
 } from '../src/kernels/tune';
 import { dequantizeQ4K } from '../src/kernels/quant/q4k';
 import type { MmqQ4kData, MmqQ8Data } from '../src/kernels/quant/gen';
@@ -90,6 +92,8 @@ export interface Shape {
 export interface BenchOptions {
   quick: boolean;
   tune: boolean;
+  /** Tune coopmat-f16 (tile and staging) at every shape, not only the headline shape. */
+  tuneEveryShape?: boolean;
   moe: boolean;
   reps: number;
   targetMs: number;
@@ -361,14 +365,14 @@ function mmqCandidate(
 
 /**
  * The coopmat spec the bench runs for a tile: the family's default staging on that arm
- * (coopmatArmStaging) unless `staging` says otherwise. The tuner's static tier sizes tiles with it too.
+ * (coopmatStagingSpec(defaultCoopmatStaging(arm))) unless `staging` says otherwise. The tuner's static tier sizes tiles with it too.
  */
 function coopmatBenchSpec(
   caps: AdapterCaps,
   { m, n, k }: Shape,
   tile: TileParams,
   arm: CoopmatArm,
-  staging: CoopmatStaging = coopmatArmStaging(arm),
+  staging: SpecStaging = coopmatStagingSpec(defaultCoopmatStaging(arm)),
 ): CoopmatSpec {
   const { kStage = 1, rowPad = 0, pipeline = false, aDirect = false, split = false, splitStage } = staging;
   return {
@@ -408,7 +412,7 @@ function coopmatCandidate(
   role: string,
   x: Float32Array,
   data: MmqQ4kData,
-  staging?: CoopmatStaging,
+  staging?: SpecStaging,
 ): Candidate | BenchRow {
   const { m, n, k } = shape;
   const spec = coopmatBenchSpec(caps, shape, tile, arm, staging);
@@ -490,11 +494,8 @@ const COOPMAT_Q4K_ROTATE = ['wd', 'wdm'];
  */
 const XH_SCRATCH_ROWS = (m: number) => Math.ceil(m / 512) * 512;
 /** Staging parameters of the coopmat generator that the bench varies (all default to today's kernel). */
-type CoopmatStaging = Pick<
-  CoopmatSpec,
-  'kStage' | 'rowPad' | 'pipeline' | 'aDirect' | 'split' | 'splitStage'
->;
-type StagedTile = [[number, number, number, number], CoopmatStaging];
+type SpecStaging = Pick<CoopmatSpec, 'kStage' | 'rowPad' | 'pipeline' | 'aDirect' | 'split' | 'splitStage'>;
+type StagedTile = [[number, number, number, number], SpecStaging];
 /** Each tile under the split plan (rows padded by 8), with `splitStage` when it is not the default. */
 const splitTiles = (tiles: StagedTile[0][], splitStage?: SplitStage): StagedTile[] =>
   tiles.map((t) => [t, { split: true, rowPad: 8, ...(splitStage ? { splitStage } : {}) }]);
@@ -586,8 +587,8 @@ class SampledTileEval implements Evaluator {
   constructor(
     private readonly gpu: BenchGpu,
     private readonly prob: Problem,
-    private readonly make: (tile: TileParams) => Candidate | BenchRow,
-    private readonly workgroupBytes: (tile: TileParams) => number,
+    private readonly make: (c: TileChoice) => Candidate | BenchRow,
+    private readonly workgroupBytes: (c: TileChoice) => number,
     private readonly reps: number,
     /** Untimed clock warm-up before each measure (0 on SwiftShader-size runs). */
     private readonly warmMs: number,
@@ -595,15 +596,14 @@ class SampledTileEval implements Evaluator {
   ) {}
 
   staticCheck(cfg: Config): StaticVerdict {
-    return tileStaticCheck(
-      tileOf(this.space, cfg),
-      tileLimits(this.gpu.caps, planeWidth(this.gpu.caps)),
-      this.workgroupBytes,
+    const choice = choiceOf(this.space, cfg);
+    return tileStaticCheck(choice.tile, tileLimits(this.gpu.caps, planeWidth(this.gpu.caps)), () =>
+      this.workgroupBytes(choice),
     );
   }
 
   async measure(cfg: Config, iters: number): Promise<Measurement> {
-    const c = this.make(tileOf(this.space, cfg));
+    const c = this.make(choiceOf(this.space, cfg));
     if (!('passes' in c)) throw new Error(c.skipped ?? 'not runnable');
     const r = await gateAndTime(
       this.gpu,
@@ -665,8 +665,10 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
             [4096, 11008],
           ].map(([n, k]) => ({ m, n: n!, k: k! })),
         ));
-  // The headline shape is where tiles are tuned and the torch ratio is taken.
-  const head = opts.quick ? shapes[0]! : { m: 2048, n: 4096, k: 4096 };
+  // The headline shape is where tiles are tuned and the torch ratio is taken: 2048x4096x4096 unless a
+  // --shapes list leaves it out (then its first shape; only the listed shapes run).
+  const isHeadline = (s: Shape) => s.m === 2048 && s.n === 4096 && s.k === 4096;
+  const head = opts.quick ? shapes[0]! : (shapes.find(isHeadline) ?? shapes[0]!);
   const gemmTiles = opts.quick
     ? [GEMM_F32_SMALL_TILE]
     : [
@@ -691,7 +693,8 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     ...(opts.torch ? { torch: opts.torch } : {}),
   };
   const want = (id: string) => !opts.filter || opts.filter.test(id);
-  const tuned = new Map<string, TileParams>(); // family/arm -> tile tuned at the headline shape
+  // family/arm -> the tuned tile (and staging): at the headline shape, or per shape with tuneEveryShape.
+  const tuned = new Map<string, TileChoice>();
 
   const bench = async (prob: Problem, c: Candidate | BenchRow) => {
     const row = 'passes' in c ? c.row : c;
@@ -711,9 +714,10 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     family: string,
     arm: string,
     shape: Shape,
-    make: (tile: TileParams) => Candidate | BenchRow,
-    workgroupBytes: (tile: TileParams) => number,
+    make: (c: TileChoice) => Candidate | BenchRow,
+    workgroupBytes: (c: TileChoice) => number,
     space: Space = mmqQ4kSpace(),
+    incumbentStaging?: CoopmatStaging,
   ) => {
     if (!opts.tune || !want(`${family}/${arm}/tune`)) return;
     const ev = new SampledTileEval(gpu, prob, make, workgroupBytes, 1, timeOpts.warmMs, space);
@@ -723,7 +727,9 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
         : // 16 x 4: ~60 distinct tiles, most of the feasible space; 12 x 3 missed coopmat's best tile.
           { population: 16, generations: 4, measureIters: 10 },
     );
-    const report = await evo.run(ev.space, ev, 0x5eed, { seeds: [tileConfig(ev.space, incumbent)] });
+    const report = await evo.run(ev.space, ev, 0x5eed, {
+      seeds: [tileConfig(ev.space, incumbent, incumbentStaging)],
+    });
     result.tuning.push({
       family,
       arm,
@@ -741,7 +747,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     log(
       `[tune] ${family}/${arm} at ${shape.m}x${shape.n}x${shape.k}: ${report.evaluated} configs, winner ${report.winner ?? 'none'} ${report.bestMs.toFixed(4)} ms (${report.failedGate.length} failed the gate, ${report.rejected.length} rejected)`,
     );
-    if (win) tuned.set(`${family}/${arm}`, tileOf(ev.space, win.values));
+    if (win) tuned.set(`${family}/${arm}`, choiceOf(ev.space, win.values));
   };
   /** Tune a family of MMQ specs over the tile: each candidate and its workgroup bytes from `specOf(tile)`. */
   const tuneMmq = (
@@ -757,8 +763,8 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
       family,
       arm,
       shape,
-      (t) => mmqCandidate(caps, shape, specOf(t), family, 'tuned', data),
-      (t) => mmqWorkgroupBytes(specOf(t)),
+      ({ tile }) => mmqCandidate(caps, shape, specOf(tile), family, 'tuned', data),
+      ({ tile }) => mmqWorkgroupBytes(specOf(tile)),
     );
 
   // Tune first, at the headline shape, so every shape can bench "tuned vs incumbent".
@@ -792,12 +798,15 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     const q4kTileSpec = (tile: TileParams, arm: Arm): MmqSpec => ({
       ...mmqPresetSpec('mmq-q4k-tile', { m, n, k, tile, arm, plane }),
     });
-    if (isHead) {
+    if (isHead)
       for (const arm of fastArms) {
         if (!int8ArmSupport(caps, arm).ok) continue;
         await tuneMmq(q4Prob, 'mmq-q4k-tile', arm, shape, (t) => q4kTileSpec(t, arm), q4);
       }
+    if (isHead || opts.tuneEveryShape) {
       const cmArm = coopmatMatrixUnsupported(caps) ? 'scalar' : 'subgroup-matrix';
+      // The tile and the staging (the whole plan is timed); the winner's staging is the bench's too.
+      const stagingOf = (c: TileChoice) => coopmatStagingSpec(c.staging ?? defaultCoopmatStaging(cmArm));
       // Quick runs tune one family (the search machinery); full runs tune every accelerated family.
       if (!opts.quick)
         await tune(
@@ -805,9 +814,10 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
           'coopmat-f16',
           cmArm,
           shape,
-          (t) => coopmatCandidate(caps, shape, t, cmArm, 'tuned', x, q4),
-          (t) => coopmatWorkgroupBytes(coopmatBenchSpec(caps, shape, t, cmArm)),
+          (c) => coopmatCandidate(caps, shape, c.tile, cmArm, 'tuned', x, q4, stagingOf(c)),
+          (c) => coopmatWorkgroupBytes(coopmatBenchSpec(caps, shape, c.tile, cmArm, stagingOf(c))),
           coopmatTileSpace(),
+          defaultCoopmatStaging(cmArm),
         );
     }
     for (const arm of arms)
@@ -829,15 +839,16 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
         mmqCandidate(caps, shape, q4kTileSpec(incumbent, arm), 'mmq-q4k-tile', 'incumbent', q4),
       );
     for (const arm of fastArms) {
-      const t = tuned.get(`mmq-q4k-tile/${arm}`);
+      const t = tuned.get(`mmq-q4k-tile/${arm}`)?.tile;
       if (t && tileStr(t) !== tileStr(incumbent))
         await bench(q4Prob, mmqCandidate(caps, shape, q4kTileSpec(t, arm), 'mmq-q4k-tile', 'tuned', q4));
     }
     for (const arm of ['scalar', 'subgroup-matrix'] as const) {
       await bench(q4Prob, coopmatCandidate(caps, shape, incumbent, arm, 'incumbent', x, q4));
       const t = tuned.get(`coopmat-f16/${arm}`);
-      if (t && tileStr(t) !== tileStr(incumbent))
-        await bench(q4Prob, coopmatCandidate(caps, shape, t, arm, 'tuned', x, q4));
+      const staging = coopmatStagingSpec(t?.staging ?? defaultCoopmatStaging(arm));
+      if (t && (tileStr(t.tile) !== tileStr(incumbent) || t.staging !== defaultCoopmatStaging(arm)))
+        await bench(q4Prob, coopmatCandidate(caps, shape, t.tile, arm, 'tuned', x, q4, staging));
     }
     // Staging variants of the matrix arm at fixed tiles that fit 48 KiB (full runs); quick runs take the
     // pipelined direct-A kernel (two timed passes) and the split plan (three) once on whichever coopmat
@@ -926,7 +937,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
         q8Prob,
         mmqCandidate(caps, shape, q8TileSpec(incumbent, arm), 'mmq-q8-tile', 'incumbent', q8),
       );
-      const t = tuned.get(`mmq-q8-tile/${arm}`);
+      const t = tuned.get(`mmq-q8-tile/${arm}`)?.tile;
       if (t && tileStr(t) !== tileStr(incumbent))
         await bench(q8Prob, mmqCandidate(caps, shape, q8TileSpec(t, arm), 'mmq-q8-tile', 'tuned', q8));
     }

@@ -83,3 +83,33 @@ test('an old-version or invalid link says what is wrong', async ({ page }) => {
   await expect(page.getByTestId('link-error')).toContainText('config.m must be an integer in 1..16384');
   await expect(page.getByTestId('verdict')).toContainText('matches oracle');
 });
+
+test('a coopmat staging runs its split plan, shows the whole-plan time, and the link keeps it', async ({
+  page,
+}) => {
+  await openApp(page);
+  const size = await pickKernel(page, 'coopmat-f16');
+  await waitForRun(page, 'coopmat-f16', size);
+  // The scalar arm's default is one pass: no plan figures, the seed's kernel in the editor.
+  await expect(page.getByTestId('staging-select')).toHaveValue('');
+  await expect(page.getByTestId('plan-ms')).toHaveCount(0);
+  const before = await runId(page);
+  const hashBefore = await page.evaluate(() => location.hash);
+  await page.getByTestId('staging-select').selectOption('in-gemm');
+  expect(await waitForNewRun(page, before)).toBe('done');
+  await expect(page.getByTestId('verdict')).toContainText('matches oracle');
+  // Two passes (activation tiles, then the GEMM that decodes B), each timed, and the whole plan.
+  await expect(page.getByTestId('pass-ms')).toHaveText(/= [\d.e+-]+ \+ [\d.e+-]+ alone/);
+  await expect
+    .poll(() => page.evaluate(() => window.__mmq!.editor()?.getValue() ?? ''))
+    .toContain('coopmat-f16 split plan, pass 2');
+  const expected = await summary(page);
+  await expect.poll(() => page.evaluate(() => location.hash)).not.toBe(hashBefore);
+  await page.reload();
+  await expect(page.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', {
+    timeout: 30_000,
+  });
+  await waitForRun(page, 'coopmat-f16', size);
+  await expect(page.getByTestId('staging-select')).toHaveValue('in-gemm');
+  expect(await summary(page)).toEqual(expected);
+});

@@ -1,21 +1,32 @@
 // The f16 coopmat twin's hunt on Dawn/SwiftShader (the seed's mmq_q4k_coopmat_space_search_cpu): the
-// same GA over the same tile space with the f16 evaluator (f32 activation rounded to f16 in the kernel,
-// the full-precision oracle, the 5e-2 gate), then the cache hit. Smaller than the int8 hunt: SwiftShader
-// compiles a large register tile slowly.
+// same GA over its space (the tiles plus WM = 8, times the four stagings) with the f16 evaluator (f32
+// activation rounded to f16, the full-precision oracle, the 5e-2 gate), then the cache hit. Smaller than
+// the int8 hunt: SwiftShader compiles a large register tile slowly.
 import { describe, expect, it } from 'vitest';
 import { useTestGpu } from './gpu';
-import { Evolution, MemoryTuneCache, Tuner } from '../src/kernels/tune';
+import { COOPMAT_STAGINGS } from '../src/kernels/family';
+import {
+  coopmatTileSpace,
+  Evolution,
+  MemoryTuneCache,
+  mmqQ4kIncumbent,
+  stagingOf,
+  tileConfig,
+  Tuner,
+} from '../src/kernels/tune';
 import { CoopmatF16Eval } from '../src/workers/tune';
 import { HUNT } from './tuneHunt';
 
 const gpu = useTestGpu();
-const { space, incumbent, shape } = HUNT;
+const { shape } = HUNT;
+const space = coopmatTileSpace();
 
 describe('f16 coopmat tile hunt on SwiftShader', () => {
   it('f16 coopmat hunt over the same space: gated at 5e-2, cached', async () => {
     const { device, caps } = gpu();
     const t0 = performance.now();
-    const ev = CoopmatF16Eval.create(device, caps, HUNT.evalOptions);
+    const ev = CoopmatF16Eval.create(device, caps, HUNT.evalOptions, space);
+    const incumbent = tileConfig(space, mmqQ4kIncumbent(), 'one-pass'); // the scalar arm's default
     try {
       const tuner = new Tuner(new MemoryTuneCache());
       const small = new Evolution({ population: 4, generations: 2, measureIters: 1 });
@@ -31,6 +42,16 @@ describe('f16 coopmat tile hunt on SwiftShader', () => {
       );
       const r2 = await tuner.evolve('cpu', 'mmq_q4k_coopmat', shape, space, ev, small, 0xc0ffee);
       expect(r2.fromCache && r2.report === undefined && r2.winner === r.winner).toBe(true);
+      // Every staging of one tile runs its whole plan through the evaluator and passes the gate.
+      for (const staging of COOPMAT_STAGINGS) {
+        const cfg = tileConfig(space, { wm: 1, wn: 2, rm: 1, rn: 1 }, staging);
+        expect(stagingOf(space, cfg)).toBe(staging);
+        expect(ev.staticCheck(cfg).kind).toBe('pass');
+        const m = await ev.measure(cfg, 1);
+        expect(m.worstRel).toBeLessThan(5e-2);
+        expect(m.ms).toBeGreaterThan(0);
+        expect(m.ms).toBeLessThan(Infinity);
+      }
     } finally {
       ev.destroy();
     }

@@ -10,12 +10,14 @@ import {
   MemoryTuneCache,
   tileConfig,
   tileLimits,
+  tileOf,
   tileStaticCheck,
   Tuner,
   type Config,
   type Evaluator,
 } from '../src/kernels/tune';
-import { gateRows, MmqQ4kEval, TileEvaluator } from '../src/workers/tune';
+import type { PassSpec } from '../src/kernels/gpu/plan';
+import { gateRows, MmqQ4kEval, onePass, TileEvaluator } from '../src/workers/tune';
 import { HUNT } from './tuneHunt';
 
 const gpu = useTestGpu();
@@ -32,6 +34,16 @@ function counting(ev: Evaluator) {
 }
 
 const evo = new Evolution({ population: 8, generations: 3, measureIters: 1 });
+
+/** A one-workgroup stand-in pass. */
+const standIn = (label: string, wgsl: string, bindings: string[]): PassSpec => ({
+  label,
+  wgsl,
+  entryPoint: 'main',
+  bindings,
+  workgroups: [1, 1, 1],
+  workgroupSize: 64,
+});
 
 describe('tile hunts on SwiftShader', () => {
   it('int8 MMQ hunt: feasible bit-close winner, every measured tile gated, second hunt hits the cache', async () => {
@@ -101,14 +113,8 @@ describe('tile hunts on SwiftShader', () => {
         cols: len,
         oracle,
         repeats: 2,
-        kernelFor: () => ({
-          label: `gate-test ${limit}`,
-          wgsl: kernel(limit),
-          entryPoint: 'main',
-          bindings: ['w', 'out'],
-          workgroups: [1, 1, 1],
-        }),
-        staticCheck: (t) => tileStaticCheck(t, tileLimits(caps, 4), () => 0),
+        kernelFor: () => onePass(standIn(`gate-test ${limit}`, kernel(limit), ['w', 'out'])),
+        staticCheck: (c) => tileStaticCheck(tileOf(space, c), tileLimits(caps, 4), () => 0),
       });
     const good = make(len, 3);
     const partial = make(len / 2, 3);
@@ -139,13 +145,7 @@ describe('tile hunts on SwiftShader', () => {
         oracle: new Float32Array(16).fill(3),
         oracleRows: [0],
         repeats: 1,
-        kernelFor: () => ({
-          label: 'gate-test 16',
-          wgsl: kernel(16),
-          entryPoint: 'main',
-          bindings: ['w', 'out'],
-          workgroups: [1, 1, 1],
-        }),
+        kernelFor: () => onePass(standIn('gate-test 16', kernel(16), ['w', 'out'])),
         staticCheck: () => ({ kind: 'pass' }),
       });
       try {
@@ -166,6 +166,62 @@ describe('tile hunts on SwiftShader', () => {
       good.destroy();
       partial.destroy();
       wrong.destroy();
+    }
+  });
+
+  it('a multi-pass config runs every pass, through its scratch buffer, in the gate and the timing', async () => {
+    const { device } = gpu();
+    const len = 64;
+    // Pass 0 doubles the (rotated) bank into scratch `mid`; pass 1 halves it into out. The oracle holds
+    // bank 0's 3s, so the gate passes only if both passes ran in order on the same bank.
+    const pre = standIn(
+      'double',
+      `@group(0) @binding(0) var<storage, read> w: array<f32>;
+@group(0) @binding(1) var<storage, read_write> mid: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) { mid[g.x] = 2.0 * w[g.x % 4u]; }`,
+      ['w', 'mid'],
+    );
+    const post = (scale: string) =>
+      standIn(
+        'halve',
+        `@group(0) @binding(0) var<storage, read> mid: array<f32>;
+@group(0) @binding(1) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) { out[g.x] = ${scale} * mid[g.x]; }`,
+        ['mid', 'out'],
+      );
+    const make = (passes: PassSpec[], scratch = [{ name: 'mid', bytes: len * 4 }]) =>
+      new TileEvaluator({
+        device,
+        space,
+        label: 'two-pass',
+        gate: { kind: 'rel-to-max', tol: 1e-3 },
+        resident: {},
+        bankBinding: 'w',
+        banks: [new Float32Array(4).fill(3), new Float32Array(4).fill(5)],
+        outputBinding: 'out',
+        rows: 1,
+        cols: len,
+        oracle: new Float32Array(len).fill(3),
+        repeats: 1,
+        kernelFor: () => ({ label: 'two-pass', passes, scratch }),
+        staticCheck: () => ({ kind: 'pass' }),
+      });
+    const chained = make([pre, post('0.5')]);
+    const postOnly = make([post('0.5')]); // scratch never written: zeros, not 3s
+    const noScratch = make([pre, post('0.5')], []);
+    try {
+      const m = await chained.measure(incumbent, 4);
+      expect(m.worstRel).toBe(0);
+      expect(m.ms).toBeGreaterThan(0);
+      expect(m.ms).toBeLessThan(Infinity);
+      expect((await postOnly.measure(incumbent, 4)).ms).toBe(Infinity);
+      await expect(noScratch.check(incumbent)).rejects.toThrow(
+        /binds "mid" but the evaluator has no such buffer/,
+      );
+    } finally {
+      chained.destroy();
+      postOnly.destroy();
+      noScratch.destroy();
     }
   });
 

@@ -114,19 +114,42 @@ describe('worker handler on SwiftShader', () => {
       served: 'incumbent',
       fallback: expect.stringMatching(/not a config/),
     });
-    const coop = await call({ ...base, op: 'mmq_q4k_coopmat', id: 13, cachedWinner: 'WM=1,WN=1,RM=1,RN=1' });
+    // The coopmat twin's configs name a staging too: the split plans run (pre-passes, then the GEMM)
+    // on this adapter's scalar arm, and the served staging comes back with the tile.
+    const coop = await call({
+      ...base,
+      op: 'mmq_q4k_coopmat',
+      id: 13,
+      cachedWinner: 'WM=1,WN=1,RM=1,RN=1,STAGING=2',
+    });
     expect(coop[0]).toMatchObject({
       type: 'autokernel-result',
-      served: 'WM=1,WN=1,RM=1,RN=1',
+      served: 'WM=1,WN=1,RM=1,RN=1,STAGING=2',
+      tile: { wm: 1, wn: 1, rm: 1, rn: 1 },
+      staging: 'fused-prepass',
       verdict: { pass: true },
     });
     // WM = 8 is in the coopmat twin's space only: served there, a fallback for the int8 op.
-    const wide = await call({ ...base, op: 'mmq_q4k_coopmat', id: 14, cachedWinner: 'WM=8,WN=1,RM=1,RN=1' });
+    const wide = await call({
+      ...base,
+      op: 'mmq_q4k_coopmat',
+      id: 14,
+      cachedWinner: 'WM=8,WN=1,RM=1,RN=1,STAGING=3',
+    });
     expect(wide[0]).toMatchObject({
       type: 'autokernel-result',
-      served: 'WM=8,WN=1,RM=1,RN=1',
+      served: 'WM=8,WN=1,RM=1,RN=1,STAGING=3',
       tile: { wm: 8, wn: 1, rm: 1, rn: 1 },
+      staging: 'in-gemm',
       verdict: { pass: true },
+    });
+    // A winner cached before the staging was searched: the incumbent with the arm's default staging.
+    const old = await call({ ...base, op: 'mmq_q4k_coopmat', id: 16, cachedWinner: 'WM=8,WN=1,RM=1,RN=1' });
+    expect(old[0]).toMatchObject({
+      served: 'incumbent',
+      tile: mmqQ4kIncumbent(),
+      staging: 'one-pass',
+      fallback: expect.stringMatching(/not a config/),
     });
     const int8Wide = await call({ ...base, id: 15, cachedWinner: 'WM=8,WN=1,RM=1,RN=1' });
     expect(int8Wide[0]).toMatchObject({

@@ -5,7 +5,9 @@ import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { fakeCaps } from '../src/kernels/gpu/testCaps';
 import { mmqWorkgroupBytes } from '../src/kernels/mmq';
 import { coopmatWorkgroupBytes } from '../src/kernels/coopmat';
+import { COOPMAT_STAGINGS } from '../src/kernels/family';
 import {
+  choiceOf,
   Evolution,
   MemoryTuneCache,
   Space,
@@ -27,6 +29,7 @@ import {
   tileName,
   tileOf,
   tileStaticCheck,
+  stagingOf,
   mmqQ4kStaticTier,
   coopmatStaticTier,
   type Config,
@@ -102,25 +105,30 @@ describe('Space', () => {
     expect(all.every((c) => space.feasible(c))).toBe(true);
   });
 
-  it('the coopmat space adds WM = 8 (WN <= 2): 132 configs, 8,1,2,8 among them; each op gets its own', () => {
+  it('the coopmat space adds WM = 8 (WN <= 2) and the four stagings: 528 configs; each op gets its own', () => {
     const cm = coopmatTileSpace();
     const all = cm.enumerate();
-    expect(all).toHaveLength(132);
-    const names = all.map((c) => cm.name(c));
-    // The int8 space is a subset, in the same order; the added 24 are exactly WM = 8 with WN in {1, 2}.
-    expect(names.filter((n) => !n.startsWith('WM=8,'))).toEqual(space.enumerate().map((c) => space.name(c)));
-    const added = names.filter((n) => n.startsWith('WM=8,'));
+    expect(all).toHaveLength(132 * 4);
+    const tiles = [...new Set(all.map((c) => tileName(tileOf(cm, c))))];
+    expect(tiles).toHaveLength(132);
+    // The int8 space's tiles are a subset, in the same order; the added 24 are exactly WM = 8 with WN in {1, 2}.
+    expect(tiles.filter((n) => !n.startsWith('WM=8,'))).toEqual(space.enumerate().map((c) => space.name(c)));
+    const added = tiles.filter((n) => n.startsWith('WM=8,'));
     expect(added).toHaveLength(24);
     expect(added.every((n) => /^WM=8,WN=[12],/.test(n))).toBe(true);
-    expect(tileOf(cm, tileConfig(cm, { wm: 8, wn: 1, rm: 2, rn: 8 }))).toEqual({
-      wm: 8,
-      wn: 1,
-      rm: 2,
-      rn: 8,
-    });
+    // Every tile comes with every staging, and a config names its staging.
+    for (const staging of COOPMAT_STAGINGS)
+      expect(all.filter((c) => stagingOf(cm, c) === staging)).toHaveLength(132);
+    const best = tileConfig(cm, { wm: 8, wn: 1, rm: 2, rn: 8 }, 'in-gemm');
+    expect(cm.name(best)).toBe('WM=8,WN=1,RM=2,RN=8,STAGING=3');
+    expect(choiceOf(cm, best)).toEqual({ tile: { wm: 8, wn: 1, rm: 2, rn: 8 }, staging: 'in-gemm' });
+    expect(choiceOf(space, tileConfig(space, mmqQ4kIncumbent()))).toEqual({ tile: mmqQ4kIncumbent() });
+    expect(() => tileConfig(cm, { wm: 8, wn: 1, rm: 2, rn: 8 })).toThrow(/searches the staging too/);
     expect(() => tileConfig(space, { wm: 8, wn: 1, rm: 2, rn: 8 })).toThrow(/not in the tile space/);
-    expect(cm.feasible(cm.config({ WM: 8, WN: 4, RM: 1, RN: 1 })!)).toBe(false); // 32 planes: over the constraint
-    expect(tileSpaceFor('mmq_q4k_coopmat').enumerate()).toHaveLength(132);
+    // A winner cached before the staging was searched does not parse: the autokernel falls back.
+    expect(cm.parse('WM=8,WN=1,RM=2,RN=8')).toBeUndefined();
+    expect(cm.feasible(cm.config({ WM: 8, WN: 4, RM: 1, RN: 1, STAGING: 0 })!)).toBe(false); // 32 planes
+    expect(tileSpaceFor('mmq_q4k_coopmat').enumerate()).toHaveLength(528);
     expect(tileSpaceFor('mmq_q4k_tile').enumerate()).toHaveLength(108);
   });
 
@@ -523,5 +531,21 @@ describe('static tiers bound to the real kernels (fake caps)', () => {
       kind: 'reject',
       reason: 'workgroup storage 32 KiB (BM 256 x BN 256) > 16 KiB adapter limit',
     });
+  });
+
+  it('f16 coopmat: the staging picks the kernel the tier sizes and validates', () => {
+    const tier = coopmatStaticTier(caps, { ...shape, plane: 4, arm: 'scalar' });
+    const t = { wm: 2, wn: 2, rm: 1, rn: 1 };
+    // Unset = the arm's default (the scalar arm: one pass); 'one-pass' is the same spec.
+    expect(tier.spec(t)).toEqual(tier.spec(t, 'one-pass'));
+    expect(tier.spec(t).split).toBeUndefined();
+    expect(tier.spec(t, 'prepass')).toMatchObject({ split: true, rowPad: 8 });
+    expect(tier.spec(t, 'prepass').splitStage).toBeUndefined();
+    expect(tier.spec(t, 'fused-prepass').splitStage?.pre).toBe('fused');
+    expect(tier.spec(t, 'in-gemm').splitStage?.b).toBe('q4k');
+    // The split GEMM stages B only (BN 32 rows of 64-wide stages, rows padded by 8, two buffers).
+    const split = coopmatWorkgroupBytes(tier.spec(t, 'prepass'));
+    expect(split).not.toBe(coopmatWorkgroupBytes(tier.spec(t)));
+    for (const st of COOPMAT_STAGINGS) expect(tier.check(t, st)).toEqual(PASS);
   });
 });

@@ -103,6 +103,10 @@ describe('worker core on Dawn/SwiftShader', () => {
     ['mmq-q4k-tile (tails)', base('mmq-q4k-tile', 20, 40, 256, { tile: { wm: 1, wn: 2, rm: 2, rn: 1 } })],
     ['moe-q4k-id', base('moe-q4k-id', 8, 64, 256, { experts: 4, topk: 2 })],
     ['coopmat-f16', base('coopmat-f16', 32, 32, 256, { tile: { wm: 2, wn: 2, rm: 1, rn: 1 } })],
+    [
+      'coopmat-f16, B decoded in the split GEMM (tails)',
+      base('coopmat-f16', 20, 40, 256, { tile: { wm: 2, wn: 2, rm: 1, rn: 1 }, staging: 'in-gemm' }),
+    ],
   ])('%s matches its oracle and its recorded ownership matches the analytic one', async (_name, config) => {
     const msgs = await h.send({ type: 'run', config, iters: 2, instrument: true });
     const o = outcomeOf(msgs);
@@ -127,6 +131,31 @@ describe('worker core on Dawn/SwiftShader', () => {
       }).toEqual({ phase, wg: true, plane: true, lane: true });
     }
     if (o.fullPrecision) expect(o.fullPrecision.length).toBe(o.output.length);
+  });
+
+  it('times a multi-pass plan whole and pass by pass; TOPS are the whole plan figure', async () => {
+    const config = base('coopmat-f16', 32, 64, 256, {
+      tile: { wm: 2, wn: 1, rm: 1, rn: 2 },
+      staging: 'prepass',
+    });
+    const o = outcomeOf(await h.send({ type: 'run', config, iters: 3, instrument: false }));
+    expect(o.verdict.pass).toBe(true);
+    expect(o.passMs?.map((p) => p.label)).toEqual([
+      'coopmat-f16 weight Q4_K to f16',
+      'coopmat-f16 activation to f16 tiles',
+      'coopmat-f16 scalar 2x1x1x2',
+    ]);
+    expect(o.passMs!.every((p) => p.ms > 0)).toBe(true);
+    expect(o.msPerDispatch).toBe(o.passMs![2]!.ms); // the main pass: the GEMM the editor shows
+    expect(o.planMs).toBeGreaterThan(0);
+    expect(o.tops).toBeCloseTo((2 * 32 * 64 * 256) / (o.planMs! * 1e-3) / 1e12, 6);
+    // One pass: no plan figures, TOPS from the dispatch.
+    const one = outcomeOf(
+      await h.send({ type: 'run', config: { ...config, staging: 'one-pass' }, iters: 2, instrument: false }),
+    );
+    expect(one.planMs).toBeUndefined();
+    expect(one.passMs).toBeUndefined();
+    expect(one.tops).toBeCloseTo((2 * 32 * 64 * 256) / (one.msPerDispatch! * 1e-3) / 1e12, 6);
   });
 
   it('runs the user edit: a lane-3 bug shows up only in lane 3, with the real ownership recorded', async () => {

@@ -2,7 +2,7 @@
 // actions. Config edits regenerate the kernel (debounced), a generated kernel or an editor edit runs it
 // (debounced), and the URL hash and the editor buffers follow the state. React components call the
 // functions returned here and never see the worker or the GPU.
-import type { KernelFamily, KernelId, TileParams } from '../kernels/family';
+import type { CoopmatStaging, KernelFamily, KernelId, TileParams } from '../kernels/family';
 import { kernelWithProblems, type TuneOp, type WorkerResponse } from '../workers/protocol';
 import type {
   AutokernelRunRequest,
@@ -40,6 +40,7 @@ import {
   runStarted,
   selectKernel,
   setField,
+  setStaging,
   setTab,
   setTile,
   subscribeApp,
@@ -84,7 +85,7 @@ export interface Controller {
     runTune(req: TuneRunRequest, onProgress: (p: TuneProgress) => void): Promise<TuneRunResult>;
     cancelTune(): void;
     runAutokernel(req: AutokernelRunRequest): Promise<AutokernelRunResult>;
-    loadTile(tile: TileParams, op: TuneOp, shape: ProblemShape): void;
+    loadTile(tile: TileParams, op: TuneOp, shape: ProblemShape, staging?: CoopmatStaging): void;
   };
 }
 
@@ -323,7 +324,7 @@ export function createController(env: ControllerEnv): Controller {
           return result;
         });
       },
-      loadTile(tile, op, shape) {
+      loadTile(tile, op, shape, staging) {
         const family = families.find((f) => f.id === TUNE_OP_KERNEL[op]);
         if (!family) return;
         act(selectKernel, family);
@@ -331,6 +332,7 @@ export function createController(env: ControllerEnv): Controller {
         act(setField, 'n', shape.n);
         act(setField, 'k', shape.k);
         for (const f of ['wm', 'wn', 'rm', 'rn'] as const) act(setTile, f, tile[f]);
+        if (staging) act(setStaging, staging);
         act(setTab, 'ownership');
       },
     },

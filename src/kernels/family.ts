@@ -25,6 +25,19 @@ export interface TileParams {
 
 export type DataSource = 'seed' | 'random';
 
+/**
+ * How coopmat-f16 stages its operands (its ProblemConfig.staging):
+ *   - 'one-pass': one kernel decodes Q4_K and rounds x to f16 in its workgroup tiles (the seed's layout);
+ *   - 'prepass': the split plan: a weight pre-pass (Q4_K -> f16), an activation pre-pass (f16 fragment
+ *     tiles), then the GEMM;
+ *   - 'fused-prepass': the same with both pre-passes in one dispatch;
+ *   - 'in-gemm': no weight pre-pass, the GEMM's stage decodes B from the Q4_K words.
+ * On the H200 'prepass' is fastest at m >= 512, 'in-gemm' at 4 of the 6 shapes with m <= 128
+ * (docs/benchmarks.md, "Follow-up 8"), so the tuner searches it with the tile.
+ */
+export const COOPMAT_STAGINGS = ['one-pass', 'prepass', 'fused-prepass', 'in-gemm'] as const;
+export type CoopmatStaging = (typeof COOPMAT_STAGINGS)[number];
+
 /** Everything that determines a run; this is what a permalink encodes (plus edited WGSL). */
 export interface ProblemConfig {
   kernel: KernelId;
@@ -37,6 +50,8 @@ export interface ProblemConfig {
   /** MoE grid-stride: row tiles per expert in the grid (>= 1). */
   ytiles: number;
   tile: TileParams;
+  /** coopmat-f16 only: its staging; absent = the arm's default ('prepass' for the matrix arm, else 'one-pass'). */
+  staging?: CoopmatStaging;
   arm: Arm;
   /** Logical plane width the kernel partitions by (defaults to the adapter's subgroup size). */
   plane: number;
@@ -86,7 +101,7 @@ export interface KernelFamily {
   /** The arms this family has (each gated by the adapter at run time). */
   arms: readonly Arm[];
   /** Which config fields the UI should offer. */
-  knobs: readonly ('m' | 'n' | 'k' | 'tile' | 'experts' | 'topk' | 'ytiles')[];
+  knobs: readonly ('m' | 'n' | 'k' | 'tile' | 'staging' | 'experts' | 'topk' | 'ytiles')[];
   /** Fixed shape (hello kernels) or defaults. */
   defaults: Omit<ProblemConfig, 'kernel' | 'arm' | 'plane'>;
   /** Why this config cannot run here: shape preconditions, arm availability, limits. Empty = fine. */

@@ -332,7 +332,11 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
     if (result.msPerDispatch !== undefined && result.timing) {
       outcome.msPerDispatch = result.msPerDispatch;
       outcome.timing = result.timing;
-      if (result.msPerDispatch > 0) outcome.tops = problem.ops / (result.msPerDispatch * 1e-3) / 1e12;
+      if (result.planMs !== undefined) outcome.planMs = result.planMs;
+      if (result.passMs) outcome.passMs = result.passMs.map((p) => ({ ...p }));
+      // The op's throughput: a plan's pre-passes are part of what it costs.
+      const ms = result.planMs ?? result.msPerDispatch;
+      if (ms > 0) outcome.tops = problem.ops / (ms * 1e-3) / 1e12;
     }
     checkCancel(id);
     post({ type: 'run-result', id, outcome });

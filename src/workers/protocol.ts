@@ -4,7 +4,7 @@ import type { Verdict } from '../kernels/compare';
 import type { AdapterCaps } from '../kernels/gpu/caps';
 import type { OwnershipMap } from '../kernels/gpu/instrument';
 import type { WgslMessage } from '../kernels/gpu/run';
-import type { KernelId, OwnershipPhase, ProblemConfig, TileParams } from '../kernels/family';
+import type { CoopmatStaging, KernelId, OwnershipPhase, ProblemConfig, TileParams } from '../kernels/family';
 
 /** Tuning targets (the seed's ops). */
 export type TuneOp = 'mmq_q4k_tile' | 'mmq_q4k_coopmat';
@@ -98,8 +98,13 @@ export interface RunOutcome {
   oracle: Float32Array | Int32Array;
   fullPrecision?: Float32Array;
   verdict: Verdict;
+  /** ms per dispatch of the main pass (the kernel the editor shows). */
   msPerDispatch?: number;
   timing?: 'timestamp' | 'wall';
+  /** A multi-pass plan: ms per run of all its passes, and each pass alone (RunResult.planMs / passMs). */
+  planMs?: number;
+  passMs?: { label: string; ms: number }[];
+  /** int8 (or f16) TOPS of the whole plan: ops / planMs, or / msPerDispatch for one pass. */
   tops?: number;
   ownership?: OwnershipBuffers;
   analyticOwnership?: Partial<Record<OwnershipPhase, OwnershipBuffers>>;
@@ -115,6 +120,8 @@ export type TuneVerdict = 'measured' | 'rejected' | 'failed-gate';
 export interface TuneRecordEntry {
   config: string;
   tile: TileParams;
+  /** The coopmat twin's staging (its space searches it); absent for the int8 op. */
+  staging?: CoopmatStaging;
   generation: number;
   verdict: TuneVerdict;
   ms: number; // Infinity when rejected / failed
@@ -176,6 +183,8 @@ export type WorkerResponse =
       id: number;
       served: string;
       tile: TileParams;
+      /** The served config's staging (coopmat op). */
+      staging?: CoopmatStaging;
       verdict: Verdict;
       msPerDispatch?: number;
       /** Why a cached winner that was offered did not serve (unparsable, infeasible, rejected here). */

@@ -2,7 +2,13 @@
 // store action; the controller regenerates and re-runs. validate() messages explain a config that
 // cannot run, so a bad shape never leaves a blank page.
 import { useId } from 'react';
-import type { KernelFamily, TileParams } from '../../kernels/family';
+import {
+  COOPMAT_STAGINGS,
+  type CoopmatStaging,
+  type KernelFamily,
+  type TileParams,
+} from '../../kernels/family';
+import { defaultCoopmatStaging, type CoopmatArm } from '../../kernels/coopmat';
 import { ARMS, int8ArmSupport, type Arm } from '../../kernels/gpu/caps';
 import { useServices } from '../appContext';
 import { PLANE_CHOICES } from '../permalink/codec';
@@ -16,6 +22,7 @@ import {
   setField,
   setIters,
   setPlane,
+  setStaging,
   setTile,
   useApp,
 } from '../store';
@@ -29,6 +36,13 @@ const SHAPE_INPUTS: readonly { field: 'm' | 'n' | 'k' | 'experts' | 'topk' | 'yt
   { field: 'topk' },
   { field: 'ytiles', hint: 'row tiles per expert in the grid (grid-stride)' },
 ];
+
+const STAGING_LABEL: Record<CoopmatStaging, string> = {
+  'one-pass': 'one pass (decode + round in the tile)',
+  prepass: 'split: weight and activation pre-passes',
+  'fused-prepass': 'split: both pre-passes in one dispatch',
+  'in-gemm': 'split: B decoded from Q4_K in the GEMM',
+};
 
 const ARM_LABEL: Record<Arm, string> = {
   scalar: 'scalar',
@@ -177,6 +191,28 @@ export function Controls() {
             BM {config.tile.wm * config.tile.rm * 16} × BN {config.tile.wn * config.tile.rn * 16},{' '}
             {config.tile.wm * config.tile.wn} planes
           </p>
+          {knobs.has('staging') && (
+            <label
+              className="field wide"
+              title="how the operands reach the matrix work; the tuner searches it too"
+            >
+              <span>Staging</span>
+              <select
+                data-testid="staging-select"
+                value={config.staging ?? ''}
+                onChange={(e) =>
+                  act(setStaging, e.target.value === '' ? undefined : (e.target.value as CoopmatStaging))
+                }
+              >
+                <option value="">arm default ({defaultCoopmatStaging(config.arm as CoopmatArm)})</option>
+                {COOPMAT_STAGINGS.map((s) => (
+                  <option key={s} value={s}>
+                    {STAGING_LABEL[s]}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
         </section>
       )}
 

@@ -59,7 +59,7 @@ export function ResultsPanel() {
               <dd data-testid="max-delta">{fmt(outcome.verdict.maxAbsDelta)}</dd>
             </div>
             <div>
-              <dt>ms / dispatch</dt>
+              <dt>{outcome.planMs !== undefined ? 'ms / dispatch (main pass)' : 'ms / dispatch'}</dt>
               <dd data-testid="ms">
                 {outcome.msPerDispatch !== undefined ? fmt(outcome.msPerDispatch) : '–'}
                 {outcome.timing && (
@@ -67,8 +67,25 @@ export function ResultsPanel() {
                 )}
               </dd>
             </div>
+            {outcome.planMs !== undefined && (
+              <div>
+                <dt>whole plan ms</dt>
+                <dd
+                  data-testid="plan-ms"
+                  title={(outcome.passMs ?? []).map((p) => `${p.label}: ${fmt(p.ms)} ms`).join('\n')}
+                >
+                  {fmt(outcome.planMs)}
+                  {outcome.passMs && (
+                    <small data-testid="pass-ms">
+                      {' '}
+                      = {outcome.passMs.map((p) => fmt(p.ms)).join(' + ')} alone
+                    </small>
+                  )}
+                </dd>
+              </div>
+            )}
             <div>
-              <dt>int8 TOPS</dt>
+              <dt>{outcome.planMs !== undefined ? 'TOPS (whole plan)' : 'int8 TOPS'}</dt>
               <dd data-testid="tops">{outcome.tops !== undefined ? fmt(outcome.tops) : '–'}</dd>
             </div>
             <div>

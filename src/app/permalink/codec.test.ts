@@ -34,6 +34,16 @@ describe('permalink codec', () => {
     expect(decodePermalink(hash, KERNELS)).toEqual({ ok: true, state });
   });
 
+  it('carries the coopmat staging; a link without one runs the arm default', () => {
+    const coop: ProblemConfig = { ...config, kernel: 'coopmat-f16', arm: 'scalar', staging: 'fused-prepass' };
+    const kernels: KernelId[] = [...KERNELS, 'coopmat-f16'];
+    const r = decodePermalink(encodePermalink({ config: coop, tab: 'ownership' }), kernels);
+    expect(r.ok && r.state.config.staging).toBe('fused-prepass');
+    const { staging: _s, ...older } = coop;
+    const r2 = decodePermalink(raw({ c: older, t: 'ownership' }), kernels);
+    expect(r2.ok && r2.state.config).not.toHaveProperty('staging');
+  });
+
   it('omits the WGSL when the kernel is not edited', () => {
     const r = decodePermalink(encodePermalink({ config, tab: 'ownership' }), KERNELS);
     expect(r.ok && r.state.wgsl).toBe(undefined);
@@ -78,6 +88,7 @@ describe('permalink codec', () => {
     ['negative seed', { ...config, dataSeed: -1 }, /config.dataSeed/],
     ['tile missing', { ...config, tile: undefined }, /config.tile must be an object/],
     ['tile field', { ...config, tile: { ...config.tile, rn: 'two' } }, /config.tile.rn/],
+    ['bad staging', { ...config, staging: 'two-pass' }, /config.staging must be one of one-pass, prepass/],
     ['string m', { ...config, m: '48' }, /config.m/],
   ])('rejects %s', (_name, c, pattern) => {
     const r = decodePermalink(raw({ c, t: 'ownership' }), KERNELS);

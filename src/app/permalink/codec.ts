@@ -1,9 +1,16 @@
-// Permalink codec: the whole playground config (kernel, shape, tile, arm, plane, data source and seed, the
+// Permalink codec: the whole playground config (kernel, shape, tile, staging, arm, plane, data source and seed, the
 // edited WGSL if any, and the open view) as a versioned, lz-string compressed URL hash. Pure, so it is
 // unit-tested in Node. Decoding validates every field: a link is user input, and a bad one must give a
 // clear message and a sane default, never a half-applied state.
 import { compressToEncodedURIComponent, decompressFromEncodedURIComponent } from 'lz-string';
-import type { DataSource, KernelId, ProblemConfig, TileParams } from '../../kernels/family';
+import {
+  COOPMAT_STAGINGS,
+  type CoopmatStaging,
+  type DataSource,
+  type KernelId,
+  type ProblemConfig,
+  type TileParams,
+} from '../../kernels/family';
 import { ARMS, type Arm } from '../../kernels/gpu/caps';
 
 export const PERMALINK_VERSION = 1;
@@ -91,6 +98,8 @@ export function parseConfig(x: unknown, kernels: readonly KernelId[]): ProblemCo
     topk: int(x, 'topk', 1, experts),
     ytiles: int(x, 'ytiles', 1, LIMITS.ytiles),
     tile: parseTile(x.tile),
+    // Optional: links made before the staging existed run the arm's default.
+    ...(x.staging === undefined ? {} : { staging: oneOf<CoopmatStaging>(x, 'staging', COOPMAT_STAGINGS) }),
     arm: oneOf<Arm>(x, 'arm', ARMS),
     plane: oneOf(x, 'plane', PLANE_CHOICES),
     dataSource: oneOf<DataSource>(x, 'dataSource', ['seed', 'random']),

@@ -10,6 +10,7 @@
 //
 // This is the only module that imports `idb` (lint enforces it).
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import { COOPMAT_STAGINGS, type CoopmatStaging } from '../../kernels/family';
 import type {
   EvolutionParams,
   TuneOp,
@@ -263,6 +264,9 @@ function validateEntry(v: unknown, path: string): TuneRecordEntry {
       rm: posInt(t.rm, `${path}.tile.rm`),
       rn: posInt(t.rn, `${path}.tile.rn`),
     },
+    ...(optional(e, 'staging', (x, p) => oneOf(x, COOPMAT_STAGINGS, p), path) as {
+      staging?: CoopmatStaging;
+    }),
     generation: int(e.generation, `${path}.generation`),
     verdict,
     ms,

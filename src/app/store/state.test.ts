@@ -3,6 +3,7 @@ import { KERNEL_FAMILIES } from '../../kernels';
 import type { GeneratedKernel, RunOutcome } from '../../workers/protocol';
 import { SWIFTSHADER_CAPS } from './caps.fixture';
 import {
+  setStaging,
   applyPermalink,
   bufferIsStale,
   configKey,
@@ -148,5 +149,18 @@ describe('app state actions', () => {
     expect(setIters(s, NaN)).toEqual({});
     expect(configKey(s.config)).toBe(configKey({ ...s.config, tile: { ...s.config.tile } }));
     expect(configKey(s.config)).not.toBe(configKey({ ...s.config, dataSeed: 1 }));
+  });
+
+  it('sets and clears the coopmat staging; the key tells stagings apart and a kernel switch resets it', () => {
+    const coop = KERNEL_FAMILIES.find((f) => f.id === 'coopmat-f16')!;
+    const s = { ...ready(), ...selectKernel(ready(), coop) };
+    expect(s.config.staging).toBeUndefined();
+    const split = { ...s, ...setStaging(s, 'in-gemm') };
+    expect(split.config.staging).toBe('in-gemm');
+    expect(configKey(split.config)).not.toBe(configKey(s.config));
+    expect(configKey(split.config)).not.toBe(configKey({ ...split.config, staging: 'prepass' }));
+    const cleared = setStaging(split, undefined);
+    expect(cleared.config).not.toHaveProperty('staging');
+    expect(selectKernel(split, coop).config).not.toHaveProperty('staging');
   });
 });

@@ -1,7 +1,14 @@
 // App state and its actions. Every action is a pure function (state, args) -> partial state, so the
 // whole UI logic is testable in Node without React or a GPU (state.test.ts); `./index.ts` binds them to
 // the zustand store. Nothing here talks to the worker: the controller (../controller.ts) does.
-import type { KernelFamily, KernelId, OwnershipPhase, ProblemConfig, TileParams } from '../../kernels/family';
+import type {
+  CoopmatStaging,
+  KernelFamily,
+  KernelId,
+  OwnershipPhase,
+  ProblemConfig,
+  TileParams,
+} from '../../kernels/family';
 import { defaultInt8Arm, int8ArmSupport, type AdapterCaps, type Arm } from '../../kernels/gpu/caps';
 import type { WgslMessage } from '../../kernels/gpu/run';
 import type { GeneratedKernel, RunOutcome } from '../../workers/protocol';
@@ -128,9 +135,10 @@ export function runConfig(state: Pick<AppState, 'config' | 'device'>): ProblemCo
 
 /** Stable key of a config (for "is this result/kernel about the current config"). */
 export function configKey(config: ProblemConfig): string {
-  const { kernel, m, n, k, experts, topk, ytiles, tile, arm, plane, dataSource, dataSeed } = config;
+  const { kernel, m, n, k, experts, topk, ytiles, tile, staging, arm, plane, dataSource, dataSeed } = config;
   return JSON.stringify({
     kernel,
+    staging: staging ?? null,
     m,
     n,
     k,
@@ -246,6 +254,12 @@ export function setField(state: AppState, field: ShapeField, value: number): Par
 export function setTile(state: AppState, field: keyof TileParams, value: number): Partial<AppState> {
   if (!Number.isFinite(value)) return {};
   return { config: { ...state.config, tile: { ...state.config.tile, [field]: Math.trunc(value) } } };
+}
+
+/** Set (or, with undefined, clear back to the arm's default) coopmat-f16's staging. */
+export function setStaging(state: AppState, staging: CoopmatStaging | undefined): Partial<AppState> {
+  const { staging: _old, ...rest } = state.config;
+  return { config: staging === undefined ? rest : { ...rest, staging } };
 }
 
 export function setArm(state: AppState, arm: Arm): Partial<AppState> {

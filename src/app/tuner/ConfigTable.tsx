@@ -72,6 +72,7 @@ export function ConfigTable({ entries, winner, onPick }: ConfigTableProps) {
                   <td className="mono">
                     {isWinner ? '\u2605 ' : ''}
                     {e.config}
+                    {e.staging ? <small className="tuner-staging"> {e.staging}</small> : null}
                   </td>
                   <td className="num">
                     {e.bm} x {e.bn}

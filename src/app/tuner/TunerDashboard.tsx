@@ -2,7 +2,7 @@
 // config table, the autokernel dispatch, and the stored run history (IndexedDB) with JSON export/import.
 // It talks to the worker only through the functions in its props, so the app decides the wiring.
 import { useCallback, useEffect, useMemo, useState } from 'react';
-import type { TileParams } from '../../kernels/family';
+import type { CoopmatStaging, TileParams } from '../../kernels/family';
 import type { EvolutionParams, TuneOp, TuneRecordEntry, TuneReport } from '../../workers/protocol';
 import { openTuneRuns, type TuneRun, type TuneRunStore } from '../persistence/tuneRuns';
 import { ConfigTable } from './ConfigTable';
@@ -205,8 +205,8 @@ export function TunerDashboard(props: TunerDashboardProps) {
 
   const reportShape = shown ? { m: shown.report.m, n: shown.report.n, k: shown.report.k } : shape;
   const reportOp = shown?.report.op ?? op;
-  const pick = (e: TuneRecordEntry) => onLoadTile(e.tile, reportOp, reportShape);
-  const loadTile = (tile: TileParams) => onLoadTile(tile, op, shape);
+  const pick = (e: TuneRecordEntry) => onLoadTile(e.tile, reportOp, reportShape, e.staging);
+  const loadTile = (tile: TileParams, staging?: CoopmatStaging) => onLoadTile(tile, op, shape, staging);
   const busy = running !== undefined;
   const blocked = disabledReason ?? (problems.length ? problems.join('; ') : undefined);
   const r = shown?.report;
@@ -400,7 +400,7 @@ export function TunerDashboard(props: TunerDashboardProps) {
             <span className="num"> &middot; {formatMs(auto.msPerDispatch)}</span>
           ) : null}
           {auto.fallback ? <span className="tuner-dim"> &middot; {auto.fallback}</span> : null}{' '}
-          <button type="button" className="tuner-link" onClick={() => loadTile(auto.tile)}>
+          <button type="button" className="tuner-link" onClick={() => loadTile(auto.tile, auto.staging)}>
             load
           </button>
         </div>

@@ -2,7 +2,7 @@
 // these functions (the app wires them to the GPU worker's 'tune' / 'autokernel' messages) and never
 // talks to the worker itself.
 import type { Verdict } from '../../kernels/compare';
-import type { TileParams } from '../../kernels/family';
+import type { CoopmatStaging, TileParams } from '../../kernels/family';
 import type {
   EvolutionParams,
   TuneOp,
@@ -36,6 +36,8 @@ export interface TuneRunResult {
 export interface AutokernelRunResult {
   served: string;
   tile: TileParams;
+  /** The served config's staging (coopmat op). */
+  staging?: CoopmatStaging;
   verdict: Verdict;
   msPerDispatch?: number;
   fallback?: string;
@@ -60,8 +62,8 @@ export interface TunerDashboardProps {
   cancelTune?(): void;
   /** Post {type:'autokernel', id, ...req} and resolve with the 'autokernel-result' payload. Absent: no button. */
   runAutokernel?(req: AutokernelRunRequest): Promise<AutokernelRunResult>;
-  /** A table row or scatter point was clicked: load this tile (and shape) into the playground. */
-  onLoadTile(tile: TileParams, op: TuneOp, shape: ProblemShape): void;
+  /** A table row or scatter point was clicked: load this tile (shape, and staging) into the playground. */
+  onLoadTile(tile: TileParams, op: TuneOp, shape: ProblemShape, staging?: CoopmatStaging): void;
   /** Where runs are stored; defaults to IndexedDB (openTuneRuns()). Tests pass their own. */
   openStore?: () => Promise<TuneRunStore>;
   /** Initial form values (e.g. the playground's current shape). */

@@ -3,7 +3,9 @@
 import { judge, type Gate, type Verdict } from '../compare';
 import {
   assertNoProblems,
+  COOPMAT_STAGINGS,
   dataSourceProblems,
+  type CoopmatStaging,
   type KernelFamily,
   type OwnershipPhase,
   type PreparedProblem,
@@ -25,6 +27,7 @@ import {
   type CoopmatArm,
   type CoopmatSpec,
 } from './coopmat.wgsl';
+import { SPLIT_STAGE_DEFAULT } from './coopmat.split';
 
 export { mmqQ4kF16Ref, mmqQ4kF16RoundedRef, dequantQ4kRows, coopmatData, fmaF32 } from './coopmat.oracle';
 export type { CoopmatData, DecodeRounding } from './coopmat.oracle';
@@ -92,9 +95,34 @@ export interface CoopmatPrepared extends PreparedProblem {
  * passes took 0.2515 ms at 2048x4096x4096, the pipelined one-pass kernel 0.8046 ms in the same run
  * (docs/benchmarks.md, "Follow-up 6"). The scalar arm keeps the one-buffer kernel, the seed's normative path.
  */
-export function coopmatArmStaging(arm: CoopmatArm): Pick<CoopmatSpec, 'split' | 'rowPad'> {
-  return arm === 'subgroup-matrix' ? { split: true, rowPad: 8 } : {};
+export function defaultCoopmatStaging(arm: CoopmatArm): CoopmatStaging {
+  return arm === 'subgroup-matrix' ? 'prepass' : 'one-pass';
 }
+
+/**
+ * The generator fields of a staging: 'one-pass' is the seed's kernel; the other three are the split
+ * plan (rows padded by 8) with SPLIT_STAGE_DEFAULT, its pre-passes fused, or B decoded in the GEMM.
+ * Either arm runs each of them (the scalar arm is the bit-exact reference of the split plan too).
+ * @example coopmatStagingSpec('in-gemm') // { split: true, rowPad: 8, splitStage: { ...SPLIT_STAGE_DEFAULT, b: 'q4k' } }
+ */
+export function coopmatStagingSpec(
+  staging: CoopmatStaging,
+): Pick<CoopmatSpec, 'split' | 'rowPad' | 'splitStage'> {
+  switch (staging) {
+    case 'one-pass':
+      return {};
+    case 'prepass':
+      return { split: true, rowPad: 8 };
+    case 'fused-prepass':
+      return { split: true, rowPad: 8, splitStage: { ...SPLIT_STAGE_DEFAULT, pre: 'fused' } };
+    case 'in-gemm':
+      return { split: true, rowPad: 8, splitStage: { ...SPLIT_STAGE_DEFAULT, b: 'q4k' } };
+  }
+}
+
+/** The staging a config runs: its own, else its arm's default. */
+export const coopmatStagingOf = (config: Pick<ProblemConfig, 'arm' | 'staging'>): CoopmatStaging =>
+  config.staging ?? defaultCoopmatStaging(config.arm as CoopmatArm);
 
 /** The generator spec of a config on an adapter: native f16 wherever the adapter has shader-f16. */
 export function coopmatSpec(config: ProblemConfig, caps: AdapterCaps): CoopmatSpec {
@@ -107,7 +135,7 @@ export function coopmatSpec(config: ProblemConfig, caps: AdapterCaps): CoopmatSp
     plane: config.plane,
     arm,
     f16: caps.shaderF16 ? 'native' : 'emulated',
-    ...coopmatArmStaging(arm),
+    ...coopmatStagingSpec(coopmatStagingOf(config)),
   };
 }
 
@@ -126,6 +154,8 @@ export function coopmatMatrixUnsupported(caps: AdapterCaps): string | undefined 
 function validateCoopmat(config: ProblemConfig, caps: AdapterCaps): string[] {
   const errs: string[] = [];
   if (config.kernel !== 'coopmat-f16') errs.push(`config is for ${config.kernel}, not coopmat-f16`);
+  if (config.staging !== undefined && !COOPMAT_STAGINGS.includes(config.staging))
+    errs.push(`unknown staging '${String(config.staging)}' (one of ${COOPMAT_STAGINGS.join(', ')})`);
   if (!COOPMAT_ARMS.includes(config.arm)) {
     errs.push(
       `coopmat-f16 has no '${config.arm}' arm (it contracts f16, not int8: arms are ${COOPMAT_ARMS.join(', ')})`,
@@ -241,7 +271,7 @@ export const coopmatF16Family: CoopmatFamily = {
     'out = x @ W^T with Q4_K W decoded to f16 (scale folded in), f16 operands, f32 accumulators held across K; comptime wm x wn x rm x rn tile (mmq_q4k_coopmat_tile).',
   seedName: 'mmq_q4k_coopmat_tile',
   arms: COOPMAT_ARMS,
-  knobs: ['m', 'n', 'k', 'tile'],
+  knobs: ['m', 'n', 'k', 'tile', 'staging'],
   defaults: {
     m: 64,
     n: 64,

@@ -41,7 +41,8 @@ export class GpuValidationError extends Error {
 export interface RunOptions {
   /** Replace the WGSL of a pass (index -> code), e.g. the user's edited shader. */
   wgslOverride?: Readonly<Record<number, string>>;
-  /** Timed repetitions of the main pass after the first (correctness) run; 0 = no timing. */
+  /** Timed repetitions of the main pass (and, for a multi-pass plan, of each pass and the whole plan)
+   * after the first (correctness) run; 0 = no timing. */
   iters?: number;
   /** Extra buffers to read back besides the output (e.g. an ownership debug buffer). */
   read?: readonly string[];
@@ -55,6 +56,12 @@ export interface RunResult {
   /** Mean ms per dispatch of the main pass over `iters`, when timed. */
   msPerDispatch?: number;
   timing?: 'timestamp' | 'wall';
+  /**
+   * A plan of several passes, timed: ms per run of ALL its passes back to back (what the op costs), and
+   * each pass alone in plan order. Absent for one-pass plans (msPerDispatch is the whole plan).
+   */
+  planMs?: number;
+  passMs?: readonly { label: string; ms: number }[];
   warnings: WgslMessage[];
 }
 
@@ -236,17 +243,21 @@ export async function runPlan(
     const result: RunResult = { output, reads, warnings };
     const iters = opts.iters ?? 0;
     if (iters > 0) {
-      const main = plan.mainPass;
-      const t = await timeDispatches(
-        device,
-        pipelines[main]!,
-        [groups[main]!],
-        plan.passes[main]!.workgroups,
-        iters,
-        opts.cancelled,
-      );
+      const steps = plan.passes.map((pass, i) => ({
+        pipeline: pipelines[i]!,
+        groups: [groups[i]!],
+        workgroups: pass.workgroups,
+      }));
+      // One timing at a time: the wall-clock fallback must not see another timing's work.
+      const alone: { ms: number; timing: 'timestamp' | 'wall' }[] = [];
+      for (const step of steps) alone.push(await timePasses(device, [step], iters, opts.cancelled));
+      const t = alone[plan.mainPass]!;
       result.msPerDispatch = t.ms;
       result.timing = t.timing;
+      if (steps.length > 1) {
+        result.passMs = alone.map((p, i) => ({ label: plan.passes[i]!.label, ms: p.ms }));
+        result.planMs = (await timePasses(device, steps, iters, opts.cancelled)).ms;
+      }
     }
     return result;
   } finally {
@@ -254,11 +265,19 @@ export async function runPlan(
   }
 }
 
+/** One dispatch of a timed sequence: its pipeline, the bind groups it rotates through, its grid. */
+export interface DispatchStep {
+  pipeline: GPUComputePipeline;
+  /** Iteration i binds groups[i % groups.length] (e.g. cold weight banks). */
+  groups: readonly GPUBindGroup[];
+  workgroups: readonly [number, number, number];
+}
+
 /**
  * Time `iters` dispatches of one pipeline, rotating through `groups` (e.g. cold weight banks).
  * Uses timestamp queries around one compute pass when the device has them, else wall clock.
  */
-export async function timeDispatches(
+export function timeDispatches(
   device: GPUDevice,
   pipeline: GPUComputePipeline,
   groups: readonly GPUBindGroup[],
@@ -266,6 +285,23 @@ export async function timeDispatches(
   iters: number,
   cancelled?: () => boolean,
 ): Promise<{ ms: number; timing: 'timestamp' | 'wall' }> {
+  return timePasses(device, [{ pipeline, groups, workgroups }], iters, cancelled);
+}
+
+/**
+ * Time `iters` runs of a sequence of dispatches (a multi-pass plan: pre-passes, then the GEMM), each run
+ * dispatching every step in order; ms per run. All runs go in one compute pass: WebGPU makes each
+ * dispatch's storage writes visible to the next, so the passes chain as they do in runPlan.
+ * @example const t = await timePasses(device, [prePass, gemm], 20); // t.ms = pre-pass + GEMM
+ */
+export async function timePasses(
+  device: GPUDevice,
+  steps: readonly DispatchStep[],
+  iters: number,
+  cancelled?: () => boolean,
+): Promise<{ ms: number; timing: 'timestamp' | 'wall' }> {
+  if (steps.length === 0) throw new RangeError('timePasses: no dispatch to time');
+  const banks = Math.max(...steps.map((s) => s.groups.length));
   const encodeBatch = (
     enc: GPUCommandEncoder,
     n: number,
@@ -273,17 +309,19 @@ export async function timeDispatches(
     ts?: GPUComputePassTimestampWrites,
   ) => {
     const cp = enc.beginComputePass(ts ? { timestampWrites: ts } : {});
-    cp.setPipeline(pipeline);
     for (let i = 0; i < n; i++) {
-      cp.setBindGroup(0, groups[(start + i) % groups.length]!);
-      cp.dispatchWorkgroups(...workgroups);
+      for (const s of steps) {
+        cp.setPipeline(s.pipeline);
+        cp.setBindGroup(0, s.groups[(start + i) % s.groups.length]!);
+        cp.dispatchWorkgroups(...s.workgroups);
+      }
     }
     cp.end();
   };
   // Warm-up: one pass over every group.
   {
     const enc = device.createCommandEncoder();
-    encodeBatch(enc, Math.max(2, groups.length), 0);
+    encodeBatch(enc, Math.max(2, banks), 0);
     device.queue.submit([enc.finish()]);
     await device.queue.onSubmittedWorkDone();
   }

@@ -9,7 +9,7 @@ import {
   type CoopmatArm,
   type CoopmatSpec,
 } from '../coopmat';
-import type { ProblemConfig, TileParams } from '../family';
+import type { CoopmatStaging, ProblemConfig, TileParams } from '../family';
 import type { AdapterCaps, Arm } from '../gpu/caps';
 import {
   mmqCapsProblems,
@@ -34,9 +34,9 @@ export interface StaticTierOptions {
 /** A tuner's static tier for one (adapter, shape, arm). */
 export interface StaticTier<S> {
   limits: TileLimits;
-  /** The generator spec of a tile. */
-  spec(tile: TileParams): S;
-  check(tile: TileParams): StaticVerdict;
+  /** The generator spec of a tile (and staging, for the coopmat twin; absent = the arm's default). */
+  spec(tile: TileParams, staging?: CoopmatStaging): S;
+  check(tile: TileParams, staging?: CoopmatStaging): StaticVerdict;
 }
 
 function limitsOf(caps: AdapterCaps, o: StaticTierOptions): TileLimits {
@@ -72,12 +72,14 @@ export function mmqQ4kStaticTier(
   };
 }
 
-/** The coopmat family config of a tile (what the playground would load). */
+/** The coopmat family config of a tile and staging (what the playground would load). */
 export function coopmatTileConfig(
   o: StaticTierOptions & { arm: CoopmatArm; dataSeed?: number },
   tile: TileParams,
+  staging?: CoopmatStaging,
 ): ProblemConfig {
   return {
+    ...(staging ? { staging } : {}),
     kernel: 'coopmat-f16',
     m: o.m,
     n: o.n,
@@ -102,14 +104,15 @@ export function coopmatStaticTier(
   o: StaticTierOptions & { arm: CoopmatArm; dataSeed?: number },
 ): StaticTier<CoopmatSpec> {
   const limits = limitsOf(caps, o);
-  const spec = (tile: TileParams) => coopmatSpec(coopmatTileConfig(o, tile), caps);
+  const spec = (tile: TileParams, staging?: CoopmatStaging) =>
+    coopmatSpec(coopmatTileConfig(o, tile, staging), caps);
   return {
     limits,
     spec,
-    check(tile) {
-      const v = tileStaticCheck(tile, limits, () => coopmatWorkgroupBytes(spec(tile)));
+    check(tile, staging) {
+      const v = tileStaticCheck(tile, limits, () => coopmatWorkgroupBytes(spec(tile, staging)));
       if (v.kind === 'reject') return v;
-      const more = coopmatF16Family.validate(coopmatTileConfig(o, tile), caps);
+      const more = coopmatF16Family.validate(coopmatTileConfig(o, tile, staging), caps);
       return more.length ? reject(more.join('; ')) : v;
     },
   };

@@ -4,7 +4,7 @@
 // workgroup-storage (LDS) limit and the register budget are the evaluator's free static tier, because
 // they need the adapter's limits and the real kernel's footprint.
 import type { Gate } from '../compare';
-import type { TileParams } from '../family';
+import { COOPMAT_STAGINGS, type CoopmatStaging, type TileParams } from '../family';
 import type { AdapterCaps } from '../gpu/caps';
 import { reject, PASS, type StaticVerdict } from './evaluator';
 import { Space, type Config } from './space';
@@ -49,14 +49,21 @@ export function mmqQ4kSpace(): Space {
   return tileSpaceOver([1, 2, 4]);
 }
 
+/** The coopmat space's staging parameter: an index into COOPMAT_STAGINGS (Space values are integers). */
+export const STAGING_PARAM = 'STAGING';
+
 /**
- * The coopmat twin's space: mmqQ4kSpace plus WM = 8 (WN <= 2), 132 configs. Eight planes of 32x128
- * results (8,1,2,8: BM 256, BN 128) were the split plan's fastest tile at 2048x4096x4096 on the H200
- * (docs/benchmarks.md, "Follow-up 6"); the int8 kernels' space stays as it was.
- * @example coopmatTileSpace().enumerate().length === 132
+ * The coopmat twin's space: mmqQ4kSpace plus WM = 8 (WN <= 2), times the four stagings (STAGING = the
+ * index into COOPMAT_STAGINGS): 528 configs. Eight planes of 32x128 results (8,1,2,8: BM 256, BN 128)
+ * were the split plan's fastest tile at 2048x4096x4096 on the H200 (docs/benchmarks.md, "Follow-up 6"),
+ * and B decoded in the GEMM ('in-gemm') the fastest staging at most shapes with m <= 128 ("Follow-up 8").
+ * @example coopmatTileSpace().enumerate().length === 528
  */
 export function coopmatTileSpace(): Space {
-  return tileSpaceOver([1, 2, 4, 8]);
+  return tileSpaceOver([1, 2, 4, 8]).param(
+    STAGING_PARAM,
+    COOPMAT_STAGINGS.map((_, i) => i),
+  );
 }
 
 /** The tile space an op searches (the cache key's op). */
@@ -82,10 +89,45 @@ export function tileOf(space: Space, cfg: Config): TileParams {
   };
 }
 
-/** The config of a tile; throws RangeError when a value is not in the space. */
-export function tileConfig(space: Space, tile: TileParams): Config {
-  const cfg = space.config({ WM: tile.wm, WN: tile.wn, RM: tile.rm, RN: tile.rn });
-  if (!cfg) throw new RangeError(`tile ${tile.wm}x${tile.wn}x${tile.rm}x${tile.rn} is not in the tile space`);
+/** The staging of a config, when its space searches one (coopmatTileSpace), else undefined. */
+export function stagingOf(space: Space, cfg: Config): CoopmatStaging | undefined {
+  if (!space.params.some((p) => p.name === STAGING_PARAM)) return undefined;
+  const staging = COOPMAT_STAGINGS[space.get(cfg, STAGING_PARAM)];
+  if (!staging) throw new RangeError(`${STAGING_PARAM} = ${space.get(cfg, STAGING_PARAM)} names no staging`);
+  return staging;
+}
+
+/** What a config of a tile space chooses: the tile, and the staging where the space searches it. */
+export interface TileChoice {
+  tile: TileParams;
+  staging?: CoopmatStaging;
+}
+
+/**
+ * The tile and staging of a config.
+ * @example choiceOf(coopmatTileSpace(), cfg) // { tile: { wm: 8, wn: 1, rm: 2, rn: 8 }, staging: 'prepass' }
+ */
+export function choiceOf(space: Space, cfg: Config): TileChoice {
+  const staging = stagingOf(space, cfg);
+  return { tile: tileOf(space, cfg), ...(staging ? { staging } : {}) };
+}
+
+/**
+ * The config of a tile (and, in a space that searches it, a staging); throws RangeError when a value is
+ * not in the space or the space needs a staging that was not given.
+ * @example tileConfig(coopmatTileSpace(), { wm: 8, wn: 1, rm: 2, rn: 8 }, 'in-gemm')
+ */
+export function tileConfig(space: Space, tile: TileParams, staging?: CoopmatStaging): Config {
+  const values: Record<string, number> = { WM: tile.wm, WN: tile.wn, RM: tile.rm, RN: tile.rn };
+  if (space.params.some((p) => p.name === STAGING_PARAM)) {
+    if (staging === undefined) throw new RangeError(`this space searches the staging too: name one`);
+    values[STAGING_PARAM] = COOPMAT_STAGINGS.indexOf(staging);
+  }
+  const cfg = space.config(values);
+  if (!cfg)
+    throw new RangeError(
+      `tile ${tile.wm}x${tile.wn}x${tile.rm}x${tile.rn}${staging ? ` (${staging})` : ''} is not in the tile space`,
+    );
   return cfg;
 }
 

@@ -1,17 +1,20 @@
-// The f16 coopmat twin's tile fitness (the seed's CoopmatF16Eval): the SAME tile space as the int8
-// MMQ, a different kernel (src/kernels/coopmat): f32 activation rounded to f16 in the kernel, Q4_K
-// weight decoded with the scale folded in, gated against the full-precision f32 reference
-// (mmqQ4kF16Ref) at the f16 tolerance 5e-2; its workgroup storage is the f16 A/B tiles (no i32 scratch).
+// The f16 coopmat twin's fitness (the seed's CoopmatF16Eval): the int8 MMQ's tile space plus WM = 8 and
+// the staging (coopmatTileSpace), a different kernel (src/kernels/coopmat): f32 activation rounded to
+// f16, Q4_K weight decoded with the scale folded in, gated against the full-precision f32 reference
+// (mmqQ4kF16Ref) at the f16 tolerance 5e-2. A config runs the family's whole plan for its staging
+// (coopmatPlan: the split plan's pre-passes too), so stagings are timed as the playground runs them.
 import {
-  buildCoopmatKernel,
   coopmatData,
   coopmatMatrixUnsupported,
+  coopmatPlan,
+  defaultCoopmatStaging,
   mmqQ4kF16Ref,
   type CoopmatArm,
 } from '../../kernels/coopmat';
+import type { CoopmatStaging } from '../../kernels/family';
 import type { AdapterCaps } from '../../kernels/gpu/caps';
+import { bufferBytes } from '../../kernels/gpu/plan';
 import { coopmatStaticTier, F16_TUNE_GATE, coopmatTileSpace, tileName, type Space } from '../../kernels/tune';
-import { kernelPass } from '../../kernels/gpu/plan';
 import { pickRows, Q4kTileEval, q4kTileSetup, q4kTileProblem, type TileEvalOptions } from './q4kTileEval';
 
 export interface CoopmatF16EvalOptions extends TileEvalOptions {
@@ -24,8 +27,12 @@ export function defaultCoopmatArm(caps: AdapterCaps): CoopmatArm {
   return coopmatMatrixUnsupported(caps) === undefined ? 'subgroup-matrix' : 'scalar';
 }
 
+/** The staging a config of a space without a STAGING parameter runs (the arm's default). */
+const stagingFor = (arm: CoopmatArm, staging: CoopmatStaging | undefined) =>
+  staging ?? defaultCoopmatStaging(arm);
+
 /**
- * Cold-weight-streamed, f16-tolerance-gated fitness of the coopmat tile kernel over coopmatTileSpace().
+ * Cold-weight-streamed, f16-tolerance-gated fitness of the coopmat plans over coopmatTileSpace().
  * @example const ev = CoopmatF16Eval.create(device, caps, { m: 16, n: 16, k: 256, banks: 2, repeats: 1 });
  */
 export class CoopmatF16Eval extends Q4kTileEval {
@@ -52,11 +59,19 @@ export class CoopmatF16Eval extends Q4kTileEval {
         rows
           ? mmqQ4kF16Ref(pickRows(data.x, rows, k), data.w, rows.length, n, k)
           : mmqQ4kF16Ref(data.x, data.w, m, n, k),
-      kernelFor: (tile) => {
-        const kc = buildCoopmatKernel(tier.spec(tile));
-        return kernelPass(kc, kc.workgroups(m, n), `mmq_q4k_coopmat ${tileName(tile)} ${arm} f16-${f16}`);
+      kernelFor: ({ tile, staging }) => {
+        const st = stagingFor(arm, staging);
+        const plan = coopmatPlan(tier.spec(tile, st), data);
+        return {
+          label: `mmq_q4k_coopmat ${tileName(tile)} ${st} ${arm} f16-${f16}`,
+          passes: plan.passes,
+          // What the passes hand each other (the split plan's wh and xt); inputs and out are the evaluator's.
+          scratch: plan.buffers
+            .filter((b) => !b.data && b.name !== plan.output)
+            .map((b) => ({ name: b.name, bytes: bufferBytes(b) })),
+        };
       },
-      staticCheck: (tile) => tier.check(tile),
+      staticCheck: ({ tile, staging }) => tier.check(tile, stagingFor(arm, staging)),
     });
     return new CoopmatF16Eval(setup, `${arm} f16-${f16}`, plane);
   }

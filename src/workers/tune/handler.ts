@@ -3,10 +3,12 @@
 // `cachedWinner`, the worker's Tuner decides hit or miss over a cache seeded with it, and the app
 // stores what comes back. Progress is posted per evaluated config; a cancel takes effect between configs
 // (and inside timing batches).
-import { ShapeError, type TileParams } from '../../kernels/family';
+import { ShapeError } from '../../kernels/family';
 import { deviceId as deviceIdOf, type AdapterCaps } from '../../kernels/gpu/caps';
 import { GpuValidationError, WgslCompileError } from '../../kernels/gpu/run';
+import { defaultCoopmatStaging } from '../../kernels/coopmat';
 import {
+  choiceOf,
   Evolution,
   MemoryTuneCache,
   mmqQ4kIncumbent,
@@ -14,8 +16,6 @@ import {
   shapeKey,
   tileConfig,
   tileGeometry,
-  tileName,
-  tileOf,
   tileSpaceFor,
   TuneCancelledError,
   Tuner,
@@ -26,7 +26,7 @@ import {
   type TuneCacheRecord,
 } from '../../kernels/tune';
 import type { TuneOp, TuneRecordEntry, TuneReport, WorkerRequest, WorkerResponse } from '../protocol';
-import { CoopmatF16Eval } from './coopmatF16Eval';
+import { CoopmatF16Eval, defaultCoopmatArm } from './coopmatF16Eval';
 import { MmqQ4kEval } from './mmqQ4kEval';
 import type { TileEvalOptions } from './q4kTileEval';
 import type { TileEvaluator } from './tileEval';
@@ -65,13 +65,24 @@ export function evaluatorFor(
   }
 }
 
+/**
+ * The config a hunt starts from and the autokernel falls back to: the incumbent tile and, for the
+ * coopmat twin, the staging its arm runs by default.
+ */
+export function incumbentConfig(op: TuneOp, space: Space, caps: AdapterCaps): Config {
+  return op === 'mmq_q4k_coopmat'
+    ? tileConfig(space, mmqQ4kIncumbent(), defaultCoopmatStaging(defaultCoopmatArm(caps)))
+    : tileConfig(space, mmqQ4kIncumbent());
+}
+
 /** A report entry from a GA evaluation. */
 export function entryOf(space: Space, e: Evaluation): TuneRecordEntry {
-  const tile = tileOf(space, e.values);
+  const { tile, staging } = choiceOf(space, e.values);
   const { bm, bn } = tileGeometry(tile);
   return {
     config: e.config,
     tile,
+    ...(staging ? { staging } : {}),
     generation: e.generation,
     verdict: e.verdict,
     ms: e.ms,
@@ -149,7 +160,7 @@ async function tune(
     generations: evo.generations,
     measureIters: evo.measureIters,
   });
-  const incumbent = tileConfig(space, mmqQ4kIncumbent());
+  const incumbent = incumbentConfig(op, space, ctx.caps);
   const cancelled = () => ctx.isCancelled(id);
   const seeded = cacheRecordOf(req, deviceId);
   const tuner = new Tuner(new MemoryTuneCache(seeded ? [seeded] : []));
@@ -179,7 +190,7 @@ async function tune(
     const rep = r.report;
     if (!rep) throw new Error('tuner returned neither a cached winner nor a report');
     const ev = lazy.built;
-    const inc = rep.entries.find((e) => e.config === tileName(mmqQ4kIncumbent()));
+    const inc = rep.entries.find((e) => e.config === space.name(incumbent));
     const report: TuneReport = {
       op,
       deviceId,
@@ -221,12 +232,12 @@ async function autokernel(
     cancelled: () => ctx.isCancelled(id),
   });
   try {
-    const incumbent = tileConfig(space, mmqQ4kIncumbent());
+    const incumbent = incumbentConfig(op, space, ctx.caps);
     const choice = pickAutokernel(space, req.cachedWinner, incumbent, (cfg) => ev.staticCheck(cfg));
     const own = ev.staticCheck(choice.config);
     if (own.kind === 'reject')
       throw new ShapeError(`the ${choice.served} tile cannot run on this adapter: ${own.reason}`);
-    const tile: TileParams = tileOf(space, choice.config);
+    const { tile, staging } = choiceOf(space, choice.config);
     const verdict = await ev.check(choice.config);
     if (ctx.isCancelled(id)) throw new TuneCancelledError();
     const t = await ev.time(choice.config, AUTOKERNEL_TIMING_ITERS);
@@ -235,6 +246,7 @@ async function autokernel(
       id,
       served: choice.served,
       tile,
+      ...(staging ? { staging } : {}),
       verdict,
       msPerDispatch: t.ms,
       ...(choice.fallback ? { fallback: choice.fallback } : {}),

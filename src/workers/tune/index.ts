@@ -1,5 +1,12 @@
 // The tuner's GPU side: evaluators on a GPUDevice and the worker's 'tune' / 'autokernel' handler.
-export { gateRows, ORACLE_MAC_BUDGET, TileEvaluator, type TileEvalSetup, type TileKernel } from './tileEval';
+export {
+  gateRows,
+  onePass,
+  ORACLE_MAC_BUDGET,
+  TileEvaluator,
+  type TileEvalSetup,
+  type TilePlan,
+} from './tileEval';
 export {
   assertQ4kShape,
   pickRows,

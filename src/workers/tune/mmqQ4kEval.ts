@@ -6,6 +6,7 @@ import { buildMmqKernel, mmqDataset, mmqInputBuffers, mmqPass, mmqQ4kRef } from 
 import type { MmqQ4kData } from '../../kernels/quant/gen';
 import { INT8_TUNE_GATE, mmqQ4kSpace, mmqQ4kStaticTier, tileName, type Space } from '../../kernels/tune';
 import { pickRows, Q4kTileEval, q4kTileSetup, q4kTileProblem, type TileEvalOptions } from './q4kTileEval';
+import { onePass } from './tileEval';
 
 export interface MmqQ4kEvalOptions extends TileEvalOptions {
   /** Contraction arm; defaults to the fastest the adapter has (defaultInt8Arm). */
@@ -53,11 +54,11 @@ export class MmqQ4kEval extends Q4kTileEval<Arm> {
       qs: data.w.qs,
       oracle: (rows) =>
         rows ? mmqQ4kRef(rowsOf(data, rows, k), rows.length, n, k) : mmqQ4kRef(data, m, n, k),
-      kernelFor: (tile) => {
+      kernelFor: ({ tile }) => {
         const kern = buildMmqKernel(tier.spec(tile));
-        return mmqPass(kern, kern.workgroups(m, n), false, `mmq_q4k_tile ${tileName(tile)} ${arm}`);
+        return onePass(mmqPass(kern, kern.workgroups(m, n), false, `mmq_q4k_tile ${tileName(tile)} ${arm}`));
       },
-      staticCheck: (tile) => tier.check(tile),
+      staticCheck: ({ tile }) => tier.check(tile),
     });
     return new MmqQ4kEval(setup, arm, plane);
   }

@@ -2,11 +2,17 @@
 // the weight's `wqs` words uploaded as cold banks, the oracle on a row sample for large shapes, and the
 // rest of the TileEvaluator setup, filled the same way around each one's kernel, data, oracle and gate.
 import type { Gate } from '../../kernels/compare';
-import { assertNoProblems, positiveIntegerProblems, type TileParams } from '../../kernels/family';
+import { assertNoProblems, positiveIntegerProblems } from '../../kernels/family';
 import { planeWidth, type AdapterCaps } from '../../kernels/gpu/caps';
 import { coldBank } from '../../kernels/quant/gen';
-import type { Space, StaticTierOptions, StaticVerdict } from '../../kernels/tune';
-import { gateRows, TileEvaluator, type TileEvalSetup, type TileKernel } from './tileEval';
+import {
+  choiceOf,
+  type Space,
+  type StaticTierOptions,
+  type StaticVerdict,
+  type TileChoice,
+} from '../../kernels/tune';
+import { gateRows, TileEvaluator, type TileEvalSetup, type TilePlan } from './tileEval';
 
 export interface TileEvalOptions {
   m: number;
@@ -84,8 +90,9 @@ export interface Q4kTileParts {
   qs: Uint32Array;
   /** The oracle of output rows `rows` ([rows.length, n]), or of every row when `rows` is undefined. */
   oracle(rows: readonly number[] | undefined): Float32Array;
-  kernelFor(tile: TileParams): TileKernel;
-  staticCheck(tile: TileParams): StaticVerdict;
+  /** The passes of a config's tile (and staging, where the space searches one). */
+  kernelFor(choice: TileChoice): TilePlan;
+  staticCheck(choice: TileChoice): StaticVerdict;
 }
 
 /**
@@ -115,8 +122,8 @@ export function q4kTileSetup(
     oracle: parts.oracle(sampled),
     ...(sampled ? { oracleRows: sampled } : {}),
     repeats: opts.repeats ?? 3,
-    kernelFor: parts.kernelFor,
-    staticCheck: parts.staticCheck,
+    kernelFor: (cfg) => parts.kernelFor(choiceOf(space, cfg)),
+    staticCheck: (cfg) => parts.staticCheck(choiceOf(space, cfg)),
     ...(opts.cancelled ? { cancelled: opts.cancelled } : {}),
   };
 }

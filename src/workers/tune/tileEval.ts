@@ -12,18 +12,21 @@
 //     REAL kernel / register tile, plus the generator's own adapter checks) that rejects before compiling;
 //   - timing: warm-up, then `iters` dispatches rotating the banks, timestamp queries when the device has
 //     them (timeDispatches), and the MINIMUM over `repeats` (the least drift-polluted time);
-//   - one compiled pipeline + bind groups per config, cached.
+//   - a config is a plan of one or more passes (the coopmat split plan: pre-passes, then the GEMM); the
+//     gate and the timing run every pass, so a staging that skips a pre-pass is compared fairly;
+//   - compiled pipelines cached per config; the scratch buffers between passes (tens of MB at LLM
+//     shapes) exist for one config at a time.
 import { judge, type Gate, type Verdict } from '../../kernels/compare';
-import type { TileParams } from '../../kernels/family';
+import type { PassSpec } from '../../kernels/gpu/plan';
 import {
   compileWgsl,
   GpuValidationError,
   readBuffer,
-  timeDispatches,
+  timePasses,
   uploadBuffer,
+  type DispatchStep,
 } from '../../kernels/gpu/run';
 import {
-  tileOf,
   TuneCancelledError,
   type Config,
   type Evaluator,
@@ -32,16 +35,20 @@ import {
   type StaticVerdict,
 } from '../../kernels/tune';
 
-/** What the evaluator launches for one tile. */
-export interface TileKernel {
+/** What the evaluator launches for one config: passes in order, the last one writing the output. */
+export interface TilePlan {
   label: string;
-  /** Complete, compilable WGSL (host suffix included). */
-  wgsl: string;
-  entryPoint: string;
-  /** Buffer names in @binding order. */
-  bindings: readonly string[];
-  workgroups: readonly [number, number, number];
+  /** Complete, compilable passes (host suffix included), bindings by buffer name. */
+  passes: readonly PassSpec[];
+  /** Buffers the passes hand each other (zero-filled): names the resident set does not have. */
+  scratch?: readonly { name: string; bytes: number }[];
 }
+
+/**
+ * The plan of one pass.
+ * @example onePass(mmqPass(kern, kern.workgroups(m, n), false, label))
+ */
+export const onePass = (pass: PassSpec): TilePlan => ({ label: pass.label, passes: [pass] });
 
 export interface TileEvalSetup {
   device: GPUDevice;
@@ -65,17 +72,23 @@ export interface TileEvalSetup {
   oracleRows?: readonly number[];
   /** Timed passes per measurement; the minimum wins. */
   repeats: number;
-  kernelFor(tile: TileParams): TileKernel;
+  kernelFor(cfg: Config): TilePlan;
   /** The free static tier (e.g. mmqQ4kStaticTier(caps, ...).check): limits, real workgroup storage, registers. */
-  staticCheck(tile: TileParams): StaticVerdict;
+  staticCheck(cfg: Config): StaticVerdict;
   cancelled?: () => boolean;
 }
 
 interface Compiled {
-  kernel: TileKernel;
-  pipeline: GPUComputePipeline;
-  /** One bind group per bank. */
-  groups: GPUBindGroup[];
+  plan: TilePlan;
+  pipelines: GPUComputePipeline[];
+}
+
+/** A compiled config bound to buffers: its steps (one bind group per bank each) and its scratch. */
+interface Bound {
+  name: string;
+  plan: TilePlan;
+  steps: DispatchStep[];
+  scratch: GPUBuffer[];
 }
 
 /** Multiply-adds the CPU oracle may spend (~1-2 s of JS): above it the gate samples rows. */
@@ -133,6 +146,7 @@ export class TileEvaluator implements Evaluator {
   private readonly outBytes: number;
   private readonly nanFill: Float32Array<ArrayBuffer>;
   private readonly compiled = new Map<string, Promise<Compiled>>();
+  private bound: Bound | undefined;
   private worst = 0;
   private lastTiming: 'timestamp' | 'wall' | undefined;
   private destroyed = false;
@@ -199,7 +213,7 @@ export class TileEvaluator implements Evaluator {
   }
 
   staticCheck(cfg: Config): StaticVerdict {
-    return this.setup.staticCheck(tileOf(this.space, cfg));
+    return this.setup.staticCheck(cfg);
   }
 
   /** Gate on bank 0, then time; Infinity when the gate fails. */
@@ -217,16 +231,18 @@ export class TileEvaluator implements Evaluator {
     return { ms: t.ms, worstRel: v.relToMax, timing: t.timing };
   }
 
-  /** Dispatch bank 0 into a NaN-filled output and judge it against the oracle. */
+  /** Dispatch bank 0 (every pass of the config) into a NaN-filled output and judge it against the oracle. */
   async check(cfg: Config): Promise<Verdict> {
-    const c = await this.compile(cfg);
-    await scoped(this.device, c.kernel.label, () => {
+    const b = await this.bind(cfg);
+    await scoped(this.device, b.plan.label, () => {
       this.device.queue.writeBuffer(this.out, 0, this.nanFill);
       const enc = this.device.createCommandEncoder();
-      const pass = enc.beginComputePass({ label: c.kernel.label });
-      pass.setPipeline(c.pipeline);
-      pass.setBindGroup(0, c.groups[0]!);
-      pass.dispatchWorkgroups(...c.kernel.workgroups);
+      const pass = enc.beginComputePass({ label: b.plan.label });
+      for (const step of b.steps) {
+        pass.setPipeline(step.pipeline);
+        pass.setBindGroup(0, step.groups[0]!);
+        pass.dispatchWorkgroups(...step.workgroups);
+      }
       pass.end();
       this.device.queue.submit([enc.finish()]);
     });
@@ -248,22 +264,18 @@ export class TileEvaluator implements Evaluator {
     return v;
   }
 
-  /** Minimum ms per dispatch over `repeats` passes of `iters` bank-rotated dispatches (each warmed up). */
+  /**
+   * Minimum ms per run of the config's passes over `repeats` timings of `iters` bank-rotated runs (each
+   * warmed up): a multi-pass plan is charged all its passes.
+   */
   async time(cfg: Config, iters: number): Promise<{ ms: number; timing: 'timestamp' | 'wall' }> {
-    const c = await this.compile(cfg);
+    const b = await this.bind(cfg);
     let best = Infinity;
     let timing: 'timestamp' | 'wall' = 'wall';
     for (let r = 0; r < this.setup.repeats; r++) {
       if (this.setup.cancelled?.()) throw new TuneCancelledError();
-      const t = await scoped(this.device, c.kernel.label, () =>
-        timeDispatches(
-          this.device,
-          c.pipeline,
-          c.groups,
-          c.kernel.workgroups,
-          Math.max(1, iters),
-          this.setup.cancelled,
-        ),
+      const t = await scoped(this.device, b.plan.label, () =>
+        timePasses(this.device, b.steps, Math.max(1, iters), this.setup.cancelled),
       );
       best = Math.min(best, t.ms);
       timing = t.timing;
@@ -272,19 +284,25 @@ export class TileEvaluator implements Evaluator {
     return { ms: best, timing };
   }
 
-  /** Free the resident buffers (compiled pipelines are garbage-collected). */
+  /** Free the resident buffers and the bound config's scratch (compiled pipelines are garbage-collected). */
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.release();
     for (const b of this.buffers.values()) b.destroy();
     for (const b of this.bankBuffers) b.destroy();
     this.out.destroy();
   }
 
-  private bufferFor(name: string, bank: number): GPUBuffer {
+  private release(): void {
+    for (const b of this.bound?.scratch ?? []) b.destroy();
+    this.bound = undefined;
+  }
+
+  private bufferFor(name: string, bank: number, scratch: ReadonlyMap<string, GPUBuffer>): GPUBuffer {
     if (name === this.setup.bankBinding) return this.bankBuffers[bank]!;
     if (name === this.setup.outputBinding) return this.out;
-    const b = this.buffers.get(name);
+    const b = this.buffers.get(name) ?? scratch.get(name);
     if (!b)
       throw new Error(`${this.setup.label}: the kernel binds "${name}" but the evaluator has no such buffer`);
     return b;
@@ -295,34 +313,64 @@ export class TileEvaluator implements Evaluator {
     const name = this.space.name(cfg);
     let hit = this.compiled.get(name);
     if (!hit) {
-      hit = this.build(tileOf(this.space, cfg));
+      hit = this.build(this.setup.kernelFor(cfg));
       this.compiled.set(name, hit);
     }
     return hit;
   }
 
-  private async build(tile: TileParams): Promise<Compiled> {
-    const kernel = this.setup.kernelFor(tile);
-    const module = await compileWgsl(this.device, kernel.wgsl, kernel.label);
-    const pipeline = await scoped(this.device, kernel.label, () =>
-      this.device.createComputePipelineAsync({
-        label: kernel.label,
-        layout: 'auto',
-        compute: { module, entryPoint: kernel.entryPoint },
-      }),
+  private async build(plan: TilePlan): Promise<Compiled> {
+    if (plan.passes.length === 0) throw new RangeError(`${plan.label}: a plan needs at least one pass`);
+    const pipelines: GPUComputePipeline[] = [];
+    for (const pass of plan.passes) {
+      const module = await compileWgsl(this.device, pass.wgsl, pass.label);
+      pipelines.push(
+        await scoped(this.device, pass.label, () =>
+          this.device.createComputePipelineAsync({
+            label: pass.label,
+            layout: 'auto',
+            compute: { module, entryPoint: pass.entryPoint },
+          }),
+        ),
+      );
+    }
+    return { plan, pipelines };
+  }
+
+  /** The config's steps, bound to the resident buffers and to fresh scratch (the previous config's is freed). */
+  private async bind(cfg: Config): Promise<Bound> {
+    const name = this.space.name(cfg);
+    const c = await this.compile(cfg);
+    if (this.bound?.name === name) return this.bound;
+    this.release();
+    const scratch = new Map<string, GPUBuffer>();
+    const bound: Bound = { name, plan: c.plan, steps: [], scratch: [] };
+    this.bound = bound;
+    for (const s of c.plan.scratch ?? []) {
+      const buf = this.device.createBuffer({
+        size: Math.max(4, Math.ceil(s.bytes / 4) * 4),
+        usage: GPUBufferUsage.STORAGE,
+        label: `${c.plan.label}:${s.name}`,
+      });
+      scratch.set(s.name, buf);
+      bound.scratch.push(buf);
+    }
+    bound.steps = await scoped(this.device, c.plan.label, () =>
+      c.plan.passes.map((pass, i) => ({
+        pipeline: c.pipelines[i]!,
+        workgroups: pass.workgroups,
+        groups: this.bankBuffers.map((_, bank) =>
+          this.device.createBindGroup({
+            label: `${pass.label} bank ${bank}`,
+            layout: c.pipelines[i]!.getBindGroupLayout(0),
+            entries: pass.bindings.map((b, binding) => ({
+              binding,
+              resource: { buffer: this.bufferFor(b, bank, scratch) },
+            })),
+          }),
+        ),
+      })),
     );
-    const groups = await scoped(this.device, kernel.label, () =>
-      this.bankBuffers.map((_, bank) =>
-        this.device.createBindGroup({
-          label: `${kernel.label} bank ${bank}`,
-          layout: pipeline.getBindGroupLayout(0),
-          entries: kernel.bindings.map((name, binding) => ({
-            binding,
-            resource: { buffer: this.bufferFor(name, bank) },
-          })),
-        }),
-      ),
-    );
-    return { kernel, pipeline, groups };
+    return bound;
   }
 }
