@@ -60,6 +60,7 @@ import {
   mmqQ4kSpace,
   tileLimits,
   tileConfig,
+  tileSeeds,
   tileStaticCheck,
   type Config,
   type Evaluator,
@@ -727,8 +728,12 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
         : // 16 x 4: ~60 distinct tiles, most of the feasible space; 12 x 3 missed coopmat's best tile.
           { population: 16, generations: 4, measureIters: 10 },
     );
+    const first = tileConfig(ev.space, incumbent, incumbentStaging);
     const report = await evo.run(ev.space, ev, 0x5eed, {
-      seeds: [tileConfig(ev.space, incumbent, incumbentStaging)],
+      seeds: [
+        first,
+        ...tileSeeds(ev.space, incumbent).filter((c) => ev.space.name(c) !== ev.space.name(first)),
+      ],
     });
     result.tuning.push({
       family,

@@ -12,6 +12,7 @@ import {
   mmqQ4kIncumbent,
   stagingOf,
   tileConfig,
+  tileSeeds,
   Tuner,
 } from '../src/kernels/tune';
 import { CoopmatF16Eval } from '../src/workers/tune';
@@ -30,10 +31,13 @@ describe('f16 coopmat tile hunt on SwiftShader', () => {
     try {
       const tuner = new Tuner(new MemoryTuneCache());
       const small = new Evolution({ population: 4, generations: 2, measureIters: 1 });
-      const r = await tuner.evolve('cpu', 'mmq_q4k_coopmat', shape, space, ev, small, 0xc0ffee, {
-        seeds: [incumbent],
-      });
+      const seeds = tileSeeds(space, mmqQ4kIncumbent());
+      expect(space.name(seeds[0]!)).toBe(space.name(incumbent));
+      const r = await tuner.evolve('cpu', 'mmq_q4k_coopmat', shape, space, ev, small, 0xc0ffee, { seeds });
       const rep = r.report!;
+      // Generation 0 is the incumbent tile at each staging: every staging is measured and gated.
+      const gen0 = rep.measured.filter((e) => e.generation === 0).map((e) => stagingOf(space, e.values));
+      expect(new Set(gen0)).toEqual(new Set(COOPMAT_STAGINGS));
       expect(rep.bestMs).toBeLessThan(Infinity);
       expect(space.feasible(space.parse(r.winner!)!)).toBe(true);
       expect(ev.worstRel).toBeLessThan(5e-2);

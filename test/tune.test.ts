@@ -29,6 +29,7 @@ import {
   tileName,
   tileOf,
   tileStaticCheck,
+  tileSeeds,
   stagingOf,
   mmqQ4kStaticTier,
   coopmatStaticTier,
@@ -128,6 +129,11 @@ describe('Space', () => {
     // A winner cached before the staging was searched does not parse: the autokernel falls back.
     expect(cm.parse('WM=8,WN=1,RM=2,RN=8')).toBeUndefined();
     expect(cm.feasible(cm.config({ WM: 8, WN: 4, RM: 1, RN: 1, STAGING: 0 })!)).toBe(false); // 32 planes
+    // A hunt's seeds: the tile at every staging the space searches.
+    expect(tileSeeds(cm, mmqQ4kIncumbent()).map((c) => cm.name(c))).toEqual(
+      [0, 1, 2, 3].map((i) => `WM=2,WN=4,RM=1,RN=1,STAGING=${i}`),
+    );
+    expect(tileSeeds(space, mmqQ4kIncumbent())).toEqual([tileConfig(space, mmqQ4kIncumbent())]);
     expect(tileSpaceFor('mmq_q4k_coopmat').enumerate()).toHaveLength(528);
     expect(tileSpaceFor('mmq_q4k_tile').enumerate()).toHaveLength(108);
   });

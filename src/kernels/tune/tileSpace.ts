@@ -131,6 +131,18 @@ export function tileConfig(space: Space, tile: TileParams, staging?: CoopmatStag
   return cfg;
 }
 
+/**
+ * The configs a hunt seeds generation 0 with: the tile at every staging the space searches (one config
+ * where it searches none). Random sampling reaches a quarter of the coopmat space per staging, so on the
+ * H200 a 16 x 4 hunt seeded with the incumbent alone missed the staging that won at some small shapes.
+ * @example tileSeeds(coopmatTileSpace(), mmqQ4kIncumbent()).length === 4
+ */
+export function tileSeeds(space: Space, tile: TileParams): Config[] {
+  return space.params.some((p) => p.name === STAGING_PARAM)
+    ? COOPMAT_STAGINGS.map((s) => tileConfig(space, tile, s))
+    : [tileConfig(space, tile)];
+}
+
 /** Canonical name of a tile, e.g. "WM=2,WN=4,RM=1,RN=1". */
 export function tileName(tile: TileParams): string {
   return `WM=${tile.wm},WN=${tile.wn},RM=${tile.rm},RN=${tile.rn}`;

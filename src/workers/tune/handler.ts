@@ -16,6 +16,7 @@ import {
   shapeKey,
   tileConfig,
   tileGeometry,
+  tileSeeds,
   tileSpaceFor,
   TuneCancelledError,
   Tuner,
@@ -171,7 +172,11 @@ async function tune(
   const t0 = performance.now();
   try {
     const r = await tuner.evolve(deviceId, op, shape, space, lazy, evolution, evo.seed, {
-      seeds: [incumbent],
+      // The incumbent first (the report's speedup is against it), then its tile at the other stagings.
+      seeds: [
+        incumbent,
+        ...tileSeeds(space, mmqQ4kIncumbent()).filter((c) => space.name(c) !== space.name(incumbent)),
+      ],
       cancelled,
       onEvaluated: (e, p) =>
         post({
