@@ -13,7 +13,7 @@
 // took 0.8010 ms.
 // Both pre-passes are core WGSL (pack2x16float), so every adapter and both arms share them; the scalar
 // arm reads the same f16 pairs and sums each 32-block in K order, exactly as mmqQ4kF16RoundedRef.
-import { Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
+import { q4kScaleWords, Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
 import type { CoopmatSpec } from './coopmat.wgsl';
 import {
   MATRIX_MAIN_HEAD,
@@ -182,7 +182,7 @@ ${rowK}
   let blk = min(row, N - 1u) * NSB + k0 / 256u;
   let j = (k0 % 256u) / 32u; // sub-block 2g + s
   let q = wqs[blk * 16u + (j / 2u) * 4u + (k0 % 32u) / 8u]; // qs bytes 32g + k0 % 32 .. +7
-  let w = vec3u(wsc[blk * 3u], wsc[blk * 3u + 1u], wsc[blk * 3u + 2u]);
+  let w = ${q4kScaleWords('blk')};
   return Item(q, w, wd[blk], wdm[blk], j, row < N);
 }
 
@@ -535,7 +535,7 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
       let kk = ((${kb}) % (${stages})) * ${st.k}u + (((${unit(u)}) % ${g.qpr}u) / 2u) * 64u;
       let blk = min(ncol0 + (${unit(u)}) / ${g.qpr}u, N - 1u) * NSB + kk / 256u;
       gq${u} = wqs[blk * 8u + ((kk % 256u) / 64u) * 2u + (${unit(u)}) % 2u];
-      gw${u} = vec3u(wsc[blk * 3u], wsc[blk * 3u + 1u], wsc[blk * 3u + 2u]);
+      gw${u} = ${q4kScaleWords('blk')};
       gd${u} = vec2f(wd[blk], wdm[blk]);
       gj${u} = (kk % 256u) / 32u;
     }`,

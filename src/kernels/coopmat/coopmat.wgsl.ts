@@ -16,7 +16,7 @@
 //                     per-lane partition (the fragment's lane map is opaque, and the tail guards and
 //                     ownership hooks need element stores).
 // The kernel calls set_owner / store_out, which the host defines in a suffix (gpu/instrument.ts).
-import { Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
+import { q4kScaleWords, Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
 import { positiveIntegerProblems, type TileParams } from '../family';
 import { ownerSuffix } from '../gpu/instrument';
 import {
@@ -425,7 +425,7 @@ function pipelinedFetch(spec: CoopmatSpec, kb: string): string {
           let blk = nrow * NSB + (${kb}) / 8u;
           pq${it} = wqs[blk * 8u + (((${kb}) % 8u) / 2u) * 2u + i % 2u];
           pd${it} = vec2f(wd[blk], wdm[blk]);
-          pw${it} = vec3u(wsc[blk * 3u], wsc[blk * 3u + 1u], wsc[blk * 3u + 2u]);
+          pw${it} = ${q4kScaleWords('blk')};
         }
       }`,
   );
