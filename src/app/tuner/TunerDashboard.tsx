@@ -391,7 +391,8 @@ export function TunerDashboard(props: TunerDashboardProps) {
       {auto ? (
         <div className="tuner-auto" data-testid="tuner-autokernel-result" data-served={auto.served}>
           autokernel served <b className="mono">{auto.served}</b> ({auto.tile.wm}x{auto.tile.wn}x
-          {auto.tile.rm}x{auto.tile.rn}) &middot;{' '}
+          {auto.tile.rm}x{auto.tile.rn}
+          {auto.staging ? `, ${auto.staging}` : ''}) &middot;{' '}
           <span className={auto.verdict.pass ? 'tuner-pass' : 'tuner-fail'}>
             {auto.verdict.pass ? 'pass' : 'FAIL'}
           </span>{' '}

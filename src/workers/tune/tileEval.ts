@@ -344,33 +344,41 @@ export class TileEvaluator implements Evaluator {
     if (this.bound?.name === name) return this.bound;
     this.release();
     const scratch = new Map<string, GPUBuffer>();
-    const bound: Bound = { name, plan: c.plan, steps: [], scratch: [] };
-    this.bound = bound;
     for (const s of c.plan.scratch ?? []) {
-      const buf = this.device.createBuffer({
-        size: Math.max(4, Math.ceil(s.bytes / 4) * 4),
-        usage: GPUBufferUsage.STORAGE,
-        label: `${c.plan.label}:${s.name}`,
-      });
-      scratch.set(s.name, buf);
-      bound.scratch.push(buf);
+      scratch.set(
+        s.name,
+        this.device.createBuffer({
+          size: Math.max(4, Math.ceil(s.bytes / 4) * 4),
+          usage: GPUBufferUsage.STORAGE,
+          label: `${c.plan.label}:${s.name}`,
+        }),
+      );
     }
-    bound.steps = await scoped(this.device, c.plan.label, () =>
-      c.plan.passes.map((pass, i) => ({
-        pipeline: c.pipelines[i]!,
-        workgroups: pass.workgroups,
-        groups: this.bankBuffers.map((_, bank) =>
-          this.device.createBindGroup({
-            label: `${pass.label} bank ${bank}`,
-            layout: c.pipelines[i]!.getBindGroupLayout(0),
-            entries: pass.bindings.map((b, binding) => ({
-              binding,
-              resource: { buffer: this.bufferFor(b, bank, scratch) },
-            })),
-          }),
-        ),
-      })),
-    );
+    let steps: DispatchStep[];
+    try {
+      steps = await scoped(this.device, c.plan.label, () =>
+        c.plan.passes.map((pass, i) => ({
+          pipeline: c.pipelines[i]!,
+          workgroups: pass.workgroups,
+          groups: this.bankBuffers.map((_, bank) =>
+            this.device.createBindGroup({
+              label: `${pass.label} bank ${bank}`,
+              layout: c.pipelines[i]!.getBindGroupLayout(0),
+              entries: pass.bindings.map((b, binding) => ({
+                binding,
+                resource: { buffer: this.bufferFor(b, bank, scratch) },
+              })),
+            }),
+          ),
+        })),
+      );
+    } catch (e) {
+      for (const b of scratch.values()) b.destroy();
+      throw e;
+    }
+    // Bound only once every bind group exists: a failed bind leaves nothing half-made to reuse.
+    const bound: Bound = { name, plan: c.plan, steps, scratch: [...scratch.values()] };
+    this.bound = bound;
     return bound;
   }
 }
