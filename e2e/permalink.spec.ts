@@ -112,4 +112,7 @@ test('a coopmat staging runs its split plan, shows the whole-plan time, and the 
   await waitForRun(page, 'coopmat-f16', size);
   await expect(page.getByTestId('staging-select')).toHaveValue('in-gemm');
   expect(await summary(page)).toEqual(expected);
+  // The Tuner tab opens on this family's hunt (tile and staging), not the int8 one.
+  await page.getByTestId('tab-tuner').click();
+  await expect(page.getByTestId('tuner-op')).toHaveValue('mmq_q4k_coopmat');
 });
