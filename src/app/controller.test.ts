@@ -212,6 +212,34 @@ describe('controller', () => {
     expect(worker.sent.slice(before).map((r) => r.type)).toEqual(['init', 'generate', 'run']);
   });
 
+  it('loads a tuned config into the playground: kernel, shape, tile and staging, and runs it', async () => {
+    const before = worker.sent.length;
+    ctl.tuner.loadTile(
+      { wm: 4, wn: 1, rm: 1, rn: 2 },
+      'mmq_q4k_coopmat',
+      { m: 128, n: 64, k: 256 },
+      'in-gemm',
+    );
+    const c = getApp().config;
+    expect(c).toMatchObject({
+      kernel: 'coopmat-f16',
+      m: 128,
+      n: 64,
+      k: 256,
+      tile: { wm: 4, wn: 1, rm: 1, rn: 2 },
+      staging: 'in-gemm',
+    });
+    expect(getApp().tab).toBe('ownership');
+    await until(
+      () => worker.sent.slice(before).some((r) => r.type === 'run' && r.config.staging === 'in-gemm'),
+      'a run of the loaded config',
+    );
+    // An int8 winner has no staging, and the coopmat one is not carried over to it.
+    ctl.tuner.loadTile({ wm: 2, wn: 4, rm: 1, rn: 1 }, 'mmq_q4k_tile', { m: 32, n: 64, k: 256 });
+    expect(getApp().config.kernel).toBe('mmq-q4k-tile');
+    expect(getApp().config).not.toHaveProperty('staging');
+  });
+
   it('builds the permalink of the current state from a base URL', () => {
     expect(ctl.link('http://127.0.0.1:4173/#old')).toMatch(/^http:\/\/127\.0\.0\.1:4173\/#v=1&s=/);
   });
