@@ -59,7 +59,6 @@ import {
   coopmatTileSpace,
   mmqQ4kSpace,
   tileLimits,
-  tileConfig,
   tileSeeds,
   tileStaticCheck,
   type Config,
@@ -728,12 +727,8 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
         : // 16 x 4: ~60 distinct tiles, most of the feasible space; 12 x 3 missed coopmat's best tile.
           { population: 16, generations: 4, measureIters: 10 },
     );
-    const first = tileConfig(ev.space, incumbent, incumbentStaging);
     const report = await evo.run(ev.space, ev, 0x5eed, {
-      seeds: [
-        first,
-        ...tileSeeds(ev.space, incumbent).filter((c) => ev.space.name(c) !== ev.space.name(first)),
-      ],
+      seeds: tileSeeds(ev.space, incumbent, incumbentStaging),
     });
     result.tuning.push({
       family,
@@ -811,7 +806,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     if (isHead || opts.tuneEveryShape) {
       const cmArm = coopmatMatrixUnsupported(caps) ? 'scalar' : 'subgroup-matrix';
       // The tile and the staging (the whole plan is timed); the winner's staging is the bench's too.
-      const stagingOf = (c: TileChoice) => coopmatStagingSpec(c.staging ?? defaultCoopmatStaging(cmArm));
+      const specStagingOf = (c: TileChoice) => coopmatStagingSpec(c.staging ?? defaultCoopmatStaging(cmArm));
       // Quick runs tune one family (the search machinery); full runs tune every accelerated family.
       if (!opts.quick)
         await tune(
@@ -819,8 +814,8 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
           'coopmat-f16',
           cmArm,
           shape,
-          (c) => coopmatCandidate(caps, shape, c.tile, cmArm, 'tuned', x, q4, stagingOf(c)),
-          (c) => coopmatWorkgroupBytes(coopmatBenchSpec(caps, shape, c.tile, cmArm, stagingOf(c))),
+          (c) => coopmatCandidate(caps, shape, c.tile, cmArm, 'tuned', x, q4, specStagingOf(c)),
+          (c) => coopmatWorkgroupBytes(coopmatBenchSpec(caps, shape, c.tile, cmArm, specStagingOf(c))),
           coopmatTileSpace(),
           defaultCoopmatStaging(cmArm),
         );

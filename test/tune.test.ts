@@ -133,6 +133,9 @@ describe('Space', () => {
     expect(tileSeeds(cm, mmqQ4kIncumbent()).map((c) => cm.name(c))).toEqual(
       [0, 1, 2, 3].map((i) => `WM=2,WN=4,RM=1,RN=1,STAGING=${i}`),
     );
+    expect(tileSeeds(cm, mmqQ4kIncumbent(), 'in-gemm').map((c) => cm.name(c))).toEqual(
+      [3, 0, 1, 2].map((i) => `WM=2,WN=4,RM=1,RN=1,STAGING=${i}`),
+    );
     expect(tileSeeds(space, mmqQ4kIncumbent())).toEqual([tileConfig(space, mmqQ4kIncumbent())]);
     expect(tileSpaceFor('mmq_q4k_coopmat').enumerate()).toHaveLength(528);
     expect(tileSpaceFor('mmq_q4k_tile').enumerate()).toHaveLength(108);

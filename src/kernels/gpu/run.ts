@@ -274,6 +274,18 @@ export interface DispatchStep {
 }
 
 /**
+ * Record one run of `steps` into a compute pass, iteration `i` binding each step's groups[i % length].
+ * @example encodeSteps(pass, steps, 0); // every pass of a plan on bank 0
+ */
+export function encodeSteps(pass: GPUComputePassEncoder, steps: readonly DispatchStep[], i: number): void {
+  for (const s of steps) {
+    pass.setPipeline(s.pipeline);
+    pass.setBindGroup(0, s.groups[i % s.groups.length]!);
+    pass.dispatchWorkgroups(...s.workgroups);
+  }
+}
+
+/**
  * Time `iters` dispatches of one pipeline, rotating through `groups` (e.g. cold weight banks).
  * Uses timestamp queries around one compute pass when the device has them, else wall clock.
  */
@@ -309,13 +321,7 @@ export async function timePasses(
     ts?: GPUComputePassTimestampWrites,
   ) => {
     const cp = enc.beginComputePass(ts ? { timestampWrites: ts } : {});
-    for (let i = 0; i < n; i++) {
-      for (const s of steps) {
-        cp.setPipeline(s.pipeline);
-        cp.setBindGroup(0, s.groups[(start + i) % s.groups.length]!);
-        cp.dispatchWorkgroups(...s.workgroups);
-      }
-    }
+    for (let i = 0; i < n; i++) encodeSteps(cp, steps, start + i);
     cp.end();
   };
   // Warm-up: one pass over every group.

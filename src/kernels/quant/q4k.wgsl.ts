@@ -21,7 +21,6 @@ fn q4kw_m(w: vec3u, j: u32) -> u32 {
 }
 `;
 
-/** q4k_sc(base, j) / q4k_m(base, j): the same from the kernel's `wsc` (array<u32>) at word `base`. */
 /**
  * WGSL: the three scale words of super-block `blk` (a WGSL u32 expression) from `wsc`, inline. Hot loops
  * use this rather than q4k_words(): an index passed through a function parameter keeps its bounds-check
@@ -31,6 +30,7 @@ fn q4kw_m(w: vec3u, j: u32) -> u32 {
 export const q4kScaleWords = (blk: string): string =>
   `vec3u(wsc[${blk} * 3u], wsc[${blk} * 3u + 1u], wsc[${blk} * 3u + 2u])`;
 
+/** q4k_sc(base, j) / q4k_m(base, j): the same from the kernel's `wsc` (array<u32>) at word `base`. */
 export const Q4K_SCALES_WGSL = `${Q4K_SCALES_REGS_WGSL}fn q4k_words(base: u32) -> vec3u { return vec3u(wsc[base], wsc[base + 1u], wsc[base + 2u]); }
 fn q4k_sc(base: u32, j: u32) -> u32 { return q4kw_sc(q4k_words(base), j); }
 fn q4k_m(base: u32, j: u32) -> u32 { return q4kw_m(q4k_words(base), j); }

@@ -89,9 +89,12 @@ export function tileOf(space: Space, cfg: Config): TileParams {
   };
 }
 
+/** Whether a space searches the staging (coopmatTileSpace) besides the tile. */
+const searchesStaging = (space: Space): boolean => space.params.some((p) => p.name === STAGING_PARAM);
+
 /** The staging of a config, when its space searches one (coopmatTileSpace), else undefined. */
 export function stagingOf(space: Space, cfg: Config): CoopmatStaging | undefined {
-  if (!space.params.some((p) => p.name === STAGING_PARAM)) return undefined;
+  if (!searchesStaging(space)) return undefined;
   const staging = COOPMAT_STAGINGS[space.get(cfg, STAGING_PARAM)];
   if (!staging) throw new RangeError(`${STAGING_PARAM} = ${space.get(cfg, STAGING_PARAM)} names no staging`);
   return staging;
@@ -119,7 +122,7 @@ export function choiceOf(space: Space, cfg: Config): TileChoice {
  */
 export function tileConfig(space: Space, tile: TileParams, staging?: CoopmatStaging): Config {
   const values: Record<string, number> = { WM: tile.wm, WN: tile.wn, RM: tile.rm, RN: tile.rn };
-  if (space.params.some((p) => p.name === STAGING_PARAM)) {
+  if (searchesStaging(space)) {
     if (staging === undefined) throw new RangeError(`this space searches the staging too: name one`);
     values[STAGING_PARAM] = COOPMAT_STAGINGS.indexOf(staging);
   }
@@ -132,15 +135,16 @@ export function tileConfig(space: Space, tile: TileParams, staging?: CoopmatStag
 }
 
 /**
- * The configs a hunt seeds generation 0 with: the tile at every staging the space searches (one config
- * where it searches none). Random sampling reaches a quarter of the coopmat space per staging, so on the
- * H200 a 16 x 4 hunt seeded with the incumbent alone missed the staging that won at some small shapes.
- * @example tileSeeds(coopmatTileSpace(), mmqQ4kIncumbent()).length === 4
+ * The configs a hunt seeds generation 0 with: the tile at every staging the space searches, `first`
+ * first (the incumbent a report's speedup is against), or the tile alone where it searches none. Random
+ * sampling reaches a quarter of the coopmat space per staging, so on the H200 a 16 x 4 hunt seeded with
+ * the incumbent alone missed the staging that won at some small shapes.
+ * @example tileSeeds(coopmatTileSpace(), mmqQ4kIncumbent(), 'prepass').length === 4
  */
-export function tileSeeds(space: Space, tile: TileParams): Config[] {
-  return space.params.some((p) => p.name === STAGING_PARAM)
-    ? COOPMAT_STAGINGS.map((s) => tileConfig(space, tile, s))
-    : [tileConfig(space, tile)];
+export function tileSeeds(space: Space, tile: TileParams, first?: CoopmatStaging): Config[] {
+  if (!searchesStaging(space)) return [tileConfig(space, tile)];
+  const order = first ? [first, ...COOPMAT_STAGINGS.filter((s) => s !== first)] : COOPMAT_STAGINGS;
+  return order.map((s) => tileConfig(space, tile, s));
 }
 
 /** Canonical name of a tile, e.g. "WM=2,WN=4,RM=1,RN=1". */

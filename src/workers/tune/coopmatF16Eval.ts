@@ -11,7 +11,6 @@ import {
   mmqQ4kF16Ref,
   type CoopmatArm,
 } from '../../kernels/coopmat';
-import type { CoopmatStaging } from '../../kernels/family';
 import type { AdapterCaps } from '../../kernels/gpu/caps';
 import { bufferBytes } from '../../kernels/gpu/plan';
 import { coopmatStaticTier, F16_TUNE_GATE, coopmatTileSpace, tileName, type Space } from '../../kernels/tune';
@@ -26,10 +25,6 @@ export interface CoopmatF16EvalOptions extends TileEvalOptions {
 export function defaultCoopmatArm(caps: AdapterCaps): CoopmatArm {
   return coopmatMatrixUnsupported(caps) === undefined ? 'subgroup-matrix' : 'scalar';
 }
-
-/** The staging a config of a space without a STAGING parameter runs (the arm's default). */
-const stagingFor = (arm: CoopmatArm, staging: CoopmatStaging | undefined) =>
-  staging ?? defaultCoopmatStaging(arm);
 
 /**
  * Cold-weight-streamed, f16-tolerance-gated fitness of the coopmat plans over coopmatTileSpace().
@@ -59,11 +54,11 @@ export class CoopmatF16Eval extends Q4kTileEval {
         rows
           ? mmqQ4kF16Ref(pickRows(data.x, rows, k), data.w, rows.length, n, k)
           : mmqQ4kF16Ref(data.x, data.w, m, n, k),
+      // The tier's spec and check run the arm's default staging where a space does not search one.
       kernelFor: ({ tile, staging }) => {
-        const st = stagingFor(arm, staging);
-        const plan = coopmatPlan(tier.spec(tile, st), data);
+        const plan = coopmatPlan(tier.spec(tile, staging), data);
         return {
-          label: `mmq_q4k_coopmat ${tileName(tile)} ${st} ${arm} f16-${f16}`,
+          label: `mmq_q4k_coopmat ${tileName(tile)} ${staging ?? defaultCoopmatStaging(arm)} ${arm} f16-${f16}`,
           passes: plan.passes,
           // What the passes hand each other (the split plan's wh and xt); inputs and out are the evaluator's.
           scratch: plan.buffers
@@ -71,7 +66,7 @@ export class CoopmatF16Eval extends Q4kTileEval {
             .map((b) => ({ name: b.name, bytes: bufferBytes(b) })),
         };
       },
-      staticCheck: ({ tile, staging }) => tier.check(tile, stagingFor(arm, staging)),
+      staticCheck: ({ tile, staging }) => tier.check(tile, staging),
     });
     return new CoopmatF16Eval(setup, `${arm} f16-${f16}`, plane);
   }

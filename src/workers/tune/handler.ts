@@ -14,6 +14,7 @@ import {
   mmqQ4kIncumbent,
   pickAutokernel,
   shapeKey,
+  stagingOf,
   tileConfig,
   tileGeometry,
   tileSeeds,
@@ -172,11 +173,7 @@ async function tune(
   const t0 = performance.now();
   try {
     const r = await tuner.evolve(deviceId, op, shape, space, lazy, evolution, evo.seed, {
-      // The incumbent first (the report's speedup is against it), then its tile at the other stagings.
-      seeds: [
-        incumbent,
-        ...tileSeeds(space, mmqQ4kIncumbent()).filter((c) => space.name(c) !== space.name(incumbent)),
-      ],
+      seeds: tileSeeds(space, mmqQ4kIncumbent(), stagingOf(space, incumbent)),
       cancelled,
       onEvaluated: (e, p) =>
         post({

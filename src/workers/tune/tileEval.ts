@@ -20,6 +20,7 @@ import { judge, type Gate, type Verdict } from '../../kernels/compare';
 import type { PassSpec } from '../../kernels/gpu/plan';
 import {
   compileWgsl,
+  encodeSteps,
   GpuValidationError,
   readBuffer,
   timePasses,
@@ -238,11 +239,7 @@ export class TileEvaluator implements Evaluator {
       this.device.queue.writeBuffer(this.out, 0, this.nanFill);
       const enc = this.device.createCommandEncoder();
       const pass = enc.beginComputePass({ label: b.plan.label });
-      for (const step of b.steps) {
-        pass.setPipeline(step.pipeline);
-        pass.setBindGroup(0, step.groups[0]!);
-        pass.dispatchWorkgroups(...step.workgroups);
-      }
+      encodeSteps(pass, b.steps, 0);
       pass.end();
       this.device.queue.submit([enc.finish()]);
     });
