@@ -11,7 +11,7 @@
 //          bench can print the WebGPU : torch._int_mm ratio measured in the same command.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { adapterInfoRecord, dawnFlags, openBenchGpu, type BenchGpu } from './dawn';
-import { runBench, type BenchOptions } from './harness';
+import { parseShapes, runBench, type BenchOptions } from './harness';
 
 type CliOptions = BenchOptions & {
   json?: string;
@@ -49,15 +49,8 @@ function parseArgs(argv: string[]): CliOptions {
     else if (a === '--dawn-toggles') opts.extraToggles = next();
     // Dawn standalone: without the toggles Chrome enables by default (see BROWSER_DEFAULT_TOGGLES).
     else if (a === '--dawn-standalone') opts.standalone = true;
-    else if (a === '--shapes') {
-      opts.shapes = next()
-        .split(';')
-        .map((s) => {
-          const [m, n, k] = s.split(',').map(Number);
-          if (!m || !n || !k) throw new Error(`--shapes: bad shape "${s}" (want m,n,k)`);
-          return { m, n, k };
-        });
-    } else throw new Error(`unknown argument ${a}`);
+    else if (a === '--shapes') opts.shapes = parseShapes(next());
+    else throw new Error(`unknown argument ${a}`);
   }
   return opts;
 }

@@ -3,7 +3,7 @@
 #   .gl/   the Vulkan loader and the glvnd libraries that machine lacks (amd64 .debs; with libvulkan1 alone
 #          the loader cannot load NVIDIA's ICD, libGLX_nvidia.so.0: docs/benchmarks.md, "H200 probe")
 #   .gpu/bench/  node.xz (this machine's node, xz'ed), webgpu/ (index.js, package.json, linux-x64 dawn.node.xz),
-#          zstd/, bench.mjs and probe.mjs (esbuild bundles with `webgpu` left external)
+#          zstd/, bench.mjs, apptune.mjs and probe.mjs (esbuild bundles with `webgpu` left external)
 # All three folders are git-ignored; `run` carries them (64 MiB limit in all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,7 @@ cp node_modules/webgpu/index.js node_modules/webgpu/package.json .gpu/bench/webg
 mkdir -p .gpu/bench/zstd
 cp "$(command -v zstd)" $(ldd "$(command -v zstd)" | awk '/liblzma|liblz4/{print $3}') .gpu/bench/zstd/
 # lab.ts exists only while an experiment is under way (docs/benchmarks.md names the commits).
-for entry in bench probe $([ -f bench/lab.ts ] && echo lab); do
+for entry in bench apptune probe $([ -f bench/lab.ts ] && echo lab); do
   npx esbuild "bench/$entry.ts" --bundle --platform=node --format=esm --target=node20 \
     --external:webgpu --outfile=".gpu/bench/$entry.mjs" --log-level=warning
 done

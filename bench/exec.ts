@@ -3,7 +3,7 @@
 // dispatches read a cold weight (banks together several times the L2), and each config is run once
 // for correctness on bank 0 into a NaN-poisoned output before it is timed.
 import { bufferBytes, checkGrid, type BufferSpec, type PassSpec } from '../src/kernels/gpu/plan';
-import { compileWgsl, readBuffer, timeDispatches, uploadBuffer } from '../src/kernels/gpu/run';
+import { CLOCK_WARM_MS, compileWgsl, readBuffer, timeDispatches, uploadBuffer } from '../src/kernels/gpu/run';
 
 export interface Resident {
   device: GPUDevice;
@@ -160,8 +160,8 @@ export async function runOnce(
   return new Float32Array(await readBuffer(device, out, out.size));
 }
 
-/** Untimed GPU work (ms) before each config's timed batches, long enough for the clocks to ramp up. */
-export const CLOCK_WARM_MS = 150;
+/** Untimed GPU work (ms) before each config's timed batches (the tuner's evaluator uses the same). */
+export { CLOCK_WARM_MS };
 
 export interface Timing {
   /** Median over repetitions of the mean ms per dispatch of one timed batch. */

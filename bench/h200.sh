@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Entry point of a `run` on the lent NVIDIA machine (carry .gl and .gpu/bench, built by bench/build-carry.sh).
-# Usage: bench/h200.sh STEP...   STEP = vkdebug | probe | torch[:M,N,K or M1/M2/..,N,K] | bench[:ARGS with '+' for spaces] | lab[:ARGS]
+# Usage: bench/h200.sh STEP...   STEP = vkdebug | probe | torch[:M,N,K or M1/M2/..,N,K] | bench[:ARGS with '+' for spaces] | apptune[:ARGS] | lab[:ARGS]
 #   | sass (registers, spills and SASS of the pipelines compiled so far, from the driver's cache: sass.tar.xz)
 # Logs and JSON go to $OUT (the device tool's return folder), else bench-out/.
 set -uo pipefail
@@ -55,6 +55,12 @@ for step in "$@"; do
       suffix bench
       # shellcheck disable=SC2086
       /tmp/node $RUN/bench.mjs --json "$OUT/bench$sfx.json" --torch "$OUT/torch.json" $args 2>&1 | tee "$OUT/bench$sfx.log" || rc=1 ;;
+    apptune*)
+      # The app's tuning path (the worker's handlers and evaluator), bench/apptune.ts.
+      args=${step#apptune}; args=${args#:}; args=${args//+/ }
+      suffix apptune
+      # shellcheck disable=SC2086
+      /tmp/node $RUN/apptune.mjs --json "$OUT/apptune$sfx.json" $args 2>&1 | tee "$OUT/apptune$sfx.log" || rc=1 ;;
     lab*)
       args=${step#lab}; args=${args#:}; args=${args//+/ }
       suffix lab

@@ -59,7 +59,7 @@ import {
   coopmatTileSpace,
   mmqQ4kSpace,
   tileLimits,
-  tileSeeds,
+  huntSeeds,
   tileStaticCheck,
   type Config,
   type Evaluator,
@@ -82,6 +82,18 @@ import {
   type Resident,
 } from './exec';
 import { f16Element, q4kElement, sampleIndices } from './oracle';
+
+/**
+ * A `--shapes` list: "m,n,k;m,n,k". Throws on a malformed entry.
+ * @example parseShapes('2048,4096,4096;32,11008,4096')
+ */
+export function parseShapes(list: string): Shape[] {
+  return list.split(';').map((s) => {
+    const [m, n, k] = s.split(',').map(Number);
+    if (!m || !n || !k) throw new Error(`--shapes: bad shape "${s}" (want m,n,k)`);
+    return { m, n, k };
+  });
+}
 
 export interface Shape {
   m: number;
@@ -728,7 +740,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
           { population: 16, generations: 4, measureIters: 10 },
     );
     const report = await evo.run(ev.space, ev, 0x5eed, {
-      seeds: tileSeeds(ev.space, incumbent, incumbentStaging),
+      seeds: huntSeeds(ev.space, incumbent, incumbentStaging),
     });
     result.tuning.push({
       family,

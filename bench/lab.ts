@@ -61,9 +61,22 @@ interface LabSpec {
    * A); 'a-wg-rows' makes a workgroup's planes read plane 0's rows (a quarter of the L1 misses);
    * 'a-vec-bytes' keeps stage 0's fragments (as no-a-global) and reads the same A bytes each stage with
    * one 16-byte load a lane a fragment (the non-matrix path), XORed into a value that guards one store.
+   * Round 13 (is it the sectors each load touches?): 'a-stride-rt' passes A's row stride as a runtime
+   * value (16, read from workgroup_id.z = 0) so the bounds check stays in the code; 'a-narrow' passes 0
+   * the same way, so each of a fragment's four 32-bit loads a lane reads one 16-byte run of one row
+   * (one sector) instead of eight rows (eight half-used sectors over two cache lines): the same
+   * instructions and registers, an eighth of the sectors.
    */
   ablate?:
-    'no-barrier' | 'stage-once' | 'no-b-global' | 'no-a-global' | 'a-one-tile' | 'a-wg-rows' | 'a-vec-bytes';
+    | 'no-barrier'
+    | 'stage-once'
+    | 'no-b-global'
+    | 'no-a-global'
+    | 'a-one-tile'
+    | 'a-wg-rows'
+    | 'a-vec-bytes'
+    | 'a-stride-rt'
+    | 'a-narrow';
   /** Round 4: extra workgroup bytes that do nothing but lower the workgroups per SM (occupancy probe). */
   padBytes?: number;
   /**
@@ -150,14 +163,18 @@ function labWgsl(s: LabSpec): string {
   // Touch the pad so it is allocated.
   if (s.padBytes) L.push(`  occupancy_pad[tid % ${s.padBytes / 4}u] = tid;`);
   L.push(`  let wrow = wg.y * ${g.bm}u;`, `  let wcol = wg.x * ${g.bn}u;`);
+  // wg.z is 0 (the grid is one deep), which no compiler can prove: a stride it cannot fold.
+  if (s.ablate === 'a-stride-rt') L.push('  let a_stride = 16u + wg.z;');
+  if (s.ablate === 'a-narrow') L.push('  let a_stride = wg.z;');
   L.push(`  let row0 = wrow + sm * ${s.rm * 16}u;`, `  let col0 = wcol + sn * ${s.rn * 16}u;`);
   for (const i of R(s.rm)) for (const j of R(s.rn)) L.push(`  var c${i}_${j} = ${CT}();`);
 
   // Direct operands: registers prefetched one stage ahead.
   const aRow16 =
     s.ablate === 'a-one-tile' ? '' : s.ablate === 'a-wg-rows' ? 'wrow / 16u + ' : 'row0 / 16u + ';
+  const aStride = s.ablate === 'a-stride-rt' || s.ablate === 'a-narrow' ? 'a_stride' : '16u';
   const loadAg = (i: number, c: number, k16: string) =>
-    `subgroupMatrixLoad<${LT}, row_major>(${gRef('A', tIdx(`${aRow16}${i}u`, `${k16} + ${c}u`))}, 16u)`;
+    `subgroupMatrixLoad<${LT}, row_major>(${gRef('A', tIdx(`${aRow16}${i}u`, `${k16} + ${c}u`))}, ${aStride})`;
   const loadBg = (j: number, c: number, k16: string) =>
     `subgroupMatrixLoad<${RT}, col_major>(${gRef('B', tIdx(`col0 / 16u + ${j}u`, `${k16} + ${c}u`))}, 16u)`;
   const loadAs = (i: number, c: number) =>
@@ -477,6 +494,16 @@ const SPECS: LabSpec[] = [
     }),
   ),
   spec('PROD12-8,1,2,8-k64', { ...W(8, 1, 2, 8), product: true, productStage: K64 }),
+  // Round 13: do A's loads cost the sectors they touch? A runtime stride of 16 (the control: same
+  // addresses, the bounds check kept) against a runtime stride of 0 (an eighth of the sectors, the same
+  // instructions), next to dropping A's loads, at the two fastest tiles.
+  ...[W(4, 1), W(8, 1, 2, 8)].flatMap((w) =>
+    (['a-stride-rt', 'a-narrow', 'no-a-global'] as const).map((ablate) =>
+      spec(`AB13-${w.wm}${w.wn}${w.rm}${w.rn}-k64-${ablate}`, { arrA: true, ks: 64, ...w, ablate }),
+    ),
+  ),
+  spec('AB13-4144-k64', { arrA: true, ks: 64 }),
+  spec('PROD13-4144-k64', { ...P(4, 1), productStage: K64 }),
 ];
 
 /** f16 values (k - 15) / 16, k in 0..30: exact in f16, and every product and partial sum exact in f32. */
@@ -705,11 +732,13 @@ async function main() {
       row.tflops = (2 * M * N * K) / (t.ms * 1e-3) / 1e12;
       row.maxErr = maxErr;
       // Ablations compute a wrong product on purpose: their error says nothing.
-      row.timingOnly = !!s.ablate;
+      // 'a-stride-rt' moves nothing: its product is exact and checked like any other row.
+      const timingOnly = !!s.ablate && s.ablate !== 'a-stride-rt';
+      row.timingOnly = timingOnly;
       row.nan = nan;
       row.at = new Date().toISOString();
       console.log(
-        `${s.name.padEnd(24)} ${t.ms.toFixed(4)} ms ${(row.tflops as number).toFixed(1).padStart(6)} TFLOP/s ${s.ablate ? '(timing only)' : `err ${maxErr} nan ${nan}${r9 ? ` differ ${String(row.differ)}` : ''}`}`,
+        `${s.name.padEnd(24)} ${t.ms.toFixed(4)} ms ${(row.tflops as number).toFixed(1).padStart(6)} TFLOP/s ${timingOnly ? '(timing only)' : `err ${maxErr} nan ${nan}${r9 ? ` differ ${String(row.differ)}` : ''}`}`,
       );
     } catch (e) {
       row.error = e instanceof Error ? e.message : String(e);

@@ -2,6 +2,7 @@
 // the ratios are derived, and a wrong kernel is flagged (harness correctness, not speed).
 import { describe, expect, it } from 'vitest';
 import { getTestGpu } from './gpu';
+import { runAppTune } from '../bench/apptune';
 import { runBench, table, type BenchRow } from '../bench/harness';
 import type { BenchGpu } from '../bench/dawn';
 import { sampleIndices } from '../bench/oracle';
@@ -91,6 +92,37 @@ describe('bench harness (quick, SwiftShader)', () => {
     expect(table(r).some((l) => l.includes('FAILED'))).toBe(true);
     // A wrong config never becomes the headline.
     expect(r.headline?.bestInt8).toBeUndefined();
+  });
+
+  it("apptune runs the worker's hunt and autokernel per shape, and reports a failing shape instead of stopping", async () => {
+    const { device, caps } = await getTestGpu();
+    const lines: string[] = [];
+    const r = await runAppTune(
+      device,
+      caps,
+      {
+        op: 'mmq_q4k_coopmat',
+        // The second shape is not a multiple of the 256-wide Q4_K super-block: an error, then the next.
+        shapes: [
+          { m: 32, n: 64, k: 256 },
+          { m: 32, n: 64, k: 100 },
+          { m: 16, n: 32, k: 256 },
+        ],
+        evo: { population: 4, generations: 1, seed: 1, measureIters: 1, repeats: 1, banks: 1 },
+      },
+      (l) => lines.push(l),
+    );
+    expect(r.results).toHaveLength(3);
+    const [ok, bad, last] = r.results;
+    expect(ok!.report!.entries.map((e) => e.config)).toEqual(
+      [0, 1, 2, 3].map((i) => `WM=2,WN=4,RM=1,RN=1,STAGING=${i}`), // the incumbent at every staging
+    );
+    expect(ok!.autokernel!.winner).toMatchObject({ served: ok!.report!.winner, verdict: { pass: true } });
+    expect(ok!.autokernel!.empty).toMatchObject({ served: 'incumbent', verdict: { pass: true } });
+    expect(bad!.report).toBeUndefined();
+    expect(bad!.error).toMatch(/^shape: .*256/);
+    expect(last!.report!.winner).not.toBe('');
+    expect(lines.filter((l) => l.startsWith('[apptune] autokernel'))).toHaveLength(4);
   });
 
   it('samples corners, tile edges and interior points, in range and distinct', () => {

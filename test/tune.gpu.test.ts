@@ -4,7 +4,8 @@
 // worker handler: tune.handler.test.ts.)
 import { describe, expect, it } from 'vitest';
 import { useTestGpu } from './gpu';
-import { deviceId } from '../src/kernels/gpu/caps';
+import { deviceId, isSoftwareAdapter } from '../src/kernels/gpu/caps';
+import { CLOCK_WARM_MS, clockWarmMs, readBuffer, timePasses } from '../src/kernels/gpu/run';
 import {
   Evolution,
   MemoryTuneCache,
@@ -166,6 +167,45 @@ describe('tile hunts on SwiftShader', () => {
       good.destroy();
       partial.destroy();
       wrong.destroy();
+    }
+  });
+
+  it('timePasses warms the clocks with untimed runs for warmMs, and none on a CPU adapter', async () => {
+    const { device, caps } = gpu();
+    // Each run adds 1 to a counter, so the warm-up's dispatches are counted, not assumed.
+    const module = device.createShaderModule({
+      code: `@group(0) @binding(0) var<storage, read_write> c: atomic<u32>;
+@compute @workgroup_size(1) fn main() { atomicAdd(&c, 1u); }`,
+    });
+    const pipeline = device.createComputePipeline({
+      layout: 'auto',
+      compute: { module, entryPoint: 'main' },
+    });
+    const counter = device.createBuffer({ size: 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+    const group = device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: [{ binding: 0, resource: { buffer: counter } }],
+    });
+    const steps = [{ pipeline, groups: [group], workgroups: [1, 1, 1] as const }];
+    const runs = async () => new Uint32Array(await readBuffer(device, counter, 4))[0]!;
+    try {
+      await timePasses(device, steps, 4);
+      // The first untimed batch (2 runs), then the 4 timed (4 more when a zero timestamp span sends it
+      // to the wall clock, as SwiftShader's can for a batch this short).
+      const cold = await runs();
+      expect([2 + 4, 2 + 4 + 4]).toContain(cold);
+      const t0 = performance.now();
+      const t = await timePasses(device, steps, 4, undefined, 250);
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(250);
+      expect(t.ms).toBeGreaterThan(0);
+      expect((await runs()) - cold).toBeGreaterThan(2 + 8 + 10); // warm-up runs beyond the first batch
+      // The tuner warms on hardware only: SwiftShader has no clocks to ramp up.
+      expect(isSoftwareAdapter(caps)).toBe(true);
+      expect(clockWarmMs(caps)).toBe(0);
+      const gpuLike = { ...caps, vendor: 'nvidia', architecture: 'hopper', description: 'NVIDIA H200' };
+      expect(clockWarmMs(gpuLike)).toBe(CLOCK_WARM_MS);
+    } finally {
+      counter.destroy();
     }
   });
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestGpu } from './gpu';
 import { deviceId } from '../src/kernels/gpu/caps';
-import { mmqQ4kIncumbent } from '../src/kernels/tune';
+import { COOPMAT_PRIOR_CHOICES, huntSeeds, mmqQ4kIncumbent, tileSpaceFor } from '../src/kernels/tune';
 import type { TuneHandler } from '../src/workers/core';
 import { handleTuneRequest, tuneHandler } from '../src/workers/tune';
 import type { EvolutionParams, TuneReport, WorkerResponse } from '../src/workers/protocol';
@@ -89,6 +89,30 @@ describe('worker handler on SwiftShader', () => {
       cached: report,
     });
     expect(other.at(-1)).toMatchObject({ type: 'tune-done', fromCache: false });
+  });
+
+  it("a coopmat 'tune' starts from the incumbent at every staging, then the priors, each run as a whole plan", async () => {
+    const population = 4 + COOPMAT_PRIOR_CHOICES.length;
+    const msgs = await call({
+      type: 'tune',
+      id: 2,
+      op: 'mmq_q4k_coopmat',
+      m: 32,
+      n: 64,
+      k: 256,
+      evo: { ...evoParams, population, generations: 1 },
+    });
+    const done = msgs.at(-1);
+    expect(done?.type).toBe('tune-done');
+    if (done?.type !== 'tune-done') return;
+    const space = tileSpaceFor('mmq_q4k_coopmat');
+    const seeds = huntSeeds(space, mmqQ4kIncumbent(), 'one-pass').map((c) => space.name(c));
+    expect(done.report.entries.map((e) => e.config)).toEqual(seeds);
+    // Every prior runs here (the scalar arm's split plans, block tails included) and passes the gate.
+    const priors = done.report.entries.slice(4);
+    expect(priors.map((e) => ({ tile: e.tile, staging: e.staging }))).toEqual([...COOPMAT_PRIOR_CHOICES]);
+    for (const e of priors) expect(e.verdict, `${e.config}: ${e.reason ?? ''}`).toBe('measured');
+    expect(done.report.worstRel).toBeLessThan(5e-2);
   });
 
   it("'autokernel' serves the cached winner, or the incumbent (and says why)", async () => {

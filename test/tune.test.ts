@@ -30,6 +30,8 @@ import {
   tileOf,
   tileStaticCheck,
   tileSeeds,
+  huntSeeds,
+  COOPMAT_PRIOR_CHOICES,
   stagingOf,
   mmqQ4kStaticTier,
   coopmatStaticTier,
@@ -137,6 +139,20 @@ describe('Space', () => {
       [3, 0, 1, 2].map((i) => `WM=2,WN=4,RM=1,RN=1,STAGING=${i}`),
     );
     expect(tileSeeds(space, mmqQ4kIncumbent())).toEqual([tileConfig(space, mmqQ4kIncumbent())]);
+    // A hunt adds the coopmat priors after the incumbent's seeds, each once, each feasible.
+    const hunt = huntSeeds(cm, mmqQ4kIncumbent(), 'prepass').map((c) => cm.name(c));
+    expect(hunt.slice(0, 4)).toEqual([1, 0, 2, 3].map((i) => `WM=2,WN=4,RM=1,RN=1,STAGING=${i}`));
+    expect(hunt.slice(4)).toEqual(
+      COOPMAT_PRIOR_CHOICES.map(({ tile, staging }) => cm.name(tileConfig(cm, tile, staging))),
+    );
+    expect(new Set(hunt).size).toBe(4 + COOPMAT_PRIOR_CHOICES.length);
+    for (const name of hunt) expect(cm.feasible(cm.parse(name)!)).toBe(true);
+    // A prior that is also an incumbent seed is not repeated.
+    const fromPrior = huntSeeds(cm, { wm: 2, wn: 1, rm: 1, rn: 2 }).map((c) => cm.name(c));
+    expect(fromPrior).toHaveLength(4 + COOPMAT_PRIOR_CHOICES.length - 1);
+    expect(new Set(fromPrior).size).toBe(fromPrior.length);
+    // The int8 op's space searches no staging: its hunt starts from the incumbent alone.
+    expect(huntSeeds(space, mmqQ4kIncumbent())).toEqual([tileConfig(space, mmqQ4kIncumbent())]);
     expect(tileSpaceFor('mmq_q4k_coopmat').enumerate()).toHaveLength(528);
     expect(tileSpaceFor('mmq_q4k_tile').enumerate()).toHaveLength(108);
   });

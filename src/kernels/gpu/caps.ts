@@ -41,6 +41,19 @@ export interface AdapterCaps {
 
 export const SUBGROUP_MATRIX_FEATURE = 'chromium-experimental-subgroup-matrix';
 
+/**
+ * Whether an adapter is a CPU implementation (SwiftShader, llvmpipe/lavapipe, WARP): no clocks to ramp
+ * up, and every millisecond of untimed work is real CPU time.
+ * @example isSoftwareAdapter({ ...caps, architecture: 'swiftshader' }) === true
+ */
+export function isSoftwareAdapter(
+  caps: Pick<AdapterCaps, 'vendor' | 'architecture' | 'description'>,
+): boolean {
+  return /swiftshader|llvmpipe|lavapipe|microsoft basic render|\bwarp\b/i.test(
+    `${caps.vendor} ${caps.architecture} ${caps.description}`,
+  );
+}
+
 interface AdapterInfoLike {
   vendor?: string;
   architecture?: string;

@@ -1,5 +1,6 @@
 // Execute a KernelPlan on a GPUDevice: upload, compile (with compilation messages surfaced), dispatch,
 // time (timestamp queries when the device has them, else wall clock over N dispatches), read back.
+import { isSoftwareAdapter, type AdapterCaps } from './caps';
 import { bufferBytes, checkGrid, type KernelPlan, type PassSpec } from './plan';
 
 export interface WgslMessage {
@@ -289,6 +290,18 @@ export function encodeSteps(pass: GPUComputePassEncoder, steps: readonly Dispatc
  * Time `iters` dispatches of one pipeline, rotating through `groups` (e.g. cold weight banks).
  * Uses timestamp queries around one compute pass when the device has them, else wall clock.
  */
+/**
+ * Untimed GPU work (ms) before a config's timed runs on a hardware adapter, long enough for the clocks to
+ * ramp up: on the H200 the SM clock fell from 1980 to 345 MHz between short bursts of work and stayed
+ * there for whole configs (docs/benchmarks.md, "Follow-up 3"). The bench and the worker's tuner use it.
+ */
+export const CLOCK_WARM_MS = 150;
+
+/** The clock warm-up a tuner's timings take on an adapter: CLOCK_WARM_MS, or 0 on a CPU adapter. */
+export function clockWarmMs(caps: AdapterCaps): number {
+  return isSoftwareAdapter(caps) ? 0 : CLOCK_WARM_MS;
+}
+
 export function timeDispatches(
   device: GPUDevice,
   pipeline: GPUComputePipeline,
@@ -305,12 +318,14 @@ export function timeDispatches(
  * dispatching every step in order; ms per run. All runs go in one compute pass: WebGPU makes each
  * dispatch's storage writes visible to the next, so the passes chain as they do in runPlan.
  * @example const t = await timePasses(device, [prePass, gemm], 20); // t.ms = pre-pass + GEMM
+ * @example await timePasses(device, steps, 20, undefined, CLOCK_WARM_MS); // clocks ramped up first
  */
 export async function timePasses(
   device: GPUDevice,
   steps: readonly DispatchStep[],
   iters: number,
   cancelled?: () => boolean,
+  warmMs = 0,
 ): Promise<{ ms: number; timing: 'timestamp' | 'wall' }> {
   if (steps.length === 0) throw new RangeError('timePasses: no dispatch to time');
   const banks = Math.max(...steps.map((s) => s.groups.length));
@@ -324,12 +339,25 @@ export async function timePasses(
     for (let i = 0; i < n; i++) encodeSteps(cp, steps, start + i);
     cp.end();
   };
-  // Warm-up: one pass over every group.
-  {
+  const untimed = async (n: number) => {
     const enc = device.createCommandEncoder();
-    encodeBatch(enc, Math.max(2, banks), 0);
+    encodeBatch(enc, n, 0);
     device.queue.submit([enc.finish()]);
     await device.queue.onSubmittedWorkDone();
+  };
+  // Warm-up: one run per bank group; then, with warmMs > 0 (CLOCK_WARM_MS on hardware), untimed batches
+  // sized from the last one's wall time until warmMs has passed, so a GPU that idled down between
+  // configs is timed at its clocks.
+  const t0w = performance.now();
+  const first = Math.max(2, banks);
+  await untimed(first);
+  let perRun = (performance.now() - t0w) / first;
+  while (performance.now() - t0w < warmMs && !cancelled?.()) {
+    const left = warmMs - (performance.now() - t0w);
+    const n = Math.max(1, Math.min(4096, Math.ceil(left / Math.max(perRun, 1e-3))));
+    const t1 = performance.now();
+    await untimed(n);
+    perRun = (performance.now() - t1) / n;
   }
   if (device.features.has('timestamp-query')) {
     const qs = device.createQuerySet({ type: 'timestamp', count: 2 });

@@ -147,6 +147,42 @@ export function tileSeeds(space: Space, tile: TileParams, first?: CoopmatStaging
   return order.map((s) => tileConfig(space, tile, s));
 }
 
+/**
+ * Tile and staging pairs that were the fastest coopmat plan at some prefill shape on the H200
+ * (docs/benchmarks.md, Follow-ups 6-9): large m wants big register tiles with the weight decoded once
+ * (8,1,2,8 and 4,1,4,4 fused; 8,1,2,4 at m = 512), small m wants small blocks with B decoded in the
+ * GEMM (2,1,1,2, 4,1,1,4) or 32 x 32 blocks (2,2,1,1). A 16 x 4 hunt samples about 58 of the 528
+ * configs, and seeded with the incumbent alone it missed these by 7-41% at 6 of 12 shapes; seeding
+ * them puts each shape class's known winner in generation 0, and the search has to beat it.
+ */
+export const COOPMAT_PRIOR_CHOICES: readonly Required<TileChoice>[] = [
+  { tile: { wm: 8, wn: 1, rm: 2, rn: 8 }, staging: 'fused-prepass' },
+  { tile: { wm: 4, wn: 1, rm: 4, rn: 4 }, staging: 'fused-prepass' },
+  { tile: { wm: 8, wn: 1, rm: 2, rn: 4 }, staging: 'prepass' },
+  { tile: { wm: 4, wn: 1, rm: 1, rn: 4 }, staging: 'in-gemm' },
+  { tile: { wm: 2, wn: 1, rm: 1, rn: 2 }, staging: 'in-gemm' },
+  { tile: { wm: 2, wn: 2, rm: 1, rn: 1 }, staging: 'fused-prepass' },
+];
+
+/**
+ * Generation 0 of a hunt: the incumbent's seeds (tileSeeds), then, in a space that searches the staging,
+ * the coopmat priors (COOPMAT_PRIOR_CHOICES) not already among them. Evolution keeps the first
+ * `population` of them, so a small population drops priors before the incumbent.
+ * @example huntSeeds(coopmatTileSpace(), mmqQ4kIncumbent(), 'prepass').length === 10
+ */
+export function huntSeeds(space: Space, tile: TileParams, first?: CoopmatStaging): Config[] {
+  const seeds = tileSeeds(space, tile, first);
+  if (!searchesStaging(space)) return seeds;
+  const names = new Set(seeds.map((c) => space.name(c)));
+  for (const { tile: t, staging } of COOPMAT_PRIOR_CHOICES) {
+    const cfg = tileConfig(space, t, staging);
+    if (names.has(space.name(cfg))) continue;
+    seeds.push(cfg);
+    names.add(space.name(cfg));
+  }
+  return seeds;
+}
+
 /** Canonical name of a tile, e.g. "WM=2,WN=4,RM=1,RN=1". */
 export function tileName(tile: TileParams): string {
   return `WM=${tile.wm},WN=${tile.wn},RM=${tile.rm},RN=${tile.rn}`;

@@ -5,7 +5,7 @@
 // (and inside timing batches).
 import { ShapeError } from '../../kernels/family';
 import { deviceId as deviceIdOf, type AdapterCaps } from '../../kernels/gpu/caps';
-import { GpuValidationError, WgslCompileError } from '../../kernels/gpu/run';
+import { clockWarmMs, GpuValidationError, WgslCompileError } from '../../kernels/gpu/run';
 import { defaultCoopmatStaging } from '../../kernels/coopmat';
 import {
   choiceOf,
@@ -17,7 +17,7 @@ import {
   stagingOf,
   tileConfig,
   tileGeometry,
-  tileSeeds,
+  huntSeeds,
   tileSpaceFor,
   TuneCancelledError,
   Tuner,
@@ -167,13 +167,21 @@ async function tune(
   const seeded = cacheRecordOf(req, deviceId);
   const tuner = new Tuner(new MemoryTuneCache(seeded ? [seeded] : []));
   const lazy = new LazyEvaluator(() =>
-    evaluatorFor(op, ctx.device, ctx.caps, { m, n, k, banks: evo.banks, repeats: evo.repeats, cancelled }),
+    evaluatorFor(op, ctx.device, ctx.caps, {
+      m,
+      n,
+      k,
+      banks: evo.banks,
+      repeats: evo.repeats,
+      warmMs: clockWarmMs(ctx.caps),
+      cancelled,
+    }),
   );
   const started = new Date();
   const t0 = performance.now();
   try {
     const r = await tuner.evolve(deviceId, op, shape, space, lazy, evolution, evo.seed, {
-      seeds: tileSeeds(space, mmqQ4kIncumbent(), stagingOf(space, incumbent)),
+      seeds: huntSeeds(space, mmqQ4kIncumbent(), stagingOf(space, incumbent)),
       cancelled,
       onEvaluated: (e, p) =>
         post({
@@ -231,6 +239,7 @@ async function autokernel(
     k,
     banks: 1,
     repeats: 1,
+    warmMs: clockWarmMs(ctx.caps),
     cancelled: () => ctx.isCancelled(id),
   });
   try {

@@ -30,6 +30,8 @@ export interface TileEvalOptions {
   dataSeed?: number;
   /** CPU oracle multiply-adds before the gate samples rows (default ORACLE_MAC_BUDGET). */
   oracleMacBudget?: number;
+  /** Untimed GPU work (ms) before each timing (default 0; the worker passes clockWarmMs(caps)). */
+  warmMs?: number;
   cancelled?: () => boolean;
 }
 
@@ -122,6 +124,7 @@ export function q4kTileSetup(
     oracle: parts.oracle(sampled),
     ...(sampled ? { oracleRows: sampled } : {}),
     repeats: opts.repeats ?? 3,
+    ...(opts.warmMs ? { warmMs: opts.warmMs } : {}),
     kernelFor: (cfg) => parts.kernelFor(choiceOf(space, cfg)),
     staticCheck: (cfg) => parts.staticCheck(choiceOf(space, cfg)),
     ...(opts.cancelled ? { cancelled: opts.cancelled } : {}),

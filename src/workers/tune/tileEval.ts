@@ -73,6 +73,8 @@ export interface TileEvalSetup {
   oracleRows?: readonly number[];
   /** Timed passes per measurement; the minimum wins. */
   repeats: number;
+  /** Untimed work (ms) before each timing, for GPUs that drop their clocks when idle (0: none). */
+  warmMs?: number;
   kernelFor(cfg: Config): TilePlan;
   /** The free static tier (e.g. mmqQ4kStaticTier(caps, ...).check): limits, real workgroup storage, registers. */
   staticCheck(cfg: Config): StaticVerdict;
@@ -272,7 +274,7 @@ export class TileEvaluator implements Evaluator {
     for (let r = 0; r < this.setup.repeats; r++) {
       if (this.setup.cancelled?.()) throw new TuneCancelledError();
       const t = await scoped(this.device, b.plan.label, () =>
-        timePasses(this.device, b.steps, Math.max(1, iters), this.setup.cancelled),
+        timePasses(this.device, b.steps, Math.max(1, iters), this.setup.cancelled, this.setup.warmMs),
       );
       best = Math.min(best, t.ms);
       timing = t.timing;
