@@ -63,6 +63,7 @@ import {
   tileStaticCheck,
   type Config,
   type Evaluator,
+  type FinalTiming,
   type Measurement,
   type Space,
   type StaticVerdict,
@@ -182,6 +183,8 @@ export interface TuneSummary {
   evaluated: number;
   failedGate: number;
   rejected: number;
+  /** The finalists' longer re-timings (Evolution's finals); the winner is the fastest of them. */
+  finals?: FinalTiming[];
 }
 
 export interface Headline {
@@ -751,13 +754,14 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
       evaluated: report.evaluated,
       failedGate: report.failedGate.length,
       rejected: report.rejected.length,
+      ...(report.finals.length ? { finals: report.finals } : {}),
     });
-    const win = report.measured.reduce<(typeof report.measured)[number] | undefined>(
-      (b, e) => (!b || e.ms < b.ms ? e : b),
-      undefined,
-    );
+    const win = report.measured.find((e) => e.config === report.winner);
     log(
-      `[tune] ${family}/${arm} at ${shape.m}x${shape.n}x${shape.k}: ${report.evaluated} configs, winner ${report.winner ?? 'none'} ${report.bestMs.toFixed(4)} ms (${report.failedGate.length} failed the gate, ${report.rejected.length} rejected)`,
+      `[tune] ${family}/${arm} at ${shape.m}x${shape.n}x${shape.k}: ${report.evaluated} configs, winner ${report.winner ?? 'none'} ${report.bestMs.toFixed(4)} ms (${report.failedGate.length} failed the gate, ${report.rejected.length} rejected)` +
+        (report.finals.length
+          ? `; finalists re-timed: ${report.finals.map((f) => `${f.config} ${f.ms.toFixed(4)} (search ${f.searchMs.toFixed(4)})`).join(', ')}`
+          : ''),
     );
     if (win) tuned.set(`${family}/${arm}`, choiceOf(ev.space, win.values));
   };

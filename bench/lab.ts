@@ -14,7 +14,7 @@
 // tiles. Round 12: A's loads kept with their addresses moved (L1-hot, one workgroup's rows) or their bytes
 // read by 16-byte loads instead, and tiles whose planes share A rows. Results: docs/benchmarks.md,
 // Follow-ups 5-8. Earlier rounds (L2 bound, both operands staged) are in git history (commit 02c662a).
-// Run: tsx bench/lab.ts [--json out.json] [--only REGEX] [--print] [--dawn-toggles T1,T2] [--no-l2]
+// Run: tsx bench/lab.ts [--json out.json] [--only REGEX] [--print] [--ramp] [--dawn-toggles T1,T2] [--no-l2]
 import { writeFileSync } from 'node:fs';
 import { dawnFlags, openBenchGpu } from './dawn';
 import { fastQ4kData, fastWords } from './data';
@@ -519,6 +519,71 @@ function tiled(src: Uint16Array, rows: number): Uint16Array {
   return out;
 }
 
+/**
+ * Round 13, the clocks (`--ramp`): after `idle` ms of CPU-only waiting, time back-to-back batches of an
+ * ALU-bound kernel (its time per run follows the SM clock) for 2.5 s, each batch with GPU timestamps,
+ * and print time since the first submit against ms per run: how long the GPU takes to come back to its
+ * clocks after idling, which sets how long a tuner's warm-up must be (CLOCK_WARM_MS).
+ */
+async function clockRamp(report: Record<string, unknown>[], toggles: string) {
+  const gpu = await openBenchGpu(dawnFlags({ extra: toggles }));
+  const { device } = gpu;
+  const module = device.createShaderModule({
+    code: `@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g: vec3u) {
+  var x = f32(g.x) * 1e-7;
+  for (var i = 0u; i < 4096u; i++) { x = fma(x, 0.999999, 1e-7); }
+  o[g.x] = x;
+}`,
+  });
+  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+  const out = device.createBuffer({ size: 132 * 16 * 256 * 4, usage: GPUBufferUsage.STORAGE });
+  const group = device.createBindGroup({
+    layout: pipeline.getBindGroupLayout(0),
+    entries: [{ binding: 0, resource: { buffer: out } }],
+  });
+  const qs = device.createQuerySet({ type: 'timestamp', count: 2 });
+  const resolve = device.createBuffer({
+    size: 16,
+    usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
+  });
+  const read = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const batch = async (runs: number) => {
+    const enc = device.createCommandEncoder();
+    const cp = enc.beginComputePass({
+      timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 },
+    });
+    cp.setPipeline(pipeline);
+    cp.setBindGroup(0, group);
+    for (let i = 0; i < runs; i++) cp.dispatchWorkgroups(132 * 16);
+    cp.end();
+    enc.resolveQuerySet(qs, 0, 2, resolve, 0);
+    enc.copyBufferToBuffer(resolve, 0, read, 0, 16);
+    device.queue.submit([enc.finish()]);
+    await read.mapAsync(GPUMapMode.READ);
+    const t = new BigUint64Array(read.getMappedRange().slice(0));
+    read.unmap();
+    return Number(t[1]! - t[0]!) / 1e6 / runs;
+  };
+  for (const idle of [3000, 300]) {
+    await new Promise((r) => setTimeout(r, idle));
+    const t0 = performance.now();
+    const points: { t: number; ms: number }[] = [];
+    while (performance.now() - t0 < 2500) points.push({ t: performance.now() - t0, ms: await batch(20) });
+    const steady = points.slice(-10).reduce((a, p) => a + p.ms, 0) / 10;
+    const within = points.find((p, i) => points.slice(i).every((q) => q.ms <= steady * 1.05));
+    console.log(
+      `RAMP after ${idle} ms idle: ${points.length} batches, steady ${steady.toFixed(4)} ms/run, within 5% from ${within ? within.t.toFixed(0) : '-'} ms; ` +
+        points
+          .filter((_, i) => i % 4 === 0)
+          .map((p) => `${p.t.toFixed(0)}:${p.ms.toFixed(3)}`)
+          .join(' '),
+    );
+    report.push({ name: `RAMP-idle${idle}`, steadyMs: steady, settledAt: within?.t, points });
+  }
+  device.destroy();
+}
+
 async function main() {
   const argv = process.argv.slice(2);
   const arg = (f: string) => {
@@ -533,6 +598,11 @@ async function main() {
   const report: Record<string, unknown>[] = [];
   const jsonAt = arg('--json');
   const save = () => jsonAt && writeFileSync(jsonAt, JSON.stringify(report, null, 1));
+  if (argv.includes('--ramp')) {
+    await clockRamp(report, arg('--dawn-toggles') ?? '');
+    save();
+    return;
+  }
   const a = fill(M * K + SLACK, 7);
   const b = fill(N * K + SLACK, 11);
   const at = tiled(a, M);

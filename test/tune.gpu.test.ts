@@ -199,6 +199,11 @@ describe('tile hunts on SwiftShader', () => {
       expect(performance.now() - t0).toBeGreaterThanOrEqual(250);
       expect(t.ms).toBeGreaterThan(0);
       expect((await runs()) - cold).toBeGreaterThan(2 + 8 + 10); // warm-up runs beyond the first batch
+      // After an idle gap (the gate's CPU oracle, say) the warm-up is at least 4x as long.
+      await new Promise((r) => setTimeout(r, 700));
+      const t1 = performance.now();
+      await timePasses(device, steps, 4, undefined, 100);
+      expect(performance.now() - t1).toBeGreaterThanOrEqual(400);
       // The tuner warms on hardware only: SwiftShader has no clocks to ramp up.
       expect(isSoftwareAdapter(caps)).toBe(true);
       expect(clockWarmMs(caps)).toBe(0);

@@ -58,6 +58,14 @@ describe('worker handler on SwiftShader', () => {
     expect(report.entries[0]!.config).toBe('WM=2,WN=4,RM=1,RN=1'); // the incumbent is seeded first
     expect(report.incumbentMs).toBeGreaterThan(0);
     expect(report.bestMs).toBeLessThanOrEqual(report.incumbentMs!);
+    // The finalists: the fastest three and the incumbent, re-timed; the winner and the incumbent's ms are
+    // their re-timings, so the speedup compares like with like.
+    const finals = report.finals!;
+    expect(finals.length).toBeGreaterThanOrEqual(2);
+    expect(finals.map((f) => f.config)).toContain('WM=2,WN=4,RM=1,RN=1');
+    expect(report.incumbentMs).toBe(finals.find((f) => f.config === 'WM=2,WN=4,RM=1,RN=1')!.ms);
+    expect(report.bestMs).toBe(Math.min(...finals.map((f) => f.ms)));
+    expect(finals.find((f) => f.config === report.winner)!.ms).toBe(report.bestMs);
     expect(report.winner).not.toBe('');
     expect(report.deviceId).toBe(deviceId(gpu().caps));
     expect(report.worstRel).toBeLessThan(1e-3);

@@ -127,7 +127,12 @@ describe('tune runs in IndexedDB', () => {
   it('exports and imports runs as JSON, Infinity included', async () => {
     const a = await fresh();
     await a.put(report());
-    await a.put(report({ op: 'mmq_q4k_coopmat' as TuneOp }));
+    // A coopmat run with its finalists' re-timings, one of which failed (Infinity).
+    const finals = [
+      { config: 'WM=1,WN=1,RM=1,RN=1', ms: 0.26, searchMs: 0.25 },
+      { config: 'WM=2,WN=4,RM=1,RN=1', ms: Infinity, searchMs: 0.4 },
+    ];
+    await a.put(report({ op: 'mmq_q4k_coopmat' as TuneOp, bestMs: 0.26, finals }));
     const json = await a.exportJson();
     expect(json).toContain('"Infinity"');
     const b = await fresh();
@@ -135,6 +140,7 @@ describe('tune runs in IndexedDB', () => {
     const runs = await b.list();
     expect(runs).toEqual(await a.list());
     expect(runs[0]!.report.entries[2]!.ms).toBe(Infinity);
+    expect(runs.find((r) => r.report.op === 'mmq_q4k_coopmat')!.report.finals).toEqual(finals);
   });
 
   it('rejects bad files with a clear message and stores nothing', async () => {
@@ -183,5 +189,11 @@ describe('tune runs in IndexedDB', () => {
     await expect(db.put(report({ winner: 'WM=4,WN=4,RM=4,RN=8' }))).rejects.toThrow(
       /report\.winner: expected the name of a measured entry/,
     );
+    await expect(
+      db.put(report({ finals: [{ config: 'WM=4,WN=4,RM=4,RN=8', ms: 1, searchMs: Infinity }] })),
+    ).rejects.toThrow(/report\.finals\[0\]\.config: expected the name of a measured entry/);
+    await expect(
+      db.put(report({ finals: [{ config: 'WM=1,WN=1,RM=1,RN=1', ms: -1, searchMs: 0.25 }] })),
+    ).rejects.toThrow(/report\.finals\[0\]\.ms/);
   });
 });

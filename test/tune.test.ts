@@ -238,7 +238,8 @@ describe('Evolution', () => {
   });
 
   it('evaluates each config once, keeps elites, and converges monotonically', async () => {
-    const evo = new Evolution({ population: 8, generations: 5, elitism: 2, measureIters: 1 });
+    // No finalists: the search alone (their re-timings are the next test's).
+    const evo = new Evolution({ population: 8, generations: 5, elitism: 2, measureIters: 1, finalists: 0 });
     const ev = new FakeTileEval(space);
     const r = await evo.run(space, ev, 7);
     expect(new Set(ev.measured).size).toBe(ev.measured.length);
@@ -251,6 +252,44 @@ describe('Evolution', () => {
     expect(r.bestMs).toBe(min);
     expect(r.entries.find((e) => e.config === r.winner)?.ms).toBe(min);
     expect(r.entries.filter((e) => e.generation === 0)).toHaveLength(8);
+  });
+
+  it('re-times the fastest few and the incumbent with more dispatches, and the fastest re-timing wins', async () => {
+    // A config whose one short timing was lucky: 0.9 ms in the search, 1.5 ms when timed longer.
+    const lucky = tileConfig(space, { wm: 4, wn: 1, rm: 4, rn: 4 });
+    const iters: Record<string, number[]> = {};
+    const ev: Evaluator = {
+      staticCheck: () => PASS,
+      measure: async (c, n) => {
+        const name = space.name(c);
+        (iters[name] ??= []).push(n);
+        const ms = name === space.name(lucky) ? (n > 5 ? 1.5 : 0.9) : landscape(space, c);
+        return { ms, worstRel: 0 };
+      },
+    };
+    const evo = new Evolution({ population: 8, generations: 3, measureIters: 5, finalists: 3 });
+    const r = await evo.run(space, ev, 11, { seeds: [incumbent, lucky] });
+    const byMs = [...r.measured].sort((a, b) => a.ms - b.ms).map((e) => e.config);
+    // The three fastest by the search, then the incumbent (not among them), each re-timed once at 4 x 5.
+    expect(r.finals.map((f) => f.config)).toEqual([...byMs.slice(0, 3), space.name(incumbent)]);
+    for (const f of r.finals) expect(iters[f.config]).toEqual([5, 20]);
+    expect(r.finals[0]).toEqual({ config: space.name(lucky), ms: 1.5, searchMs: 0.9 });
+    const fastest = Math.min(...r.finals.map((f) => f.ms));
+    expect(r.bestMs).toBe(fastest);
+    expect(r.winner).not.toBe(space.name(lucky));
+    expect(r.finals.find((f) => f.config === r.winner)?.ms).toBe(fastest);
+    // The search's own record is left as measured.
+    expect(r.entries.find((e) => e.config === space.name(lucky))?.ms).toBe(0.9);
+    expect(() => new Evolution({ finalists: -1 })).toThrow(/finalists/);
+    // With finalists 0 the search's fastest wins.
+    const plain = await new Evolution({ population: 8, generations: 3, measureIters: 5, finalists: 0 }).run(
+      space,
+      ev,
+      11,
+      { seeds: [incumbent, lucky] },
+    );
+    expect(plain.winner).toBe(space.name(lucky));
+    expect(plain.finals).toEqual([]);
   });
 
   it('finds the true optimum when the budget covers the space, and stops when it is exhausted', async () => {

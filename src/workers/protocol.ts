@@ -154,6 +154,8 @@ export interface TuneReport {
   worstRel?: number;
   /** Set when the gate checked a sample of this many output rows (large shapes; see gateRows). */
   gatedRows?: number;
+  /** The finalists re-timed after the search (Evolution's finals): the winner is the fastest of these. */
+  finals?: { config: string; ms: number; searchMs: number }[];
 }
 
 export type WorkerResponse =

@@ -277,6 +277,18 @@ function validateEntry(v: unknown, path: string): TuneRecordEntry {
   };
 }
 
+function validateFinals(v: unknown, path: string): NonNullable<TuneReport['finals']> {
+  if (!Array.isArray(v)) fail(path, 'an array', v);
+  return v.map((x, i) => {
+    const f = obj(x, `${path}[${i}]`);
+    return {
+      config: str(f.config, `${path}[${i}].config`, true),
+      ms: nonNeg(f.ms, `${path}[${i}].ms`, true),
+      searchMs: nonNeg(f.searchMs, `${path}[${i}].searchMs`, true),
+    };
+  });
+}
+
 function validateEvo(v: unknown, path: string): EvolutionParams {
   const e = obj(v, path);
   return {
@@ -315,6 +327,7 @@ export function validateReport(v: unknown, path: string): TuneReport {
     }),
     ...(optional(r, 'worstRel', (x, p) => nonNeg(x, p, true), path) as { worstRel?: number }),
     ...(optional(r, 'gatedRows', posInt, path) as { gatedRows?: number }),
+    ...(optional(r, 'finals', validateFinals, path) as { finals?: NonNullable<TuneReport['finals']> }),
   };
   if (
     report.winner !== '' &&
@@ -322,6 +335,9 @@ export function validateReport(v: unknown, path: string): TuneReport {
   ) {
     fail(`${path}.winner`, 'the name of a measured entry (or "")', r.winner);
   }
+  for (const [i, f] of (report.finals ?? []).entries())
+    if (!report.entries.some((e) => e.config === f.config && e.verdict === 'measured'))
+      fail(`${path}.finals[${i}].config`, 'the name of a measured entry', f.config);
   return report;
 }
 

@@ -388,6 +388,20 @@ export function TunerDashboard(props: TunerDashboardProps) {
         )}
       </div>
 
+      {r?.finals?.length ? (
+        <div className="tuner-finals" data-testid="tuner-finals">
+          finalists re-timed ({r.evo.measureIters * 4} dispatches each; the fastest wins):{' '}
+          {r.finals.map((f, i) => (
+            <span key={f.config} data-config={f.config}>
+              {i ? ' \u00b7 ' : ''}
+              <span className={f.config === r.winner ? 'mono tuner-pass' : 'mono'}>{f.config}</span>{' '}
+              <span className="num">{formatMs(f.ms)}</span>
+              <span className="tuner-dim"> (search {formatMs(f.searchMs)})</span>
+            </span>
+          ))}
+        </div>
+      ) : null}
+
       {auto ? (
         <div className="tuner-auto" data-testid="tuner-autokernel-result" data-served={auto.served}>
           autokernel served <b className="mono">{auto.served}</b> ({auto.tile.wm}x{auto.tile.wn}x

@@ -313,6 +313,47 @@ export function timeDispatches(
   return timePasses(device, [{ pipeline, groups, workgroups }], iters, cancelled);
 }
 
+/** When each device last finished timed work (timePasses), to tell a short gap from a long idle. */
+const lastBusy = new WeakMap<GPUDevice, number>();
+/** Untimed work per warm-up batch: long enough for its wall time per run to mean something. */
+const WARM_BATCH_MS = 25;
+/**
+ * Idle longer than this and a GPU may be at its idle clocks: on the H200, a few seconds of CPU-only
+ * work (the gate's oracle) left the SM clock at 345 MHz, and 150 ms of work did not bring it back: the
+ * autokernel then timed the tuned plan at 0.81 ms against 0.236 ms in the hunt (docs/benchmarks.md,
+ * "Follow-up 10").
+ */
+const IDLE_GAP_MS = 500;
+
+/**
+ * Untimed batches until the clocks look settled: at least `warmMs` (4x after an idle gap), then until two
+ * batches in a row ran no more than 2% faster per run than the one before (a clock still ramping up shows
+ * as runs getting faster), at most 10 x warmMs.
+ */
+async function warmUntilSettled(
+  device: GPUDevice,
+  untimed: (runs: number) => Promise<void>,
+  perRunMs: number,
+  warmMs: number,
+  cancelled?: () => boolean,
+): Promise<void> {
+  const t0 = performance.now();
+  const idle = t0 - (lastBusy.get(device) ?? -Infinity) > IDLE_GAP_MS;
+  const least = idle ? 4 * warmMs : warmMs;
+  let perRun = perRunMs;
+  let settled = 0;
+  while (!cancelled?.()) {
+    const spent = performance.now() - t0;
+    if (spent >= 10 * warmMs || (spent >= least && settled >= 2)) break;
+    const n = Math.max(1, Math.min(4096, Math.ceil(WARM_BATCH_MS / Math.max(perRun, 1e-3))));
+    const t1 = performance.now();
+    await untimed(n);
+    const now = (performance.now() - t1) / n;
+    settled = now >= perRun * 0.98 ? settled + 1 : 0;
+    perRun = now;
+  }
+}
+
 /**
  * Time `iters` runs of a sequence of dispatches (a multi-pass plan: pre-passes, then the GEMM), each run
  * dispatching every step in order; ms per run. All runs go in one compute pass: WebGPU makes each
@@ -345,20 +386,13 @@ export async function timePasses(
     device.queue.submit([enc.finish()]);
     await device.queue.onSubmittedWorkDone();
   };
-  // Warm-up: one run per bank group; then, with warmMs > 0 (CLOCK_WARM_MS on hardware), untimed batches
-  // sized from the last one's wall time until warmMs has passed, so a GPU that idled down between
-  // configs is timed at its clocks.
+  // Warm-up: one run per bank group; then, with warmMs > 0 (CLOCK_WARM_MS on hardware), untimed
+  // batches of about WARM_BATCH_MS until the clocks look settled (see warmUntilSettled).
   const t0w = performance.now();
   const first = Math.max(2, banks);
   await untimed(first);
-  let perRun = (performance.now() - t0w) / first;
-  while (performance.now() - t0w < warmMs && !cancelled?.()) {
-    const left = warmMs - (performance.now() - t0w);
-    const n = Math.max(1, Math.min(4096, Math.ceil(left / Math.max(perRun, 1e-3))));
-    const t1 = performance.now();
-    await untimed(n);
-    perRun = (performance.now() - t1) / n;
-  }
+  if (warmMs > 0)
+    await warmUntilSettled(device, untimed, (performance.now() - t0w) / first, warmMs, cancelled);
   if (device.features.has('timestamp-query')) {
     const qs = device.createQuerySet({ type: 'timestamp', count: 2 });
     const resolve = device.createBuffer({
@@ -372,6 +406,7 @@ export async function timePasses(
       device.queue.submit([enc.finish()]);
       const raw = new BigUint64Array(await readBuffer(device, resolve, 16));
       const ns = Number(raw[1]! - raw[0]!);
+      lastBusy.set(device, performance.now());
       if (ns > 0) return { ms: ns / 1e6 / iters, timing: 'timestamp' };
     } finally {
       qs.destroy();
@@ -390,5 +425,6 @@ export async function timePasses(
     await device.queue.onSubmittedWorkDone();
     done += n;
   }
+  lastBusy.set(device, performance.now());
   return { ms: (performance.now() - t0) / Math.max(1, done), timing: 'wall' };
 }

@@ -6,7 +6,9 @@
 // mutation, repaired to a feasible config nobody has evaluated yet. Every config is evaluated AT MOST
 // ONCE (a timing is expensive and a re-measure would only add noise), and every evaluation -- measured,
 // rejected by the static tier or failed at the correctness gate -- lands in the report with its
-// generation, so the dashboard can show the whole trail. Same seed + same fitnesses = same search.
+// generation, so the dashboard can show the whole trail. At the end the fastest few and the incumbent
+// are re-timed with more dispatches (the finalists), and the fastest re-timing wins: a single short
+// timing is a few percent noisy. Same seed + same fitnesses = same search.
 import type { Evaluator } from './evaluator';
 import { TuneRng } from './rng';
 import type { Config, Space } from './space';
@@ -50,6 +52,20 @@ export interface EvolutionReport {
   worstRel: number;
   /** True when the search stopped early because every feasible config had been evaluated. */
   exhausted: boolean;
+  /**
+   * The finalists' re-timings (EvolutionOptions.finalists), fastest search timing first; the winner is
+   * the fastest of these. Empty when fewer than two configs were measured or finalists is 0.
+   */
+  finals: FinalTiming[];
+}
+
+/** A finalist re-timed with `finalIters` dispatches after the search (Infinity if it failed then). */
+export interface FinalTiming {
+  config: string;
+  /** The longer re-timing, ms per dispatch. */
+  ms: number;
+  /** What the search measured for it. */
+  searchMs: number;
 }
 
 export interface EvolutionOptions {
@@ -66,6 +82,15 @@ export interface EvolutionOptions {
   mutationRate: number;
   /** Timed dispatches per measurement. */
   measureIters: number;
+  /**
+   * The fastest measured configs re-timed at the end with `finalIters` dispatches, together with the
+   * first seed (the incumbent), the fastest re-timing winning: one short timing per config is a few
+   * percent noisy, about the gap between the top configs on the H200 (docs/benchmarks.md, "Follow-up
+   * 10"). 0: the search's own fastest wins.
+   */
+  finalists: number;
+  /** Timed dispatches per finalist re-timing; 0 = 4 x measureIters. */
+  finalIters: number;
 }
 
 export const DEFAULT_EVOLUTION: Readonly<EvolutionOptions> = {
@@ -76,6 +101,8 @@ export const DEFAULT_EVOLUTION: Readonly<EvolutionOptions> = {
   crossoverRate: 0.9,
   mutationRate: 0.25,
   measureIters: 10,
+  finalists: 3,
+  finalIters: 0,
 };
 
 export interface EvolutionHooks {
@@ -119,6 +146,10 @@ export class Evolution {
     const o = { ...DEFAULT_EVOLUTION, ...options };
     if (options.elitism === undefined) o.elitism = Math.min(DEFAULT_EVOLUTION.elitism, o.population - 1);
     const positive = ['population', 'generations', 'tournament', 'measureIters'] as const;
+    for (const key of ['finalists', 'finalIters'] as const) {
+      if (!Number.isInteger(o[key]) || o[key] < 0)
+        throw new RangeError(`Evolution ${key} = ${o[key]}: need an integer >= 0`);
+    }
     for (const key of positive) {
       if (!Number.isInteger(o[key]) || o[key] < 1)
         throw new RangeError(`Evolution ${key} = ${o[key]}: need an integer >= 1`);
@@ -255,12 +286,36 @@ export class Evolution {
       bestPerGeneration.push(best?.ms ?? Infinity);
     }
 
+    // Finalists: the fastest measured configs and the incumbent, re-timed longer; the fastest re-timing wins.
+    const finals: FinalTiming[] = [];
+    const measured = entries.filter((e) => e.verdict === 'measured');
+    if (o.finalists > 0 && measured.length > 1) {
+      const ranked = [...measured].sort((x, y) => (better(x, y) ? -1 : better(y, x) ? 1 : 0));
+      const picks = ranked.slice(0, o.finalists);
+      const first = hooks.seeds?.[0] && seen.get(space.name(hooks.seeds[0]));
+      if (first?.verdict === 'measured' && !picks.includes(first)) picks.push(first);
+      for (const e of picks) {
+        if (hooks.cancelled?.()) throw new TuneCancelledError();
+        let ms = Infinity;
+        try {
+          const m = await evaluator.measure(e.values, o.finalIters || 4 * o.measureIters);
+          ms = m.ms;
+        } catch (err) {
+          if (err instanceof TuneCancelledError) throw err;
+        }
+        finals.push({ config: e.config, ms, searchMs: e.ms });
+      }
+    }
+    const fastestFinal = finals.reduce<FinalTiming | undefined>(
+      (f, x) => (Number.isFinite(x.ms) && (!f || x.ms < f.ms) ? x : f),
+      undefined,
+    );
     const b = best as Evaluation | undefined;
     let worstRel = 0;
     for (const e of entries) if (e.worstRel !== undefined) worstRel = Math.max(worstRel, e.worstRel);
     return {
-      winner: b?.config,
-      bestMs: b?.ms ?? Infinity,
+      winner: fastestFinal?.config ?? b?.config,
+      bestMs: fastestFinal?.ms ?? b?.ms ?? Infinity,
       evaluated: entries.length,
       entries,
       measured: entries.filter((e) => e.verdict === 'measured'),
@@ -269,6 +324,7 @@ export class Evolution {
       bestPerGeneration,
       worstRel,
       exhausted,
+      finals,
     };
   }
 }

@@ -201,6 +201,8 @@ async function tune(
     if (!rep) throw new Error('tuner returned neither a cached winner nor a report');
     const ev = lazy.built;
     const inc = rep.entries.find((e) => e.config === space.name(incumbent));
+    // The incumbent is a finalist whenever it was measured: its re-timing is what the winner beat.
+    const incFinal = rep.finals.find((f) => f.config === space.name(incumbent));
     const report: TuneReport = {
       op,
       deviceId,
@@ -209,7 +211,11 @@ async function tune(
       k,
       winner: rep.winner ?? '',
       bestMs: rep.bestMs,
-      ...(inc && inc.verdict === 'measured' ? { incumbentMs: inc.ms } : {}),
+      ...(incFinal && Number.isFinite(incFinal.ms)
+        ? { incumbentMs: incFinal.ms }
+        : inc && inc.verdict === 'measured'
+          ? { incumbentMs: inc.ms }
+          : {}),
       entries: rep.entries.map((e) => entryOf(space, e)),
       bestPerGeneration: rep.bestPerGeneration,
       evo,
@@ -218,6 +224,7 @@ async function tune(
       ...(ev ? { arm: ev.arm, plane: ev.plane, worstRel: ev.worstRel } : {}),
       ...(ev?.timing ? { timing: ev.timing } : {}),
       ...(ev?.gatedRows !== undefined ? { gatedRows: ev.gatedRows } : {}),
+      ...(rep.finals.length ? { finals: rep.finals } : {}),
     };
     post({ type: 'tune-done', id, report, fromCache: false });
   } finally {
