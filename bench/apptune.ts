@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { handleTuneRequest } from '../src/workers/tune';
 import type { EvolutionParams, TuneOp, TuneReport, WorkerResponse } from '../src/workers/protocol';
+import { eachFlag } from './args';
 import { adapterInfoRecord, dawnFlags, openBenchGpu } from './dawn';
 import { parseShapes, type Shape } from './harness';
 
@@ -28,13 +29,7 @@ function parseArgs(argv: string[]): Options {
     // The bench's hunt size (16 x 4), its timed iterations, and the app's cold banks.
     evo: { population: 16, generations: 4, seed: 0x5eed, measureIters: 10, repeats: 3, banks: 4 },
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const next = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
+  eachFlag(argv, (a, next) => {
     const int = () => {
       const v = Number(next());
       if (!Number.isInteger(v) || v < 1) throw new Error(`${a} needs an integer >= 1`);
@@ -54,7 +49,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--seed') opts.evo.seed = int();
     else if (a === '--dawn-toggles') opts.extraToggles = next();
     else throw new Error(`unknown argument ${a}`);
-  }
+  });
   return opts;
 }
 

@@ -10,6 +10,7 @@
 // --torch: a torch_baseline.py JSON from the same machine (bench/h200.sh writes one first), so the
 //          bench can print the WebGPU : torch._int_mm ratio measured in the same command.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { eachFlag } from './args';
 import { adapterInfoRecord, dawnFlags, openBenchGpu, type BenchGpu } from './dawn';
 import { parseShapes, runBench, type BenchOptions } from './harness';
 
@@ -28,13 +29,7 @@ function parseArgs(argv: string[]): CliOptions {
     reps: 3,
     targetMs: 25,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const next = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
+  eachFlag(argv, (a, next) => {
     if (a === '--quick') opts.quick = true;
     else if (a === '--json') opts.json = next();
     else if (a === '--filter') opts.filter = new RegExp(next());
@@ -51,7 +46,7 @@ function parseArgs(argv: string[]): CliOptions {
     else if (a === '--dawn-standalone') opts.standalone = true;
     else if (a === '--shapes') opts.shapes = parseShapes(next());
     else throw new Error(`unknown argument ${a}`);
-  }
+  });
   return opts;
 }
 
