@@ -25,6 +25,11 @@ test('a small hunt runs, charts its configs, and is still listed after a reload'
   await expect(page.getByTestId('tuner-summary')).toBeVisible({ timeout: 150_000 });
   const winner = await page.getByTestId('tuner-summary').getAttribute('data-winner');
   expect(winner).toBeTruthy();
+  // The finalists' re-timings: the winner is one of them, next to at least one other (the incumbent).
+  const finals = page.getByTestId('tuner-finals');
+  await expect(finals).toBeVisible();
+  await expect(finals.locator(`[data-config="${winner}"]`)).toHaveCount(1);
+  expect(await finals.locator('[data-config]').count()).toBeGreaterThanOrEqual(2);
   await expect(page.getByTestId('tuner-scatter')).toBeVisible();
   await expect(page.getByTestId('tuner-convergence')).toBeVisible();
   await expect(page.getByTestId('tuner-row').first()).toBeVisible();
