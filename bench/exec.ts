@@ -197,15 +197,10 @@ export async function timeMainPass(
       : Math.max(1, opts.maxIters);
   // Keep the clocks up: on the H200 the SM clock fell from 1980 to 345 MHz between short bursts of work
   // and stayed there for whole configs (nvidia-smi, docs/benchmarks.md "Follow-up 3"), so each config
-  // first runs ~warmMs of GPU work, untimed, right before its timed batches.
+  // first runs untimed work right before its timed batches: timePasses' warm-up, at least warmMs and
+  // until the per-run times settle (longer after an idle gap), as the worker's tuner does.
   if (est && warmMs > 0)
-    await timeDispatches(
-      res.device,
-      pipeline,
-      groups,
-      pass.workgroups,
-      Math.ceil(warmMs / Math.max(est.ms, 1e-3)),
-    );
+    await timeDispatches(res.device, pipeline, groups, pass.workgroups, 1, undefined, warmMs);
   const samples: number[] = [];
   let timing: Timing['timing'] = est?.timing ?? 'wall';
   for (let r = 0; r < opts.reps; r++) {

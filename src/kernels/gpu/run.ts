@@ -309,8 +309,9 @@ export function timeDispatches(
   workgroups: readonly [number, number, number],
   iters: number,
   cancelled?: () => boolean,
+  warmMs = 0,
 ): Promise<{ ms: number; timing: 'timestamp' | 'wall' }> {
-  return timePasses(device, [{ pipeline, groups, workgroups }], iters, cancelled);
+  return timePasses(device, [{ pipeline, groups, workgroups }], iters, cancelled, warmMs);
 }
 
 /** When each device last finished timed work (timePasses), to tell a short gap from a long idle. */
