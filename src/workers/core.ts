@@ -15,7 +15,13 @@ import {
 import type { AdapterCaps } from '../kernels/gpu/caps';
 import { decodeOwnership, splitHostSuffix, type OwnershipMap } from '../kernels/gpu/instrument';
 import type { KernelPlan } from '../kernels/gpu/plan';
-import { GpuValidationError, runPlan, WgslCompileError, type WgslMessage } from '../kernels/gpu/run';
+import {
+  clockWarmMs,
+  GpuValidationError,
+  runPlan,
+  WgslCompileError,
+  type WgslMessage,
+} from '../kernels/gpu/run';
 import {
   kernelWithProblems,
   transferablesOf,
@@ -262,6 +268,8 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
         ...(override ? { wgslOverride: override } : {}),
         iters,
         cancelled: () => cancelled.has(id),
+        // A hardware GPU may idle its clocks between the user's runs: time it warm.
+        warmMs: clockWarmMs(dev.caps),
       });
     } catch (e) {
       const main = problem.plan.passes[problem.plan.mainPass]!;

@@ -49,6 +49,8 @@ export interface RunOptions {
   read?: readonly string[];
   /** Called between timed batches; return true to stop early (cancellation). */
   cancelled?: () => boolean;
+  /** Untimed warm-up before each timing (timePasses; clockWarmMs(caps) on hardware, 0 = none). */
+  warmMs?: number;
 }
 
 export interface RunResult {
@@ -251,13 +253,14 @@ export async function runPlan(
       }));
       // One timing at a time: the wall-clock fallback must not see another timing's work.
       const alone: { ms: number; timing: 'timestamp' | 'wall' }[] = [];
-      for (const step of steps) alone.push(await timePasses(device, [step], iters, opts.cancelled));
+      const warm = opts.warmMs ?? 0;
+      for (const step of steps) alone.push(await timePasses(device, [step], iters, opts.cancelled, warm));
       const t = alone[plan.mainPass]!;
       result.msPerDispatch = t.ms;
       result.timing = t.timing;
       if (steps.length > 1) {
         result.passMs = alone.map((p, i) => ({ label: plan.passes[i]!.label, ms: p.ms }));
-        result.planMs = (await timePasses(device, steps, iters, opts.cancelled)).ms;
+        result.planMs = (await timePasses(device, steps, iters, opts.cancelled, warm)).ms;
       }
     }
     return result;
@@ -287,12 +290,8 @@ export function encodeSteps(pass: GPUComputePassEncoder, steps: readonly Dispatc
 }
 
 /**
- * Time `iters` dispatches of one pipeline, rotating through `groups` (e.g. cold weight banks).
- * Uses timestamp queries around one compute pass when the device has them, else wall clock.
- */
-/**
- * Untimed GPU work (ms) before a config's timed runs on a hardware adapter, long enough for the clocks to
- * ramp up: on the H200 the SM clock fell from 1980 to 345 MHz between short bursts of work and stayed
+ * The least untimed GPU work (ms) before a config's timed runs on a hardware adapter (timePasses'
+ * warm-up): on the H200 the SM clock fell from 1980 to 345 MHz between short bursts of work and stayed
  * there for whole configs (docs/benchmarks.md, "Follow-up 3"). The bench and the worker's tuner use it.
  */
 export const CLOCK_WARM_MS = 150;
@@ -302,6 +301,10 @@ export function clockWarmMs(caps: AdapterCaps): number {
   return isSoftwareAdapter(caps) ? 0 : CLOCK_WARM_MS;
 }
 
+/**
+ * Time `iters` dispatches of one pipeline, rotating through `groups` (e.g. cold weight banks).
+ * Uses timestamp queries around one compute pass when the device has them, else wall clock.
+ */
 export function timeDispatches(
   device: GPUDevice,
   pipeline: GPUComputePipeline,
