@@ -30,6 +30,7 @@ test('a small hunt runs, charts its configs, and is still listed after a reload'
   await expect(finals).toBeVisible();
   await expect(finals.locator(`[data-config="${winner}"]`)).toHaveCount(1);
   expect(await finals.locator('[data-config]').count()).toBeGreaterThanOrEqual(2);
+  await expect(page.getByTestId('tuner-convergence')).toHaveAttribute('data-winner-retimed', /^\d/);
   await expect(page.getByTestId('tuner-scatter')).toBeVisible();
   await expect(page.getByTestId('tuner-convergence')).toBeVisible();
   await expect(page.getByTestId('tuner-row').first()).toBeVisible();

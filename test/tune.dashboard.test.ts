@@ -129,6 +129,12 @@ describe('tuner components (server-rendered)', () => {
     );
     expect(conv).toContain('data-testid="tuner-convergence"');
     expect(conv).toContain('data-points="3"');
+    expect(conv).not.toContain('data-winner-retimed');
+    // With finalists the winner's re-timing is drawn too (it can sit above the search's best).
+    const retimed = renderToStaticMarkup(
+      createElement(ConvergenceChart, { bestPerGeneration: [0.5, 0.2, 0.2], winnerRetimedMs: 0.25 }),
+    );
+    expect(retimed).toContain('data-winner-retimed="0.25"');
   });
 
   it('the history lists stored runs and marks other devices', () => {

@@ -63,13 +63,22 @@ function ScatterTip({ active, payload }: TooltipContentProps) {
 export interface ConvergenceChartProps {
   bestPerGeneration: readonly number[];
   incumbentMs?: number | undefined;
+  /** The winner's re-timing when the finalists were re-timed (it may sit above the search's best). */
+  winnerRetimedMs?: number | undefined;
 }
 
 /** Best ms found up to each generation (a step line; gaps before anything passed the gate). */
-export function ConvergenceChart({ bestPerGeneration, incumbentMs }: ConvergenceChartProps) {
+export function ConvergenceChart({ bestPerGeneration, incumbentMs, winnerRetimedMs }: ConvergenceChartProps) {
   const data = convergenceSeries({ bestPerGeneration: [...bestPerGeneration] });
   return (
-    <div className="tuner-chart" data-testid="tuner-convergence" data-points={data.length}>
+    <div
+      className="tuner-chart"
+      data-testid="tuner-convergence"
+      data-points={data.length}
+      data-winner-retimed={
+        winnerRetimedMs !== undefined && Number.isFinite(winnerRetimedMs) ? winnerRetimedMs : undefined
+      }
+    >
       <div className="tuner-chart-title">convergence: best ms per generation</div>
       {data.length === 0 ? (
         <div className="tuner-empty">no generations yet</div>
@@ -95,6 +104,19 @@ export function ConvergenceChart({ bestPerGeneration, incumbentMs }: Convergence
                 stroke="#8a93a6"
                 strokeDasharray="4 4"
                 label={{ value: 'incumbent', fill: '#8a93a6', fontSize: 10, position: 'insideTopRight' }}
+              />
+            ) : null}
+            {winnerRetimedMs !== undefined && Number.isFinite(winnerRetimedMs) ? (
+              <ReferenceLine
+                y={winnerRetimedMs}
+                stroke={VERDICT_COLOURS.winner}
+                strokeDasharray="2 3"
+                label={{
+                  value: 'winner, re-timed',
+                  fill: VERDICT_COLOURS.winner,
+                  fontSize: 10,
+                  position: 'insideBottomRight',
+                }}
               />
             ) : null}
             <Line

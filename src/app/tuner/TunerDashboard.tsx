@@ -422,7 +422,11 @@ export function TunerDashboard(props: TunerDashboardProps) {
       ) : null}
 
       <div className="tuner-charts">
-        <ConvergenceChart bestPerGeneration={view.bestPerGeneration} incumbentMs={r?.incumbentMs} />
+        <ConvergenceChart
+          bestPerGeneration={view.bestPerGeneration}
+          incumbentMs={r?.incumbentMs}
+          winnerRetimedMs={r?.finals?.length ? r.bestMs : undefined}
+        />
         <ConfigScatter entries={view.entries} winner={view.winner} onPick={pick} />
       </div>
       <ConfigTable entries={view.entries} winner={view.winner} onPick={pick} />
