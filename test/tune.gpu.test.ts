@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestGpu } from './gpu';
 import { deviceId, isSoftwareAdapter } from '../src/kernels/gpu/caps';
-import { CLOCK_WARM_MS, clockWarmMs, readBuffer, timePasses } from '../src/kernels/gpu/run';
+import { CLOCK_WARM_MS, clockWarmMs, readBuffer, runPlan, timePasses } from '../src/kernels/gpu/run';
 import {
   Evolution,
   MemoryTuneCache,
@@ -17,7 +17,7 @@ import {
   type Config,
   type Evaluator,
 } from '../src/kernels/tune';
-import type { PassSpec } from '../src/kernels/gpu/plan';
+import type { KernelPlan, PassSpec } from '../src/kernels/gpu/plan';
 import { gateRows, MmqQ4kEval, onePass, TileEvaluator } from '../src/workers/tune';
 import { HUNT } from './tuneHunt';
 
@@ -170,13 +170,12 @@ describe('tile hunts on SwiftShader', () => {
     }
   });
 
-  it('timePasses warms the clocks with untimed runs for warmMs, and none on a CPU adapter', async () => {
+  it('timePasses warms the clocks with untimed runs for warmMs, runPlan passes it on, and a CPU adapter gets none', async () => {
     const { device, caps } = gpu();
     // Each run adds 1 to a counter, so the warm-up's dispatches are counted, not assumed.
-    const module = device.createShaderModule({
-      code: `@group(0) @binding(0) var<storage, read_write> c: atomic<u32>;
-@compute @workgroup_size(1) fn main() { atomicAdd(&c, 1u); }`,
-    });
+    const code = `@group(0) @binding(0) var<storage, read_write> c: atomic<u32>;
+@compute @workgroup_size(1) fn main() { atomicAdd(&c, 1u); }`;
+    const module = device.createShaderModule({ code });
     const pipeline = device.createComputePipeline({
       layout: 'auto',
       compute: { module, entryPoint: 'main' },
@@ -204,6 +203,20 @@ describe('tile hunts on SwiftShader', () => {
       const t1 = performance.now();
       await timePasses(device, steps, 4, undefined, 100);
       expect(performance.now() - t1).toBeGreaterThanOrEqual(400);
+      // runPlan (the playground's Run) passes its warm-up to every timing it takes.
+      const plan: KernelPlan = {
+        buffers: [{ name: 'c', kind: 'storage', size: 4 }],
+        passes: [{ ...standIn('count', code, ['c']), workgroups: [1, 1, 1] }],
+        output: 'c',
+        outputType: 'u32',
+        mainPass: 0,
+      };
+      const cold2 = await runPlan(device, plan, { iters: 4 }); // compiles; no warm-up asked
+      expect(cold2.msPerDispatch).toBeGreaterThan(0);
+      const t3 = performance.now();
+      const warmRun = await runPlan(device, plan, { iters: 4, warmMs: 300 });
+      expect(performance.now() - t3).toBeGreaterThanOrEqual(300);
+      expect(warmRun.msPerDispatch).toBeGreaterThan(0);
       // The tuner warms on hardware only: SwiftShader has no clocks to ramp up.
       expect(isSoftwareAdapter(caps)).toBe(true);
       expect(clockWarmMs(caps)).toBe(0);
