@@ -188,23 +188,20 @@ export async function timeMainPass(
   const warmMs = opts.warmMs ?? CLOCK_WARM_MS;
   // targetMs <= 0: exactly maxIters dispatches per batch (CI-size runs, the tuner's measure).
   const est =
-    opts.targetMs > 0 || warmMs > 0
-      ? await timeDispatches(res.device, pipeline, groups, pass.workgroups, 2)
-      : undefined;
-  const iters =
-    est && opts.targetMs > 0
-      ? Math.max(2, Math.min(opts.maxIters, Math.round(opts.targetMs / Math.max(est.ms, 1e-3))))
-      : Math.max(1, opts.maxIters);
+    opts.targetMs > 0 ? await timeDispatches(res.device, pipeline, groups, pass.workgroups, 2) : undefined;
+  const iters = est
+    ? Math.max(2, Math.min(opts.maxIters, Math.round(opts.targetMs / Math.max(est.ms, 1e-3))))
+    : Math.max(1, opts.maxIters);
   // Keep the clocks up: on the H200 the SM clock fell from 1980 to 345 MHz between short bursts of work
   // and stayed there for whole configs (nvidia-smi, docs/benchmarks.md "Follow-up 3"), so each config
-  // first runs untimed work right before its timed batches: timePasses' warm-up, at least warmMs and
-  // until the per-run times settle (longer after an idle gap), as the worker's tuner does.
-  if (est && warmMs > 0)
-    await timeDispatches(res.device, pipeline, groups, pass.workgroups, 1, undefined, warmMs);
+  // first runs untimed work right before its timed batches: timePasses' warm-up before the first batch,
+  // at least warmMs and until the per-run times settle (longer after an idle gap), as the worker's tuner
+  // does. The batches after it follow back to back.
   const samples: number[] = [];
-  let timing: Timing['timing'] = est?.timing ?? 'wall';
+  let timing: Timing['timing'] = 'wall';
   for (let r = 0; r < opts.reps; r++) {
-    const t = await timeDispatches(res.device, pipeline, groups, pass.workgroups, iters);
+    const warm = r === 0 ? warmMs : 0;
+    const t = await timeDispatches(res.device, pipeline, groups, pass.workgroups, iters, undefined, warm);
     samples.push(t.ms);
     timing = t.timing;
   }

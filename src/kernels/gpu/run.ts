@@ -251,16 +251,17 @@ export async function runPlan(
         groups: [groups[i]!],
         workgroups: pass.workgroups,
       }));
-      // One timing at a time: the wall-clock fallback must not see another timing's work.
+      // One timing at a time: the wall-clock fallback must not see another timing's work. The warm-up
+      // goes before the first; the rest follow it back to back.
       const alone: { ms: number; timing: 'timestamp' | 'wall' }[] = [];
-      const warm = opts.warmMs ?? 0;
-      for (const step of steps) alone.push(await timePasses(device, [step], iters, opts.cancelled, warm));
+      for (const [i, step] of steps.entries())
+        alone.push(await timePasses(device, [step], iters, opts.cancelled, i === 0 ? (opts.warmMs ?? 0) : 0));
       const t = alone[plan.mainPass]!;
       result.msPerDispatch = t.ms;
       result.timing = t.timing;
       if (steps.length > 1) {
         result.passMs = alone.map((p, i) => ({ label: plan.passes[i]!.label, ms: p.ms }));
-        result.planMs = (await timePasses(device, steps, iters, opts.cancelled, warm)).ms;
+        result.planMs = (await timePasses(device, steps, iters, opts.cancelled)).ms;
       }
     }
     return result;

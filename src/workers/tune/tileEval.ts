@@ -273,8 +273,10 @@ export class TileEvaluator implements Evaluator {
     let timing: 'timestamp' | 'wall' = 'wall';
     for (let r = 0; r < this.setup.repeats; r++) {
       if (this.setup.cancelled?.()) throw new TuneCancelledError();
+      // Warm before the first repeat only: the others follow it back to back.
+      const warm = r === 0 ? this.setup.warmMs : 0;
       const t = await scoped(this.device, b.plan.label, () =>
-        timePasses(this.device, b.steps, Math.max(1, iters), this.setup.cancelled, this.setup.warmMs),
+        timePasses(this.device, b.steps, Math.max(1, iters), this.setup.cancelled, warm),
       );
       best = Math.min(best, t.ms);
       timing = t.timing;
