@@ -13,7 +13,8 @@
 // every output against the pre-pass + GEMM. Round 10: the pre-passes apart and fused. Round 11: 16-plane
 // tiles. Round 12: A's loads kept with their addresses moved (L1-hot, one workgroup's rows) or their bytes
 // read by 16-byte loads instead, and tiles whose planes share A rows. Results: docs/benchmarks.md,
-// Follow-ups 5-8. Earlier rounds (L2 bound, both operands staged) are in git history (commit 02c662a).
+// Follow-ups 5-8. Round 13: A's row stride at run time (16 or 0). Round 14: the loads with a fraction of the
+// products (do loads and products overlap?). Earlier rounds (L2 bound, both operands staged) are in git history (commit 02c662a).
 // Run: tsx bench/lab.ts [--json out.json] [--only REGEX] [--print] [--ramp] [--dawn-toggles T1,T2] [--no-l2]
 import { writeFileSync } from 'node:fs';
 import { dawnFlags, openBenchGpu } from './dawn';
@@ -66,6 +67,12 @@ interface LabSpec {
    * the same way, so each of a fragment's four 32-bit loads a lane reads one 16-byte run of one row
    * (one sector) instead of eight rows (eight half-used sectors over two cache lines): the same
    * instructions and registers, an eighth of the sectors.
+   * Round 14 (do the loads and the products overlap?): 'diag' keeps every load (A's prefetch, B's
+   * staging and fragment loads) but issues only max(rm, rn) products a chunk, pairing fragment p % rm of A
+   * with p % rn of B so that every loaded fragment is consumed (a quarter of the products at 4,1,4,4, half
+   * at 8,1,2,8); 'diag-no-a' does the same without A's loads after stage 0. Against the whole kernel and
+   * the probe's product-only rate, they say whether the time is the loads plus the products or the
+   * larger of the two.
    */
   ablate?:
     | 'no-barrier'
@@ -76,7 +83,9 @@ interface LabSpec {
     | 'a-wg-rows'
     | 'a-vec-bytes'
     | 'a-stride-rt'
-    | 'a-narrow';
+    | 'a-narrow'
+    | 'diag'
+    | 'diag-no-a';
   /** Round 4: extra workgroup bytes that do nothing but lower the workgroups per SM (occupancy probe). */
   padBytes?: number;
   /**
@@ -272,7 +281,11 @@ function labWgsl(s: LabSpec): string {
   if (staged && s.nbuf === 2) L.push(`    let cur = (k / ${s.ks}u) % 2u;`);
   if (staged && s.nbuf === 1) L.push(...put('0u'), '    workgroupBarrier();');
   const k16n = `(k + ${s.ks}u) / 16u`;
-  const keepA = s.ablate === 'no-a-global' || vecBytes;
+  const keepA = s.ablate === 'no-a-global' || s.ablate === 'diag-no-a' || vecBytes;
+  const diag = s.ablate === 'diag' || s.ablate === 'diag-no-a';
+  const products = diag
+    ? R(Math.max(s.rm, s.rn)).map((p) => [p % s.rm, p % s.rn] as const)
+    : R(s.rm).flatMap((i) => R(s.rn).map((j) => [i, j] as const));
   if (!stA && !aDist)
     for (const i of R(s.rm))
       for (const c of R(kc))
@@ -294,9 +307,8 @@ function labWgsl(s: LabSpec): string {
     L.push('    {');
     for (const i of R(s.rm)) L.push(`      let la${i} = ${fragA(i, c)};`);
     for (const j of R(s.rn)) L.push(`      let lb${j} = ${fragB(j, c)};`);
-    for (const i of R(s.rm))
-      for (const j of R(s.rn))
-        L.push(`      c${i}_${j} = subgroupMatrixMultiplyAccumulate(la${i}, lb${j}, c${i}_${j});`);
+    for (const [i, j] of products)
+      L.push(`      c${i}_${j} = subgroupMatrixMultiplyAccumulate(la${i}, lb${j}, c${i}_${j});`);
     if (!stA && aDist)
       for (const i of R(s.rm)) L.push(`      pa${i}_${c % aDist} = ${loadAg(i, c + aDist, 'k / 16u')};`);
     L.push('    }');
@@ -504,6 +516,15 @@ const SPECS: LabSpec[] = [
   ),
   spec('AB13-4144-k64', { arrA: true, ks: 64 }),
   spec('PROD13-4144-k64', { ...P(4, 1), productStage: K64 }),
+  // Round 14: the loads with a quarter (4,1,4,4) or half (8,1,2,8) of the products, against the whole
+  // kernel and against dropping A's loads.
+  ...[W(4, 1), W(8, 1, 2, 8)].flatMap((w) => [
+    spec(`AB14-${w.wm}${w.wn}${w.rm}${w.rn}-k64`, { arrA: true, ks: 64, ...w }),
+    ...(['diag', 'diag-no-a', 'no-a-global'] as const).map((ablate) =>
+      spec(`AB14-${w.wm}${w.wn}${w.rm}${w.rn}-k64-${ablate}`, { arrA: true, ks: 64, ...w, ablate }),
+    ),
+  ]),
+  spec('AB14-4144-k64#2', { arrA: true, ks: 64 }),
 ];
 
 /** f16 values (k - 15) / 16, k in 0..30: exact in f16, and every product and partial sum exact in f32. */
