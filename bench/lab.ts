@@ -13,7 +13,7 @@
 // every output against the pre-pass + GEMM. Round 10: the pre-passes apart and fused. Round 11: 16-plane
 // tiles. Round 12: A's loads kept with their addresses moved (L1-hot, one workgroup's rows) or their bytes
 // read by 16-byte loads instead, and tiles whose planes share A rows. Results: docs/benchmarks.md,
-// Follow-ups 5-8. Round 13: A's row stride at run time (16 or 0). Round 14: the loads with a fraction of the
+// Follow-ups 5-8, 10 and 11. Round 13: A's row stride at run time (16 or 0). Round 14: the loads with a fraction of the
 // products (do loads and products overlap?). Earlier rounds (L2 bound, both operands staged) are in git history (commit 02c662a).
 // Run: tsx bench/lab.ts [--json out.json] [--only REGEX] [--print] [--ramp] [--dawn-toggles T1,T2] [--no-l2]
 import { writeFileSync } from 'node:fs';
