@@ -160,9 +160,6 @@ export async function runOnce(
   return new Float32Array(await readBuffer(device, out, out.size));
 }
 
-/** Untimed GPU work (ms) before each config's timed batches (the tuner's evaluator uses the same). */
-export { CLOCK_WARM_MS };
-
 export interface Timing {
   /** Median over repetitions of the mean ms per dispatch of one timed batch. */
   ms: number;

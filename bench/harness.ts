@@ -73,15 +73,8 @@ import { dequantizeQ4K } from '../src/kernels/quant/q4k';
 import type { MmqQ4kData, MmqQ8Data } from '../src/kernels/quant/gen';
 import type { BenchGpu } from './dawn';
 import { fastQ4kData, fastQ8Data } from './data';
-import {
-  banksFor,
-  CLOCK_WARM_MS,
-  makeResident,
-  preparePasses,
-  runOnce,
-  timeMainPass,
-  type Resident,
-} from './exec';
+import { CLOCK_WARM_MS } from '../src/kernels/gpu/run';
+import { banksFor, makeResident, preparePasses, runOnce, timeMainPass, type Resident } from './exec';
 import { f16Element, q4kElement, sampleIndices } from './oracle';
 
 /**

@@ -70,14 +70,14 @@ export interface ConvergenceChartProps {
 /** Best ms found up to each generation (a step line; gaps before anything passed the gate). */
 export function ConvergenceChart({ bestPerGeneration, incumbentMs, winnerRetimedMs }: ConvergenceChartProps) {
   const data = convergenceSeries({ bestPerGeneration: [...bestPerGeneration] });
+  const retimed =
+    winnerRetimedMs !== undefined && Number.isFinite(winnerRetimedMs) ? winnerRetimedMs : undefined;
   return (
     <div
       className="tuner-chart"
       data-testid="tuner-convergence"
       data-points={data.length}
-      data-winner-retimed={
-        winnerRetimedMs !== undefined && Number.isFinite(winnerRetimedMs) ? winnerRetimedMs : undefined
-      }
+      data-winner-retimed={retimed}
     >
       <div className="tuner-chart-title">convergence: best ms per generation</div>
       {data.length === 0 ? (
@@ -106,9 +106,9 @@ export function ConvergenceChart({ bestPerGeneration, incumbentMs, winnerRetimed
                 label={{ value: 'incumbent', fill: '#8a93a6', fontSize: 10, position: 'insideTopRight' }}
               />
             ) : null}
-            {winnerRetimedMs !== undefined && Number.isFinite(winnerRetimedMs) ? (
+            {retimed !== undefined ? (
               <ReferenceLine
-                y={winnerRetimedMs}
+                y={retimed}
                 stroke={VERDICT_COLOURS.winner}
                 strokeDasharray="2 3"
                 label={{

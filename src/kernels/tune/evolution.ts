@@ -55,7 +55,8 @@ export interface EvolutionReport {
   exhausted: boolean;
   /**
    * The finalists' re-timings (EvolutionOptions.finalists), fastest search timing first, then the seeds
-   * not among those in seed order; the winner is the fastest of these. Empty when fewer than two configs were measured or finalists is 0.
+   * not among those in seed order; the winner is the fastest of these. Empty when fewer than two configs
+   * were measured or finalists is 0.
    */
   finals: FinalTiming[];
 }
@@ -324,7 +325,7 @@ export class Evolution {
       bestMs: fastestFinal?.ms ?? b?.ms ?? Infinity,
       evaluated: entries.length,
       entries,
-      measured: entries.filter((e) => e.verdict === 'measured'),
+      measured,
       rejected: entries.filter((e) => e.verdict === 'rejected'),
       failedGate: entries.filter((e) => e.verdict === 'failed-gate'),
       bestPerGeneration,
