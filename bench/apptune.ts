@@ -129,6 +129,18 @@ export async function runAppTune(
         ` arm ${rep.arm ?? '-'}, worst rel ${rep.worstRel?.toExponential(2) ?? '-'}, gated rows ${rep.gatedRows ?? 'all'},` +
         ` ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
+    if (rep.finals?.length) {
+      const wall = rep.finals.reduce((s, f) => s + (f.wallMs ?? 0), 0);
+      log(
+        `  ${rep.finals.length} finalists re-timed in ${(wall / 1000).toFixed(1)} s: ` +
+          rep.finals
+            .map(
+              (f) =>
+                `${f.config} ${fmt(f.ms)} (search ${fmt(f.searchMs)}, ${((f.wallMs ?? 0) / 1000).toFixed(2)} s)`,
+            )
+            .join(', '),
+      );
+    }
     for (const e of rep.entries.filter((x) => x.verdict !== 'measured'))
       log(`  not measured: ${e.config} ${e.verdict}: ${e.reason ?? ''}`);
     // The autokernel replays the winner (as the app does with the stored run), then serves a cold cache.

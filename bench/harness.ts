@@ -763,7 +763,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     log(
       `[tune] ${family}/${arm} at ${shape.m}x${shape.n}x${shape.k}: ${report.evaluated} configs, winner ${report.winner ?? 'none'} ${report.bestMs.toFixed(4)} ms (${report.failedGate.length} failed the gate, ${report.rejected.length} rejected)` +
         (report.finals.length
-          ? `; finalists re-timed: ${report.finals.map((f) => `${f.config} ${f.ms.toFixed(4)} (search ${f.searchMs.toFixed(4)})`).join(', ')}`
+          ? `; finalists re-timed in ${(report.finals.reduce((s, f) => s + f.wallMs, 0) / 1000).toFixed(1)} s: ${report.finals.map((f) => `${f.config} ${f.ms.toFixed(4)} (search ${f.searchMs.toFixed(4)})`).join(', ')}`
           : ''),
     );
     if (win) tuned.set(`${family}/${arm}`, choiceOf(ev.space, win.values));

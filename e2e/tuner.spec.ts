@@ -29,6 +29,8 @@ test('a small hunt runs, charts its configs, and is still listed after a reload'
   const finals = page.getByTestId('tuner-finals');
   await expect(finals).toBeVisible();
   await expect(finals.locator(`[data-config="${winner}"]`)).toHaveCount(1);
+  // What the re-timings added to the hunt, clocked.
+  await expect(finals).toContainText(/; \d+\.\d s in all\)/);
   expect(await finals.locator('[data-config]').count()).toBeGreaterThanOrEqual(2);
   await expect(page.getByTestId('tuner-convergence')).toHaveAttribute('data-winner-retimed', /^\d/);
   await expect(page.getByTestId('tuner-scatter')).toBeVisible();

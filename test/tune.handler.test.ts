@@ -124,6 +124,8 @@ describe('worker handler on SwiftShader', () => {
     // Every measured seed is re-timed among the finalists, so one spoiled search timing cannot drop it.
     const measuredSeeds = done.report.entries.filter((e) => e.verdict === 'measured').map((e) => e.config);
     expect(new Set(done.report.finals!.map((f) => f.config))).toEqual(new Set(measuredSeeds));
+    // Each re-timing is clocked (the dashboard and bench/apptune.ts show what the finalists cost).
+    for (const f of done.report.finals!) expect(f.wallMs).toBeGreaterThanOrEqual(0);
   });
 
   it("'autokernel' serves the cached winner, or the incumbent (and says why)", async () => {

@@ -127,9 +127,10 @@ describe('tune runs in IndexedDB', () => {
   it('exports and imports runs as JSON, Infinity included', async () => {
     const a = await fresh();
     await a.put(report());
-    // A coopmat run with its finalists' re-timings, one of which failed (Infinity).
+    // A coopmat run with its finalists' re-timings, one of which failed (Infinity); one is clocked
+    // (wallMs), one is as stored before re-timings were clocked.
     const finals = [
-      { config: 'WM=1,WN=1,RM=1,RN=1', ms: 0.26, searchMs: 0.25 },
+      { config: 'WM=1,WN=1,RM=1,RN=1', ms: 0.26, searchMs: 0.25, wallMs: 340 },
       { config: 'WM=2,WN=4,RM=1,RN=1', ms: Infinity, searchMs: 0.4 },
     ];
     await a.put(report({ op: 'mmq_q4k_coopmat' as TuneOp, bestMs: 0.26, finals }));
@@ -195,5 +196,8 @@ describe('tune runs in IndexedDB', () => {
     await expect(
       db.put(report({ finals: [{ config: 'WM=1,WN=1,RM=1,RN=1', ms: -1, searchMs: 0.25 }] })),
     ).rejects.toThrow(/report\.finals\[0\]\.ms/);
+    await expect(
+      db.put(report({ finals: [{ config: 'WM=1,WN=1,RM=1,RN=1', ms: 1, searchMs: 0.25, wallMs: -5 }] })),
+    ).rejects.toThrow(/report\.finals\[0\]\.wallMs/);
   });
 });

@@ -155,7 +155,7 @@ export interface TuneReport {
   /** Set when the gate checked a sample of this many output rows (large shapes; see gateRows). */
   gatedRows?: number;
   /** The finalists re-timed after the search (Evolution's finals): the winner is the fastest of these. */
-  finals?: { config: string; ms: number; searchMs: number }[];
+  finals?: { config: string; ms: number; searchMs: number; wallMs?: number }[];
 }
 
 export type WorkerResponse =

@@ -285,6 +285,8 @@ function validateFinals(v: unknown, path: string): NonNullable<TuneReport['final
       config: str(f.config, `${path}[${i}].config`, true),
       ms: nonNeg(f.ms, `${path}[${i}].ms`, true),
       searchMs: nonNeg(f.searchMs, `${path}[${i}].searchMs`, true),
+      // Runs stored before the re-timings were clocked have no wallMs.
+      ...(f.wallMs === undefined ? {} : { wallMs: nonNeg(f.wallMs, `${path}[${i}].wallMs`) }),
     };
   });
 }

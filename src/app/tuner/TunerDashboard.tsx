@@ -79,6 +79,12 @@ function NumberField(props: {
  * <TunerDashboard deviceId={deviceId} runTune={client.tune} cancelTune={client.cancelTune}
  *   runAutokernel={client.autokernel} onLoadTile={(tile, op, shape) => store.loadTile(tile, op, shape)} />
  */
+/** "; 4.2 s in all" when every re-timing was clocked (runs stored before that have no wallMs). */
+function finalsWallS(finals: NonNullable<TuneReport['finals']>): string {
+  if (finals.some((f) => f.wallMs === undefined)) return '';
+  return `; ${(finals.reduce((s, f) => s + (f.wallMs ?? 0), 0) / 1000).toFixed(1)} s in all`;
+}
+
 export function TunerDashboard(props: TunerDashboardProps) {
   const { deviceId, runTune, runAutokernel, cancelTune, onLoadTile, openStore, disabledReason } = props;
   const [op, setOp] = useState<TuneOp>(props.initial?.op ?? 'mmq_q4k_tile');
@@ -390,7 +396,8 @@ export function TunerDashboard(props: TunerDashboardProps) {
 
       {r?.finals?.length ? (
         <div className="tuner-finals" data-testid="tuner-finals">
-          finalists re-timed ({r.evo.measureIters * 4} dispatches each; the fastest wins):{' '}
+          finalists re-timed ({r.evo.measureIters * 4} dispatches each; the fastest wins
+          {finalsWallS(r.finals)}):{' '}
           {r.finals.map((f, i) => (
             <span key={f.config} data-config={f.config}>
               {i ? ' \u00b7 ' : ''}

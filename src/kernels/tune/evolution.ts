@@ -68,6 +68,8 @@ export interface FinalTiming {
   ms: number;
   /** What the search measured for it. */
   searchMs: number;
+  /** Wall-clock ms the re-timing took (its gate, warm-up and timed dispatches): what it added to the hunt. */
+  wallMs: number;
 }
 
 export interface EvolutionOptions {
@@ -303,6 +305,7 @@ export class Evolution {
       }
       for (const e of picks) {
         if (hooks.cancelled?.()) throw new TuneCancelledError();
+        const t0 = performance.now();
         let ms = Infinity;
         try {
           const m = await evaluator.measure(e.values, o.finalIters || 4 * o.measureIters);
@@ -310,7 +313,7 @@ export class Evolution {
         } catch (err) {
           if (err instanceof TuneCancelledError) throw err;
         }
-        finals.push({ config: e.config, ms, searchMs: e.ms });
+        finals.push({ config: e.config, ms, searchMs: e.ms, wallMs: performance.now() - t0 });
       }
     }
     const fastestFinal = finals.reduce<FinalTiming | undefined>(
