@@ -188,6 +188,14 @@ export interface Headline {
   /** torch._int_mm ms (its fastest layout) / best WebGPU int8 MMQ ms: >= 0.5 is the issue's goal. */
   ratioInt8?: number;
   ratioAny?: number;
+  /** torch's f16 matmul at the shape (torch_baseline.py), for scale: cuBLAS on f16 operands, same card. */
+  torchF16Mm?: { ms: number; tflops: number };
+  /** What the best plan may take for 0.5 x torch._int_mm (its fastest layout): twice torch's time. */
+  goalMs?: number;
+  /** The best plan's last pass (its GEMM) when it has several passes. */
+  gemmPassMs?: number;
+  /** What that pass may take for goalMs next to the plan's other passes as measured. */
+  goalGemmPassMs?: number;
 }
 
 export interface BenchResult {
@@ -1079,9 +1087,11 @@ function deriveRatios(rows: BenchRow[]) {
 
 interface TorchJson {
   int_mm?: { m: number; n: number; k: number; layout?: string; ms: number; tops: number }[];
+  f16_mm?: { m: number; n: number; k: number; ms: number; tflops: number }[];
 }
 
-function headline(result: BenchResult, shape: Shape): Headline {
+/** The headline at `shape` from a run's rows and its torch JSON (bench/report.ts recomputes it from files). */
+export function headline(result: Pick<BenchResult, 'rows' | 'torch'>, shape: Shape): Headline {
   const at = result.rows.filter(
     (r) =>
       r.m === shape.m &&
@@ -1106,8 +1116,62 @@ function headline(result: BenchResult, shape: Shape): Headline {
     const fastest = Math.min(...torch.map((t) => t.ms));
     if (int8) h.ratioInt8 = fastest / int8.ms!;
     if (any) h.ratioAny = fastest / any.ms!;
+    h.goalMs = 2 * fastest;
+  }
+  const f16 = (result.torch as TorchJson | undefined)?.f16_mm?.find(
+    (t) => t.m === shape.m && t.n === shape.n && t.k === shape.k,
+  );
+  if (f16) h.torchF16Mm = { ms: f16.ms, tflops: f16.tflops };
+  const passes = any?.passMs;
+  if (passes && passes.length > 1) {
+    h.gemmPassMs = passes.at(-1)!;
+    if (h.goalMs !== undefined) h.goalGemmPassMs = h.goalMs - (any!.ms! - h.gemmPassMs);
   }
   return h;
+}
+
+/**
+ * The headline as the bench prints it and bench/report.ts renders it: the best int8 MMQ and the best
+ * quantized GEMM against torch._int_mm, what the goal (0.5x) asks of the plan and of its GEMM pass, and
+ * both against torch's f16 matmul for scale.
+ */
+export function headlineLines(h: Headline): string[] {
+  const s = `${h.shape.m}x${h.shape.n}x${h.shape.k}`;
+  const lines: string[] = [];
+  if (h.bestInt8)
+    lines.push(
+      `best WebGPU int8 MMQ at ${s}: ${h.bestInt8.id} ${fmt(h.bestInt8.ms, 4)} ms ${fmt(h.bestInt8.tops, 1)} TOPS`,
+    );
+  if (h.bestAny)
+    lines.push(
+      `best WebGPU quantized GEMM at ${s}: ${h.bestAny.id} ${fmt(h.bestAny.ms, 4)} ms ${fmt(h.bestAny.tops, 1)} TOPS` +
+        (h.gemmPassMs !== undefined ? ` (its GEMM pass ${fmt(h.gemmPassMs, 4)} ms)` : ''),
+    );
+  for (const t of h.torchIntMm ?? [])
+    lines.push(`torch._int_mm at ${s} (B layout ${t.layout}): ${fmt(t.ms, 4)} ms ${fmt(t.tops, 1)} TOPS`);
+  if (h.ratioInt8 !== undefined)
+    lines.push(
+      `RATIO best WebGPU int8 MMQ / torch._int_mm (fastest layout) = ${fmt(h.ratioInt8, 3)} (goal >= 0.5)`,
+    );
+  if (h.ratioAny !== undefined)
+    lines.push(`RATIO best WebGPU quantized GEMM (any arm) / torch._int_mm = ${fmt(h.ratioAny, 3)}`);
+  if (h.goalMs !== undefined && h.bestAny)
+    lines.push(
+      `GOAL 0.5x torch._int_mm needs the best plan at <= ${fmt(h.goalMs, 4)} ms (now ${fmt(h.bestAny.ms, 4)})` +
+        (h.goalGemmPassMs !== undefined
+          ? `: its GEMM pass at <= ${fmt(h.goalGemmPassMs, 4)} ms (now ${fmt(h.gemmPassMs, 4)}) next to its other passes`
+          : ''),
+    );
+  const f16 = h.torchF16Mm;
+  if (f16) {
+    const x = (ms: number | undefined) => (ms === undefined ? undefined : ms / f16.ms);
+    lines.push(
+      `torch f16 matmul at ${s}: ${fmt(f16.ms, 4)} ms ${fmt(f16.tflops, 1)} TFLOP/s; best plan ${fmt(x(h.bestAny?.ms))}x it` +
+        (h.gemmPassMs !== undefined ? `, its GEMM pass ${fmt(x(h.gemmPassMs))}x` : '') +
+        (h.goalGemmPassMs !== undefined ? `, the goal's GEMM pass ${fmt(x(h.goalGemmPassMs))}x` : ''),
+    );
+  }
+  return lines;
 }
 
 const fmt = (v: number | undefined, d = 2) => (v === undefined || !Number.isFinite(v) ? '-' : v.toFixed(d));
@@ -1153,25 +1217,6 @@ export function table(result: BenchResult): string[] {
     lines.push(
       `tuned ${t.family}/${t.arm} at ${t.shape.m}x${t.shape.n}x${t.shape.k}: ${t.winner ?? 'none'} (${t.evaluated} evaluated, ${t.failedGate} failed gate, ${t.rejected} rejected)`,
     );
-  const h = result.headline;
-  if (h) {
-    const s = `${h.shape.m}x${h.shape.n}x${h.shape.k}`;
-    if (h.bestInt8)
-      lines.push(
-        `best WebGPU int8 MMQ at ${s}: ${h.bestInt8.id} ${fmt(h.bestInt8.ms, 4)} ms ${fmt(h.bestInt8.tops, 1)} TOPS`,
-      );
-    if (h.bestAny)
-      lines.push(
-        `best WebGPU quantized GEMM at ${s}: ${h.bestAny.id} ${fmt(h.bestAny.ms, 4)} ms ${fmt(h.bestAny.tops, 1)} TOPS`,
-      );
-    for (const t of h.torchIntMm ?? [])
-      lines.push(`torch._int_mm at ${s} (B layout ${t.layout}): ${fmt(t.ms, 4)} ms ${fmt(t.tops, 1)} TOPS`);
-    if (h.ratioInt8 !== undefined)
-      lines.push(
-        `RATIO best WebGPU int8 MMQ / torch._int_mm (fastest layout) = ${fmt(h.ratioInt8, 3)} (goal >= 0.5)`,
-      );
-    if (h.ratioAny !== undefined)
-      lines.push(`RATIO best WebGPU quantized GEMM (any arm) / torch._int_mm = ${fmt(h.ratioAny, 3)}`);
-  }
+  if (result.headline) lines.push(...headlineLines(result.headline));
   return lines;
 }
