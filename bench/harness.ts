@@ -154,7 +154,9 @@ export interface BenchRow {
   vsIncumbent?: number;
   /** ms of each timed pass when a config takes several (their sum is `ms`), e.g. [pre-pass, GEMM]. */
   passMs?: number[];
-  /** When its timing finished (ISO 8601). */
+  /** When its timing (the clock warm-up, then every timed pass) began and finished (ISO 8601): the window
+   * to line up with the clock log (bench/h200.sh smi.csv). */
+  timedFrom?: string;
   at?: string;
 }
 
@@ -286,6 +288,7 @@ async function gateAndTime(
       allWritten,
       tol: c.tol,
     };
+    const timedFrom = new Date().toISOString();
     const t = await timeMainPass(prob.resident, c.passes[c.mainPass]!, prepared, c.mainPass, opts);
     // A multi-pass config is charged every pass it needs, each timed in its own batches.
     const timed = c.timed ?? [c.mainPass];
@@ -298,7 +301,8 @@ async function gateAndTime(
       t.ms = row.passMs.reduce((a, b) => a + b, 0);
     }
     row.ms = t.ms;
-    row.at = new Date().toISOString(); // to line the row up with the clock log (bench/h200.sh smi.csv)
+    row.timedFrom = timedFrom;
+    row.at = new Date().toISOString();
     row.msSamples = t.samples;
     row.iters = t.iters;
     row.timing = t.timing;

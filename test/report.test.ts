@@ -2,7 +2,8 @@
 // number came from (the headline and tuning from the first; torch from the command that benched a shape).
 import { describe, expect, it } from 'vitest';
 import { mergeBenches, renderReport, type ReportFile } from '../bench/report';
-import type { BenchRow, Correctness } from '../bench/harness';
+import { headline, headlineLines, type BenchRow, type Correctness } from '../bench/harness';
+import { parseSmiCsv, rowClocks } from '../bench/clocks';
 
 const pass: Correctness = { pass: true, relToMax: 1e-6, samples: 400, allWritten: true, tol: 2e-3 };
 
@@ -102,5 +103,80 @@ describe('bench report over several commands', () => {
 
   it('refuses a set of files with no bench run in it', () => {
     expect(() => renderReport([{ p: 'probe.json', j: { rates: [] } }])).toThrow(/no bench JSON/);
+  });
+  it('states what the goal asks of the best plan and of its GEMM pass, and sets both against torch f16', () => {
+    const shape = [2048, 4096, 4096];
+    const torch = {
+      int_mm: [intMm(2048, 4096, 4096, 'kn', 0.6), intMm(2048, 4096, 4096, 'nk_t', 0.1)],
+      f16_mm: [{ m: 2048, n: 4096, k: 4096, ms: 0.11, tflops: 625 }],
+    };
+    const rows = [
+      row('mmq-q8-tile/x', 'mmq-q8-tile', shape, 4.8),
+      row('coopmat-f16/split', 'coopmat-f16', shape, 0.24, { passMs: [0.03, 0.21] }),
+      // The f32 baseline and a wrong config never head the table.
+      row('gemm-f32/x', 'gemm-f32', shape, 0.01),
+      row('coopmat-f16/wrong', 'coopmat-f16', shape, 0.05, { correctness: { ...pass, pass: false } }),
+    ];
+    const at = { m: 2048, n: 4096, k: 4096 };
+    const h = headline({ rows, torch }, at);
+    expect(h.bestAny?.id).toBe('coopmat-f16/split');
+    expect(h.ratioAny).toBeCloseTo(0.1 / 0.24, 12);
+    expect(h.goalMs).toBeCloseTo(0.2, 12); // twice torch's fastest layout
+    expect(h.gemmPassMs).toBe(0.21);
+    expect(h.goalGemmPassMs).toBeCloseTo(0.17, 12); // 0.2 less the pre-pass's 0.03
+    const lines = headlineLines(h);
+    expect(lines).toContain(
+      'GOAL 0.5x torch._int_mm needs the best plan at <= 0.2000 ms (now 0.2400): its GEMM pass at <= 0.1700 ms (now 0.2100) next to its other passes',
+    );
+    expect(lines).toContain(
+      "torch f16 matmul at 2048x4096x4096: 0.1100 ms 625.0 TFLOP/s; best plan 2.18x it, its GEMM pass 1.91x, the goal's GEMM pass 1.55x",
+    );
+    // One-pass plans have no GEMM pass to single out; without torch there is no goal line.
+    const onePass = headline({ rows: rows.slice(0, 1), torch }, at);
+    expect(onePass.gemmPassMs).toBeUndefined();
+    expect(headlineLines(onePass).find((l) => l.startsWith('GOAL'))).toMatch(
+      /<= 0\.2000 ms \(now 4\.8000\)$/,
+    );
+    expect(headlineLines(headline({ rows, torch: undefined }, at)).some((l) => l.startsWith('GOAL'))).toBe(
+      false,
+    );
+    // The report recomputes the headline from the files, so a JSON written before these lines gets them.
+    const first = bench('old.json', rows, torch);
+    first.j.headline = { shape: at }; // as written before the goal lines existed
+    const md = renderReport([first]);
+    expect(md).toContain('- GOAL 0.5x torch._int_mm needs the best plan at <= 0.2000 ms');
+  });
+
+  it("lines rows up with nvidia-smi's clock log by their timed windows", () => {
+    const csv = [
+      'timestamp, clocks.current.sm [MHz], clocks.current.memory [MHz], power.draw [W]',
+      '2026/12/03 22:10:00.000, 1980 MHz, 3201 MHz, 300 W',
+      '2026/12/03 22:10:00.500, 405 MHz, 3201 MHz, 90 W',
+      '2026/12/03 22:10:01.000, 1980 MHz, 3201 MHz, 310 W',
+      '2026/12/03 22:10:02.000, 345 MHz, 3201 MHz, 80 W',
+      'Failed to read something',
+    ].join('\n');
+    const samples = parseSmiCsv(csv);
+    expect(samples).toHaveLength(4);
+    expect(samples[1]).toEqual({ t: Date.parse('2026-12-03T22:10:00.500Z'), smMhz: 405 });
+    const shape = [2048, 4096, 4096];
+    const rows = [
+      row('a', 'coopmat-f16', shape, 0.2, {
+        timedFrom: '2026-12-03T22:10:00.000Z',
+        at: '2026-12-03T22:10:01.000Z',
+      }),
+      row('b', 'coopmat-f16', shape, 0.3, {
+        timedFrom: '2026-12-03T22:10:01.200Z',
+        at: '2026-12-03T22:10:01.900Z',
+      }),
+      // No window (written before timedFrom existed): left out.
+      row('c', 'coopmat-f16', shape, 0.4, { at: '2026-12-03T22:10:02.000Z' }),
+    ];
+    const rc = rowClocks(rows, samples, 1000);
+    expect(rc.map((r) => r.id)).toEqual(['a', 'b']);
+    expect(rc[0]).toMatchObject({ samples: 3, minMhz: 405, medianMhz: 1980, below: 1 });
+    // The dip at 22:10:02 falls between the rows' windows, not inside one.
+    expect(rc[1]).toMatchObject({ samples: 0, below: 0 });
+    expect(rc[1]!.minMhz).toBeUndefined();
   });
 });

@@ -1,0 +1,91 @@
+// Line a bench run's rows up with the clock log bench/h200.sh records (nvidia-smi every 500 ms, smi.csv):
+// for each row, the SM clock samples inside its timed window (BenchRow.timedFrom .. at), so a slow row can
+// be told from a slow clock. Rows written before timedFrom existed are skipped.
+//
+//   npx tsx bench/clocks.ts bench.json smi.csv [--below MHz]   (default 1000)
+import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import type { BenchRow } from './harness';
+
+export interface ClockSample {
+  /** ms since the epoch (UTC). */
+  t: number;
+  smMhz: number;
+}
+
+/**
+ * nvidia-smi's CSV (`--query-gpu=timestamp,clocks.sm,...`): "2026/12/03 22:10:24.028, 345 MHz, ...".
+ * The lent machine's clock is UTC. Lines that do not parse (the header, a driver message) are skipped.
+ */
+export function parseSmiCsv(text: string): ClockSample[] {
+  const out: ClockSample[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}:\d{2}:\d{2}(?:\.\d+)?),\s*(\d+) MHz/.exec(line.trim());
+    if (m) out.push({ t: Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}Z`), smMhz: Number(m[5]) });
+  }
+  return out;
+}
+
+export interface RowClocks {
+  id: string;
+  shape: string;
+  ms: number;
+  /** Samples inside the row's timed window; min and median SM MHz over them (undefined when none). */
+  samples: number;
+  minMhz?: number;
+  medianMhz?: number;
+  /** Samples under the threshold. */
+  below: number;
+}
+
+/** Each timed row's clock samples (rows without a window are left out). */
+export function rowClocks(
+  rows: readonly BenchRow[],
+  samples: readonly ClockSample[],
+  belowMhz: number,
+): RowClocks[] {
+  const out: RowClocks[] = [];
+  for (const r of rows) {
+    if (!r.timedFrom || !r.at || r.ms === undefined) continue;
+    const from = Date.parse(r.timedFrom);
+    const to = Date.parse(r.at);
+    const mhz = samples
+      .filter((s) => s.t >= from && s.t <= to)
+      .map((s) => s.smMhz)
+      .sort((a, b) => a - b);
+    out.push({
+      id: r.id,
+      shape: `${r.m}x${r.n}x${r.k}${r.experts ? ` e${r.experts}` : ''}`,
+      ms: r.ms,
+      samples: mhz.length,
+      ...(mhz.length ? { minMhz: mhz[0]!, medianMhz: mhz[mhz.length >> 1]! } : {}),
+      below: mhz.filter((v) => v < belowMhz).length,
+    });
+  }
+  return out;
+}
+
+function main(argv: string[]) {
+  const files = argv.filter((a, i) => !a.startsWith('--') && argv[i - 1] !== '--below');
+  const bi = argv.indexOf('--below');
+  const below = bi >= 0 ? Number(argv[bi + 1]) : 1000;
+  if (files.length !== 2 || !(below > 0))
+    throw new Error('usage: tsx bench/clocks.ts bench.json smi.csv [--below MHz]');
+  const rows = (JSON.parse(readFileSync(files[0]!, 'utf8')) as { rows: BenchRow[] }).rows;
+  const samples = parseSmiCsv(readFileSync(files[1]!, 'utf8'));
+  const rc = rowClocks(rows, samples, below);
+  for (const r of rc)
+    console.log(
+      `${r.id.padEnd(72)} ${r.shape.padEnd(16)} ${r.ms.toFixed(4).padStart(9)} ms  ${String(r.samples).padStart(3)} samples` +
+        (r.minMhz !== undefined ? `  SM ${r.minMhz}-${r.medianMhz} MHz (min-median)` : '') +
+        (r.below ? `  ${r.below} under ${below} MHz` : ''),
+    );
+  const hit = rc.filter((r) => r.below > 0);
+  const all = samples.filter((s) => s.smMhz < below).length;
+  console.log(
+    `${rc.length} timed rows, ${rc.reduce((s, r) => s + r.samples, 0)} of ${samples.length} samples inside their windows; ` +
+      `${hit.length} rows with a sample under ${below} MHz (${hit.reduce((s, r) => s + r.below, 0)} of the log's ${all})`,
+  );
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main(process.argv.slice(2));
