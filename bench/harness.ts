@@ -740,8 +740,8 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     incumbentStaging?: CoopmatStaging,
   ) => {
     if (!opts.tune || !want(`${family}/${arm}/tune`)) return;
-    // Three timed batches a measure (the median), as the app's evaluator takes three (their minimum): one
-    // batch spoiled by a clock dip no longer decides a config (quick runs check the machinery: one).
+    // Three timed batches a measure (six when they disagree; the fastest), as the app's evaluator takes
+    // the minimum of three: one slow phase no longer decides a config (quick runs check the machinery: one).
     const ev = new SampledTileEval(
       gpu,
       prob,

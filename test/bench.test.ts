@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { getTestGpu } from './gpu';
 import { runAppTune } from '../bench/apptune';
 import { runBench, table, type BenchRow } from '../bench/harness';
+import { batchesAgree, timedBatches } from '../bench/exec';
 import type { BenchGpu } from '../bench/dawn';
 import { sampleIndices } from '../bench/oracle';
 import { fastInt8, fastQ4kData } from '../bench/data';
@@ -125,6 +126,29 @@ describe('bench harness (quick, SwiftShader)', () => {
     expect(bad!.error).toMatch(/^shape: .*256/);
     expect(last!.report!.winner).not.toBe('');
     expect(lines.filter((l) => l.startsWith('[apptune] autokernel'))).toHaveLength(4);
+  });
+
+  it('times more batches when they disagree, and the fastest batch is the time', async () => {
+    const run = async (seq: number[], reps: number) => {
+      const firsts: boolean[] = [];
+      let i = 0;
+      const samples = await timedBatches(reps, async (first) => {
+        firsts.push(first);
+        return seq[i++]!;
+      });
+      return { samples, firsts };
+    };
+    // A steady config (the H200's 8,1,2,8 split row): three batches, within 1%.
+    expect((await run([0.2107, 0.2107, 0.2097], 3)).samples).toHaveLength(3);
+    // A slow phase that ends inside the row (an H200 row: 1.1196, 1.1250, 0.3932 ms): three more batches.
+    const slow = await run([1.1196, 1.125, 0.3932, 0.3898, 0.3898, 0.39], 3);
+    expect(slow.samples).toHaveLength(6);
+    expect(Math.min(...slow.samples)).toBe(0.3898);
+    // Only the first batch warms the clocks; at most 2 x reps batches.
+    expect(slow.firsts).toEqual([true, false, false, false, false, false]);
+    expect((await run([2, 1, 2, 1, 2, 1, 2, 1], 2)).samples).toHaveLength(4);
+    expect(batchesAgree([1, 1.1])).toBe(true);
+    expect(batchesAgree([1, 1.11])).toBe(false);
   });
 
   it('samples corners, tile edges and interior points, in range and distinct', () => {
