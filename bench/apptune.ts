@@ -11,11 +11,15 @@
 // the autokernel's replay of the winner (served config, gate verdict, ms) and of an empty cache.
 import { writeFileSync } from 'node:fs';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
+import { finalsWallMs } from '../src/kernels/tune/evolution';
 import { handleTuneRequest } from '../src/workers/tune';
 import type { EvolutionParams, TuneOp, TuneReport, WorkerResponse } from '../src/workers/protocol';
 import { eachFlag } from './args';
 import { adapterInfoRecord, dawnFlags, openBenchGpu } from './dawn';
-import { parseShapes, type Shape } from './harness';
+import { fmt as fmtFixed, parseShapes, type Shape } from './harness';
+
+/** ms as the log prints it. */
+const fmt = (ms: number | undefined) => fmtFixed(ms, 4);
 
 interface Options extends AppTuneOptions {
   json?: string;
@@ -62,8 +66,6 @@ export interface ShapeResult {
   /** The autokernel with the hunt's winner cached, and with nothing cached (the incumbent). */
   autokernel?: { winner?: Reply; empty?: Reply; error?: string };
 }
-
-const fmt = (ms: number | undefined) => (ms === undefined || !Number.isFinite(ms) ? '-' : ms.toFixed(4));
 
 export interface AppTuneOptions {
   op: TuneOp;
@@ -130,9 +132,9 @@ export async function runAppTune(
         ` ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
     if (rep.finals?.length) {
-      const wall = rep.finals.reduce((s, f) => s + (f.wallMs ?? 0), 0);
+      const wall = finalsWallMs(rep.finals);
       log(
-        `  ${rep.finals.length} finalists re-timed in ${(wall / 1000).toFixed(1)} s: ` +
+        `  ${rep.finals.length} finalists re-timed in ${wall === undefined ? '-' : (wall / 1000).toFixed(1)} s: ` +
           rep.finals
             .map(
               (f) =>

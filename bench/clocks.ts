@@ -5,6 +5,7 @@
 //   npx tsx bench/clocks.ts bench.json smi.csv [--below MHz]   (default 1000)
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { eachFlag } from './args';
 import type { BenchRow } from './harness';
 
 export interface ClockSample {
@@ -66,9 +67,13 @@ export function rowClocks(
 }
 
 function main(argv: string[]) {
-  const files = argv.filter((a, i) => !a.startsWith('--') && argv[i - 1] !== '--below');
-  const bi = argv.indexOf('--below');
-  const below = bi >= 0 ? Number(argv[bi + 1]) : 1000;
+  const files: string[] = [];
+  let below = 1000;
+  eachFlag(argv, (a, next) => {
+    if (a === '--below') below = Number(next());
+    else if (a.startsWith('--')) throw new Error(`unknown argument ${a}`);
+    else files.push(a);
+  });
   if (files.length !== 2 || !(below > 0))
     throw new Error('usage: tsx bench/clocks.ts bench.json smi.csv [--below MHz]');
   const rows = (JSON.parse(readFileSync(files[0]!, 'utf8')) as { rows: BenchRow[] }).rows;

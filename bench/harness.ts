@@ -55,6 +55,7 @@ import {
 import {
   choiceOf,
   Evolution,
+  finalsWallMs,
   mmqQ4kIncumbent,
   coopmatTileSpace,
   mmqQ4kSpace,
@@ -775,7 +776,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     log(
       `[tune] ${family}/${arm} at ${shape.m}x${shape.n}x${shape.k}: ${report.evaluated} configs, winner ${report.winner ?? 'none'} ${report.bestMs.toFixed(4)} ms (${report.failedGate.length} failed the gate, ${report.rejected.length} rejected)` +
         (report.finals.length
-          ? `; finalists re-timed in ${(report.finals.reduce((s, f) => s + f.wallMs, 0) / 1000).toFixed(1)} s: ${report.finals.map((f) => `${f.config} ${f.ms.toFixed(4)} (search ${f.searchMs.toFixed(4)})`).join(', ')}`
+          ? `; finalists re-timed in ${fmt(finalsWallMs(report.finals)! / 1000, 1)} s: ${report.finals.map((f) => `${f.config} ${f.ms.toFixed(4)} (search ${f.searchMs.toFixed(4)})`).join(', ')}`
           : ''),
     );
     if (win) tuned.set(`${family}/${arm}`, choiceOf(ev.space, win.values));
@@ -1178,7 +1179,9 @@ export function headlineLines(h: Headline): string[] {
   return lines;
 }
 
-const fmt = (v: number | undefined, d = 2) => (v === undefined || !Number.isFinite(v) ? '-' : v.toFixed(d));
+/** A number to `d` decimals, '-' when missing or not finite (the bench's and its reports' tables). */
+export const fmt = (v: number | undefined, d = 2) =>
+  v === undefined || !Number.isFinite(v) ? '-' : v.toFixed(d);
 
 function rowLine(r: BenchRow): string {
   const shape = `${r.m}x${r.n}x${r.k}`;

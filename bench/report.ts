@@ -6,10 +6,8 @@
 // apart by content (a probe JSON has `rates`, a bench JSON `rows`).
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { headline, headlineLines, type BenchResult, type BenchRow } from './harness';
+import { fmt, headline, headlineLines, type BenchResult, type BenchRow } from './harness';
 
-const fmt = (v: number | undefined, d: number) =>
-  v === undefined || !Number.isFinite(v) ? '-' : v.toFixed(d);
 const ok = (r: BenchRow) => r.ms !== undefined && r.correctness?.pass === true;
 const shapeOf = (r: BenchRow) => `${r.m}x${r.n}x${r.k}`;
 /** The fastest passing dense row at shape `s` that `pick` accepts. */

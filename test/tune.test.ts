@@ -9,6 +9,7 @@ import { COOPMAT_STAGINGS } from '../src/kernels/family';
 import {
   choiceOf,
   Evolution,
+  finalsWallMs,
   MemoryTuneCache,
   Space,
   TuneCancelledError,
@@ -275,6 +276,9 @@ describe('Evolution', () => {
     for (const f of r.finals) expect(iters[f.config]).toEqual([5, 20]);
     expect(r.finals[0]).toMatchObject({ config: space.name(lucky), ms: 1.5, searchMs: 0.9 });
     for (const f of r.finals) expect(f.wallMs).toBeGreaterThanOrEqual(0);
+    expect(finalsWallMs(r.finals)).toBe(r.finals.reduce((s, f) => s + f.wallMs, 0));
+    // A run stored before the re-timings were clocked has no total.
+    expect(finalsWallMs([{ wallMs: 340 }, {}])).toBeUndefined();
     const fastest = Math.min(...r.finals.map((f) => f.ms));
     expect(r.bestMs).toBe(fastest);
     expect(r.winner).not.toBe(space.name(lucky));

@@ -3,6 +3,7 @@
 // It talks to the worker only through the functions in its props, so the app decides the wiring.
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import type { CoopmatStaging, TileParams } from '../../kernels/family';
+import { finalsWallMs } from '../../kernels/tune/evolution';
 import type { EvolutionParams, TuneOp, TuneRecordEntry, TuneReport } from '../../workers/protocol';
 import { openTuneRuns, type TuneRun, type TuneRunStore } from '../persistence/tuneRuns';
 import { ConfigTable } from './ConfigTable';
@@ -81,8 +82,8 @@ function NumberField(props: {
  */
 /** "; 4.2 s in all" when every re-timing was clocked (runs stored before that have no wallMs). */
 function finalsWallS(finals: NonNullable<TuneReport['finals']>): string {
-  if (finals.some((f) => f.wallMs === undefined)) return '';
-  return `; ${(finals.reduce((s, f) => s + (f.wallMs ?? 0), 0) / 1000).toFixed(1)} s in all`;
+  const ms = finalsWallMs(finals);
+  return ms === undefined ? '' : `; ${(ms / 1000).toFixed(1)} s in all`;
 }
 
 export function TunerDashboard(props: TunerDashboardProps) {
