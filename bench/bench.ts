@@ -7,11 +7,13 @@
 //                          [--dawn-toggles T1,T2] [--dawn-standalone]
 //
 // --quick: CI-size problems (seconds on SwiftShader): checks the harness, not speed.
+// --reps N: timed batches a row (default BENCH_REPS = 6, N more when they disagree; the fastest counts).
 // --torch: a torch_baseline.py JSON from the same machine (bench/h200.sh writes one first), so the
 //          bench can print the WebGPU : torch._int_mm ratio measured in the same command.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { eachFlag } from './args';
 import { adapterInfoRecord, dawnFlags, openBenchGpu, type BenchGpu } from './dawn';
+import { BENCH_REPS } from './exec';
 import { parseShapes, runBench, type BenchOptions } from './harness';
 
 type CliOptions = BenchOptions & {
@@ -26,7 +28,7 @@ function parseArgs(argv: string[]): CliOptions {
     quick: false,
     tune: true,
     moe: true,
-    reps: 3,
+    reps: BENCH_REPS,
     targetMs: 25,
   };
   eachFlag(argv, (a, next) => {

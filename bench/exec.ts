@@ -169,6 +169,13 @@ export async function runOnce(
  */
 export const BATCH_SPREAD_LIMIT = 1.1;
 
+/**
+ * Timed batches a full run's row takes first (`npm run bench --reps`): on the H200 a row's first one to
+ * three batches ran up to 5x slow after its warm-up and then recovered (docs/benchmarks.md, Follow-up 13),
+ * and three slow batches can agree with each other, so three were too few to see past them.
+ */
+export const BENCH_REPS = 6;
+
 /** True when the batches' slowest is within BATCH_SPREAD_LIMIT of their fastest. */
 export const batchesAgree = (samples: readonly number[]): boolean =>
   Math.max(...samples) <= BATCH_SPREAD_LIMIT * Math.min(...samples);

@@ -187,12 +187,16 @@ export interface Headline {
   shape: Shape;
   bestInt8?: { id: string; ms: number; tops: number };
   bestAny?: { id: string; ms: number; tops: number };
-  torchIntMm?: { layout: string; ms: number; tops: number }[];
+  /**
+   * torch._int_mm per layout. ms: timed as the bench times a row (torch_baseline.py since 2026-12-04);
+   * msCall: one call at a time, each charged a launch (every torch `ms` before that date was this).
+   */
+  torchIntMm?: { layout: string; ms: number; tops: number; msCall?: number }[];
   /** torch._int_mm ms (its fastest layout) / best WebGPU int8 MMQ ms: >= 0.5 is the issue's goal. */
   ratioInt8?: number;
   ratioAny?: number;
   /** torch's f16 matmul at the shape (torch_baseline.py), for scale: cuBLAS on f16 operands, same card. */
-  torchF16Mm?: { ms: number; tflops: number };
+  torchF16Mm?: { ms: number; tflops: number; msCall?: number };
   /** What the best plan may take for 0.5 x torch._int_mm (its fastest layout): twice torch's time. */
   goalMs?: number;
   /** The best plan's last pass (its GEMM) when it has several passes. */
@@ -1090,10 +1094,13 @@ function deriveRatios(rows: BenchRow[]) {
   }
 }
 
+/** What the bench reads of a torch_baseline.py JSON (ms_call only in files from 2026-12-04 on). */
 interface TorchJson {
-  int_mm?: { m: number; n: number; k: number; layout?: string; ms: number; tops: number }[];
-  f16_mm?: { m: number; n: number; k: number; ms: number; tflops: number }[];
+  int_mm?: { m: number; n: number; k: number; layout?: string; ms: number; tops: number; ms_call?: number }[];
+  f16_mm?: { m: number; n: number; k: number; ms: number; tflops: number; ms_call?: number }[];
 }
+
+const withCall = (ms: number | undefined) => (ms === undefined ? {} : { msCall: ms });
 
 /** The headline at `shape` from a run's rows and its torch JSON (bench/report.ts recomputes it from files). */
 export function headline(result: Pick<BenchResult, 'rows' | 'torch'>, shape: Shape): Headline {
@@ -1117,7 +1124,12 @@ export function headline(result: Pick<BenchResult, 'rows' | 'torch'>, shape: Sha
     (t) => t.m === shape.m && t.n === shape.n && t.k === shape.k,
   );
   if (torch?.length) {
-    h.torchIntMm = torch.map((t) => ({ layout: t.layout ?? 'kn', ms: t.ms, tops: t.tops }));
+    h.torchIntMm = torch.map((t) => ({
+      layout: t.layout ?? 'kn',
+      ms: t.ms,
+      tops: t.tops,
+      ...withCall(t.ms_call),
+    }));
     const fastest = Math.min(...torch.map((t) => t.ms));
     if (int8) h.ratioInt8 = fastest / int8.ms!;
     if (any) h.ratioAny = fastest / any.ms!;
@@ -1126,7 +1138,7 @@ export function headline(result: Pick<BenchResult, 'rows' | 'torch'>, shape: Sha
   const f16 = (result.torch as TorchJson | undefined)?.f16_mm?.find(
     (t) => t.m === shape.m && t.n === shape.n && t.k === shape.k,
   );
-  if (f16) h.torchF16Mm = { ms: f16.ms, tflops: f16.tflops };
+  if (f16) h.torchF16Mm = { ms: f16.ms, tflops: f16.tflops, ...withCall(f16.ms_call) };
   const passes = any?.passMs;
   if (passes && passes.length > 1) {
     h.gemmPassMs = passes.at(-1)!;
@@ -1152,8 +1164,12 @@ export function headlineLines(h: Headline): string[] {
       `best WebGPU quantized GEMM at ${s}: ${h.bestAny.id} ${fmt(h.bestAny.ms, 4)} ms ${fmt(h.bestAny.tops, 1)} TOPS` +
         (h.gemmPassMs !== undefined ? ` (its GEMM pass ${fmt(h.gemmPassMs, 4)} ms)` : ''),
     );
+  const oneAtATime = (ms: number | undefined) =>
+    ms === undefined ? '' : ` (one call at a time: ${fmt(ms, 4)} ms)`;
   for (const t of h.torchIntMm ?? [])
-    lines.push(`torch._int_mm at ${s} (B layout ${t.layout}): ${fmt(t.ms, 4)} ms ${fmt(t.tops, 1)} TOPS`);
+    lines.push(
+      `torch._int_mm at ${s} (B layout ${t.layout}): ${fmt(t.ms, 4)} ms ${fmt(t.tops, 1)} TOPS${oneAtATime(t.msCall)}`,
+    );
   if (h.ratioInt8 !== undefined)
     lines.push(
       `RATIO best WebGPU int8 MMQ / torch._int_mm (fastest layout) = ${fmt(h.ratioInt8, 3)} (goal >= 0.5)`,
@@ -1171,7 +1187,7 @@ export function headlineLines(h: Headline): string[] {
   if (f16) {
     const x = (ms: number | undefined) => (ms === undefined ? undefined : ms / f16.ms);
     lines.push(
-      `torch f16 matmul at ${s}: ${fmt(f16.ms, 4)} ms ${fmt(f16.tflops, 1)} TFLOP/s; best plan ${fmt(x(h.bestAny?.ms))}x it` +
+      `torch f16 matmul at ${s}: ${fmt(f16.ms, 4)} ms ${fmt(f16.tflops, 1)} TFLOP/s${oneAtATime(f16.msCall)}; best plan ${fmt(x(h.bestAny?.ms))}x it` +
         (h.gemmPassMs !== undefined ? `, its GEMM pass ${fmt(x(h.gemmPassMs))}x` : '') +
         (h.goalGemmPassMs !== undefined ? `, the goal's GEMM pass ${fmt(x(h.goalGemmPassMs))}x` : ''),
     );

@@ -1,5 +1,6 @@
 // bench/report.ts: several H200 commands merged into the docs' tables without mixing up which command a
 // number came from (the headline and tuning from the first; torch from the command that benched a shape).
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { mergeBenches, renderReport, type ReportFile } from '../bench/report';
 import { headline, headlineLines, type BenchRow, type Correctness } from '../bench/harness';
@@ -145,6 +146,47 @@ describe('bench report over several commands', () => {
     first.j.headline = { shape: at }; // as written before the goal lines existed
     const md = renderReport([first]);
     expect(md).toContain('- GOAL 0.5x torch._int_mm needs the best plan at <= 0.2000 ms');
+  });
+
+  it('shows torch timed one call at a time next to its batched time when the file has both', () => {
+    const shape = [2048, 4096, 4096];
+    const at = { m: 2048, n: 4096, k: 4096 };
+    const rows = [row('coopmat-f16/split', 'coopmat-f16', shape, 0.24, { passMs: [0.03, 0.21] })];
+    const torch = {
+      int_mm: [
+        { ...intMm(2048, 4096, 4096, 'kn', 0.55), ms_call: 0.58 },
+        { ...intMm(2048, 4096, 4096, 'nk_t', 0.09), ms_call: 0.107 },
+      ],
+      f16_mm: [{ m: 2048, n: 4096, k: 4096, ms: 0.1, tflops: 687, ms_call: 0.1244 }],
+    };
+    const lines = headlineLines(headline({ rows, torch }, at));
+    // The ratio and the goal use the batched time (ms), never the one-at-a-time figure.
+    expect(lines).toContain(
+      'torch._int_mm at 2048x4096x4096 (B layout nk_t): 0.0900 ms 1.0 TOPS (one call at a time: 0.1070 ms)',
+    );
+    expect(lines).toContain('RATIO best WebGPU quantized GEMM (any arm) / torch._int_mm = 0.375');
+    expect(lines.find((l) => l.startsWith('torch f16'))).toMatch(
+      /^torch f16 matmul at 2048x4096x4096: 0\.1000 ms 687\.0 TFLOP\/s \(one call at a time: 0\.1244 ms\); best plan 2\.40x it/,
+    );
+    const md = renderReport([bench('new.json', rows, torch)]);
+    expect(md).toContain('| W^T one call at a time ms |');
+    expect(md).toContain('| 2048x4096x4096 | 0.5500 | 0.0900 | 1.0 | 0.1070 | 0.1000 | 687.0 | 0.1244 |');
+    // A file from before the batched rule keeps the old table, byte for byte.
+    const old = renderReport([
+      bench('old.json', rows, { ...torch, int_mm: [intMm(2048, 4096, 4096, 'nk_t', 0.107)] }),
+    ]);
+    expect(old).not.toContain('one call at a time');
+    expect(old).toContain(
+      '| m x n x k | `_int_mm` B [k,n] ms | `_int_mm` B = W^T ms | TOPS (W^T) | f16 matmul ms | TFLOP/s |',
+    );
+  });
+
+  it('times torch as the bench times a row (bench/torch_baseline.py --self-test, no GPU needed)', () => {
+    const r = spawnSync('python3', ['bench/torch_baseline.py', '--self-test'], { encoding: 'utf8' });
+    expect(r.error).toBeUndefined();
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('torch_baseline self-test: ok');
   });
 
   it("lines rows up with nvidia-smi's clock log by their timed windows", () => {
