@@ -1,15 +1,8 @@
 // The dashboard's contract with whoever mounts it: it asks for hunts and autokernel dispatches through
 // these functions (the app wires them to the GPU worker's 'tune' / 'autokernel' messages) and never
 // talks to the worker itself.
-import type { Verdict } from '../../kernels/compare';
 import type { CoopmatStaging, TileParams } from '../../kernels/family';
-import type {
-  EvolutionParams,
-  TuneOp,
-  TuneRecordEntry,
-  TuneReport,
-  WorkerRequest,
-} from '../../workers/protocol';
+import type { EvolutionParams, TuneOp, WorkerRequest, WorkerResponse } from '../../workers/protocol';
 import type { TuneRunStore } from '../persistence/tuneRuns';
 
 /** The 'tune' request minus `type` and `id` (the worker client assigns the id). */
@@ -18,30 +11,20 @@ export type TuneRunRequest = Omit<Extract<WorkerRequest, { type: 'tune' }>, 'typ
 /** The 'autokernel' request minus `type` and `id`. */
 export type AutokernelRunRequest = Omit<Extract<WorkerRequest, { type: 'autokernel' }>, 'type' | 'id'>;
 
+/** The payload of the worker's `T` message: the message minus `type` and `id`. */
+type ResponsePayload<T extends WorkerResponse['type']> = Omit<
+  Extract<WorkerResponse, { type: T }>,
+  'type' | 'id'
+>;
+
 /** A 'tune-progress' message's payload. */
-export interface TuneProgress {
-  generation: number;
-  evaluated: number;
-  bestMs: number;
-  entry?: TuneRecordEntry;
-}
+export type TuneProgress = ResponsePayload<'tune-progress'>;
 
 /** A 'tune-done' message's payload. */
-export interface TuneRunResult {
-  report: TuneReport;
-  fromCache: boolean;
-}
+export type TuneRunResult = ResponsePayload<'tune-done'>;
 
 /** An 'autokernel-result' message's payload. */
-export interface AutokernelRunResult {
-  served: string;
-  tile: TileParams;
-  /** The served config's staging (coopmat op). */
-  staging?: CoopmatStaging;
-  verdict: Verdict;
-  msPerDispatch?: number;
-  fallback?: string;
-}
+export type AutokernelRunResult = ResponsePayload<'autokernel-result'>;
 
 export interface ProblemShape {
   m: number;
