@@ -121,7 +121,7 @@ def time_fn(fn):
 
 
 def self_test():
-    """The batch rule without a GPU: the same cases as test/bench.test.ts's timedBatches."""
+    """The batch rule without a GPU: bench/exec.ts timedBatches's rule (test/bench.test.ts checks that one)."""
     assert calls_for(15.0, 0.1) == 150
     assert calls_for(15.0, 100.0) == 2
     assert calls_for(15.0, 0.001) == MAX_CALLS

@@ -74,18 +74,18 @@ function NumberField(props: {
   );
 }
 
-/**
- * The tuner dashboard.
- * @example
- * <TunerDashboard deviceId={deviceId} runTune={client.tune} cancelTune={client.cancelTune}
- *   runAutokernel={client.autokernel} onLoadTile={(tile, op, shape) => store.loadTile(tile, op, shape)} />
- */
 /** "; 4.2 s in all" when every re-timing was clocked (runs stored before that have no wallMs). */
 function finalsWallS(finals: NonNullable<TuneReport['finals']>): string {
   const ms = finalsWallMs(finals);
   return ms === undefined ? '' : `; ${(ms / 1000).toFixed(1)} s in all`;
 }
 
+/**
+ * The tuner dashboard.
+ * @example
+ * <TunerDashboard deviceId={deviceId} runTune={client.tune} cancelTune={client.cancelTune}
+ *   runAutokernel={client.autokernel} onLoadTile={(tile, op, shape) => store.loadTile(tile, op, shape)} />
+ */
 export function TunerDashboard(props: TunerDashboardProps) {
   const { deviceId, runTune, runAutokernel, cancelTune, onLoadTile, openStore, disabledReason } = props;
   const [op, setOp] = useState<TuneOp>(props.initial?.op ?? 'mmq_q4k_tile');
