@@ -1,4 +1,4 @@
-// Line a bench run's rows up with the clock log bench/h200.sh records (nvidia-smi every 500 ms, smi.csv):
+// Line a bench run's rows up with the clock log bench/h200.sh records (nvidia-smi every SMI_MS, smi.csv):
 // for each row, the SM clock samples inside its timed window (BenchRow.timedFrom .. at), so a slow row can
 // be told from a slow clock. Rows written before timedFrom existed are skipped.
 //
@@ -12,6 +12,10 @@ export interface ClockSample {
   /** ms since the epoch (UTC). */
   t: number;
   smMhz: number;
+  /** GPU utilization (%) and memory in use on the whole GPU (MiB), when the log has those columns
+   * (bench/h200.sh records them since Follow-up 14): another process would show in either. */
+  utilPct?: number;
+  memMiB?: number;
 }
 
 /**
@@ -20,9 +24,30 @@ export interface ClockSample {
  */
 export function parseSmiCsv(text: string): ClockSample[] {
   const out: ClockSample[] = [];
+  // Optional columns are found by the header's names; a log without them parses as before.
+  let utilCol = -1;
+  let memCol = -1;
+  const numberAt = (cells: string[], i: number) => {
+    const v = i >= 0 ? parseFloat(cells[i] ?? '') : NaN;
+    return Number.isFinite(v) ? v : undefined;
+  };
   for (const line of text.split('\n')) {
+    const cells = line.split(',').map((c) => c.trim());
+    if (cells[0] === 'timestamp') {
+      utilCol = cells.findIndex((c) => c.startsWith('utilization.gpu'));
+      memCol = cells.findIndex((c) => c.startsWith('memory.used'));
+      continue;
+    }
     const m = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}:\d{2}:\d{2}(?:\.\d+)?),\s*(\d+) MHz/.exec(line.trim());
-    if (m) out.push({ t: Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}Z`), smMhz: Number(m[5]) });
+    if (!m) continue;
+    const utilPct = numberAt(cells, utilCol);
+    const memMiB = numberAt(cells, memCol);
+    out.push({
+      t: Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}Z`),
+      smMhz: Number(m[5]),
+      ...(utilPct !== undefined ? { utilPct } : {}),
+      ...(memMiB !== undefined ? { memMiB } : {}),
+    });
   }
   return out;
 }
@@ -37,6 +62,8 @@ export interface RowClocks {
   medianMhz?: number;
   /** Samples under the threshold. */
   below: number;
+  /** The most memory in use on the GPU inside the window (MiB), when the log records it. */
+  maxMemMiB?: number;
 }
 
 /** Each timed row's clock samples (rows without a window are left out). */
@@ -50,10 +77,9 @@ export function rowClocks(
     if (!r.timedFrom || !r.at || r.ms === undefined) continue;
     const from = Date.parse(r.timedFrom);
     const to = Date.parse(r.at);
-    const mhz = samples
-      .filter((s) => s.t >= from && s.t <= to)
-      .map((s) => s.smMhz)
-      .sort((a, b) => a - b);
+    const inside = samples.filter((s) => s.t >= from && s.t <= to);
+    const mhz = inside.map((s) => s.smMhz).sort((a, b) => a - b);
+    const mem = inside.flatMap((s) => (s.memMiB !== undefined ? [s.memMiB] : []));
     out.push({
       id: r.id,
       shape: `${r.m}x${r.n}x${r.k}${r.experts ? ` e${r.experts}` : ''}`,
@@ -61,6 +87,7 @@ export function rowClocks(
       samples: mhz.length,
       ...(mhz.length ? { minMhz: mhz[0]!, medianMhz: mhz[mhz.length >> 1]! } : {}),
       below: mhz.filter((v) => v < belowMhz).length,
+      ...(mem.length ? { maxMemMiB: Math.max(...mem) } : {}),
     });
   }
   return out;
@@ -83,7 +110,8 @@ function main(argv: string[]) {
     console.log(
       `${r.id.padEnd(72)} ${r.shape.padEnd(16)} ${r.ms.toFixed(4).padStart(9)} ms  ${String(r.samples).padStart(3)} samples` +
         (r.minMhz !== undefined ? `  SM ${r.minMhz}-${r.medianMhz} MHz (min-median)` : '') +
-        (r.below ? `  ${r.below} under ${below} MHz` : ''),
+        (r.below ? `  ${r.below} under ${below} MHz` : '') +
+        (r.maxMemMiB !== undefined ? `  GPU memory in use <= ${r.maxMemMiB} MiB` : ''),
     );
   const hit = rc.filter((r) => r.below > 0);
   const all = samples.filter((s) => s.smMhz < below).length;

@@ -36,11 +36,17 @@ rc=0
 # A step's n-th run in one command writes NAME<n>.json / .log (n > 1): bench2.json, lab2.log, sass2.tar.xz.
 declare -A runs
 suffix() { runs[$1]=$((${runs[$1]:-0} + 1)); sfx=$([ "${runs[$1]}" -gt 1 ] && echo "${runs[$1]}"); }
-# Clocks, power and throttle reasons every 500 ms for the whole command (slowdowns were seen mid-run).
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
-  --format=csv -lms 500 > "$OUT/smi.csv" 2>&1 &
+# Clocks, power, throttle reasons, P-state, utilization and the memory in use on the whole GPU, every SMI_MS
+# (default 500) ms for the whole command: rows ran 2-5x slow at full clocks (docs/benchmarks.md, Follow-up
+# 14), and another process on the GPU would show as utilization or memory this command does not account for.
+# bench/clocks.ts reads the first two columns; the others are appended so older logs parse alike.
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active,pstate,utilization.gpu,utilization.memory,memory.used \
+  --format=csv -lms "${SMI_MS:-500}" > "$OUT/smi.csv" 2>&1 &
 smi=$!
-trap 'kill $smi 2>/dev/null' EXIT
+# The compute processes the driver shows (in a container, usually only this one's).
+nvidia-smi --query-compute-apps=timestamp,pid,process_name,used_memory --format=csv -lms 2000 > "$OUT/apps.csv" 2>&1 &
+apps=$!
+trap 'kill $smi $apps 2>/dev/null' EXIT
 for step in "$@"; do
   case "$step" in
     vkdebug) VK_LOADER_DEBUG=error,warn,driver PROBE_ONLY_ADAPTER=1 /tmp/node $RUN/probe.mjs > "$OUT/vkdebug.log" 2>&1; tail -40 "$OUT/vkdebug.log" ;;

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { mergeBenches, renderReport, type ReportFile } from '../bench/report';
 import { headline, headlineLines, type BenchRow, type Correctness } from '../bench/harness';
 import { parseSmiCsv, rowClocks } from '../bench/clocks';
+import { batchStats, compareRuns } from '../bench/stability';
 
 const pass: Correctness = { pass: true, relToMax: 1e-6, samples: 400, allWritten: true, tol: 2e-3 };
 
@@ -220,5 +221,92 @@ describe('bench report over several commands', () => {
     // The dip at 22:10:02 falls between the rows' windows, not inside one.
     expect(rc[1]).toMatchObject({ samples: 0, below: 0 });
     expect(rc[1]!.minMhz).toBeUndefined();
+    // This log has no utilization or memory columns: none are invented.
+    expect(samples.every((x) => x.utilPct === undefined && x.memMiB === undefined)).toBe(true);
+    expect(rc[0]!.maxMemMiB).toBeUndefined();
+  });
+
+  it("reads the utilization and memory columns by the header's names, wherever they sit", () => {
+    const csv = [
+      'timestamp, clocks.current.sm [MHz], clocks.current.memory [MHz], power.draw [W], temperature.gpu, ' +
+        'clocks_event_reasons.active, pstate, utilization.gpu [%], utilization.memory [%], memory.used [MiB]',
+      '2026/12/04 05:41:19.005, 345 MHz, 3201 MHz, 80.42 W, 35, 0x0000000000000001, P0, 0 %, 0 %, 0 MiB',
+      '2026/12/04 05:41:19.105, 1980 MHz, 3201 MHz, 300.1 W, 40, 0x0000000000000001, P0, 97 %, 41 %, 274 MiB',
+      '2026/12/04 05:41:19.205, 1980 MHz, 3201 MHz, 301.0 W, 40, 0x0000000000000001, P0, 95 %, 40 %, 2048 MiB',
+      '2026/12/04 05:41:19.305, 1980 MHz, 3201 MHz, 302.0 W, 40, 0x0000000000000001, P0, [N/A], 40 %, 300 MiB',
+    ].join('\n');
+    const samples = parseSmiCsv(csv);
+    expect(samples).toHaveLength(4);
+    expect(samples[1]).toEqual({
+      t: Date.parse('2026-12-04T05:41:19.105Z'),
+      smMhz: 1980,
+      utilPct: 97,
+      memMiB: 274,
+    });
+    // A cell that is not a number is left out, not read as 0.
+    expect(samples[3]).toEqual({ t: Date.parse('2026-12-04T05:41:19.305Z'), smMhz: 1980, memMiB: 300 });
+    const shape = [512, 4096, 4096];
+    const rows = [
+      row('a', 'coopmat-f16', shape, 0.1, {
+        timedFrom: '2026-12-04T05:41:19.100Z',
+        at: '2026-12-04T05:41:19.250Z',
+      }),
+    ];
+    expect(rowClocks(rows, samples, 1000)[0]).toMatchObject({ samples: 2, minMhz: 1980, maxMemMiB: 2048 });
+  });
+
+  it("counts a run's unsteady rows from their batches (bench/stability.ts)", () => {
+    const shape = [512, 4096, 4096];
+    const rows = [
+      // Steady: batches within 1%.
+      row('steady', 'coopmat-f16', shape, 0.1, { msSamples: [0.101, 0.1, 0.1, 0.1005, 0.1, 0.1] }),
+      // Slow first (the H200's 4,1,4,4 prepass at 128x4096x11008): five slow, one in between, then fast.
+      row('slow-first', 'coopmat-f16', shape, 0.2376, {
+        msSamples: [
+          0.6185, 0.6185, 0.6185, 0.6185, 0.6185, 0.5284, 0.2417, 0.2417, 0.2376, 0.2417, 0.2417, 0.2417,
+        ],
+      }),
+      // Alternating: disagrees, but its slow batches do not all come first.
+      row('alternating', 'coopmat-f16', shape, 0.0197, {
+        msSamples: [
+          0.0197, 0.0229, 0.0197, 0.0229, 0.0197, 0.0229, 0.0197, 0.0229, 0.0197, 0.0229, 0.0197, 0.0229,
+        ],
+      }),
+      // One batch only (a quick run) and no batches (an older file): left out.
+      row('one', 'coopmat-f16', shape, 0.3, { msSamples: [0.3] }),
+      row('none', 'coopmat-f16', shape, 0.3),
+    ];
+    const st = batchStats(rows);
+    expect(st).toMatchObject({ rows: 3, disagreed: 2, slowFirst: 1, longestSlowPrefix: 6 });
+    // Only the slow-first row's first three batches have a median (0.6185) over 1.05x its fastest.
+    expect(st.median3Slower).toBe(1);
+    expect(st.median3Range![0]).toBeCloseTo(0.6185 / 0.2376, 6);
+    expect(st.median3Range![1]).toBeCloseTo(0.6185 / 0.2376, 6);
+  });
+
+  it('compares the same configs at the same shapes across two sets of runs (bench/stability.ts)', () => {
+    const a = [
+      row('x', 'coopmat-f16', [512, 4096, 4096], 0.1, { msSamples: [0.1, 0.1, 0.1] }),
+      // Slow in this set with every batch agreeing: the slow phase outlasted the row.
+      row('y', 'coopmat-f16', [512, 4096, 4096], 0.2209, { msSamples: [0.2209, 0.2191, 0.2209] }),
+      row('z', 'coopmat-f16', [512, 4096, 4096], 0.1, { msSamples: [0.1, 0.1] }),
+      // The same id at another shape is another row; a failed row is not compared.
+      row('x', 'coopmat-f16', [128, 4096, 4096], 0.05),
+      row('w', 'coopmat-f16', [512, 4096, 4096], 0.5, { correctness: { ...pass, pass: false } }),
+    ];
+    const b = [
+      row('x', 'coopmat-f16', [512, 4096, 4096], 0.102),
+      row('y', 'coopmat-f16', [512, 4096, 4096], 0.1247),
+      // Slower in b, its batches disagreeing.
+      row('z', 'coopmat-f16', [512, 4096, 4096], 0.25, { msSamples: [0.5, 0.25] }),
+      row('w', 'coopmat-f16', [512, 4096, 4096], 0.1),
+    ];
+    const c = compareRuns(a, b);
+    expect(c.common).toBe(3);
+    expect(c.same).toBe(1);
+    expect(c.slowerInA).toMatchObject({ rows: 1, agreed: 1 });
+    expect(c.slowerInA.range![0]).toBeCloseTo(0.2209 / 0.1247, 6);
+    expect(c.slowerInA.examples.map((e) => e.key)).toEqual(['y 512x4096x4096']);
+    expect(c.slowerInB).toMatchObject({ rows: 1, agreed: 0, range: [2.5, 2.5] });
   });
 });
