@@ -2,12 +2,14 @@
 // side by side with baselines measured in the same run. See docs/benchmarks.md for the method.
 //
 //   npx tsx bench/bench.ts [--quick] [--json out.json] [--filter REGEX] [--torch torch.json]
-//                          [--no-tune] [--tune-every-shape] [--reps N] [--target-ms T]
+//                          [--no-tune] [--tune-every-shape] [--reps N] [--sweeps N] [--target-ms T]
 //                          [--shapes m,n,k;m,n,k] [--no-moe]
 //                          [--dawn-toggles T1,T2] [--dawn-standalone]
 //
 // --quick: CI-size problems (seconds on SwiftShader): checks the harness, not speed.
 // --reps N: timed batches a row (default BENCH_REPS = 6, N more when they disagree; the fastest counts).
+// --sweeps N: time every passing row N times, in sweeps over each problem's rows; the fastest sweep counts
+//             (default 1; MoE rows take one).
 // --torch: a torch_baseline.py JSON from the same machine (bench/h200.sh writes one first), so the
 //          bench can print the WebGPU : torch._int_mm ratio measured in the same command.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -41,6 +43,7 @@ function parseArgs(argv: string[]): CliOptions {
     else if (a === '--tune-every-shape') opts.tuneEveryShape = true;
     else if (a === '--no-moe') opts.moe = false;
     else if (a === '--reps') opts.reps = Number(next());
+    else if (a === '--sweeps') opts.sweeps = Number(next());
     else if (a === '--target-ms') opts.targetMs = Number(next());
     // Extra Dawn toggles, comma-separated (e.g. disable_robustness, to measure what the bounds checks cost).
     else if (a === '--dawn-toggles') opts.extraToggles = next();

@@ -97,6 +97,55 @@ describe('bench harness (quick, SwiftShader)', () => {
     expect(r.headline?.bestInt8).toBeUndefined();
   });
 
+  it('times every passing row again in a later sweep and keeps the fastest sweep', async () => {
+    const gpu = await benchGpu();
+    const lines: string[] = [];
+    const r = await runBench(gpu, {
+      quick: true,
+      tune: false,
+      moe: false,
+      reps: 1,
+      targetMs: 0,
+      sweeps: 3,
+      filter: /^(mmq-q8-tiled\/|mmq-q4k-rt\/scalar|coopmat-f16\/scalar\/.*,split@|gemm-f32)/,
+      // The dp4a arm made wrong: a failed row is never timed again.
+      mutateWgsl: (id, wgsl) =>
+        id.startsWith('mmq-q8-tiled/dp4a') ? wgsl.replace('kb < kbc', 'kb + 1u < kbc') : wgsl,
+      log: (s) => lines.push(s),
+    });
+    const passed = r.rows.filter((x) => x.correctness?.pass && x.ms !== undefined);
+    expect(new Set(passed.map((x) => x.family))).toEqual(
+      new Set(['mmq-q8-tiled', 'mmq-q4k-rt', 'coopmat-f16', 'gemm-f32']),
+    );
+    for (const x of passed) {
+      expect(x.msSweeps, x.id).toHaveLength(3);
+      expect(x.ms).toBe(Math.min(...x.msSweeps!));
+      // The batches, passes and window are the kept sweep's.
+      expect(Math.min(...x.msSamples!)).toBeCloseTo(x.passMs ? x.passMs[x.passMs.length - 1]! : x.ms!, 9);
+      if (x.passMs)
+        expect(x.ms).toBeCloseTo(
+          x.passMs.reduce((a, b) => a + b, 0),
+          9,
+        );
+    }
+    const wrong = r.rows.find((x) => x.id.startsWith('mmq-q8-tiled/dp4a'))!;
+    expect(wrong.correctness?.pass).toBe(false);
+    expect(wrong.msSweeps).toBeUndefined();
+    // Sweeps 2 and 3 go over a problem's rows in reverse order (the Q4_K problem: mmq-q4k-rt was benched
+    // before coopmat-f16, so it is timed again after it), each sweep after the last; the wrong row never.
+    const sweepLines = lines.filter((l) => l.startsWith('[sweep '));
+    expect(sweepLines).toHaveLength(2 * passed.length);
+    expect(sweepLines.some((l) => l.includes('mmq-q8-tiled/dp4a'))).toBe(false);
+    const at = (sweep: number, id: string) =>
+      sweepLines.findIndex((l) => l.startsWith(`[sweep ${sweep}] ${id} `));
+    const rt = passed.find((x) => x.family === 'mmq-q4k-rt')!.id;
+    const cm = passed.find((x) => x.family === 'coopmat-f16')!.id;
+    expect(r.rows.findIndex((x) => x.id === rt)).toBeLessThan(r.rows.findIndex((x) => x.id === cm));
+    expect(at(2, cm)).toBeGreaterThanOrEqual(0);
+    expect(at(2, cm)).toBeLessThan(at(2, rt));
+    expect(at(2, rt)).toBeLessThan(at(3, cm));
+  });
+
   it("apptune runs the worker's hunt and autokernel per shape, and reports a failing shape instead of stopping", async () => {
     const { device, caps } = await getTestGpu();
     const lines: string[] = [];
