@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { getTestGpu } from './gpu';
 import { runAppTune } from '../bench/apptune';
-import { runBench, table, type BenchRow } from '../bench/harness';
+import { runBench, table, type BenchOptions, type BenchRow } from '../bench/harness';
 import { BENCH_REPS, batchesAgree, timedBatches } from '../bench/exec';
 import type { BenchGpu } from '../bench/dawn';
 import { sampleIndices } from '../bench/oracle';
@@ -16,18 +16,25 @@ async function benchGpu(): Promise<BenchGpu> {
   return { gpu: undefined as unknown as GPU, device, adapter, caps, flags: [] };
 }
 
+/** A quick run (one batch a row, no batch-size estimate) with its log lines; `opts` adds to or overrides it. */
+async function quickBench(opts: Partial<BenchOptions>) {
+  const gpu = await benchGpu();
+  const lines: string[] = [];
+  const r = await runBench(gpu, {
+    quick: true,
+    tune: false,
+    moe: false,
+    reps: 1,
+    targetMs: 0,
+    log: (s) => lines.push(s),
+    ...opts,
+  });
+  return { r, lines };
+}
+
 describe('bench harness (quick, SwiftShader)', () => {
   it('benches every family, gates each config and derives the same-run ratios', async () => {
-    const gpu = await benchGpu();
-    const lines: string[] = [];
-    const r = await runBench(gpu, {
-      quick: true,
-      tune: true,
-      moe: true,
-      reps: 1,
-      targetMs: 0,
-      log: (s) => lines.push(s),
-    });
+    const { r, lines } = await quickBench({ tune: true, moe: true });
     const measured = r.rows.filter((x) => x.ms !== undefined);
     const families = new Set(measured.map((x) => x.family));
     for (const f of [
@@ -77,13 +84,7 @@ describe('bench harness (quick, SwiftShader)', () => {
   });
 
   it('flags a wrong kernel as WRONG instead of reporting its speed', async () => {
-    const gpu = await benchGpu();
-    const r = await runBench(gpu, {
-      quick: true,
-      tune: false,
-      moe: false,
-      reps: 1,
-      targetMs: 0,
+    const { r } = await quickBench({
       filter: /^mmq-q8-tiled\/dp4a/,
       // Skip the last 32-block of K: a plausible loop-bound bug that still writes every element.
       mutateWgsl: (_id, wgsl) => wgsl.replace('kb < kbc', 'kb + 1u < kbc'),
@@ -98,20 +99,12 @@ describe('bench harness (quick, SwiftShader)', () => {
   });
 
   it('times every passing row again in a later sweep and keeps the fastest sweep', async () => {
-    const gpu = await benchGpu();
-    const lines: string[] = [];
-    const r = await runBench(gpu, {
-      quick: true,
-      tune: false,
-      moe: false,
-      reps: 1,
-      targetMs: 0,
+    const { r, lines } = await quickBench({
       sweeps: 3,
       filter: /^(mmq-q8-tiled\/|mmq-q4k-rt\/scalar|coopmat-f16\/scalar\/.*,split@|gemm-f32)/,
       // The dp4a arm made wrong: a failed row is never timed again.
       mutateWgsl: (id, wgsl) =>
         id.startsWith('mmq-q8-tiled/dp4a') ? wgsl.replace('kb < kbc', 'kb + 1u < kbc') : wgsl,
-      log: (s) => lines.push(s),
     });
     const passed = r.rows.filter((x) => x.correctness?.pass && x.ms !== undefined);
     expect(new Set(passed.map((x) => x.family))).toEqual(
