@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { eachFlag } from './args';
-import type { BenchRow } from './harness';
+import { rowShape, type BenchRow } from './harness';
 
 export interface ClockSample {
   /** ms since the epoch (UTC). */
@@ -82,7 +82,7 @@ export function rowClocks(
     const mem = inside.flatMap((s) => (s.memMiB !== undefined ? [s.memMiB] : []));
     out.push({
       id: r.id,
-      shape: `${r.m}x${r.n}x${r.k}${r.experts ? ` e${r.experts}` : ''}`,
+      shape: rowShape(r),
       ms: r.ms,
       samples: mhz.length,
       ...(mhz.length ? { minMhz: mhz[0]!, medianMhz: mhz[mhz.length >> 1]! } : {}),

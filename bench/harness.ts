@@ -399,6 +399,9 @@ async function resweep(
     }
 }
 
+/** A row's shape as the tables print it: "MxNxK", and " eE" for an MoE row over E experts. */
+export const rowShape = (r: BenchRow): string => `${r.m}x${r.n}x${r.k}${r.experts ? ` e${r.experts}` : ''}`;
+
 /** The row of a benched config, identified as family/arm/tile unless `id` says otherwise. */
 function benchRow(
   family: string,
@@ -1316,7 +1319,7 @@ export function table(result: BenchResult): string[] {
   );
   for (const r of result.rows) {
     if (r.ms === undefined) continue;
-    const shape = `${r.m}x${r.n}x${r.k}${r.experts ? ` e${r.experts}` : ''}`;
+    const shape = rowShape(r);
     const c = r.correctness;
     lines.push(
       `${r.id.padEnd(43)} ${shape.padEnd(16)} ${fmt(r.ms, 4).padStart(11)} ${fmt(r.tops, 1).padStart(6)} ${fmt(r.weightGBs, 0).padStart(7)} ${(r.peakFraction !== undefined ? fmt(100 * r.peakFraction, 1) : '-').padStart(6)} ${fmt(r.vsF32).padStart(5)} ${fmt(r.vsScalar).padStart(8)} ${fmt(r.vsIncumbent).padStart(7)}  ${c?.pass ? 'ok' : 'WRONG'} ${c ? c.relToMax.toExponential(1) : ''}`,

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { eachFlag } from './args';
 import { BATCH_SPREAD_LIMIT, batchesAgree } from './exec';
-import type { BenchRow } from './harness';
+import { rowShape, type BenchRow } from './harness';
 
 /** A row slower than this factor (median of three against fastest, or one run against another) counts. */
 export const SLOWER = 1.05;
@@ -64,7 +64,7 @@ export function batchStats(rows: readonly BenchRow[]): BatchStats {
   return st;
 }
 
-const rowKey = (r: BenchRow) => `${r.id} ${r.m}x${r.n}x${r.k}${r.experts ? ` e${r.experts}` : ''}`;
+const rowKey = (r: BenchRow) => `${r.id} ${rowShape(r)}`;
 
 export interface SlowSide {
   /** Rows this side took more than BATCH_SPREAD_LIMIT x the other side's time. */
