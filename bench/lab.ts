@@ -525,6 +525,32 @@ const SPECS: LabSpec[] = [
     ),
   ]),
   spec('AB14-4144-k64#2', { arrA: true, ks: 64 }),
+  // Round 15: A staged as B is (16-byte loads, f16 stores, matrix loads from workgroup memory: ldmatrix
+  // instead of four 32-bit global loads a lane a fragment), at blocks whose two operands' stages fit the
+  // 48 KiB an SM holds, against the lab copy with A direct. Round 3 tried this only at 2,4,4,4 (128x256).
+  spec('AB15-4144-k64', { arrA: true, ks: 64 }),
+  spec('AB15-8128-k64', { arrA: true, ks: 64, ...W(8, 1, 2, 8) }),
+  ...(
+    [
+      [W(8, 1, 2, 8), 16, 8, 2],
+      [W(8, 1, 2, 8), 16, 0, 2],
+      [W(8, 1, 2, 8), 32, 8, 1],
+      [W(8, 1, 2, 8), 32, 0, 2],
+      [W(4, 2), 16, 8, 2],
+      [W(4, 2), 32, 8, 1],
+      [W(4, 1), 16, 0, 2],
+      [W(4, 1), 16, 8, 2],
+      [W(4, 1), 32, 8, 1],
+      [W(4, 1), 32, 0, 2],
+      [W(8, 1, 2, 4), 32, 8, 1],
+      [W(8, 1, 2, 4), 32, 0, 2],
+      [W(4, 2, 2, 4), 16, 8, 2],
+      [W(4, 2, 2, 4), 32, 8, 2],
+    ] as const
+  ).map(([w, ks, pad, nbuf]) =>
+    spec(`VV15-${w.wm}${w.wn}${w.rm}${w.rn}-k${ks}-p${pad}-b${nbuf}`, { ...VV, ...AB, ...w, ks, pad, nbuf }),
+  ),
+  spec('AB15-4144-k64#2', { arrA: true, ks: 64 }),
 ];
 
 /** f16 values (k - 15) / 16, k in 0..30: exact in f16, and every product and partial sum exact in f32. */
