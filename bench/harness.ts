@@ -1281,7 +1281,9 @@ export function headlineLines(h: Headline): string[] {
   if (f16) {
     const x = (ms: number | undefined) => (ms === undefined ? undefined : ms / f16.ms);
     lines.push(
-      `torch f16 matmul at ${s}: ${fmt(f16.ms, 4)} ms ${fmt(f16.tflops, 1)} TFLOP/s${oneAtATime(f16.msCall)}; best plan ${fmt(x(h.bestAny?.ms))}x it` +
+      `torch f16 matmul at ${s}: ${fmt(f16.ms, 4)} ms ${fmt(f16.tflops, 1)} TFLOP/s${oneAtATime(f16.msCall)}` +
+        // A run with no dense plan at this shape (e.g. `--filter moe`) has nothing to compare.
+        (h.bestAny ? `; best plan ${fmt(x(h.bestAny.ms))}x it` : '') +
         (h.gemmPassMs !== undefined ? `, its GEMM pass ${fmt(x(h.gemmPassMs))}x` : '') +
         (h.goalGemmPassMs !== undefined ? `, the goal's GEMM pass ${fmt(x(h.goalGemmPassMs))}x` : ''),
     );

@@ -169,6 +169,11 @@ describe('bench report over several commands', () => {
     expect(lines.find((l) => l.startsWith('torch f16'))).toMatch(
       /^torch f16 matmul at 2048x4096x4096: 0\.1000 ms 687\.0 TFLOP\/s \(one call at a time: 0\.1244 ms\); best plan 2\.40x it/,
     );
+    // A run with no dense plan at the shape (`--filter moe`) states torch's f16 time without a ratio.
+    const f16Only = headlineLines(headline({ rows: [], torch }, at)).find((l) => l.startsWith('torch f16'));
+    expect(f16Only).toBe(
+      'torch f16 matmul at 2048x4096x4096: 0.1000 ms 687.0 TFLOP/s (one call at a time: 0.1244 ms)',
+    );
     const md = renderReport([bench('new.json', rows, torch)]);
     expect(md).toContain('| W^T one call at a time ms |');
     expect(md).toContain('| 2048x4096x4096 | 0.5500 | 0.0900 | 1.0 | 0.1070 | 0.1000 | 687.0 | 0.1244 |');
