@@ -2,8 +2,9 @@
 // the same digits the bench's own table prints, so the docs hold no number the bench did not print.
 //   npx tsx bench/report.ts bench.json [more-bench.json ...] [probe.json]
 // Several bench files (one H200 command holds ~6 shapes in its 10 minutes): the first gives the headline
-// and the tuning; each later file adds the shapes (and MoE rows) no earlier file has. Files are told
-// apart by content (a probe JSON has `rates`, a bench JSON `rows`).
+// and the tuning; each later file adds the (shape, family) pairs (and MoE rows) no earlier file has, so
+// the int8 families can come from another command than coopmat's at the same shape. Files are told apart
+// by content (a probe JSON has `rates`, a bench JSON `rows`).
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { fmt, headline, headlineLines, type BenchResult, type BenchRow } from './harness';
@@ -144,29 +145,34 @@ export interface ReportFile {
 }
 
 /**
- * Merge bench runs: the first gives the headline and the tuning; each later one adds the shapes (and MoE
- * expert counts) no earlier one has. torch._int_mm for a shape comes from the command that benched the
- * shape when it ran torch too (the same-command rule), else from the first file.
+ * Merge bench runs: the first gives the headline and the tuning; each later one adds the (shape, family)
+ * pairs (and MoE expert counts) no earlier one has. torch._int_mm for a shape comes from the command of
+ * the shape's fastest passing quantized GEMM when that command ran torch (the same-command rule), else
+ * from the first command that ran torch at the shape.
  */
 export function mergeBenches(benches: ReportFile[]) {
   if (!benches.length) throw new Error('no bench JSON (with rows) among the arguments');
-  const keyOf = (r: BenchRow) => (r.experts ? `moe ${r.experts}` : shapeOf(r));
+  const keyOf = (r: BenchRow) => (r.experts ? `moe ${r.experts}` : `${shapeOf(r)} ${r.family}`);
   const name = (p: string) => p.split('/').pop()!;
   const b = { ...(benches[0]!.j as unknown as BenchResult) };
-  const have = new Set(b.rows.map(keyOf));
-  const from = (p: string) => (t: TorchIntMm) => ({ ...t, from: name(p) });
-  const torch = new Map<string, TorchAt>(
-    [...torchBest(b.torch)].map(([k, t]) => [k, from(benches[0]!.p)(t)]),
-  );
-  for (const { p, j } of benches.slice(1)) {
+  const have = new Set<string>();
+  const fileOf = new Map<BenchRow, string>();
+  const torchOf = new Map<string, Map<string, TorchIntMm>>();
+  b.rows = [];
+  for (const { p, j } of benches) {
     const more = (j as unknown as BenchResult).rows.filter((r) => !have.has(keyOf(r)));
+    more.forEach((r) => fileOf.set(r, name(p)));
+    // Marked after the file's own rows are taken: a file may hold a family at a shape several times.
+    more.forEach((r) => have.add(keyOf(r)));
     b.rows = [...b.rows, ...more];
-    const own = torchBest((j as unknown as BenchResult).torch);
-    for (const r of more) {
-      have.add(keyOf(r));
-      const t = own.get(shapeOf(r));
-      if (t) torch.set(shapeOf(r), from(p)(t));
-    }
+    torchOf.set(name(p), torchBest((j as unknown as BenchResult).torch));
+  }
+  const torch = new Map<string, TorchAt>();
+  for (const s of new Set(b.rows.filter((r) => !r.experts).map(shapeOf))) {
+    const best = fastestAt(b.rows, s, (r) => r.family !== 'gemm-f32');
+    const own = best && fileOf.get(best);
+    const from = own && torchOf.get(own)?.has(s) ? own : [...torchOf].find(([, t]) => t.has(s))?.[0];
+    if (from) torch.set(s, { ...torchOf.get(from)!.get(s)!, from });
   }
   return { b, torch };
 }

@@ -89,6 +89,28 @@ describe('bench report over several commands', () => {
     expect(torch.get('2048x4096x4096')).toMatchObject({ ms: 0.1, layout: 'nk_t' });
   });
 
+  it('adds a family another command benched at a shape the first has, torch following the fastest row', () => {
+    const int8 = bench(
+      'd.json',
+      [row('mmq/x', 'mmq-q8-tile', H, 4.7), row('coopmat/x', 'coopmat-f16', H, 0.01)],
+      {
+        int_mm: [intMm(2048, 4096, 4096, 'nk_t', 0.2)],
+      },
+    );
+    const { b, torch } = mergeBenches([first, int8]);
+    // d.json's int8 row joins; its coopmat row does not (a.json has coopmat-f16 at the shape).
+    expect(b.rows.filter((r) => r.m === 2048).map((r) => r.ms)).toEqual([0.3, 2, 4.7]);
+    expect(torch.get('2048x4096x4096')).toMatchObject({ ms: 0.1, from: 'a.json' });
+    // When the other command's row is the fastest, its own torch is the one it is set against.
+    const faster = bench('e.json', [row('mmq/x', 'mmq-q8-tile', H, 0.25)], {
+      int_mm: [intMm(2048, 4096, 4096, 'nk_t', 0.2)],
+    });
+    expect(mergeBenches([first, faster]).torch.get('2048x4096x4096')).toMatchObject({
+      ms: 0.2,
+      from: 'e.json',
+    });
+  });
+
   it('prints the per-shape torch ratio of the fastest passing quantized GEMM', () => {
     const md = renderReport([first, second, third]);
     const line = (shape: string) => md.split('\n').find((l) => l.startsWith(`| ${shape} | coopmat`));
