@@ -16,6 +16,9 @@ const fastestAt = (rows: BenchRow[], s: string, pick: (r: BenchRow) => boolean) 
   rows
     .filter((r) => ok(r) && !r.experts && shapeOf(r) === s && pick(r))
     .reduce<BenchRow | undefined>((b, r) => (!b || r.ms! < b.ms! ? r : b), undefined);
+/** The fastest passing quantized GEMM at shape `s` (any family but the f32 baseline): the row a shape's
+ * torch ratio is about, so the merge takes torch from its command and the ratio table divides by it. */
+const bestQuantizedAt = (rows: BenchRow[], s: string) => fastestAt(rows, s, (r) => r.family !== 'gemm-f32');
 
 /** The fastest passing row of each family at each dense shape. */
 export function bestPerFamily(rows: BenchRow[]): string[] {
@@ -89,7 +92,7 @@ export function versusTorch(rows: BenchRow[], torch: Map<string, TorchAt>) {
     '| --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const s of [...new Set(rows.filter((r) => !r.experts).map(shapeOf))]) {
-    const best = fastestAt(rows, s, (r) => r.family !== 'gemm-f32');
+    const best = bestQuantizedAt(rows, s);
     const t = torch.get(s);
     if (!best) continue;
     const passes = best.passMs?.map((v) => fmt(v, 4)).join(' + ') ?? '-';
@@ -161,15 +164,17 @@ export function mergeBenches(benches: ReportFile[]) {
   b.rows = [];
   for (const { p, j } of benches) {
     const more = (j as unknown as BenchResult).rows.filter((r) => !have.has(keyOf(r)));
-    more.forEach((r) => fileOf.set(r, name(p)));
-    // Marked after the file's own rows are taken: a file may hold a family at a shape several times.
-    more.forEach((r) => have.add(keyOf(r)));
+    // Marked after the whole file is filtered: a file may hold a family at a shape several times.
+    for (const r of more) {
+      fileOf.set(r, name(p));
+      have.add(keyOf(r));
+    }
     b.rows = [...b.rows, ...more];
     torchOf.set(name(p), torchBest((j as unknown as BenchResult).torch));
   }
   const torch = new Map<string, TorchAt>();
   for (const s of new Set(b.rows.filter((r) => !r.experts).map(shapeOf))) {
-    const best = fastestAt(b.rows, s, (r) => r.family !== 'gemm-f32');
+    const best = bestQuantizedAt(b.rows, s);
     const own = best && fileOf.get(best);
     const from = own && torchOf.get(own)?.has(s) ? own : [...torchOf].find(([, t]) => t.has(s))?.[0];
     if (from) torch.set(s, { ...torchOf.get(from)!.get(s)!, from });
