@@ -1,22 +1,23 @@
 // `npm run bench`: every kernel family at LLM prefill shapes on the local WebGPU adapter (Node + Dawn),
-// side by side with baselines measured in the same run. See docs/benchmarks.md for the method.
+// through the same runner the app and the tuner use, side by side with baselines measured in the same
+// run. See docs/benchmarks.md for the method.
 //
 //   npx tsx bench/bench.ts [--quick] [--json out.json] [--filter REGEX] [--torch torch.json]
 //                          [--no-tune] [--tune-every-shape] [--reps N] [--sweeps N] [--target-ms T]
-//                          [--shapes m,n,k;m,n,k] [--no-moe]
+//                          [--shapes m,n,k;m,n,k] [--no-moe] [--moe-only] [--moe e,t,k;...]
 //                          [--dawn-toggles T1,T2] [--dawn-standalone]
 //
 // --quick: CI-size problems (seconds on SwiftShader): checks the harness, not speed.
-// --reps N: timed batches a row (default BENCH_REPS = 6, N more when they disagree; the fastest counts).
-// --sweeps N: time every passing row N times, in sweeps over each problem's rows; the fastest sweep counts
-//             (default 1; MoE rows take one).
+// --reps N: timed batches a row (default TIMING_DEFAULTS.batches; as many again when they disagree).
+// --sweeps N: time every passing row N times, in sweeps over each problem's rows; the fastest counts.
+// --moe e,t,k;...: MoE cases as experts,tokens,top-k at n = k = 4096 (default: 8 and 64 experts x 32..2048 tokens, top-2).
 // --torch: a torch_baseline.py JSON from the same machine (bench/h200.sh writes one first), so the
-//          bench can print the WebGPU : torch._int_mm ratio measured in the same command.
+//          bench can print the ratios measured in the same command.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { TIMING_DEFAULTS } from '../src/kernels/gpu/runner';
 import { eachFlag } from './args';
 import { adapterInfoRecord, dawnFlags, openBenchGpu, type BenchGpu } from './dawn';
-import { BENCH_REPS } from './exec';
-import { parseShapes, runBench, type BenchOptions } from './harness';
+import { parseShapes, runBench, type BenchOptions, type MoeCase } from './harness';
 
 type CliOptions = BenchOptions & {
   json?: string;
@@ -25,13 +26,29 @@ type CliOptions = BenchOptions & {
   standalone?: boolean;
 };
 
+/** A positive whole number from a flag, or an error naming the flag. */
+function count(flag: string, v: string): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < 1) throw new Error(`${flag} needs a positive whole number, got '${v}'`);
+  return n;
+}
+
+function parseMoe(list: string): MoeCase[] {
+  return list.split(';').map((s) => {
+    const [experts, tokens, topk] = s.split(',').map((v) => count('--moe', v));
+    if (experts === undefined || tokens === undefined || topk === undefined)
+      throw new Error(`--moe: bad case "${s}" (want experts,tokens,top-k)`);
+    return { experts, tokens, topk, n: 4096, k: 4096 };
+  });
+}
+
 function parseArgs(argv: string[]): CliOptions {
   const opts: CliOptions = {
     quick: false,
     tune: true,
     moe: true,
-    reps: BENCH_REPS,
-    targetMs: 25,
+    reps: TIMING_DEFAULTS.batches,
+    targetMs: TIMING_DEFAULTS.targetMs,
   };
   eachFlag(argv, (a, next) => {
     if (a === '--quick') opts.quick = true;
@@ -39,12 +56,13 @@ function parseArgs(argv: string[]): CliOptions {
     else if (a === '--filter') opts.filter = new RegExp(next());
     else if (a === '--torch') opts.torchPath = next();
     else if (a === '--no-tune') opts.tune = false;
-    // Tune coopmat-f16's tile and staging at every shape (the tuner's per-shape cache, as the app keys it).
     else if (a === '--tune-every-shape') opts.tuneEveryShape = true;
     else if (a === '--no-moe') opts.moe = false;
-    else if (a === '--reps') opts.reps = Number(next());
-    else if (a === '--sweeps') opts.sweeps = Number(next());
-    else if (a === '--target-ms') opts.targetMs = Number(next());
+    else if (a === '--moe-only') opts.dense = false;
+    else if (a === '--moe') opts.moeCases = parseMoe(next());
+    else if (a === '--reps') opts.reps = count(a, next());
+    else if (a === '--sweeps') opts.sweeps = count(a, next());
+    else if (a === '--target-ms') opts.targetMs = count(a, next());
     // Extra Dawn toggles, comma-separated (e.g. disable_robustness, to measure what the bounds checks cost).
     else if (a === '--dawn-toggles') opts.extraToggles = next();
     // Dawn standalone: without the toggles Chrome enables by default (see BROWSER_DEFAULT_TOGGLES).
@@ -90,7 +108,7 @@ async function main() {
 main().then(
   () => process.exit(0),
   (e: unknown) => {
-    console.error('bench failed:', e);
+    console.error(`bench: ${e instanceof Error ? e.message : String(e)}`);
     process.exit(1);
   },
 );

@@ -1,15 +1,8 @@
-// Sampled oracles: the full CPU reference of a 2048x4096x4096 MMQ is ~69 G multiply-adds of JS (many
-// minutes), so the bench checks every benched config at a fixed sample of output elements -- the four
-// corners, the first/last rows and columns around each tile edge, and random interior points -- and,
-// separately, that the whole output was written (no NaN survives the poisoned buffer). Each element is
-// computed exactly as the full oracle does (same f32 order for the MMQ kernels).
-import { mmqQ4kElement, q4kNibbles } from '../src/kernels/mmq';
-import type { MmqQ4kData } from '../src/kernels/quant/gen';
-import { q4kMin, q4kNibble, q4kRows, q4kScale } from '../src/kernels/quant/q4k';
-import { roundToF16 } from '../src/kernels/quant/f16';
-import { fastWords } from './data';
-
-const f = Math.fround;
+// Sampled output elements, for the peers the bench times beside its own rows (ONNX Runtime), whose
+// outputs are checked at a fixed sample -- the four corners, the first/last rows and columns around
+// each tile edge, and random interior points -- since their full CPU reference at prefill shapes is
+// minutes of JS. (The bench's own rows are gated on sampled rows by the runner's problem session.)
+import { fastWords } from '../src/kernels/quant/synthetic';
 
 /**
  * Flat output indices to check for a rows x cols output: corners, edges of 16/32/64/128-wide tiles near
@@ -33,34 +26,4 @@ export function sampleIndices(rows: number, cols: number, random = 128): Uint32A
   const w = fastWords(2 * random, rows * 31 + cols);
   for (let i = 0; i < random; i++) out.add((w[2 * i]! % rows) * cols + (w[2 * i + 1]! % cols));
   return Uint32Array.from([...out].sort((a, b) => a - b));
-}
-
-/**
- * The affine Q4_K MMQ oracle (mmqQ4kRef's f32 order) at activation row `xrow`, weight row `wrow`: the
- * kernel oracle's element on that one weight row, so only its k nibbles are decoded.
- */
-export function q4kElement(d: MmqQ4kData, xrow: number, wrow: number, k: number): number {
-  const w = q4kRows(d.w, wrow, 1, k);
-  return mmqQ4kElement({ ...d, w }, q4kNibbles(w, 1, k), xrow, 0, k);
-}
-
-/** Dequantized Q4_K weight value (row, col) in f32: d*sc*q - dmin*m. */
-export function q4kWeightAt(d: MmqQ4kData, row: number, col: number, k: number): number {
-  const nsb = k / 256;
-  const b = col >> 5;
-  const blk = row * nsb + (b >> 3);
-  const is = b & 7;
-  const dd = f(d.w.d[blk]! * q4kScale(d.w.scales, blk * 3, is));
-  const mm = f(d.w.dmin[blk]! * q4kMin(d.w.scales, blk * 3, is));
-  return f(f(dd * q4kNibble(d.w.qs, blk, is, col & 31)) - mm);
-}
-
-/**
- * The f16 coopmat twin's math at (xrow, wrow): both operands rounded to f16 (the activation x and the
- * scale-folded weight), products summed in f64. The kernel sums in f32, so gate scale-relatively.
- */
-export function f16Element(x: Float32Array, d: MmqQ4kData, xrow: number, wrow: number, k: number): number {
-  let s = 0;
-  for (let l = 0; l < k; l++) s += roundToF16(x[xrow * k + l]!) * roundToF16(q4kWeightAt(d, wrow, l, k));
-  return s;
 }

@@ -5,7 +5,7 @@ import { getTestGpu, withValidation } from './gpu';
 import { judge } from '../src/kernels/compare';
 import { ShapeError } from '../src/kernels/family';
 import { decodeOwnership } from '../src/kernels/gpu/instrument';
-import { runPlan } from '../src/kernels/gpu/run';
+import { runPlan } from '../src/kernels/gpu/runner';
 import {
   gemmF32AnalyticOwnership,
   gemmF32Plan,
@@ -40,7 +40,7 @@ describe('f32 baseline GEMM (Dawn on SwiftShader)', () => {
       const w = randomF32(n * k, 2n + BigInt(n));
       // Poison: the output buffer starts as NaN-free zeros, so also check every element was stored.
       const r = await withValidation(device, () =>
-        runPlan(device, gemmF32Plan(x, w, m, n, k, tile, caps, { instrument: true }), {
+        runPlan(device, gemmF32Plan({ x, w }, m, n, k, tile, caps, { instrument: true }), {
           read: [GEMM_OWNER_BUFFER],
         }),
       );
@@ -68,7 +68,7 @@ describe('f32 baseline GEMM (Dawn on SwiftShader)', () => {
     const [m, n, k] = [32, 32, 64];
     const x = randomF32(m * k, 7n);
     const w = randomF32(n * k, 8n);
-    const plan = gemmF32Plan(x, w, m, n, k, GEMM_F32_SMALL_TILE, caps);
+    const plan = gemmF32Plan({ x, w }, m, n, k, GEMM_F32_SMALL_TILE, caps);
     // Drop the last K step: a plausible off-by-one in the loop bound.
     const broken = plan.passes[0]!.wgsl.replace('k0 < dims.k', 'k0 + BK < dims.k');
     expect(broken).not.toBe(plan.passes[0]!.wgsl);
@@ -84,12 +84,12 @@ describe('f32 baseline GEMM (Dawn on SwiftShader)', () => {
     expect(() => gemmF32Wgsl({ bm: 30, bn: 32, bk: 16, tm: 4, tn: 4 })).toThrow(ShapeError);
     const x = new Float32Array(32 * 100);
     const w = new Float32Array(32 * 100);
-    expect(() => gemmF32Plan(x, w, 32, 32, 100, GEMM_F32_SMALL_TILE, caps)).toThrow(
+    expect(() => gemmF32Plan({ x, w }, 32, 32, 100, GEMM_F32_SMALL_TILE, caps)).toThrow(
       /k = 100 is not a multiple of bk = 16/,
     );
     // 256 threads fit SwiftShader; the default tile's 16 KiB of workgroup memory fits its 32 KiB too.
-    expect(() => gemmF32Plan(x, w, 32, 32, 100, { ...GEMM_F32_DEFAULT_TILE, tm: 4, tn: 4 }, caps)).toThrow(
-      /threads > maxComputeInvocationsPerWorkgroup/,
-    );
+    expect(() =>
+      gemmF32Plan({ x, w }, 32, 32, 100, { ...GEMM_F32_DEFAULT_TILE, tm: 4, tn: 4 }, caps),
+    ).toThrow(/threads > maxComputeInvocationsPerWorkgroup/);
   });
 });

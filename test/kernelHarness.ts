@@ -2,11 +2,12 @@
 // off, one test per arm, one run path, the oracle gate plus the bit-exact check, and recorded ownership.
 import { afterAll, expect, it } from 'vitest';
 import { judge, type Gate, type Verdict } from '../src/kernels/compare';
-import type { PreparedProblem } from '../src/kernels/family';
-import { ARMS, int8ArmSupport, planeWidth, type Arm } from '../src/kernels/gpu/caps';
+import type { BuiltProblem } from '../src/kernels/family';
+import { MMQ_ARMS } from '../src/kernels/mmq';
+import { planeWidth, type Arm } from '../src/kernels/gpu/caps';
 import { decodeOwnership, type OwnershipMap } from '../src/kernels/gpu/instrument';
 import type { KernelPlan } from '../src/kernels/gpu/plan';
-import { runPlan } from '../src/kernels/gpu/run';
+import { runPlan } from '../src/kernels/gpu/runner';
 import { getTestGpu, type TestGpu } from './gpu';
 
 export const REL: Gate = { kind: 'rel-to-max', tol: 1e-6 };
@@ -55,7 +56,7 @@ export interface KernelHarness extends TestGpu {
   /** Assert the gate and bit-exactness against the oracle; return the gate's verdict. */
   check(got: Float32Array, want: Float32Array, gate: Gate, label: string): Verdict;
   /** Run the instrumented plan: assert every element stored exactly once; return the map and the output. */
-  recordOwnership(p: PreparedProblem): Promise<{ own: OwnershipMap; output: Float32Array }>;
+  recordOwnership(p: BuiltProblem): Promise<{ own: OwnershipMap; output: Float32Array }>;
 }
 
 /**
@@ -86,10 +87,10 @@ export async function openKernelHarness(tag: string): Promise<KernelHarness> {
     caps,
     planeFor: (arm) => (arm === 'subgroup-matrix' ? caps.subgroupMaxSize : planeWidth(caps)),
     perArm(name, fn) {
-      for (const arm of ARMS) {
-        const s = int8ArmSupport(caps, arm);
-        if (s.ok) it(`${name} [${arm}]`, () => fn(arm));
-        else it.skip(`${name} [${arm}: skipped, ${s.reason}]`, () => fn(arm));
+      for (const { arm, unavailable } of MMQ_ARMS) {
+        const why = unavailable(caps, {});
+        if (!why) it(`${name} [${arm}]`, () => fn(arm));
+        else it.skip(`${name} [${arm}: skipped, ${why}]`, () => fn(arm));
       }
     },
     runOut,
@@ -106,8 +107,8 @@ export async function openKernelHarness(tag: string): Promise<KernelHarness> {
       return v;
     },
     async recordOwnership(p) {
-      const r = await runPlan(device, p.instrumentedPlan, { read: [p.ownerBuffer] });
-      const own = decodeOwnership(r.reads[p.ownerBuffer]!, p.rows, p.cols);
+      const r = await runPlan(device, p.instrumentedPlan(), { read: [p.ownerBuffer] });
+      const own = decodeOwnership(r.reads[p.ownerBuffer]!, p.facts.rows, p.facts.cols);
       expect(own.count.every((c) => c === 1)).toBe(true);
       return { own, output: new Float32Array(r.output) };
     },

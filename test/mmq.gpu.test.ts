@@ -4,8 +4,7 @@
 // the instrumented kernel, and a broken epilogue that must fail the gate.
 import { describe, expect, it } from 'vitest';
 import { judge, type Gate } from '../src/kernels/compare';
-import type { ProblemConfig } from '../src/kernels/family';
-import { defaultInt8Arm, int8ArmSupport, planeWidth, type Arm } from '../src/kernels/gpu/caps';
+import { planeWidth, type Arm } from '../src/kernels/gpu/caps';
 import { ownershipDiff } from '../src/kernels/gpu/instrument';
 import {
   buildMmqPlan,
@@ -14,13 +13,16 @@ import {
   mmqPresetSpec,
   mmqQ4kRef,
   mmqQ8Ref,
+  MMQ_ARMS,
   type MmqKernelId,
-  type MmqPreparedProblem,
   type MmqSpec,
 } from '../src/kernels/mmq';
+import { configOf } from './configs';
 import { BIT, openKernelHarness, REL, SEED_TAIL_SHAPES } from './kernelHarness';
 
 const { caps, planeFor, perArm, runOut, check, recordOwnership } = await openKernelHarness('mmq gpu');
+/** The fastest arm the adapter runs without subgroup matrices (the text checks below edit its WGSL). */
+const fastestScalarArm: Arm = MMQ_ARMS[1].unavailable(caps, {}) ? 'scalar' : 'dp4a';
 
 type Shape = readonly [number, number, number];
 
@@ -33,7 +35,7 @@ async function runPreset(
   extra: Partial<MmqSpec> = {},
 ) {
   const spec = { ...mmqPresetSpec(id, { m, n, k, arm, plane: planeFor(arm) }), ...extra };
-  const ds = mmqDataset(spec.weights, m, n, k, 'seed', 0);
+  const ds = mmqDataset(spec.weights, m, n, k, 'reference', 0);
   const got = await runOut(buildMmqPlan(ds.inputs, m, n, k, spec));
   const want =
     ds.inputs.weights === 'q8_0' ? mmqQ8Ref(ds.inputs.data, m, n, k) : mmqQ4kRef(ds.inputs.data, m, n, k);
@@ -73,7 +75,7 @@ describe('mmq-q4k-rt (mmq_q4k_wmma_rt)', () => {
     const codes = new Set<string>();
     for (const [m, n, k] of SEED_TAIL_SHAPES) {
       const spec = mmqPresetSpec('mmq-q4k-rt', { m, n, k, arm, plane: planeFor(arm) });
-      const ds = mmqDataset('q4k', m, n, k, 'seed', 0);
+      const ds = mmqDataset('q4k', m, n, k, 'reference', 0);
       const plan = buildMmqPlan(ds.inputs, m, n, k, spec);
       codes.add(plan.passes[0]!.wgsl);
       if (ds.inputs.weights !== 'q4k') throw new Error('q4k data expected');
@@ -90,10 +92,10 @@ describe('mmq-q4k-rt (mmq_q4k_wmma_rt)', () => {
       m,
       n,
       k,
-      arm: defaultInt8Arm(caps) === 'subgroup-matrix' ? 'dp4a' : defaultInt8Arm(caps),
+      arm: fastestScalarArm,
       plane: planeWidth(caps),
     });
-    const ds = mmqDataset('q4k', m, n, k, 'seed', 0);
+    const ds = mmqDataset('q4k', m, n, k, 'reference', 0);
     if (ds.inputs.weights !== 'q4k') throw new Error('q4k data expected');
     const plan = buildMmqPlan(ds.inputs, m, n, k, spec);
     const good = plan.passes[0]!.wgsl;
@@ -136,7 +138,7 @@ describe('mmq-q4k-tile (mmq_q4k_wmma_tile)', () => {
   it('gives identical bits for every plane width the partition divides by (4, 8, 32)', async () => {
     // The scalar arms use no subgroup operation, so a logical plane of any width that divides 256
     // must reproduce the same bits: per = 256/plane elements per lane, workgroup = nwarp * plane.
-    const arm = int8ArmSupport(caps, 'dp4a').ok ? 'dp4a' : 'scalar';
+    const arm = fastestScalarArm;
     const tile = { wm: 2, wn: 2, rm: 1, rn: 1 };
     const ref = await runPreset('mmq-q4k-tile', [32, 32, 256], arm, REL, { tile, plane: 4 });
     for (const plane of [8, 32]) {
@@ -147,34 +149,25 @@ describe('mmq-q4k-tile (mmq_q4k_wmma_tile)', () => {
 });
 
 describe('families end to end (random data, the adapter default arm)', () => {
-  const arm = defaultInt8Arm(caps);
-  // Shapes the seed twins above already compiled (static dims bake the shape), so no new pipelines.
-  const shapes: Record<string, Partial<ProblemConfig>> = {
+  // Shapes the reference twins above already compiled (static dims bake the shape), so no new pipelines.
+  const shapes: Record<string, Record<string, number>> = {
     'mmq-q8-naive': { m: 16, n: 32, k: 256 },
     'mmq-q8-tiled': { m: 32, n: 64, k: 128 },
     'mmq-q4k-blk': { m: 32, n: 64, k: 512 },
     'mmq-q4k-rt': { m: 17, n: 50, k: 512 },
-    'mmq-q4k-tile': { m: 32, n: 32, k: 256, tile: { wm: 2, wn: 2, rm: 1, rn: 1 } },
+    'mmq-q4k-tile': { m: 32, n: 32, k: 256, wm: 2, wn: 2, rm: 1, rn: 1 },
   };
   for (const fam of mmqFamilies) {
-    it(`${fam.id}: ${fam.seedName} on quantized f32 tensors passes its gate; error split reported`, async () => {
-      const config: ProblemConfig = {
-        kernel: fam.id,
-        arm,
-        plane: planeFor(arm),
-        ...fam.defaults,
-        ...shapes[fam.id],
-        dataSource: 'random',
-        dataSeed: 0,
-      };
+    it(`${fam.id}: ${fam.reference} on quantized f32 tensors passes its gate; error split reported`, async () => {
+      const config = configOf(fam, caps, shapes[fam.id], { data: { source: 'random', seed: 0 } });
       expect(fam.validate(config, caps)).toEqual([]);
-      const p = fam.prepare(config, caps) as MmqPreparedProblem;
-      const got = await runOut(p.plan);
-      const oracle = p.oracle() as Float32Array;
-      const v = check(got, oracle, p.gate, fam.id);
-      const quant = judge(oracle, p.fullPrecision!(), REL);
+      const b = fam.build(config, caps);
+      const got = await runOut(b.plan);
+      const oracle = b.facts.oracle() as Float32Array;
+      const v = check(got, oracle, b.facts.gate, fam.id);
+      const quant = judge(oracle, b.facts.fullPrecision!(), REL);
       console.log(
-        `[mmq gpu] ${fam.id} ${config.m}x${config.n}x${config.k} ${arm}: kernel rel ${v.relToMax.toExponential(2)}, quantization rel ${quant.relToMax.toExponential(2)}`,
+        `[mmq gpu] ${fam.id} ${JSON.stringify(shapes[fam.id])} ${config.arm}: kernel rel ${v.relToMax.toExponential(2)}, quantization rel ${quant.relToMax.toExponential(2)}`,
       );
       expect(quant.relToMax).toBeGreaterThan(0);
       expect(quant.relToMax).toBeLessThan(0.1);
@@ -183,23 +176,22 @@ describe('families end to end (random data, the adapter default arm)', () => {
 });
 
 describe('ownership: the instrumented run equals the analytic map, every element stored once', () => {
-  const cases: [MmqKernelId, Partial<ProblemConfig>][] = [
+  const cases: [MmqKernelId, Record<string, number>][] = [
     ['mmq-q8-naive', { m: 32, n: 16, k: 128 }],
     ['mmq-q8-tiled', { m: 64, n: 2048, k: 64 }],
     ['mmq-q4k-rt', { m: 40, n: 100, k: 256 }],
-    ['mmq-q4k-tile', { m: 100, n: 300, k: 256, tile: { wm: 2, wn: 2, rm: 2, rn: 2 } }],
+    ['mmq-q4k-tile', { m: 100, n: 300, k: 256, wm: 2, wn: 2, rm: 2, rn: 2 }],
   ];
   for (const [id, over] of cases) {
     perArm(`${id} ${JSON.stringify(over)}`, async (arm) => {
       const fam = mmqFamilies.find((f) => f.id === id)!;
-      const config: ProblemConfig = { kernel: id, arm, plane: planeFor(arm), ...fam.defaults, ...over };
-      const p = fam.prepare(config, caps) as MmqPreparedProblem;
-      const { own, output } = await recordOwnership(p);
-      for (const phase of p.phases.filter((ph) => !p.opaquePhases.includes(ph))) {
-        expect(ownershipDiff(own, p.analyticOwnership(phase), { counts: true }), phase).toBe(0);
+      const b = fam.build(configOf(fam, caps, over, { arm, plane: planeFor(arm) }), caps);
+      const { own, output } = await recordOwnership(b);
+      for (const phase of b.facts.phases.filter((ph) => ph !== 'fragment-store')) {
+        expect(ownershipDiff(own, b.facts.analyticOwnership(phase), { counts: true }), phase).toBe(0);
       }
       // Recording ownership does not change the result.
-      expect(judge(output, await runOut(p.plan), BIT).mismatches).toBe(0);
+      expect(judge(output, await runOut(b.plan), BIT).mismatches).toBe(0);
     });
   }
 });

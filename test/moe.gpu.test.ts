@@ -1,47 +1,52 @@
 // The MoE family on Dawn/SwiftShader: the stable slot grouping (moe_expert_rows) and the expert-indexed
-// Q4_K MMQ (mmq_q4k_id) against their oracles -- the seed's tests at E=1 plus what its CPU runtime could
+// Q4_K MMQ (mmq_q4k_id) against their oracles -- the reference's tests at E=1 plus what its CPU runtime could
 // not run: several experts, uneven routing with an idle expert, the grid-stride, ownership.
 import { describe, expect, it } from 'vitest';
 import { judge } from '../src/kernels/compare';
-import type { ProblemConfig } from '../src/kernels/family';
-import { defaultInt8Arm, type Arm } from '../src/kernels/gpu/caps';
+import type { DataChoice } from '../src/kernels/family';
+import { defaultArm } from '../src/kernels/gpu/arms';
+import type { Arm } from '../src/kernels/gpu/caps';
 import { ownershipDiff } from '../src/kernels/gpu/instrument';
 import type { KernelPlan } from '../src/kernels/gpu/plan';
-import { runPlan } from '../src/kernels/gpu/run';
+import { runPlan } from '../src/kernels/gpu/runner';
 import { buildMmqPlan, mmqDataset, mmqPresetSpec, mmqQ4kRef, type MmqSpec } from '../src/kernels/mmq';
 import {
   moeExpertRowsPass,
   moeExpertRowsRef,
+  buildMoe,
   moeFamily,
   moeRouting,
   moeRoutingWords,
-  prepareMoe,
   splitRouting,
   type MoeOverrides,
 } from '../src/kernels/moe';
+import { configOf } from './configs';
 import { BIT, openKernelHarness, REL, SEED_TAIL_SHAPES } from './kernelHarness';
 
 const { device, caps, planeFor, perArm, runOut, check, recordOwnership } = await openKernelHarness('moe gpu');
-/** The seed test's routing: deliberately uneven, expert 3 never chosen, expert 0 most. */
+/** The reference test's routing: deliberately uneven, expert 3 never chosen, expert 0 most. */
 const SEED_IDS = new Uint32Array([0, 2, 0, 4, 1, 0, 2, 4, 0, 1, 2, 0]);
 
-function config(arm: Arm, over: Partial<ProblemConfig>): ProblemConfig {
-  return { kernel: 'moe-q4k-id', arm, plane: planeFor(arm), ...moeFamily.defaults, ...over };
-}
+const config = (
+  arm: Arm,
+  params: Record<string, number>,
+  data: DataChoice = { source: 'reference', seed: 0 },
+) => configOf(moeFamily, caps, params, { arm, plane: planeFor(arm), data });
 
-/** Prepare, run and gate one routed problem; returns the prepared problem and its output. */
-async function runMoe(arm: Arm, over: Partial<ProblemConfig>, o: MoeOverrides = {}) {
-  const p = prepareMoe(config(arm, over), caps, o);
+/** Build, run and gate one routed problem; returns the built problem and its output. */
+async function runMoe(arm: Arm, params: Record<string, number>, o: MoeOverrides = {}, data?: DataChoice) {
+  const p = buildMoe(config(arm, params, data), caps, o);
   const got = await runOut(p.plan);
   const pr = p.problem;
   check(
     got,
-    p.oracle() as Float32Array,
+    p.facts.oracle() as Float32Array,
     REL,
     `moe E${pr.experts} top${pr.topk} ${pr.tokens}x${pr.n}x${pr.k} ytiles ${pr.ytiles} ${arm}`,
   );
   return { p, got };
 }
+const ARM = defaultArm(moeFamily, caps, moeFamily.defaults);
 
 describe('moe_expert_rows', () => {
   async function group(ids: Uint32Array, experts: number, cap: number) {
@@ -89,14 +94,14 @@ describe('moe_expert_rows', () => {
 describe('mmq-q4k-id (mmq_q4k_id)', () => {
   perArm('matches mmqQ4kIdRef with tails at E=1', async (arm) => {
     for (const [m, n, k] of SEED_TAIL_SHAPES) {
-      await runMoe(arm, { m, n, k, experts: 1, topk: 1, ytiles: Math.ceil(m / 32) });
+      await runMoe(arm, { tokens: m, n, k, experts: 1, topk: 1, ytiles: Math.ceil(m / 32) });
     }
   });
 
   perArm('is bit-identical to mmq-q4k-rt at E=1 with identity routing (32x64x512)', async (arm) => {
     const [m, n, k] = [32, 64, 512];
-    const { got } = await runMoe(arm, { m, n, k, experts: 1, topk: 1, ytiles: 1 });
-    const ds = mmqDataset('q4k', m, n, k, 'seed', 0);
+    const { got } = await runMoe(arm, { tokens: m, n, k, experts: 1, topk: 1, ytiles: 1 });
+    const ds = mmqDataset('q4k', m, n, k, 'reference', 0);
     const rt = await runOut(
       buildMmqPlan(ds.inputs, m, n, k, mmqPresetSpec('mmq-q4k-rt', { m, n, k, arm, plane: planeFor(arm) })),
     );
@@ -106,43 +111,46 @@ describe('mmq-q4k-id (mmq_q4k_id)', () => {
 
   perArm('grid-stride covers every row: 128 slots on ytiles 1..4', async (arm) => {
     for (const ytiles of [1, 2, 3, 4])
-      await runMoe(arm, { m: 128, n: 64, k: 256, experts: 1, topk: 1, ytiles });
+      await runMoe(arm, { tokens: 128, n: 64, k: 256, experts: 1, topk: 1, ytiles });
   });
 
   perArm('8 experts, top-2 routing, 40 tokens x 100 x 256 (tails, multi-expert grid)', async (arm) => {
-    await runMoe(arm, { m: 40, n: 100, k: 256, experts: 8, topk: 2, ytiles: 2 });
+    await runMoe(arm, { tokens: 40, n: 100, k: 256, experts: 8, topk: 2, ytiles: 2 });
   });
 
   perArm("the seed's uneven routing: an idle expert, one expert with 5 of 12 slots", async (arm) => {
-    await runMoe(arm, { m: 12, n: 64, k: 256, experts: 5, topk: 1, ytiles: 1 }, { ids: SEED_IDS, cap: 8 });
+    await runMoe(
+      arm,
+      { tokens: 12, n: 64, k: 256, experts: 5, topk: 1, ytiles: 1 },
+      { ids: SEED_IDS, cap: 8 },
+    );
   });
 
   it("the generator's indexed Q8_0 variant: 8 experts top-2, 16 tokens x 64 x 64", async () => {
-    const arm = defaultInt8Arm(caps);
+    const arm = ARM;
     const spec: MmqSpec = {
       ...mmqPresetSpec('moe-q4k-id', { m: 0, n: 0, k: 0, arm, plane: planeFor(arm) }),
       weights: 'q8_0',
     };
-    await runMoe(arm, { m: 16, n: 64, k: 64, experts: 8, topk: 2, ytiles: 1 }, { spec });
+    await runMoe(arm, { tokens: 16, n: 64, k: 256, experts: 8, topk: 2, ytiles: 1 }, { spec });
   });
 
   it('the family on random data (defaults: 32 tokens, 8 experts top-2, 128 x 512) passes its gate', async () => {
-    const arm = defaultInt8Arm(caps);
-    const c = config(arm, { dataSource: 'random', dataSeed: 3 });
-    expect(moeFamily.validate(c, caps)).toEqual([]);
-    const { p } = await runMoe(arm, { dataSource: 'random', dataSeed: 3 });
-    const quant = judge(p.oracle() as Float32Array, p.fullPrecision!(), REL);
+    const arm = ARM;
+    const data: DataChoice = { source: 'random', seed: 3 };
+    expect(moeFamily.validate(config(arm, {}, data), caps)).toEqual([]);
+    const { p } = await runMoe(arm, {}, {}, data);
+    const quant = judge(p.facts.oracle() as Float32Array, p.facts.fullPrecision!(), REL);
     console.log(
-      `[moe gpu] family defaults ${arm}: quantization rel ${quant.relToMax.toExponential(2)}, weight bytes ${p.weightBytes}`,
+      `[moe gpu] family defaults ${arm}: quantization rel ${quant.relToMax.toExponential(2)}, weight bytes ${p.facts.weightBytes}`,
     );
     expect(quant.relToMax).toBeLessThan(0.1);
   });
 
   it('ownership: the instrumented run equals the analytic map (8 experts top-2, ytiles 2)', async () => {
-    const arm = defaultInt8Arm(caps);
-    const p = prepareMoe(config(arm, { m: 40, n: 100, k: 256, experts: 8, topk: 2, ytiles: 2 }), caps);
+    const p = buildMoe(config(ARM, { tokens: 40, n: 100, k: 256, experts: 8, topk: 2, ytiles: 2 }), caps);
     const { own, output } = await recordOwnership(p);
-    expect(ownershipDiff(own, p.analyticOwnership('scalar-epilogue'))).toBe(0);
-    check(output, p.oracle() as Float32Array, REL, 'instrumented');
+    expect(ownershipDiff(own, p.facts.analyticOwnership('scalar-epilogue'))).toBe(0);
+    check(output, p.facts.oracle() as Float32Array, REL, 'instrumented');
   });
 });

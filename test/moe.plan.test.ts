@@ -1,7 +1,7 @@
 // Node tier for the MoE family: the grouping oracle, seeded routing, the two-pass plan, and shape /
 // routing preconditions rejected with ShapeError before any dispatch.
 import { describe, expect, it } from 'vitest';
-import { ShapeError, type ProblemConfig } from '../src/kernels/family';
+import { ShapeError, type ResolvedConfig } from '../src/kernels/family';
 import { SWIFTSHADER_CAPS as caps } from '../src/kernels/gpu/testCaps';
 import {
   buildMoePlan,
@@ -10,17 +10,18 @@ import {
   moeFamily,
   moeProblemOf,
   moeRouting,
-  prepareMoe,
+  buildMoe,
   usedExperts,
   type MoeProblem,
 } from '../src/kernels/moe';
 import { mmqDataset, mmqPresetSpec } from '../src/kernels/mmq';
 
-const config = (over: Partial<ProblemConfig> = {}): ProblemConfig => ({
+const config = (params: Record<string, number> = {}, over: Partial<ResolvedConfig> = {}): ResolvedConfig => ({
   kernel: 'moe-q4k-id',
   arm: 'dp4a',
   plane: 4,
-  ...moeFamily.defaults,
+  data: { source: 'reference', seed: 0 },
+  params: { ...moeFamily.defaults, ...params },
   ...over,
 });
 const SEED_IDS = new Uint32Array([0, 2, 0, 4, 1, 0, 2, 4, 0, 1, 2, 0]);
@@ -55,17 +56,17 @@ describe('moeRouting', () => {
 
 describe('the two-pass plan', () => {
   it('groups, then runs the indexed GEMM over (n-tiles, ytiles, experts) as the main pass', () => {
-    const c = config({ m: 40, n: 100, k: 256, experts: 8, topk: 2, ytiles: 2 });
-    const p = prepareMoe(c, caps);
+    const c = config({ tokens: 40, n: 100, k: 256, experts: 8, topk: 2, ytiles: 2 });
+    const p = buildMoe(c, caps);
     expect(p.plan.passes.map((x) => x.label)).toEqual(['moe_expert_rows', 'moe-q4k-id']);
     expect(p.plan.mainPass).toBe(1);
     expect(p.plan.passes[1]!.workgroups).toEqual([2, 2, 8]);
-    expect([p.rows, p.cols, p.ops]).toEqual([80, 100, 2 * 80 * 100 * 256]);
+    expect([p.facts.rows, p.facts.cols, p.facts.ops]).toEqual([80, 100, 2 * 80 * 100 * 256]);
     const own = moeAnalyticOwnership(p.spec, p.problem);
     expect(own.count.every((v) => v === 1)).toBe(true);
   });
   it('the E=1 problem with identity routing has the dense rt ownership shape', () => {
-    const p = moeProblemOf(config({ m: 64, n: 64, k: 256, experts: 1, topk: 1, ytiles: 1 }));
+    const p = moeProblemOf(config({ tokens: 64, n: 64, k: 256, experts: 1, topk: 1, ytiles: 1 }));
     const own = moeAnalyticOwnership(
       mmqPresetSpec('moe-q4k-id', { m: 0, n: 0, k: 0, arm: 'dp4a', plane: 4 }),
       p,
@@ -77,20 +78,21 @@ describe('the two-pass plan', () => {
 
 describe('preconditions throw ShapeError before any dispatch', () => {
   it('routing: ids out of range, an expert over cap, topk > experts', () => {
-    expect(() => prepareMoe(config({ m: 12, topk: 1, experts: 4 }), caps, { ids: SEED_IDS, cap: 8 })).toThrow(
-      /ids\[3\] = 4 is not an expert \(0\.\.3\)/,
-    );
-    expect(() => prepareMoe(config({ m: 12, topk: 1, experts: 5 }), caps, { ids: SEED_IDS, cap: 4 })).toThrow(
-      /an expert has 5 slots > cap 4/,
-    );
-    expect(moeFamily.validate(config({ topk: 9, experts: 8 }), caps).join()).toMatch(
-      /topk = 9 > experts = 8/,
-    );
-    expect(() => moeFamily.prepare(config({ topk: 9, experts: 8 }), caps)).toThrow(ShapeError);
+    expect(() =>
+      buildMoe(config({ tokens: 12, topk: 1, experts: 4 }), caps, { ids: SEED_IDS, cap: 8 }),
+    ).toThrow(/ids\[3\] = 4 is not an expert \(0\.\.3\)/);
+    expect(() =>
+      buildMoe(config({ tokens: 12, topk: 1, experts: 5 }), caps, { ids: SEED_IDS, cap: 4 }),
+    ).toThrow(/an expert has 5 slots > cap 4/);
+    // One message for one problem: no follow-on complaint about the routing it makes impossible.
+    expect(moeFamily.validate(config({ topk: 9, experts: 8 }), caps)).toEqual([
+      "top-k = 9 > experts = 8: each token's experts must be distinct",
+    ]);
+    expect(() => moeFamily.build(config({ topk: 9, experts: 8 }), caps)).toThrow(ShapeError);
   });
   it('shape: k a Q4_K super-block multiple; the ids length must be tokens*topk', () => {
     expect(moeFamily.validate(config({ k: 300 }), caps).join()).toMatch(/k = 300 is not a multiple of 256/);
-    const ds = mmqDataset('q4k', 4, 64, 256, 'seed', 0);
+    const ds = mmqDataset('q4k', 4, 64, 256, 'reference', 0);
     const spec = mmqPresetSpec('moe-q4k-id', { m: 0, n: 0, k: 0, arm: 'dp4a', plane: 4 });
     const bad: MoeProblem = {
       tokens: 4,
@@ -107,15 +109,15 @@ describe('preconditions throw ShapeError before any dispatch', () => {
       buildMoePlan(ds.inputs, { ...bad, ids: new Uint32Array(4) }, { ...spec, indexed: false }),
     ).toThrow(/indexed spec/);
   });
-  it('buffers must fit maxStorageBufferBindingSize', () => {
+  it('buffers must fit maxStorageBufferBindingSize (checked from the plan)', () => {
     const small = { ...caps, limits: { ...caps.limits, maxStorageBufferBindingSize: 1 << 20 } };
-    expect(moeFamily.validate(config({ experts: 64, n: 1024, k: 1024 }), small).join()).toMatch(
-      /expert weight bank is 33554432 B > maxStorageBufferBindingSize 1048576/,
+    expect(() => moeFamily.build(config({ experts: 64, n: 1024, k: 1024 }), small)).toThrow(
+      /buffer wqs is 33554432 bytes > this adapter's 1048576 \(maxStorageBufferBindingSize\)/,
     );
   });
   it('the subgroup-matrix arm is refused on an adapter without it, with the reason', () => {
-    expect(moeFamily.validate(config({ arm: 'subgroup-matrix', plane: 4 }), caps).join()).toMatch(
-      /does not expose chromium-experimental-subgroup-matrix/,
+    expect(moeFamily.validate(config({}, { arm: 'subgroup-matrix', plane: 4 }), caps).join()).toMatch(
+      /has no subgroup matrices \(chromium-experimental-subgroup-matrix/,
     );
   });
 });

@@ -1,251 +1,229 @@
-// The worker's 'tune' / 'autokernel' handler on a real WebGPU device (Dawn on SwiftShader): progress
-// per config, the full report, the cache replay of a stored run, the autokernel's choice, errors, cancel.
+// The worker's 'tune' / 'autokernel' handler on a real WebGPU device (Dawn on SwiftShader): progress per
+// config, the full report with the winner held to the family's own gate, the cache replay of a stored
+// run, a resumed hunt that does not measure again, the autokernel's choice, errors, cancel.
 import { describe, expect, it } from 'vitest';
-import { useTestGpu } from './gpu';
+import { KERNEL_FAMILIES } from '../src/kernels';
+import type { RunConfig } from '../src/kernels/family';
 import { deviceId } from '../src/kernels/gpu/caps';
-import { COOPMAT_PRIOR_CHOICES, huntSeeds, mmqQ4kIncumbent, tileSpaceFor } from '../src/kernels/tune';
 import type { TuneHandler } from '../src/workers/core';
-import { handleTuneRequest, tuneHandler } from '../src/workers/tune';
 import type { EvolutionParams, TuneReport, WorkerResponse } from '../src/workers/protocol';
+import { handleTuneRequest } from '../src/workers/tune';
+import { useTestGpu } from './gpu';
 
 // The worker core mounts the handler through its TuneHandler slot: this must type-check.
-const mounted: TuneHandler = tuneHandler;
+const mounted: TuneHandler = (req, ctx) =>
+  handleTuneRequest({ ...ctx, isCancelled: () => ctx.isCancelled() }, req, ctx.post);
 
 const gpu = useTestGpu();
+const base = (kernel: string, params: Record<string, number | string> = {}): RunConfig => ({
+  kernel,
+  arm: 'scalar',
+  data: { source: 'reference', seed: 0 },
+  params: { ...KERNEL_FAMILIES.find((f) => f.id === kernel)!.defaults, m: 16, n: 16, k: 256, ...params },
+});
 
 describe('worker handler on SwiftShader', () => {
-  const evoParams: EvolutionParams = {
-    population: 3,
-    generations: 2,
-    seed: 7,
-    measureIters: 1,
-    repeats: 1,
-    banks: 2,
-  };
+  const evo: EvolutionParams = { population: 3, generations: 2, seed: 7, measureMs: 1, batches: 1, banks: 2 };
 
   async function call(req: Parameters<typeof handleTuneRequest>[1], cancelAfter = Infinity) {
     const msgs: WorkerResponse[] = [];
-    let progress = 0;
+    let entries = 0;
     await handleTuneRequest(
-      { device: gpu().device, caps: gpu().caps, isCancelled: () => progress >= cancelAfter },
+      {
+        device: gpu().device,
+        caps: gpu().caps,
+        families: KERNEL_FAMILIES,
+        isCancelled: () => entries >= cancelAfter,
+      },
       req,
       (m) => {
         msgs.push(m);
-        if (m.type === 'tune-progress') progress++;
+        if (m.type === 'tune-progress' && m.entry) entries++;
       },
     );
     return msgs;
   }
+  const reportOf = (msgs: WorkerResponse[]): TuneReport => {
+    const done = msgs.at(-1);
+    if (done?.type !== 'tune-done') throw new Error(JSON.stringify(done));
+    return done.report;
+  };
 
   it("'tune' posts progress per config and the full report; passing it back replays it from the cache", async () => {
-    const msgs = await call({
-      type: 'tune',
-      id: 1,
-      op: 'mmq_q4k_tile',
-      m: 16,
-      n: 16,
-      k: 256,
-      evo: evoParams,
-    });
-    const done = msgs.at(-1);
-    expect(done?.type).toBe('tune-done');
-    if (done?.type !== 'tune-done') return;
-    const report: TuneReport = done.report;
-    expect(done.fromCache).toBe(false);
-    const progress = msgs.filter((m) => m.type === 'tune-progress');
-    expect(progress).toHaveLength(report.entries.length);
+    const msgs = await call({ type: 'tune', id: 1, base: base('mmq-q4k-tile'), evo });
+    const report = reportOf(msgs);
+    expect(msgs.at(-1)).toMatchObject({ fromCache: false });
+    const entries = msgs.filter((m) => m.type === 'tune-progress' && m.entry);
+    expect(entries).toHaveLength(report.entries.length);
     expect(report.entries.length).toBe(3 + 1); // generation 0, then population - elitism children
-    expect(report.entries[0]!.config).toBe('WM=2,WN=4,RM=1,RN=1'); // the incumbent is seeded first
+    expect(report.entries[0]).toMatchObject({ config: 'WM=2,WN=4,RM=1,RN=1,ARM=0', bm: 32, bn: 64 });
+    expect(report.entries[0]!.params).toMatchObject({ wm: 2, wn: 4, rm: 1, rn: 1, m: 16 });
+    expect(report).toMatchObject({
+      op: 'mmq_q4k_tile',
+      kernel: 'mmq-q4k-tile',
+      problem: 'm=16,n=16,k=256',
+      status: 'complete',
+    });
     expect(report.incumbentMs).toBeGreaterThan(0);
-    expect(report.bestMs).toBeLessThanOrEqual(report.incumbentMs!);
-    // The finalists: the fastest three and the incumbent, re-timed; the winner and the incumbent's ms are
-    // their re-timings, so the speedup compares like with like.
+    // The finalists include the incumbent; the winner is the fastest re-timing that passes the family's gate.
     const finals = report.finals!;
-    expect(finals.length).toBeGreaterThanOrEqual(2);
-    expect(finals.map((f) => f.config)).toContain('WM=2,WN=4,RM=1,RN=1');
-    expect(report.incumbentMs).toBe(finals.find((f) => f.config === 'WM=2,WN=4,RM=1,RN=1')!.ms);
+    expect(finals.map((f) => f.config)).toContain('WM=2,WN=4,RM=1,RN=1,ARM=0');
+    expect(report.incumbentMs).toBe(finals.find((f) => f.config === 'WM=2,WN=4,RM=1,RN=1,ARM=0')!.ms);
     expect(report.bestMs).toBe(Math.min(...finals.map((f) => f.ms)));
-    expect(finals.find((f) => f.config === report.winner)!.ms).toBe(report.bestMs);
-    expect(report.winner).not.toBe('');
+    expect(report.winnerVerdict).toEqual({ pass: true, gate: 'bit-exact', relToMax: 0, mismatches: 0 });
+    expect(report.winnerConfig?.params).toMatchObject({ m: 16, n: 16, k: 256 });
     expect(report.deviceId).toBe(deviceId(gpu().caps));
     expect(report.worstRel).toBeLessThan(1e-3);
     expect(report.bestPerGeneration).toHaveLength(2);
-    expect(
-      report.entries.every((e) => e.bm === e.tile.wm * e.tile.rm * 16 && e.bn === e.tile.wn * e.tile.rn * 16),
-    ).toBe(true);
+    expect(msgs.some((m) => m.type === 'tune-progress' && /checking the winner/.test(m.stage ?? ''))).toBe(
+      true,
+    );
 
-    const again = await call({
-      type: 'tune',
-      id: 2,
-      op: 'mmq_q4k_tile',
-      m: 16,
-      n: 16,
-      k: 256,
-      evo: evoParams,
-      cached: report,
-    });
+    const again = await call({ type: 'tune', id: 2, base: base('mmq-q4k-tile'), evo, cached: report });
     expect(again).toEqual([{ type: 'tune-done', id: 2, report, fromCache: true }]);
-    // A cached run of another shape is not a hit.
+    // A cached run of another problem, or an interrupted one, is not a hit.
     const other = await call({
       type: 'tune',
       id: 3,
-      op: 'mmq_q4k_tile',
-      m: 16,
-      n: 32,
-      k: 256,
-      evo: { ...evoParams, generations: 1, population: 2 },
+      base: base('mmq-q4k-tile', { n: 32 }),
+      evo: { ...evo, generations: 1, population: 2 },
       cached: report,
     });
     expect(other.at(-1)).toMatchObject({ type: 'tune-done', fromCache: false });
+    const partial = await call({
+      type: 'tune',
+      id: 4,
+      base: base('mmq-q4k-tile'),
+      evo: { ...evo, generations: 1, population: 2 },
+      cached: { ...report, status: 'interrupted' },
+    });
+    expect(partial.at(-1)).toMatchObject({ type: 'tune-done', fromCache: false });
+  });
+
+  it('a resumed hunt replays what it measured before the interruption and measures only the rest', async () => {
+    const first = await call({ type: 'tune', id: 5, base: base('mmq-q4k-tile'), evo }, 2);
+    expect(first.at(-1)).toEqual({ type: 'cancelled', id: 5 });
+    const measured = first.flatMap((m) => (m.type === 'tune-progress' && m.entry ? [m.entry] : []));
+    expect(measured).toHaveLength(2);
+    const resumed = await call({ type: 'tune', id: 6, base: base('mmq-q4k-tile'), evo, resume: measured });
+    const report = reportOf(resumed);
+    // The GA walks the same configs again (same seed); the first two come back with their old figures.
+    expect(report.entries.slice(0, 2).map((e) => [e.config, e.ms])).toEqual(
+      measured.map((e) => [e.config, e.ms]),
+    );
+    const fresh = await call({ type: 'tune', id: 7, base: base('mmq-q4k-tile'), evo });
+    expect(reportOf(fresh).entries.map((e) => e.config)).toEqual(report.entries.map((e) => e.config));
   });
 
   it("a coopmat 'tune' starts from the incumbent at every staging, then the priors, each run as a whole plan", async () => {
-    const population = 4 + COOPMAT_PRIOR_CHOICES.length;
+    const family = KERNEL_FAMILIES.find((f) => f.id === 'coopmat-f16')!;
+    const b = base('coopmat-f16', { m: 32, n: 64 });
+    const search = family.search!(b, gpu().caps);
     const msgs = await call({
       type: 'tune',
-      id: 2,
-      op: 'mmq_q4k_coopmat',
-      m: 32,
-      n: 64,
-      k: 256,
-      evo: { ...evoParams, population, generations: 1 },
+      id: 8,
+      base: b,
+      evo: { ...evo, population: 1 + search.seeds.length, generations: 1 },
     });
-    const done = msgs.at(-1);
-    expect(done?.type).toBe('tune-done');
-    if (done?.type !== 'tune-done') return;
-    const space = tileSpaceFor('mmq_q4k_coopmat');
-    const seeds = huntSeeds(space, mmqQ4kIncumbent(), 'one-pass').map((c) => space.name(c));
-    expect(done.report.entries.map((e) => e.config)).toEqual(seeds);
-    // Every prior runs here (the scalar arm's split plans, block tails included) and passes the gate.
-    const priors = done.report.entries.slice(4);
-    expect(priors.map((e) => ({ tile: e.tile, staging: e.staging }))).toEqual([...COOPMAT_PRIOR_CHOICES]);
-    for (const e of priors) expect(e.verdict, `${e.config}: ${e.reason ?? ''}`).toBe('measured');
-    expect(done.report.worstRel).toBeLessThan(5e-2);
+    const report = reportOf(msgs);
+    expect(report.entries.map((e) => e.config)).toEqual(
+      [search.incumbent, ...search.seeds].map((c) => search.space.name(c)),
+    );
+    // Every seed runs here (the scalar arm's split plans, block tails included) and passes the gate.
+    for (const e of report.entries) expect(e.verdict, `${e.config}: ${e.reason ?? ''}`).toBe('measured');
+    expect(new Set(report.entries.map((e) => e.params.staging))).toEqual(
+      new Set(['one-pass', 'prepass', 'fused-prepass', 'in-gemm']),
+    );
+    expect(report.worstRel).toBeLessThan(1e-5);
+    expect(report.winnerVerdict?.pass).toBe(true);
     // Every measured seed is re-timed among the finalists, so one spoiled search timing cannot drop it.
-    const measuredSeeds = done.report.entries.filter((e) => e.verdict === 'measured').map((e) => e.config);
-    expect(new Set(done.report.finals!.map((f) => f.config))).toEqual(new Set(measuredSeeds));
-    // Each re-timing is clocked (the dashboard and bench/apptune.ts show what the finalists cost).
-    for (const f of done.report.finals!) expect(f.wallMs).toBeGreaterThanOrEqual(0);
+    expect(new Set(report.finals!.map((f) => f.config))).toEqual(
+      new Set(report.entries.map((e) => e.config)),
+    );
   });
 
   it("'autokernel' serves the cached winner, or the incumbent (and says why)", async () => {
-    const base = { type: 'autokernel' as const, op: 'mmq_q4k_tile' as const, m: 16, n: 16, k: 256 };
-    const cold = await call({ ...base, id: 10 });
+    const cold = await call({ type: 'autokernel', id: 10, base: base('mmq-q4k-tile') });
     expect(cold).toHaveLength(1);
     expect(cold[0]).toMatchObject({
       type: 'autokernel-result',
       served: 'incumbent',
-      tile: mmqQ4kIncumbent(),
+      config: { params: { wm: 2, wn: 4, rm: 1, rn: 1 } },
       verdict: { pass: true },
     });
-    const warm = await call({ ...base, id: 11, cachedWinner: 'WM=1,WN=1,RM=1,RN=1' });
+    const warm = await call({
+      type: 'autokernel',
+      id: 11,
+      base: base('mmq-q4k-tile'),
+      cachedWinner: 'WM=1,WN=1,RM=1,RN=1,ARM=0',
+    });
     expect(warm[0]).toMatchObject({
-      type: 'autokernel-result',
-      served: 'WM=1,WN=1,RM=1,RN=1',
-      tile: { wm: 1, wn: 1, rm: 1, rn: 1 },
+      served: 'WM=1,WN=1,RM=1,RN=1,ARM=0',
+      config: { params: { wm: 1, wn: 1 } },
       verdict: { pass: true },
     });
-    const bad = await call({ ...base, id: 12, cachedWinner: 'WM=7,WN=1,RM=1,RN=1' });
-    expect(bad[0]).toMatchObject({
-      type: 'autokernel-result',
-      served: 'incumbent',
-      fallback: expect.stringMatching(/not a config/),
+    const bad = await call({
+      type: 'autokernel',
+      id: 12,
+      base: base('mmq-q4k-tile'),
+      cachedWinner: 'WM=7,WN=1,RM=1,RN=1,ARM=0',
     });
-    // The coopmat twin's configs name a staging too: the split plans run (pre-passes, then the GEMM)
-    // on this adapter's scalar arm, and the served staging comes back with the tile.
+    expect(bad[0]).toMatchObject({ served: 'incumbent', fallback: expect.stringMatching(/not a config/) });
+    // The coopmat twin's configs name a staging too: served with it.
     const coop = await call({
-      ...base,
-      op: 'mmq_q4k_coopmat',
+      type: 'autokernel',
       id: 13,
-      cachedWinner: 'WM=1,WN=1,RM=1,RN=1,STAGING=2',
+      base: base('coopmat-f16'),
+      cachedWinner: 'WM=8,WN=1,RM=1,RN=1,STAGING=3,ARM=0',
     });
     expect(coop[0]).toMatchObject({
-      type: 'autokernel-result',
-      served: 'WM=1,WN=1,RM=1,RN=1,STAGING=2',
-      tile: { wm: 1, wn: 1, rm: 1, rn: 1 },
-      staging: 'fused-prepass',
+      served: 'WM=8,WN=1,RM=1,RN=1,STAGING=3,ARM=0',
+      config: { params: { wm: 8, staging: 'in-gemm' } },
       verdict: { pass: true },
     });
-    // WM = 8 is in the coopmat twin's space only: served there, a fallback for the int8 op.
-    const wide = await call({
-      ...base,
-      op: 'mmq_q4k_coopmat',
-      id: 14,
-      cachedWinner: 'WM=8,WN=1,RM=1,RN=1,STAGING=3',
-    });
-    expect(wide[0]).toMatchObject({
-      type: 'autokernel-result',
-      served: 'WM=8,WN=1,RM=1,RN=1,STAGING=3',
-      tile: { wm: 8, wn: 1, rm: 1, rn: 1 },
-      staging: 'in-gemm',
-      verdict: { pass: true },
-    });
-    // A winner cached before the staging was searched: the incumbent with the arm's default staging.
-    const old = await call({ ...base, op: 'mmq_q4k_coopmat', id: 16, cachedWinner: 'WM=8,WN=1,RM=1,RN=1' });
-    expect(old[0]).toMatchObject({
-      served: 'incumbent',
-      tile: mmqQ4kIncumbent(),
-      staging: 'one-pass',
-      fallback: expect.stringMatching(/not a config/),
-    });
-    const int8Wide = await call({ ...base, id: 15, cachedWinner: 'WM=8,WN=1,RM=1,RN=1' });
-    expect(int8Wide[0]).toMatchObject({
-      served: 'incumbent',
-      fallback: expect.stringMatching(/not a config/),
-    });
-  });
-
-  it('the core-shaped tuneHandler posts through ctx.post', async () => {
     const msgs: WorkerResponse[] = [];
-    const ctx = {
-      device: gpu().device,
-      caps: gpu().caps,
-      deviceId: 'core-id',
-      post: (m: WorkerResponse) => msgs.push(m),
-      isCancelled: () => false,
-    };
-    await mounted({ type: 'autokernel', id: 30, op: 'mmq_q4k_tile', m: 16, n: 16, k: 256 }, ctx);
-    expect(msgs).toHaveLength(1);
+    await mounted(
+      { type: 'autokernel', id: 30, base: base('mmq-q4k-tile') },
+      {
+        device: gpu().device,
+        caps: gpu().caps,
+        deviceId: 'core-id',
+        families: KERNEL_FAMILIES,
+        post: (m) => msgs.push(m),
+        isCancelled: () => false,
+      },
+    );
     expect(msgs[0]).toMatchObject({ type: 'autokernel-result', id: 30, served: 'incumbent' });
   });
 
-  it('bad input is an error message, a cancel is a cancelled reply', async () => {
-    const shapeErr = await call({
-      type: 'tune',
-      id: 20,
-      op: 'mmq_q4k_tile',
-      m: 16,
-      n: 16,
-      k: 300,
-      evo: evoParams,
-    });
-    expect(shapeErr).toEqual([
+  it('bad input is an error message, a family without tuning is refused, a cancel is a cancelled reply', async () => {
+    expect(await call({ type: 'tune', id: 20, base: base('mmq-q4k-tile', { k: 300 }), evo })).toEqual([
       {
         type: 'error',
         id: 20,
         kind: 'shape',
-        message: expect.stringMatching(/k = 300 is not a multiple of 256/),
+        message: 'k = 300 is not a multiple of 256 (the Q4_K super-block)',
       },
     ]);
     const evoErr = await call({
       type: 'tune',
       id: 21,
-      op: 'mmq_q4k_tile',
-      m: 16,
-      n: 16,
-      k: 256,
-      evo: { ...evoParams, population: 0 },
+      base: base('mmq-q4k-tile'),
+      evo: { ...evo, population: 0 },
     });
     expect(evoErr[0]).toMatchObject({
       type: 'error',
       kind: 'shape',
       message: expect.stringMatching(/population/),
     });
-    const cancelled = await call(
-      { type: 'tune', id: 22, op: 'mmq_q4k_tile', m: 16, n: 16, k: 256, evo: evoParams },
-      2,
-    );
-    expect(cancelled.filter((m) => m.type === 'tune-progress')).toHaveLength(2);
+    const none = await call({ type: 'tune', id: 23, base: base('mmq-q4k-rt'), evo });
+    expect(none[0]).toMatchObject({
+      type: 'error',
+      kind: 'shape',
+      message: 'Q4_K MMQ, runtime dims + tails has no tuning',
+    });
+    const cancelled = await call({ type: 'tune', id: 22, base: base('mmq-q4k-tile'), evo }, 2);
+    expect(cancelled.filter((m) => m.type === 'tune-progress' && m.entry)).toHaveLength(2);
     expect(cancelled.at(-1)).toEqual({ type: 'cancelled', id: 22 });
   });
 });

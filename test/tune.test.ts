@@ -1,46 +1,40 @@
 // The pure tuner: Space, the seeded GA, the cache-fronted Tuner, the autokernel pick and the static
 // tier -- with fake evaluators whose fitness is a fixed function of the tile, so every search is exact.
 import { describe, expect, it } from 'vitest';
+import { CancelledError } from '../src/kernels/cancel';
+import { KERNEL_FAMILIES } from '../src/kernels';
+import { COOPMAT_STAGINGS } from '../src/kernels/coopmat';
+import type { RunConfig } from '../src/kernels/family';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
-import { fakeCaps } from '../src/kernels/gpu/testCaps';
-import { mmqWorkgroupBytes } from '../src/kernels/mmq';
-import { coopmatWorkgroupBytes } from '../src/kernels/coopmat';
-import { COOPMAT_STAGINGS } from '../src/kernels/family';
+import { fakeCaps, H200_F16_CONFIGS, H200_INT8_CONFIGS } from '../src/kernels/gpu/testCaps';
+import { tileGeometry } from '../src/kernels/tile';
 import {
-  choiceOf,
+  autokernelChoice,
   Evolution,
   finalsWallMs,
+  gateRows,
   MemoryTuneCache,
-  Space,
-  TuneCancelledError,
-  Tuner,
-  mmqQ4kIncumbent,
-  mmqQ4kSpace,
-  coopmatTileSpace,
-  tileSpaceFor,
   parseShapeKey,
   pickAutokernel,
-  autokernelChoice,
-  reject,
   PASS,
+  reject,
   shapeKey,
-  tileConfig,
-  tileGeometry,
-  tileLimits,
-  tileName,
-  tileOf,
-  tileStaticCheck,
-  tileSeeds,
-  huntSeeds,
-  COOPMAT_PRIOR_CHOICES,
-  stagingOf,
-  mmqQ4kStaticTier,
-  coopmatStaticTier,
+  Space,
+  tileFromSpace,
+  tileSpace,
+  tileValues,
+  tuneProblemKey,
+  Tuner,
   type Config,
   type Evaluator,
   type Measurement,
   type StaticVerdict,
 } from '../src/kernels/tune';
+import { PlanEvaluator } from '../src/workers/tune/evaluator';
+
+const INCUMBENT = { wm: 2, wn: 4, rm: 1, rn: 1 };
+const tileConfig = (space: Space, t: typeof INCUMBENT): Config => space.config(tileValues(t))!;
+const tileOf = tileFromSpace;
 
 /** A deterministic fitness over the tile space that counts its calls. */
 class FakeTileEval implements Evaluator {
@@ -97,71 +91,25 @@ const smallCaps = (over: Partial<AdapterCaps['limits']> = {}): AdapterCaps =>
   });
 
 describe('Space', () => {
-  const space = mmqQ4kSpace();
+  const space = tileSpace([1, 2, 4]);
 
-  it('enumerates the 108 tile configs, all feasible, in lexicographic order', () => {
+  it('enumerates the 99 tile configs (at most 16 planes and 16 fragments a plane), in lexicographic order', () => {
     const all = space.enumerate();
-    expect(all).toHaveLength(108);
+    expect(all).toHaveLength(99);
     expect(space.size).toBe(108);
     expect(space.name(all[0]!)).toBe('WM=1,WN=1,RM=1,RN=1');
     expect(space.name(all[1]!)).toBe('WM=1,WN=1,RM=1,RN=2');
-    expect(space.name(all[107]!)).toBe('WM=4,WN=4,RM=4,RN=8');
+    expect(space.name(all[98]!)).toBe('WM=4,WN=4,RM=4,RN=4');
     expect(all.every((c) => space.feasible(c))).toBe(true);
-  });
-
-  it('the coopmat space adds WM = 8 (WN <= 2) and the four stagings: 528 configs; each op gets its own', () => {
-    const cm = coopmatTileSpace();
-    const all = cm.enumerate();
-    expect(all).toHaveLength(132 * 4);
-    const tiles = [...new Set(all.map((c) => tileName(tileOf(cm, c))))];
-    expect(tiles).toHaveLength(132);
-    // The int8 space's tiles are a subset, in the same order; the added 24 are exactly WM = 8 with WN in {1, 2}.
-    expect(tiles.filter((n) => !n.startsWith('WM=8,'))).toEqual(space.enumerate().map((c) => space.name(c)));
-    const added = tiles.filter((n) => n.startsWith('WM=8,'));
-    expect(added).toHaveLength(24);
-    expect(added.every((n) => /^WM=8,WN=[12],/.test(n))).toBe(true);
-    // Every tile comes with every staging, and a config names its staging.
-    for (const staging of COOPMAT_STAGINGS)
-      expect(all.filter((c) => stagingOf(cm, c) === staging)).toHaveLength(132);
-    const best = tileConfig(cm, { wm: 8, wn: 1, rm: 2, rn: 8 }, 'in-gemm');
-    expect(cm.name(best)).toBe('WM=8,WN=1,RM=2,RN=8,STAGING=3');
-    expect(choiceOf(cm, best)).toEqual({ tile: { wm: 8, wn: 1, rm: 2, rn: 8 }, staging: 'in-gemm' });
-    expect(choiceOf(space, tileConfig(space, mmqQ4kIncumbent()))).toEqual({ tile: mmqQ4kIncumbent() });
-    expect(() => tileConfig(cm, { wm: 8, wn: 1, rm: 2, rn: 8 })).toThrow(/searches the staging too/);
-    expect(() => tileConfig(space, { wm: 8, wn: 1, rm: 2, rn: 8 })).toThrow(/not in the tile space/);
-    // A winner cached before the staging was searched does not parse: the autokernel falls back.
-    expect(cm.parse('WM=8,WN=1,RM=2,RN=8')).toBeUndefined();
-    expect(cm.feasible(cm.config({ WM: 8, WN: 4, RM: 1, RN: 1, STAGING: 0 })!)).toBe(false); // 32 planes
-    // A hunt's seeds: the tile at every staging the space searches.
-    expect(tileSeeds(cm, mmqQ4kIncumbent()).map((c) => cm.name(c))).toEqual(
-      [0, 1, 2, 3].map((i) => `WM=2,WN=4,RM=1,RN=1,STAGING=${i}`),
-    );
-    expect(tileSeeds(cm, mmqQ4kIncumbent(), 'in-gemm').map((c) => cm.name(c))).toEqual(
-      [3, 0, 1, 2].map((i) => `WM=2,WN=4,RM=1,RN=1,STAGING=${i}`),
-    );
-    expect(tileSeeds(space, mmqQ4kIncumbent())).toEqual([tileConfig(space, mmqQ4kIncumbent())]);
-    // A hunt adds the coopmat priors after the incumbent's seeds, each once, each feasible.
-    const hunt = huntSeeds(cm, mmqQ4kIncumbent(), 'prepass').map((c) => cm.name(c));
-    expect(hunt.slice(0, 4)).toEqual([1, 0, 2, 3].map((i) => `WM=2,WN=4,RM=1,RN=1,STAGING=${i}`));
-    expect(hunt.slice(4)).toEqual(
-      COOPMAT_PRIOR_CHOICES.map(({ tile, staging }) => cm.name(tileConfig(cm, tile, staging))),
-    );
-    expect(new Set(hunt).size).toBe(4 + COOPMAT_PRIOR_CHOICES.length);
-    for (const name of hunt) expect(cm.feasible(cm.parse(name)!)).toBe(true);
-    // A prior that is also an incumbent seed is not repeated.
-    const fromPrior = huntSeeds(cm, { wm: 2, wn: 1, rm: 1, rn: 2 }).map((c) => cm.name(c));
-    expect(fromPrior).toHaveLength(4 + COOPMAT_PRIOR_CHOICES.length - 1);
-    expect(new Set(fromPrior).size).toBe(fromPrior.length);
-    // The int8 op's space searches no staging: its hunt starts from the incumbent alone.
-    expect(huntSeeds(space, mmqQ4kIncumbent())).toEqual([tileConfig(space, mmqQ4kIncumbent())]);
-    expect(tileSpaceFor('mmq_q4k_coopmat').enumerate()).toHaveLength(528);
-    expect(tileSpaceFor('mmq_q4k_tile').enumerate()).toHaveLength(108);
+    expect(space.violations(space.config({ WM: 1, WN: 1, RM: 4, RN: 8 })!)).toEqual([
+      'RM*RN <= 16 accumulator fragments',
+    ]);
+    expect(tileSpace([1, 2, 4, 8]).enumerate()).toHaveLength(99 + 22); // WM = 8 with WN in {1, 2}
   });
 
   it('name and parse round-trip for every config', () => {
     for (const cfg of space.enumerate()) expect(space.parse(space.name(cfg))).toEqual(cfg);
-    expect(space.parse(' RN=1 , RM=1,WN=4,WM=2 ')).toEqual(tileConfig(space, mmqQ4kIncumbent()));
-    expect(tileName(mmqQ4kIncumbent())).toBe('WM=2,WN=4,RM=1,RN=1');
+    expect(space.parse(' RN=1 , RM=1,WN=4,WM=2 ')).toEqual(tileConfig(space, INCUMBENT));
   });
 
   it('parse rejects invalid names with undefined', () => {
@@ -205,11 +153,11 @@ describe('Space', () => {
     expect(() => s.get([1, 1], 'C')).toThrow(/unknown parameter C/);
   });
 
-  it('tile helpers agree with the seed geometry', () => {
+  it('tile helpers agree with the reference geometry', () => {
     const t = { wm: 2, wn: 4, rm: 1, rn: 1 };
     expect(tileGeometry(t)).toEqual({ bm: 32, bn: 64, nwarp: 8 });
     expect(tileOf(space, tileConfig(space, t))).toEqual(t);
-    expect(() => tileConfig(space, { wm: 3, wn: 1, rm: 1, rn: 1 })).toThrow(RangeError);
+    expect(space.config(tileValues({ wm: 3, wn: 1, rm: 1, rn: 1 }))).toBeUndefined();
     expect(shapeKey(16, 16, 256)).toBe('m=16,n=16,k=256');
     expect(parseShapeKey('m=16,n=16,k=256')).toEqual({ m: 16, n: 16, k: 256 });
     expect(parseShapeKey('m=16,n=16')).toBeUndefined();
@@ -218,11 +166,11 @@ describe('Space', () => {
 });
 
 describe('Evolution', () => {
-  const space = mmqQ4kSpace();
-  const incumbent = tileConfig(space, mmqQ4kIncumbent());
+  const space = tileSpace([1, 2, 4]);
+  const incumbent = tileConfig(space, INCUMBENT);
 
   it('is deterministic: same seed -> same evaluation order and winner; another seed -> another order', async () => {
-    const evo = new Evolution({ population: 8, generations: 4, measureIters: 1 });
+    const evo = new Evolution({ population: 8, generations: 4, measureMs: 1 });
     const a = new FakeTileEval(space);
     const b = new FakeTileEval(space);
     const c = new FakeTileEval(space);
@@ -240,7 +188,7 @@ describe('Evolution', () => {
 
   it('evaluates each config once, keeps elites, and converges monotonically', async () => {
     // No finalists: the search alone (their re-timings are the next test's).
-    const evo = new Evolution({ population: 8, generations: 5, elitism: 2, measureIters: 1, finalists: 0 });
+    const evo = new Evolution({ population: 8, generations: 5, elitism: 2, measureMs: 1, finalists: 0 });
     const ev = new FakeTileEval(space);
     const r = await evo.run(space, ev, 7);
     expect(new Set(ev.measured).size).toBe(ev.measured.length);
@@ -255,7 +203,7 @@ describe('Evolution', () => {
     expect(r.entries.filter((e) => e.generation === 0)).toHaveLength(8);
   });
 
-  it('re-times the fastest few and the incumbent with more dispatches, and the fastest re-timing wins', async () => {
+  it('re-times the fastest few and the incumbent with longer batches, and the fastest re-timing wins', async () => {
     // A config whose one short timing was lucky: 0.9 ms in the search, 1.5 ms when timed longer.
     const lucky = tileConfig(space, { wm: 4, wn: 1, rm: 4, rn: 4 });
     const iters: Record<string, number[]> = {};
@@ -268,7 +216,7 @@ describe('Evolution', () => {
         return { ms, worstRel: 0 };
       },
     };
-    const evo = new Evolution({ population: 8, generations: 3, measureIters: 5, finalists: 3 });
+    const evo = new Evolution({ population: 8, generations: 3, measureMs: 5, finalists: 3 });
     const r = await evo.run(space, ev, 11, { seeds: [incumbent, lucky] });
     const byMs = [...r.measured].sort((a, b) => a.ms - b.ms).map((e) => e.config);
     // The three fastest by the search, then the incumbent (not among them), each re-timed once at 4 x 5.
@@ -287,7 +235,7 @@ describe('Evolution', () => {
     expect(r.entries.find((e) => e.config === space.name(lucky))?.ms).toBe(0.9);
     expect(() => new Evolution({ finalists: -1 })).toThrow(/finalists/);
     // With finalists 0 the search's fastest wins.
-    const plain = await new Evolution({ population: 8, generations: 3, measureIters: 5, finalists: 0 }).run(
+    const plain = await new Evolution({ population: 8, generations: 3, measureMs: 5, finalists: 0 }).run(
       space,
       ev,
       11,
@@ -310,7 +258,7 @@ describe('Evolution', () => {
         return { ms: landscape(space, c), worstRel: 0 };
       },
     };
-    const evo = new Evolution({ population: 8, generations: 3, measureIters: 5, finalists: 2 });
+    const evo = new Evolution({ population: 8, generations: 3, measureMs: 5, finalists: 2 });
     const r = await evo.run(space, ev, 5, { seeds: [incumbent, spoiled, other] });
     const byMs = [...r.measured].sort((a, b) => a.ms - b.ms).map((e) => e.config);
     expect(byMs.slice(0, 2)).not.toContain(space.name(spoiled));
@@ -338,7 +286,7 @@ describe('Evolution', () => {
       .param('RM', [1, 2])
       .param('RN', [4]);
     const ev = new FakeTileEval(small);
-    const r = await new Evolution({ population: 6, generations: 10, measureIters: 1 }).run(small, ev, 3);
+    const r = await new Evolution({ population: 6, generations: 10, measureMs: 1 }).run(small, ev, 3);
     expect(r.evaluated).toBe(18);
     expect(r.exhausted).toBe(true);
     expect(r.winner).toBe('WM=2,WN=2,RM=2,RN=4');
@@ -351,7 +299,7 @@ describe('Evolution', () => {
       (c) => (space.get(c, 'WM') === 2 && space.get(c, 'WN') === 2 ? Infinity : landscape(space, c)),
       (c) => (space.get(c, 'RN') === 8 ? reject('RN=8 too wide for this test') : PASS),
     );
-    const r = await new Evolution({ population: 12, generations: 4, measureIters: 1 }).run(space, ev, 99);
+    const r = await new Evolution({ population: 12, generations: 4, measureMs: 1 }).run(space, ev, 99);
     const rejected = r.entries.filter((e) => e.verdict === 'rejected');
     const failed = r.entries.filter((e) => e.verdict === 'failed-gate');
     expect(rejected.length).toBeGreaterThan(0);
@@ -375,7 +323,7 @@ describe('Evolution', () => {
         return { ms: landscape(space, c), worstRel: 0 };
       },
     };
-    const r = await new Evolution({ population: 10, generations: 2, measureIters: 1 }).run(space, ev, 5);
+    const r = await new Evolution({ population: 10, generations: 2, measureMs: 1 }).run(space, ev, 5);
     const bad = r.entries.filter((e) => space.get(e.values, 'RM') === 4);
     expect(bad.length).toBeGreaterThan(0);
     expect(
@@ -385,7 +333,7 @@ describe('Evolution', () => {
 
   it('nothing passing the gate gives no winner', async () => {
     const ev = new FakeTileEval(space, () => Infinity);
-    const r = await new Evolution({ population: 4, generations: 2, measureIters: 1 }).run(space, ev, 1);
+    const r = await new Evolution({ population: 4, generations: 2, measureMs: 1 }).run(space, ev, 1);
     expect(r.winner).toBeUndefined();
     expect(r.bestMs).toBe(Infinity);
     expect(r.bestPerGeneration).toEqual([Infinity, Infinity]);
@@ -394,16 +342,16 @@ describe('Evolution', () => {
   it('cancellation stops between evaluations', async () => {
     const ev = new FakeTileEval(space);
     let calls = 0;
-    const run = new Evolution({ population: 8, generations: 3, measureIters: 1 }).run(space, ev, 1, {
+    const run = new Evolution({ population: 8, generations: 3, measureMs: 1 }).run(space, ev, 1, {
       cancelled: () => ++calls > 5,
     });
-    await expect(run).rejects.toBeInstanceOf(TuneCancelledError);
+    await expect(run).rejects.toBeInstanceOf(CancelledError);
     expect(ev.measured).toHaveLength(5);
   });
 
   it('reports progress per evaluation', async () => {
     const seen: number[] = [];
-    const r = await new Evolution({ population: 4, generations: 2, measureIters: 1 }).run(
+    const r = await new Evolution({ population: 4, generations: 2, measureMs: 1 }).run(
       space,
       new FakeTileEval(space),
       1,
@@ -424,8 +372,8 @@ describe('Evolution', () => {
 });
 
 describe('Tuner', () => {
-  const space = mmqQ4kSpace();
-  const evo = new Evolution({ population: 8, generations: 3, measureIters: 1 });
+  const space = tileSpace([1, 2, 4]);
+  const evo = new Evolution({ population: 8, generations: 3, measureMs: 1 });
   const shape = shapeKey(16, 16, 256);
 
   it('a second hunt hits the cache without re-running the GA', async () => {
@@ -482,7 +430,7 @@ describe('Tuner', () => {
   });
 
   it('the autokernel prefers the cached genome and falls back to the incumbent', async () => {
-    const incumbent = tileConfig(space, mmqQ4kIncumbent());
+    const incumbent = tileConfig(space, INCUMBENT);
     const tuner = new Tuner(new MemoryTuneCache());
     const key = { deviceId: 'dev', op: 'mmq_q4k_tile', shape };
     const cold = await autokernelChoice(tuner, key, space, incumbent);
@@ -517,138 +465,112 @@ describe('Tuner', () => {
   });
 });
 
-describe('static tier (fake caps)', () => {
-  // Seed-formula footprint (sa + sb i8 + ci i32), standing in for a kernel's workgroup bytes.
-  const seedBytes = (t: { wm: number; wn: number; rm: number; rn: number }) => {
-    const { bm, bn } = tileGeometry(t);
-    return bm * 32 + bn * 32 + bm * bn * 4;
+describe('family searches (fake caps, no GPU: the static tier is the family validation and the plan limits)', () => {
+  const family = (id: string) => KERNEL_FAMILIES.find((f) => f.id === id)!;
+  const base = (id: string, params: Record<string, number | string> = {}): RunConfig => ({
+    kernel: id,
+    arm: 'scalar',
+    data: { source: 'reference', seed: 0 },
+    params: { ...family(id).defaults, ...params },
+  });
+  const h200 = fakeCaps(
+    { shaderF16: true, features: ['subgroups', 'shader-f16', 'chromium-experimental-subgroup-matrix'] },
+    [...H200_INT8_CONFIGS, ...H200_F16_CONFIGS],
+  );
+  /** The evaluator's static tier alone (its constructor computes the oracle; no GPU work happens). */
+  const tier = (id: string, caps: AdapterCaps, params: Record<string, number | string> = {}) => {
+    const f = family(id);
+    const search = f.search!(base(id, params), caps);
+    return {
+      search,
+      ev: new PlanEvaluator({} as GPUDevice, caps, f, search, { banks: 1, batches: 1, warmMs: 0 }),
+    };
   };
 
-  it('rejects invocations over the adapter limit, with the numbers in the reason', () => {
-    const limits = tileLimits(smallCaps(), 32);
-    expect(tileStaticCheck({ wm: 2, wn: 4, rm: 1, rn: 1 }, limits, seedBytes)).toEqual(PASS);
-    const v = tileStaticCheck({ wm: 4, wn: 4, rm: 1, rn: 1 }, limits, seedBytes);
-    expect(v).toEqual({
-      kind: 'reject',
-      reason: 'workgroup 512 invocations = nwarp 16 x plane 32 > 256 (maxComputeInvocationsPerWorkgroup)',
-    });
-    // The same tile fits a plane-4 adapter.
-    expect(
-      tileStaticCheck(
-        { wm: 4, wn: 4, rm: 1, rn: 1 },
-        tileLimits(smallCaps({ maxComputeWorkgroupStorageSize: 32768 }), 4),
-        seedBytes,
-      ).kind,
-    ).toBe('pass');
+  it('only the tunable families declare a search, each with its op', () => {
+    const tunable = KERNEL_FAMILIES.filter((f) => f.tuning).map((f) => [f.id, f.tuning!.op, !!f.search]);
+    expect(tunable).toEqual([
+      ['mmq-q4k-tile', 'mmq_q4k_tile', true],
+      ['coopmat-f16', 'mmq_q4k_coopmat', true],
+    ]);
   });
 
-  it('rejects workgroup storage over the adapter limit and over a budget', () => {
-    const limits = tileLimits(smallCaps({ maxComputeWorkgroupStorageSize: 16384 }), 4);
-    // BM 32 x BN 64: 1024 + 2048 + 8192 = 11 KiB fits; BM 64 x BN 64: 2048 + 2048 + 16384 = 20 KiB does not.
-    expect(tileStaticCheck({ wm: 2, wn: 4, rm: 1, rn: 1 }, limits, seedBytes).kind).toBe('pass');
-    expect(tileStaticCheck({ wm: 4, wn: 4, rm: 1, rn: 1 }, limits, seedBytes)).toEqual({
-      kind: 'reject',
-      reason: 'workgroup storage 20 KiB (BM 64 x BN 64) > 16 KiB adapter limit',
-    });
-    const budget = tileLimits(smallCaps({ maxComputeWorkgroupStorageSize: 16384 }), 4, {
-      storageBudget: 8192,
-    });
-    expect(tileStaticCheck({ wm: 2, wn: 4, rm: 1, rn: 1 }, budget, seedBytes)).toEqual({
-      kind: 'reject',
-      reason: 'workgroup storage 11 KiB (BM 32 x BN 64) > 8 KiB occupancy budget',
-    });
-  });
-
-  it('rejects register tiles over 16 fragments', () => {
-    const limits = tileLimits(smallCaps({ maxComputeWorkgroupStorageSize: 1 << 30 }), 4);
-    expect(tileStaticCheck({ wm: 1, wn: 1, rm: 4, rn: 4 }, limits, seedBytes).kind).toBe('pass');
-    expect(tileStaticCheck({ wm: 1, wn: 1, rm: 4, rn: 8 }, limits, seedBytes)).toEqual({
-      kind: 'reject',
-      reason: 'register tile 32 fragments/warp (RM 4 x RN 8) > 16 budget',
-    });
-  });
-});
-
-describe('static tiers bound to the real kernels (fake caps)', () => {
-  const shape = { m: 64, n: 64, k: 256 };
-  const caps = smallCaps({ maxComputeWorkgroupStorageSize: 16384 });
-
-  it('int8 MMQ: storage is the generator footprint for the arm (sa + sb, plus ci on the matrix arm)', () => {
-    const dp4a = mmqQ4kStaticTier(caps, { ...shape, plane: 4, arm: 'dp4a' });
-    const inc = mmqQ4kIncumbent();
-    expect(mmqWorkgroupBytes(dp4a.spec(inc))).toBe(32 * 32 + 64 * 32);
-    expect(dp4a.check(inc)).toEqual(PASS);
-    expect(dp4a.check({ wm: 4, wn: 4, rm: 4, rn: 8 })).toEqual({
-      kind: 'reject',
-      reason: 'workgroup storage 24 KiB (BM 256 x BN 512) > 16 KiB adapter limit',
-    });
-    expect(dp4a.check({ wm: 1, wn: 1, rm: 4, rn: 8 }).kind).toBe('reject'); // 32 fragments
-    // The matrix arm adds the i32 fragment scratch (the seed's LDS formula): 32*32 + 64*32 + 32*64*4.
-    const matrix = mmqQ4kStaticTier(caps, { ...shape, plane: 4, arm: 'subgroup-matrix' });
-    expect(mmqWorkgroupBytes(matrix.spec(inc))).toBe(11264);
-    expect(matrix.check({ wm: 4, wn: 4, rm: 1, rn: 1 })).toEqual({
-      kind: 'reject',
-      reason: 'workgroup storage 20 KiB (BM 64 x BN 64) > 16 KiB adapter limit',
-    });
-    // Past the tuner's own checks, the generator's adapter checks still reject (no matrix feature here).
-    const v = matrix.check(inc);
-    expect(v.kind === 'reject' && v.reason).toMatch(/subgroup-matrix/);
-    // Invocations at a plane of 32 against 256.
-    const wide = mmqQ4kStaticTier(caps, { ...shape, plane: 32, arm: 'dp4a' });
-    expect(wide.check({ wm: 4, wn: 4, rm: 1, rn: 1 })).toEqual({
-      kind: 'reject',
-      reason: 'workgroup 512 invocations = nwarp 16 x plane 32 > 256 (maxComputeInvocationsPerWorkgroup)',
-    });
-    expect(wide.check({ wm: 2, wn: 4, rm: 1, rn: 1 })).toEqual(PASS);
-    // An occupancy budget below the adapter limit.
-    const tight = mmqQ4kStaticTier(caps, { ...shape, plane: 4, arm: 'dp4a', storageBudget: 2048 });
-    // The plain kernel binds 6 storage buffers (xq, xs_xsum, wqs, wsc, wd_dmin, out; no ownership debug
-    // buffer): 6 fits, 5 does not.
-    const five = mmqQ4kStaticTier(smallCaps({ maxStorageBuffersPerShaderStage: 5 }), {
-      ...shape,
-      plane: 4,
+  it('int8 tile: the tile times the accelerated arms this adapter has; the incumbent is the reference tile on the fastest', () => {
+    const swift = fakeCaps({ subgroupMinSize: 4, subgroupMaxSize: 4 });
+    const { search } = tier('mmq-q4k-tile', swift);
+    expect(search.space.params.map((p) => p.name)).toEqual(['WM', 'WN', 'RM', 'RN', 'ARM']);
+    expect(search.space.enumerate()).toHaveLength(99); // dp4a only: no matrix arm, and never scalar
+    expect(search.apply(search.incumbent)).toMatchObject({
       arm: 'dp4a',
+      params: { wm: 2, wn: 4, rm: 1, rn: 1 },
     });
-    expect(five.check(inc)).toEqual({
-      kind: 'reject',
-      reason: '6 storage buffers (xq, xs_xsum, wqs, wsc, wd_dmin, out) > maxStorageBuffersPerShaderStage 5',
-    });
-    const six = mmqQ4kStaticTier(smallCaps({ maxStorageBuffersPerShaderStage: 6 }), {
-      ...shape,
-      plane: 4,
-      arm: 'dp4a',
-    });
-    expect(six.check(inc)).toEqual(PASS);
-    expect(tight.check(inc)).toEqual({
-      kind: 'reject',
-      reason: 'workgroup storage 3 KiB (BM 32 x BN 64) > 2 KiB occupancy budget',
-    });
+    const onH200 = tier('mmq-q4k-tile', h200).search;
+    expect(onH200.space.enumerate()).toHaveLength(2 * 99);
+    expect(onH200.apply(onH200.incumbent).arm).toBe('subgroup-matrix');
+    // The incumbent tile on every other arm is a seed, so the arm is chosen by measurement.
+    expect(onH200.seeds.map((c) => onH200.apply(c).arm)).toEqual(['dp4a']);
+    for (const c of onH200.space.enumerate().slice(0, 20))
+      expect(onH200.choiceOf(onH200.apply(c))).toEqual(c);
+    expect(onH200.gate).toEqual({ kind: 'rel-to-max', tol: 1e-3 });
   });
 
-  it('f16 coopmat: f16 A/B tiles, no int8 scratch', () => {
-    const tier = coopmatStaticTier(caps, { ...shape, plane: 4, arm: 'scalar' });
-    expect(coopmatWorkgroupBytes(tier.spec({ wm: 2, wn: 2, rm: 1, rn: 1 }))).toBe((32 * 32 + 32 * 32) * 2);
-    expect(tier.check({ wm: 2, wn: 2, rm: 1, rn: 1 })).toEqual(PASS);
-    expect(tier.check({ wm: 2, wn: 2, rm: 4, rn: 4 })).toEqual(PASS); // 128 x 128: exactly 16 KiB fits
-    expect(tier.check({ wm: 4, wn: 4, rm: 4, rn: 4 })).toEqual({
-      kind: 'reject',
-      reason: 'workgroup storage 32 KiB (BM 256 x BN 256) > 16 KiB adapter limit',
+  it('coopmat: tile x staging x arm, the incumbent on the default staging, the priors seeded', () => {
+    const { search } = tier('coopmat-f16', h200);
+    expect(search.space.params.map((p) => p.name)).toEqual(['WM', 'WN', 'RM', 'RN', 'STAGING', 'ARM']);
+    expect(search.space.enumerate()).toHaveLength(121 * COOPMAT_STAGINGS.length);
+    expect(search.apply(search.incumbent)).toMatchObject({
+      arm: 'subgroup-matrix',
+      params: { wm: 2, wn: 4, rm: 1, rn: 1, staging: 'prepass' },
     });
+    const seeds = search.seeds.map((c) => search.space.name(c));
+    expect(new Set(seeds).size).toBe(seeds.length);
+    expect(seeds).toContain(
+      search.space.name(search.space.config({ WM: 8, WN: 1, RM: 2, RN: 8, STAGING: 2, ARM: 0 })!),
+    );
+    for (const c of search.seeds) expect(search.space.feasible(c)).toBe(true);
   });
 
-  it('f16 coopmat: the staging picks the kernel the tier sizes and validates', () => {
-    const tier = coopmatStaticTier(caps, { ...shape, plane: 4, arm: 'scalar' });
-    const t = { wm: 2, wn: 2, rm: 1, rn: 1 };
-    // Unset = the arm's default (the scalar arm: one pass); 'one-pass' is the same spec.
-    expect(tier.spec(t)).toEqual(tier.spec(t, 'one-pass'));
-    expect(tier.spec(t).split).toBeUndefined();
-    expect(tier.spec(t, 'prepass')).toMatchObject({ split: true, rowPad: 8 });
-    expect(tier.spec(t, 'prepass').splitStage).toBeUndefined();
-    expect(tier.spec(t, 'fused-prepass').splitStage?.pre).toBe('fused');
-    expect(tier.spec(t, 'in-gemm').splitStage?.b).toBe('q4k');
-    // The split GEMM stages B only (BN 32 rows of 64-wide stages, rows padded by 8, two buffers).
-    const split = coopmatWorkgroupBytes(tier.spec(t, 'prepass'));
-    expect(split).not.toBe(coopmatWorkgroupBytes(tier.spec(t)));
-    for (const st of COOPMAT_STAGINGS) expect(tier.check(t, st)).toEqual(PASS);
+  it('the static tier rejects from the plan, with the adapter terms in the reason', () => {
+    // WebGPU's minimum limits (every adapter has at least these) at a 32-wide plane.
+    const small = fakeCaps({
+      limits: {
+        maxComputeWorkgroupStorageSize: 16384,
+        maxComputeInvocationsPerWorkgroup: 256,
+        maxComputeWorkgroupSizeX: 256,
+      },
+    });
+    const { search, ev } = tier('mmq-q4k-tile', small, { m: 64, n: 64, k: 256 });
+    const at = (t: typeof INCUMBENT) => search.space.config({ ...tileValues(t), ARM: 0 })!;
+    expect(ev.staticCheck(at(INCUMBENT))).toEqual(PASS);
+    const big = ev.staticCheck(at({ wm: 4, wn: 4, rm: 1, rn: 1 }));
+    expect(big.kind === 'reject' ? big.reason : '').toMatch(
+      /512 invocations per workgroup > this adapter's 256/,
+    );
+    const lds = ev.staticCheck(at({ wm: 1, wn: 1, rm: 4, rn: 4 }));
+    expect(lds).toEqual(PASS); // the register accumulator holds no f32 tile in workgroup memory
+    const { ev: cm, search: cs } = tier('coopmat-f16', small, { m: 64, n: 64, k: 256 });
+    const wide = cs.space.config({ WM: 4, WN: 2, RM: 4, RN: 2, STAGING: 0, ARM: 0 })!; // 256 x 128 one-pass: 24 KiB
+    const v = cm.staticCheck(wide);
+    expect(v.kind === 'reject' ? v.reason : '').toMatch(/bytes of workgroup memory > this adapter's 16384/);
+  });
+
+  it('the problem key is the params the search does not set, and the data when not the reference', () => {
+    const f = family('coopmat-f16');
+    expect(tuneProblemKey(f, base('coopmat-f16', { m: 2048, n: 4096, k: 4096 }))).toBe(
+      'm=2048,n=4096,k=4096',
+    );
+    expect(tuneProblemKey(f, { ...base('coopmat-f16'), data: { source: 'random', seed: 3 } })).toBe(
+      'm=64,n=64,k=256,data=random#3',
+    );
+  });
+
+  it('gateRows: every row under the budget; else a sample with both ends and every subtile row', () => {
+    expect(gateRows(16, 16 * 16 * 256)).toBeUndefined();
+    const rows = gateRows(2048, 2048 * 4096 * 4096)!;
+    expect(rows[0]).toBe(0);
+    expect(rows.at(-1)).toBe(2047);
+    expect(new Set(rows.map((r) => r % 16)).size).toBe(16);
+    expect(rows.length).toBeGreaterThanOrEqual(18);
+    expect(tileGeometry(INCUMBENT)).toEqual({ bm: 32, bn: 64, nwarp: 8 });
   });
 });

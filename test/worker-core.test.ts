@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { badByOwner, badMask, errorField } from '../src/app/views/analysis';
 import { KERNEL_FAMILIES } from '../src/kernels';
-import type { ProblemConfig } from '../src/kernels/family';
+import type { RunConfig } from '../src/kernels/family';
 import { createGpuCore, lineCount, noteSuffixMessages, type GpuCore } from '../src/workers/core';
 import type { RunOutcome, WorkerRequest, WorkerRequestBody, WorkerResponse } from '../src/workers/protocol';
 import { HOST_SUFFIX_MARKER } from '../src/kernels/gpu/instrument';
@@ -26,26 +26,18 @@ function harness(gpu: GPU | undefined) {
 }
 
 const base = (
-  kernel: ProblemConfig['kernel'],
-  m: number,
-  n: number,
-  k: number,
-  extra: Partial<ProblemConfig> = {},
-): ProblemConfig => ({
+  kernel: string,
+  params: Record<string, number | string> = {},
+  over: Partial<RunConfig> = {},
+): RunConfig => ({
   kernel,
-  m,
-  n,
-  k,
-  experts: 1,
-  topk: 1,
-  ytiles: 1,
-  tile: { wm: 2, wn: 4, rm: 1, rn: 1 },
   arm: 'scalar',
   plane: 4,
-  dataSource: 'seed',
-  dataSeed: 0,
-  ...extra,
+  data: { source: 'reference', seed: 0 },
+  params: { ...KERNEL_FAMILIES.find((f) => f.id === kernel)?.defaults, ...params },
+  ...over,
 });
+const TIMING = { targetMs: 2, batches: 2 };
 
 function outcomeOf(msgs: WorkerResponse[]): RunOutcome {
   const r = msgs.find((m) => m.type === 'run-result');
@@ -70,51 +62,68 @@ describe('worker core on Dawn/SwiftShader', () => {
   });
 
   it('generates the editable kernel text and the host suffix separately', async () => {
-    const msgs = await h.send({ type: 'generate', config: base('mmq-q8-naive', 16, 16, 32) });
+    const msgs = await h.send({ type: 'generate', config: base('mmq-q8-naive', { m: 16, n: 16, k: 32 }) });
     const g = msgs[0];
     if (g?.type !== 'generated') throw new Error(JSON.stringify(msgs));
     expect(g.kernel.problems).toEqual([]);
-    expect(g.kernel.wgsl).toContain('store_out(');
-    expect(g.kernel.wgsl).not.toContain(HOST_SUFFIX_MARKER);
-    expect(g.kernel.suffix).toMatch(/^\n\/\/ ---- host suffix/);
+    expect(g.kernel.plane).toBe(4);
+    const main = g.kernel.passes[g.kernel.mainPass]!;
+    expect(main.wgsl).toContain('store_out(');
+    expect(main.wgsl).not.toContain(HOST_SUFFIX_MARKER);
+    expect(main.suffix).toMatch(/^\n\/\/ ---- host suffix/);
     expect(g.kernel.phases).toContain('scalar-epilogue');
-    expect(g.kernel.workgroups).toEqual([1, 1, 1]);
+    expect(main.workgroups).toEqual([1, 1, 1]);
+    // A plan of several passes offers every pass's text, the GEMM as the main one.
+    const [s] = await h.send({ type: 'generate', config: base('coopmat-f16', { staging: 'prepass' }) });
+    if (s?.type !== 'generated') throw new Error('no kernel');
+    expect(s.kernel.passes.map((p) => p.label)).toEqual([
+      'coopmat-f16 weight Q4_K to f16',
+      'coopmat-f16 activation to f16 tiles',
+      'coopmat-f16 scalar 2x2x1x1',
+    ]);
+    expect(s.kernel.mainPass).toBe(2);
   });
 
-  it('reports validate() problems instead of a kernel for a bad shape', async () => {
-    const [g] = await h.send({ type: 'generate', config: base('mmq-q8-tiled', 30, 64, 32) });
-    expect(g?.type === 'generated' && g.kernel.problems.join(' ')).toMatch(
-      /m = 30 is not a multiple of BM 32/,
+  it('reports validate() problems, and the limits of the generated plan, instead of a kernel', async () => {
+    const bad = base('mmq-q8-tiled', { m: 30, n: 64, k: 32 });
+    const [g] = await h.send({ type: 'generate', config: bad });
+    expect(g?.type === 'generated' && g.kernel.problems).toEqual([
+      'm = 30 is not a multiple of 32 (the 32-row output tile: this kernel has no tail guards)',
+    ]);
+    const [r] = (await h.send({ type: 'run', config: bad, instrument: false })).filter(
+      (m) => m.type !== 'progress',
     );
-    const [r] = (
-      await h.send({ type: 'run', config: base('mmq-q8-tiled', 30, 64, 32), iters: 0, instrument: false })
-    ).filter((m) => m.type !== 'progress');
     expect(r).toMatchObject({ type: 'error', kind: 'shape' });
-    expect(r?.type === 'error' && r.message).toMatch(/BM 32/);
+    expect(r?.type === 'error' && r.message).toMatch(/32-row output tile/);
+    const [l] = await h.send({ type: 'generate', config: base('mmq-q4k-tile', { wm: 16, wn: 16 }) });
+    expect(g?.type === 'generated' && l?.type === 'generated' && l.kernel.problems.join()).toMatch(
+      /invocations per workgroup > this adapter's/,
+    );
   });
 
   it.each([
-    ['hello-wmma', base('hello-wmma', 16, 16, 16, { tile: { wm: 1, wn: 1, rm: 1, rn: 1 } })],
-    ['hello-mma', base('hello-mma', 16, 8, 32, { tile: { wm: 1, wn: 1, rm: 1, rn: 1 } })],
-    ['mmq-q8-naive', base('mmq-q8-naive', 16, 32, 64)],
-    ['mmq-q8-tiled', base('mmq-q8-tiled', 32, 64, 32)],
-    ['mmq-q4k-blk', base('mmq-q4k-blk', 32, 64, 256)],
-    ['mmq-q4k-rt (tails)', base('mmq-q4k-rt', 17, 50, 256)],
-    ['mmq-q4k-tile (tails)', base('mmq-q4k-tile', 20, 40, 256, { tile: { wm: 1, wn: 2, rm: 2, rn: 1 } })],
-    ['moe-q4k-id', base('moe-q4k-id', 8, 64, 256, { experts: 4, topk: 2 })],
-    ['coopmat-f16', base('coopmat-f16', 32, 32, 256, { tile: { wm: 2, wn: 2, rm: 1, rn: 1 } })],
+    ['hello-wmma', base('hello-wmma')],
+    ['hello-mma', base('hello-mma')],
+    ['mmq-q8-naive', base('mmq-q8-naive', { m: 16, n: 32, k: 64 })],
+    ['mmq-q8-tiled', base('mmq-q8-tiled', { m: 32, n: 64, k: 32 })],
+    ['mmq-q4k-blk', base('mmq-q4k-blk', { m: 32, n: 64, k: 256 })],
+    ['mmq-q4k-rt (tails)', base('mmq-q4k-rt', { m: 17, n: 50, k: 256 })],
+    ['mmq-q4k-tile (tails)', base('mmq-q4k-tile', { m: 20, n: 40, k: 256, wm: 1, wn: 2, rm: 2, rn: 1 })],
+    ['moe-q4k-id', base('moe-q4k-id', { tokens: 8, n: 64, k: 256, experts: 4, topk: 2 })],
+    ['coopmat-f16', base('coopmat-f16', { m: 32, n: 32, k: 256, staging: 'one-pass' })],
     [
       'coopmat-f16, B decoded in the split GEMM (tails)',
-      base('coopmat-f16', 20, 40, 256, { tile: { wm: 2, wn: 2, rm: 1, rn: 1 }, staging: 'in-gemm' }),
+      base('coopmat-f16', { m: 20, n: 40, k: 256, staging: 'in-gemm' }),
     ],
   ])('%s matches its oracle and its recorded ownership matches the analytic one', async (_name, config) => {
-    const msgs = await h.send({ type: 'run', config, iters: 2, instrument: true });
+    const msgs = await h.send({ type: 'run', config, timing: TIMING, instrument: true });
     const o = outcomeOf(msgs);
     expect(o.verdict.pass).toBe(true);
     expect(o.edited).toBe(false);
     expect(o.output.length).toBe(o.rows * o.cols);
-    expect(o.msPerDispatch).toBeGreaterThan(0);
-    expect(o.tops).toBeGreaterThan(0);
+    expect(o.timing!.ms).toBeGreaterThan(0);
+    expect(o.throughput!.value).toBeGreaterThan(0);
+    expect(o.config.plane).toBe(4);
     expect(msgs.filter((m) => m.type === 'progress').length).toBeGreaterThan(3);
     const rec = o.ownership!;
     expect(rec.count.every((c) => c === 1)).toBe(true);
@@ -133,41 +142,55 @@ describe('worker core on Dawn/SwiftShader', () => {
     if (o.fullPrecision) expect(o.fullPrecision.length).toBe(o.output.length);
   });
 
-  it('times a multi-pass plan whole and pass by pass; TOPS are the whole plan figure', async () => {
-    const config = base('coopmat-f16', 32, 64, 256, {
-      tile: { wm: 2, wn: 1, rm: 1, rn: 2 },
+  it('times a multi-pass plan whole and pass by pass, as separate figures; throughput is the whole plan', async () => {
+    const config = base('coopmat-f16', {
+      m: 32,
+      n: 64,
+      k: 256,
+      wm: 2,
+      wn: 1,
+      rm: 1,
+      rn: 2,
       staging: 'prepass',
     });
-    const o = outcomeOf(await h.send({ type: 'run', config, iters: 3, instrument: false }));
+    const msgs = await h.send({ type: 'run', config, timing: TIMING, instrument: false });
+    const o = outcomeOf(msgs);
     expect(o.verdict.pass).toBe(true);
-    expect(o.passMs?.map((p) => p.label)).toEqual([
+    const t = o.timing!;
+    expect(t.passes?.map((p) => p.label)).toEqual([
       'coopmat-f16 weight Q4_K to f16',
       'coopmat-f16 activation to f16 tiles',
       'coopmat-f16 scalar 2x1x1x2',
     ]);
-    expect(o.passMs!.every((p) => p.ms > 0)).toBe(true);
-    expect(o.msPerDispatch).toBe(o.passMs![2]!.ms); // the main pass: the GEMM the editor shows
-    expect(o.planMs).toBeGreaterThan(0);
-    expect(o.tops).toBeCloseTo((2 * 32 * 64 * 256) / (o.planMs! * 1e-3) / 1e12, 6);
-    // One pass: no plan figures, TOPS from the dispatch.
+    expect(t.passes!.every((p) => p.ms > 0)).toBe(true);
+    expect(t.runs).toBeGreaterThanOrEqual(1);
+    expect(t.samples.length).toBeGreaterThanOrEqual(2);
+    expect(o.throughput).toEqual({ value: (2 * 32 * 64 * 256) / (t.ms * 1e-3) / 1e12, unit: 'TFLOP/s' });
+    // Progress within the timing stage: a message per batch.
+    expect(msgs.some((m) => m.type === 'progress' && /pass 3 of 3: batch 1 of/.test(m.stage))).toBe(true);
+    // One pass: no per-pass figures; an int8 family's unit.
     const one = outcomeOf(
-      await h.send({ type: 'run', config: { ...config, staging: 'one-pass' }, iters: 2, instrument: false }),
+      await h.send({ type: 'run', config: base('mmq-q4k-rt'), timing: TIMING, instrument: false }),
     );
-    expect(one.planMs).toBeUndefined();
-    expect(one.passMs).toBeUndefined();
-    expect(one.tops).toBeCloseTo((2 * 32 * 64 * 256) / (one.msPerDispatch! * 1e-3) / 1e12, 6);
+    expect(one.timing!.passes).toBeUndefined();
+    expect(one.throughput!.unit).toBe('int8 TOPS');
+    // Untimed: no timing, no throughput.
+    const untimed = outcomeOf(await h.send({ type: 'run', config: base('mmq-q4k-rt'), instrument: false }));
+    expect(untimed.timing).toBeUndefined();
+    expect(untimed.runWallMs).toBeGreaterThan(0);
   });
 
   it('runs the user edit: a lane-3 bug shows up only in lane 3, with the real ownership recorded', async () => {
-    const config = base('mmq-q8-naive', 16, 16, 32);
+    const config = base('mmq-q8-naive', { m: 16, n: 16, k: 32 });
     const [g] = await h.send({ type: 'generate', config });
     if (g?.type !== 'generated') throw new Error('no kernel');
-    const broken = g.kernel.wgsl.replace(
+    const kernel = g.kernel.passes[0]!;
+    const broken = kernel.wgsl.replace(
       /store_out\(([^;]*?), ([^;]*)\);/,
       'store_out($1, ($2) * select(1.0, 2.0, lane == 3u));',
     );
-    expect(broken).not.toBe(g.kernel.wgsl);
-    const o = outcomeOf(await h.send({ type: 'run', config, wgsl: broken, iters: 0, instrument: true }));
+    expect(broken).not.toBe(kernel.wgsl);
+    const o = outcomeOf(await h.send({ type: 'run', config, wgsl: broken, instrument: true }));
     expect(o.edited).toBe(true);
     expect(o.verdict.pass).toBe(false);
     const err = errorField(o.output, o.oracle);
@@ -178,31 +201,33 @@ describe('worker core on Dawn/SwiftShader', () => {
   });
 
   it('maps a compile error onto the editor line the user broke', async () => {
-    const config = base('mmq-q8-naive', 16, 16, 32);
+    const config = base('mmq-q8-naive', { m: 16, n: 16, k: 32 });
     const [g] = await h.send({ type: 'generate', config });
     if (g?.type !== 'generated') throw new Error('no kernel');
-    const lines = g.kernel.wgsl.split('\n');
+    const kernel = g.kernel.passes[0]!;
+    const lines = kernel.wgsl.split('\n');
     const at = lines.findIndex((l) => l.includes('store_out('));
     lines[at] = lines[at]!.replace('store_out(', 'store_oops(');
-    const [r] = (
-      await h.send({ type: 'run', config, wgsl: lines.join('\n'), iters: 0, instrument: true })
-    ).filter((m) => m.type !== 'progress');
+    const [r] = (await h.send({ type: 'run', config, wgsl: lines.join('\n'), instrument: true })).filter(
+      (m) => m.type !== 'progress',
+    );
     if (r?.type !== 'compile-error') throw new Error(JSON.stringify(r));
     expect(r.editorLines).toBe(lines.length);
     const e = r.messages.find((m) => m.type === 'error')!;
     expect(e.lineNum).toBe(at + 1);
     expect(e.message).toMatch(/store_oops/);
-    expect(r.code.endsWith(g.kernel.suffix)).toBe(true);
+    expect(r.code.endsWith(kernel.suffix)).toBe(true);
   });
 
   it('says so when an error lies in the host suffix', async () => {
-    const config = base('mmq-q8-naive', 16, 16, 32);
+    const config = base('mmq-q8-naive', { m: 16, n: 16, k: 32 });
     const [g] = await h.send({ type: 'generate', config });
     if (g?.type !== 'generated') throw new Error('no kernel');
     // Renaming the output array breaks the suffix's store, not the user's text.
-    const renamed = g.kernel.wgsl.replace(/var<storage, read_write> out\b/, 'var<storage, read_write> out2');
-    expect(renamed).not.toBe(g.kernel.wgsl);
-    const [r] = (await h.send({ type: 'run', config, wgsl: renamed, iters: 0, instrument: false })).filter(
+    const text = g.kernel.passes[0]!.wgsl;
+    const renamed = text.replace(/var<storage, read_write> out\b/, 'var<storage, read_write> out2');
+    expect(renamed).not.toBe(text);
+    const [r] = (await h.send({ type: 'run', config, wgsl: renamed, instrument: false })).filter(
       (m) => m.type !== 'progress',
     );
     if (r?.type !== 'compile-error') throw new Error(JSON.stringify(r));
@@ -212,9 +237,9 @@ describe('worker core on Dawn/SwiftShader', () => {
   });
 
   it('cancels a queued run at its next stage boundary', async () => {
-    const config = base('mmq-q4k-blk', 32, 64, 256);
+    const config = base('mmq-q4k-blk', { m: 32, n: 64, k: 256 });
     const id = h.nextId();
-    const pending = h.send({ type: 'run', config, iters: 4, instrument: true });
+    const pending = h.send({ type: 'run', config, timing: TIMING, instrument: true });
     await core.handle({ type: 'cancel', id });
     const msgs = await pending;
     expect(msgs.at(-1)).toEqual({ type: 'cancelled', id });
@@ -237,8 +262,8 @@ describe('worker core on Dawn/SwiftShader', () => {
     await mid.handle({
       type: 'run',
       id: 2,
-      config: base('mmq-q8-naive', 16, 16, 32),
-      iters: 2,
+      config: base('mmq-q8-naive', { m: 16, n: 16, k: 32 }),
+      timing: TIMING,
       instrument: true,
     });
     expect(seen.filter((m) => 'id' in m && m.id === 2).map((m) => m.type)).toEqual(['progress', 'cancelled']);
@@ -252,8 +277,7 @@ describe('worker core on Dawn/SwiftShader', () => {
     expect(core.current()).toBeUndefined();
     const msgs = await h.send({
       type: 'run',
-      config: base('mmq-q8-naive', 16, 16, 32),
-      iters: 0,
+      config: base('mmq-q8-naive', { m: 16, n: 16, k: 32 }),
       instrument: false,
     });
     expect(msgs.some((m) => m.type === 'ready')).toBe(true);
@@ -263,7 +287,7 @@ describe('worker core on Dawn/SwiftShader', () => {
   it('answers unknown kernels and a missing WebGPU with clear errors', async () => {
     const [r] = await h.send({
       type: 'generate',
-      config: { ...base('mmq-q8-naive', 16, 16, 32), kernel: 'nope' as ProblemConfig['kernel'] },
+      config: { ...base('mmq-q8-naive'), kernel: 'nope' },
     });
     expect(r).toMatchObject({ type: 'error', kind: 'shape', message: "unknown kernel family 'nope'" });
     const bare = harness(undefined);

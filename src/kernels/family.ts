@@ -1,113 +1,174 @@
-// The contract every kernel family implements, so the worker, the tuner, the bench and the tests can
-// drive any family the same way: a config in, a prepared problem (plan + oracle + gate + ownership) out.
+// The contract every kernel family implements. A family DECLARES what generic code needs to know -- its
+// arms and why one is unavailable here, its controls (fields, labels, steps, ranges), its defaults, its
+// validation and its tuning -- and generic code (the app, the worker, the tuner, the bench, the CLI)
+// reads the declarations: outside a family's folder and the registries no code names a family.
+//
+// Two layers, so the app's main thread stays light:
+//   FamilyCatalog  (<family>/catalog.ts): declarations and validation only, no generator, oracle or quant code;
+//   KernelFamily   (<family>/index.ts): the catalog plus build(), which generates the plan and its oracle.
 import type { Gate } from './compare';
 import type { AdapterCaps, Arm } from './gpu/caps';
 import type { OwnershipMap } from './gpu/instrument';
 import type { KernelPlan } from './gpu/plan';
+import type { Config, Space } from './tune/space';
 
-export type KernelId =
-  | 'hello-wmma'
-  | 'hello-mma'
-  | 'mmq-q8-naive'
-  | 'mmq-q8-tiled'
-  | 'mmq-q4k-blk'
-  | 'mmq-q4k-rt'
-  | 'mmq-q4k-tile'
-  | 'moe-q4k-id'
-  | 'coopmat-f16';
+export type { Arm } from './gpu/caps';
 
-export interface TileParams {
-  wm: number;
-  wn: number;
-  rm: number;
-  rn: number;
-}
+/** A family id ('mmq-q4k-rt', ...): the registries list them; generic code treats them as opaque. */
+export type KernelId = string;
 
-export type DataSource = 'seed' | 'random';
+export type ParamValue = number | string;
+/** A family's parameters, keyed by its controls' keys (shape, tile, staging, routing...). */
+export type FamilyParams = Readonly<Record<string, ParamValue>>;
 
 /**
- * How coopmat-f16 stages its operands (its ProblemConfig.staging):
- *   - 'one-pass': one kernel decodes Q4_K and rounds x to f16 in its workgroup tiles (the seed's layout);
- *   - 'prepass': the split plan: a weight pre-pass (Q4_K -> f16), an activation pre-pass (f16 fragment
- *     tiles), then the GEMM;
- *   - 'fused-prepass': the same with both pre-passes in one dispatch;
- *   - 'in-gemm': no weight pre-pass, the GEMM's stage decodes B from the Q4_K words.
- * On the H200 'prepass' is fastest at m >= 512, 'in-gemm' at 4 of the 6 shapes with m <= 128
- * (docs/benchmarks.md, "Follow-up 8"), so the tuner searches it with the tile.
+ * Where a run's operands come from: 'reference' = the reference module's deterministic generators
+ * (its xorshift streams, bit for bit); 'random' = f32 data put through ggml's quantizers, so the
+ * unquantized tensors exist for the error split; 'synthetic' = fast random codes and scales in the
+ * reference's ranges, for prefill-size shapes (quant/synthetic.ts).
  */
-export const COOPMAT_STAGINGS = ['one-pass', 'prepass', 'fused-prepass', 'in-gemm'] as const;
-export type CoopmatStaging = (typeof COOPMAT_STAGINGS)[number];
+export type DataSource = 'reference' | 'random' | 'synthetic';
+export const DATA_SOURCES: readonly DataSource[] = ['reference', 'random', 'synthetic'];
 
-/** Everything that determines a run; this is what a permalink encodes (plus edited WGSL). */
-export interface ProblemConfig {
+export interface DataChoice {
+  source: DataSource;
+  /** The data seed: 0 = the reference generator's own constant; otherwise another stream. */
+  seed: number;
+}
+
+/** Everything that determines a run; a permalink encodes it (plus edited WGSL). */
+export interface RunConfig {
   kernel: KernelId;
-  m: number;
-  n: number;
-  k: number;
-  /** MoE: number of experts and experts per token (slots = m * topk); ignored by other families. */
-  experts: number;
-  topk: number;
-  /** MoE grid-stride: row tiles per expert in the grid (>= 1). */
-  ytiles: number;
-  tile: TileParams;
-  /** coopmat-f16 only: its staging; absent = the arm's default ('prepass' for the matrix arm, else 'one-pass'). */
-  staging?: CoopmatStaging;
   arm: Arm;
-  /** Logical plane width the kernel partitions by (defaults to the adapter's subgroup size). */
+  /** Logical plane width to partition by; absent = the adapter's (resolveConfig). */
+  plane?: number;
+  data: DataChoice;
+  params: FamilyParams;
+}
+
+/** A config whose plane is resolved against an adapter: what families build from. */
+export interface ResolvedConfig extends RunConfig {
   plane: number;
-  dataSource: DataSource;
-  /** 0 = the seed's own generator constant; otherwise a different stream. */
-  dataSeed: number;
+}
+
+/** An arm of a family and whether this adapter (and these params) can run it. */
+export interface ArmDecl {
+  arm: Arm;
+  label: string;
+  /** Why this arm cannot run here; undefined when it can. */
+  unavailable(caps: AdapterCaps, params: FamilyParams): string | undefined;
+}
+
+interface ControlBase {
+  /** The params key. */
+  key: string;
+  label: string;
+  /** Where the controls show it. */
+  group: 'shape' | 'tile' | 'route';
+  /** One line on what it is (tooltips, the CLI's help). */
+  hint?: string;
+  /** Shown only when this holds for the current params (e.g. a staging's own knob). */
+  visible?: (params: FamilyParams) => boolean;
+}
+
+export interface IntControl extends ControlBase {
+  kind: 'int';
+  min: number;
+  max: number;
+  /** The value's valid step at these params (k by the quant block, m/n by the tile where required). */
+  step(params: FamilyParams): number;
+}
+
+export interface ChoiceControl extends ControlBase {
+  kind: 'choice';
+  options: readonly { value: string; label: string }[];
+}
+
+export type ControlDecl = IntControl | ChoiceControl;
+
+/** The tuning a family offers, as the app lists it. */
+export interface TuningCatalog {
+  /** Cache key of its winners (the reference module's op name, e.g. 'mmq_q4k_tile'). */
+  op: string;
+  label: string;
+}
+
+/** What a family declares: the app's main thread imports only these (see catalog.ts). */
+export interface FamilyCatalog {
+  id: KernelId;
+  title: string;
+  /** One line on what it computes and which reference kernel it twins. */
+  summary: string;
+  /** The reference module's name for it. */
+  reference: string;
+  /** What its operations are, for the throughput unit: int8 TOPS or f16 TFLOP/s. */
+  arithmetic: 'int8' | 'f16';
+  arms: readonly ArmDecl[];
+  controls: readonly ControlDecl[];
+  defaults: FamilyParams;
+  /**
+   * Why this config cannot run (one message per problem, in the user's terms); caps absent = only what
+   * is wrong on any adapter. Resource limits are checked from the generated plan (planLimitProblems).
+   */
+  validate(config: RunConfig, caps?: AdapterCaps): string[];
+  tuning?: TuningCatalog;
 }
 
 /** A phase of a kernel that assigns output elements to lanes (for the ownership view). */
 export type OwnershipPhase = 'fragment-store' | 'scalar-epilogue' | 'register-accumulator';
 
-export interface PreparedProblem {
-  config: ProblemConfig;
-  plan: KernelPlan;
-  /** The same plan with the ownership-recording suffix and the `owner` debug buffer. */
-  instrumentedPlan: KernelPlan;
-  /** Name of the owner debug buffer in `instrumentedPlan`. */
-  ownerBuffer: string;
+/** What a built problem knows besides its plan: oracle, gate, ownership, cost. */
+export interface ProblemFacts {
   /** Logical output [rows, cols] (m x n; slots x n for MoE). */
   rows: number;
   cols: number;
-  /** Exact CPU oracle of what the kernel computes (the quantized reference). */
-  oracle(): Float32Array | Int32Array;
-  /** f32 GEMM on dequantized weights and the unquantized activation, where one exists (error split). */
+  /** The exact CPU oracle of output rows `rowList` ([rowList.length, cols]), or of every row. */
+  oracle(rowList?: readonly number[]): Float32Array | Int32Array;
+  /** f32 GEMM on the dequantized weight and the unquantized activation (the error split's reference). */
   fullPrecision?(): Float32Array;
+  /** The family's own gate against the oracle (bit-exact for the int8 kernels). */
   gate: Gate;
   /** Phases that own output elements, and the analytic owner of each element per phase. */
   phases: OwnershipPhase[];
   analyticOwnership(phase: OwnershipPhase): OwnershipMap;
-  /** int8 (or f16) multiply-adds the main pass performs: 2*m*n*k for TOPS. */
+  /** Multiply-adds x 2 the op performs (2mnk): throughput = ops / time. */
   ops: number;
-  /** Bytes of weight the main pass reads once (for GB/s). */
+  /** Bytes of weight the op reads once (for GB/s). */
   weightBytes: number;
-  /**
-   * The output tile one workgroup covers (BM x BN) when the grid tiles the output: the views draw the
-   * tile grid and hatch its overhang past rows/cols as the tail. Absent: derived from the ownership.
-   */
+  /** The output tile one workgroup covers, when the grid tiles the output (views hatch the tail). */
   outputTile?: { rows: number; cols: number };
 }
 
-export interface KernelFamily {
-  id: KernelId;
-  title: string;
-  /** One line on what it computes and which seed kernel it twins. */
-  summary: string;
-  seedName: string;
-  /** The arms this family has (each gated by the adapter at run time). */
-  arms: readonly Arm[];
-  /** Which config fields the UI should offer. */
-  knobs: readonly ('m' | 'n' | 'k' | 'tile' | 'staging' | 'experts' | 'topk' | 'ytiles')[];
-  /** Fixed shape (hello kernels) or defaults. */
-  defaults: Omit<ProblemConfig, 'kernel' | 'arm' | 'plane'>;
-  /** Why this config cannot run here: shape preconditions, arm availability, limits. Empty = fine. */
-  validate(config: ProblemConfig, caps: AdapterCaps): string[];
-  /** Build inputs, plan and oracle. Throws ShapeError (with the validate() message) on bad input. */
-  prepare(config: ProblemConfig, caps: AdapterCaps): PreparedProblem;
+export interface BuiltProblem {
+  config: ResolvedConfig;
+  plan: KernelPlan;
+  /** The same plan with the ownership-recording suffix and its debug buffer (`ownerBuffer`). */
+  instrumentedPlan(): KernelPlan;
+  ownerBuffer: string;
+  facts: ProblemFacts;
+}
+
+/** A tuning search over one base config (its shape and data fixed; see KernelFamily.search). */
+export interface TuningSearch {
+  /** The parameters searched (integers; a choice is an index into its options). */
+  space: Space;
+  /** The config a choice stands for. */
+  apply(choice: Config): RunConfig;
+  /** The choice of a config (undefined when it is not in the space). */
+  choiceOf(config: RunConfig): Config | undefined;
+  /** The config the winner is compared with: the family's default on this adapter. */
+  incumbent: Config;
+  /** Generation 0 after the incumbent: configs that won some shape class before. */
+  seeds: readonly Config[];
+  /** The search's gate against the (sampled) oracle; the winner is then held to the family's own gate. */
+  gate: Gate;
+}
+
+export interface KernelFamily extends FamilyCatalog {
+  /** Validate (ShapeError listing every problem) and build the plan, the oracle and the facts. */
+  build(config: ResolvedConfig, caps: AdapterCaps): BuiltProblem;
+  /** A family that declares `tuning`: its search over `base`'s problem on this adapter. */
+  search?(base: RunConfig, caps: AdapterCaps): TuningSearch;
 }
 
 /** A config that breaks a kernel's preconditions, rejected before any dispatch. */
@@ -119,37 +180,74 @@ export class ShapeError extends RangeError {
 }
 
 /**
- * `name = v must be a positive integer` for every entry that is not one. `isInteger` defaults to
- * Number.isInteger; pass Number.isSafeInteger where the value sizes a host allocation directly.
+ * Throw ShapeError with every problem, joined, when the list is non-empty (before any dispatch).
+ * @example assertNoProblems(family.validate(config, caps))
+ */
+export function assertNoProblems(problems: readonly string[]): void {
+  if (problems.length) throw new ShapeError(problems.join('; '));
+}
+
+/**
+ * `name = v must be a positive integer` for every entry that is not one (Number.isSafeInteger: the
+ * values size host allocations).
  * @example positiveIntegerProblems({ m: 0, n: 16 }) // ['m = 0 must be a positive integer']
  */
-export function positiveIntegerProblems(
-  values: Readonly<Record<string, number>>,
-  isInteger: (v: number) => boolean = Number.isInteger,
-): string[] {
+export function positiveIntegerProblems(values: Readonly<Record<string, number>>): string[] {
   return Object.entries(values)
-    .filter(([, v]) => !isInteger(v) || v < 1)
+    .filter(([, v]) => !Number.isSafeInteger(v) || v < 1)
     .map(([name, v]) => `${name} = ${v} must be a positive integer`);
 }
 
 /**
- * Why a config's data choice is invalid: an unknown source, or a dataSeed that is not a non-negative
- * safe integer (the xorshift stream's seed). Empty = fine.
- * @example dataSourceProblems({ ...config, dataSeed: -1 }) // ['dataSeed -1 must be a non-negative integer']
+ * Problems of a config's params against its controls: each present, integers in range, choices known.
+ * A family's own validate() adds its rules after these.
+ * @example controlProblems(catalog.controls, { m: 0, n: 64, k: 256 }) // ['m = 0 must be at least 1']
  */
-export function dataSourceProblems(config: Pick<ProblemConfig, 'dataSource' | 'dataSeed'>): string[] {
+export function controlProblems(controls: readonly ControlDecl[], params: FamilyParams): string[] {
+  const out: string[] = [];
+  for (const c of controls) {
+    const v = params[c.key];
+    if (c.kind === 'int') {
+      if (typeof v !== 'number' || !Number.isFinite(v)) out.push(`${c.label} is missing`);
+      else if (!Number.isInteger(v)) out.push(`${c.label} = ${v} must be a whole number`);
+      else if (v < c.min) out.push(`${c.label} = ${v} must be at least ${c.min}`);
+      else if (v > c.max) out.push(`${c.label} = ${v} must be at most ${c.max}`);
+    } else if (typeof v !== 'string' || !c.options.some((o) => o.value === v)) {
+      out.push(`${c.label} '${String(v)}' is not one of ${c.options.map((o) => o.value).join(', ')}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * Why a config's data choice is invalid. Empty = fine.
+ * @example dataProblems({ source: 'random', seed: -1 }) // ['data seed -1 must be a whole number >= 0']
+ */
+export function dataProblems(data: DataChoice): string[] {
   const p: string[] = [];
-  if (config.dataSource !== 'seed' && config.dataSource !== 'random')
-    p.push(`unknown data source '${String(config.dataSource)}'`);
-  if (!Number.isSafeInteger(config.dataSeed) || config.dataSeed < 0)
-    p.push(`dataSeed ${config.dataSeed} must be a non-negative integer`);
+  if (!DATA_SOURCES.includes(data.source)) p.push(`unknown data source '${String(data.source)}'`);
+  if (!Number.isSafeInteger(data.seed) || data.seed < 0)
+    p.push(`data seed ${data.seed} must be a whole number >= 0`);
   return p;
 }
 
 /**
- * Throw ShapeError with every problem, joined, when the list is non-empty (before any dispatch).
- * @example assertNoProblems([...specProblems, ...shapeProblems])
+ * An integer param of a validated config (validate() has checked it is one).
+ * @example const m = intParam(config.params, 'm');
  */
-export function assertNoProblems(problems: readonly string[]): void {
-  if (problems.length) throw new ShapeError(problems.join('; '));
+export function intParam(params: FamilyParams, key: string): number {
+  const v = params[key];
+  if (typeof v !== 'number') throw new ShapeError(`${key} is missing`);
+  return v;
+}
+
+/**
+ * A choice param of a validated config.
+ * @example const staging = choiceParam(config.params, 'staging', STAGINGS);
+ */
+export function choiceParam<T extends string>(params: FamilyParams, key: string, values: readonly T[]): T {
+  const v = params[key];
+  if (typeof v !== 'string' || !values.includes(v as T))
+    throw new ShapeError(`${key} '${String(v)}' is unknown`);
+  return v as T;
 }

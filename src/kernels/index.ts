@@ -1,16 +1,19 @@
-// The kernel registry: every family the worker, the app, the tuner and the bench can drive, in the
-// seed's order. A family is added here once, from its folder's index.ts.
+// The kernel registry: every family the worker, the tuner, the bench and the CLI can build and run, in
+// the reference's order (the same list as the light ./catalog.ts). A family is added here once, from its
+// folder's index.ts.
 import { coopmatF16Family } from './coopmat';
 import type { KernelFamily } from './family';
 import { helloMmaFamily, helloWmmaFamily } from './hello';
 import { mmqFamilies } from './mmq';
 import { moeFamily } from './moe';
 
-export const KERNEL_FAMILIES: KernelFamily[] = [
+export const KERNEL_FAMILIES: readonly KernelFamily[] = [
   helloWmmaFamily,
   helloMmaFamily,
   ...mmqFamilies,
-  // MoE scatters rows through slot lists, so its output rows are not a grid of tiles: no outputTile.
   moeFamily,
   coopmatF16Family,
 ];
+
+/** The family of an id, or undefined. */
+export const familyOf = (id: string): KernelFamily | undefined => KERNEL_FAMILIES.find((f) => f.id === id);

@@ -42,3 +42,49 @@ export function gemmF64(
   }
   return out;
 }
+
+/**
+ * Rows `rows` of a [*, cols] row-major output (all of it when `rows` is undefined): an oracle's sampled
+ * rows, for a gate that checks a sample of a large output.
+ * @example selectRows(full, [0, 17], n) // [2, n]
+ */
+export function selectRows<T extends Float32Array | Int32Array>(
+  full: T,
+  rows: readonly number[] | undefined,
+  cols: number,
+): T {
+  if (!rows) return full;
+  const out = new (full.constructor as new (n: number) => T)(rows.length * cols);
+  rows.forEach((r, i) => out.set(full.subarray(r * cols, (r + 1) * cols), i * cols));
+  return out;
+}
+
+const f = Math.fround;
+
+/**
+ * Plain f32 GEMM out[i,j] = sum_l x[i,l] * w[r,l] (W stored row-major [rows, k]), accumulated in f32 in
+ * ascending l, with weight row r = j, or r = rowExpert[i]*n + j for an expert-indexed problem.
+ * The full-precision side of the error split: run it on dequantized (or unquantized) operands.
+ * @example gemmF32(dequantizeActivation(xq, xs, m, k), dequantizeQ4K(w, n, k), m, n, k)
+ */
+export function gemmF32(
+  x: Float32Array,
+  w: Float32Array,
+  m: number,
+  n: number,
+  k: number,
+  rowExpert?: ArrayLike<number>,
+): Float32Array {
+  const out = new Float32Array(m * n);
+  for (let i = 0; i < m; i++) {
+    const wbase = rowExpert ? rowExpert[i]! * n : 0;
+    for (let j = 0; j < n; j++) {
+      let acc = 0;
+      const xo = i * k;
+      const wo = (wbase + j) * k;
+      for (let l = 0; l < k; l++) acc = f(acc + f(x[xo + l]! * w[wo + l]!));
+      out[i * n + j] = acc;
+    }
+  }
+  return out;
+}

@@ -3,9 +3,9 @@
 // run adds. The int8 MMQ kernels meet it by interleaving values read together (xs|xsum, d|dmin,
 // counts|rows); this pins that for the validation path and for the plans the families actually build.
 import { describe, expect, it } from 'vitest';
-import type { KernelFamily, ProblemConfig } from './family';
+import type { KernelFamily, ResolvedConfig } from './family';
 import { planeWidth, type AdapterCaps, type Arm } from './gpu/caps';
-import type { KernelPlan } from './gpu/plan';
+import { planLimitProblems, type KernelPlan } from './gpu/plan';
 import { fakeCaps, H200_F16_CONFIGS, H200_INT8_CONFIGS, SWIFTSHADER_CAPS } from './gpu/testCaps';
 import { KERNEL_FAMILIES } from './index';
 import { moeFamily } from './moe';
@@ -34,8 +34,14 @@ const ADAPTERS: { name: string; caps: AdapterCaps; arms: readonly Arm[] }[] = [
   },
 ];
 
-function defaultConfig(f: KernelFamily, arm: Arm, caps: AdapterCaps): ProblemConfig {
-  return { kernel: f.id, arm, plane: planeWidth(caps), ...f.defaults };
+function defaultConfig(f: KernelFamily, arm: Arm, caps: AdapterCaps): ResolvedConfig {
+  return {
+    kernel: f.id,
+    arm,
+    plane: planeWidth(caps),
+    data: { source: 'reference', seed: 0 },
+    params: f.defaults,
+  };
 }
 
 /** The most storage buffers any pass of `plan` binds. */
@@ -55,24 +61,26 @@ function maxStorageBindings(plan: KernelPlan): number {
 describe(`storage buffers per shader stage <= ${WEBGPU_DEFAULT_STORAGE_BUFFERS} (instrumented)`, () => {
   for (const { name, caps, arms } of ADAPTERS) {
     for (const f of KERNEL_FAMILIES) {
-      for (const arm of f.arms.filter((a) => arms.includes(a))) {
+      for (const arm of f.arms.map((a) => a.arm).filter((a) => arms.includes(a))) {
         it(`${f.id} ${arm} on ${name}: validate() passes and the instrumented plan fits`, () => {
           const c = defaultConfig(f, arm, caps);
           expect(f.validate(c, caps)).toEqual([]);
-          const p = f.prepare(c, caps);
-          expect(maxStorageBindings(p.instrumentedPlan)).toBeLessThanOrEqual(WEBGPU_DEFAULT_STORAGE_BUFFERS);
+          const b = f.build(c, caps);
+          const inst = b.instrumentedPlan();
+          expect(maxStorageBindings(inst)).toBeLessThanOrEqual(WEBGPU_DEFAULT_STORAGE_BUFFERS);
+          expect(planLimitProblems(inst, caps.limits)).toEqual([]);
           // The owner buffer is really bound (the count above is of the instrumented pass).
-          expect(p.instrumentedPlan.passes.some((q) => q.bindings.includes(p.ownerBuffer))).toBe(true);
+          expect(inst.passes.some((q) => q.bindings.includes(b.ownerBuffer))).toBe(true);
         });
       }
     }
   }
 
-  it('MoE binds exactly 8 with the owner buffer, so a limit of 7 is reported by name before any dispatch', () => {
+  it('MoE binds exactly 8 with the owner buffer, so a limit of 7 is reported from the plan before any dispatch', () => {
     const caps = limitTo(SWIFTSHADER_CAPS, 7);
-    const problems = moeFamily.validate(defaultConfig(moeFamily, 'dp4a', caps), caps);
-    expect(problems).toContain(
-      '8 storage buffers (xq, xs_xsum, wqs, wsc, wd_dmin, routing, out + the owner debug buffer) > maxStorageBuffersPerShaderStage 7',
-    );
+    const inst = moeFamily.build(defaultConfig(moeFamily, 'dp4a', caps), caps).instrumentedPlan();
+    expect(planLimitProblems(inst, caps.limits)).toEqual([
+      "moe-q4k-id (instrumented): binds 8 storage buffers > this adapter's 7 (maxStorageBuffersPerShaderStage)",
+    ]);
   });
 });

@@ -1,32 +1,37 @@
 // The GPU worker's core: owns the one GPUDevice and answers the protocol's requests. It is pure of any
 // worker global -- the WebGPU entry point, the kernel families and the `post` function are passed in --
-// so the same code runs in the web worker, on a main thread, and in Node on Dawn (test/worker-core.test.ts).
+// so the same code runs in the web worker, on a main thread, in Node on Dawn (tests) and in the CLI.
 //
 // Requests are served one at a time (one device, one queue); `cancel` is handled at once and takes effect
-// at the next stage boundary of the request it names (and inside timed dispatch batches).
+// at the next stage boundary of the request it names (and between timed batches).
+import { CancelledError } from '../kernels/cancel';
 import { judge } from '../kernels/compare';
 import {
   ShapeError,
+  type BuiltProblem,
   type KernelFamily,
   type OwnershipPhase,
-  type PreparedProblem,
-  type ProblemConfig,
+  type RunConfig,
 } from '../kernels/family';
+import { resolveConfig } from '../kernels/gpu/arms';
 import type { AdapterCaps } from '../kernels/gpu/caps';
 import { decodeOwnership, splitHostSuffix, type OwnershipMap } from '../kernels/gpu/instrument';
-import type { KernelPlan } from '../kernels/gpu/plan';
+import { planLimitProblems, type KernelPlan } from '../kernels/gpu/plan';
 import {
   clockWarmMs,
   GpuValidationError,
-  runPlan,
+  preparePlan,
   WgslCompileError,
+  type PreparedPlan,
   type WgslMessage,
-} from '../kernels/gpu/run';
+} from '../kernels/gpu/runner';
 import {
   kernelWithProblems,
   transferablesOf,
+  type GeneratedKernel,
   type OwnershipBuffers,
   type RunOutcome,
+  type RunTiming,
   type WorkerRequest,
   type WorkerResponse,
 } from './protocol';
@@ -41,6 +46,7 @@ export interface TuneContext {
   device: GPUDevice;
   caps: AdapterCaps;
   deviceId: string;
+  families: readonly KernelFamily[];
   post: (msg: WorkerResponse) => void;
   isCancelled: () => boolean;
 }
@@ -64,15 +70,7 @@ export interface GpuCore {
   current(): OpenedDevice | undefined;
 }
 
-/** The parts of a generated kernel the run path needs again. */
-interface Prepared {
-  problem: PreparedProblem;
-  kernel: string;
-  suffix: string;
-  instrumentedSuffix: string;
-}
-
-const PREPARED_CACHE = 2;
+const BUILT_CACHE = 2;
 
 /** A message that points past the user's text lies in the host suffix: say so, keep the position. */
 export function noteSuffixMessages(messages: readonly WgslMessage[], editorLines: number): WgslMessage[] {
@@ -104,7 +102,7 @@ function typedOutput(
   return type === 'f32' ? new Float32Array(copy) : new Int32Array(copy);
 }
 
-/** Copies: results are transferred (detached) and a prepared problem memoizes its maps and oracle. */
+/** Copies: results are transferred (detached) and a built problem memoizes its maps and oracle. */
 function toBuffers(map: OwnershipMap): OwnershipBuffers {
   return {
     rows: map.rows,
@@ -117,20 +115,21 @@ function toBuffers(map: OwnershipMap): OwnershipBuffers {
 }
 
 function errorKind(e: unknown): 'shape' | 'validation' | 'internal' {
-  if (
-    e instanceof ShapeError ||
-    (e instanceof RangeError && /grid|maxStorageBufferBindingSize|outside/.test(e.message))
-  )
-    return 'shape';
+  if (e instanceof ShapeError) return 'shape';
   if (e instanceof GpuValidationError) return 'validation';
   return 'internal';
 }
 
-function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-class Cancelled extends Error {}
+const warning = (text: string): WgslMessage => ({
+  type: 'warning',
+  message: text,
+  lineNum: 0,
+  linePos: 0,
+  offset: 0,
+  length: 0,
+});
 
 /** No adapter or device: WebGPU is unavailable here (reported as 'unsupported'). */
 class NoDeviceError extends Error {}
@@ -147,11 +146,11 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
   let queue: Promise<void> = Promise.resolve();
   const cancelled = new Set<number>();
   const pending = new Set<number>();
-  const prepared = new Map<string, Prepared>();
+  const built = new Map<string, BuiltProblem>();
 
   const post = (msg: WorkerResponse) => opts.post(msg, transferablesOf(msg));
 
-  const family = (config: ProblemConfig): KernelFamily => {
+  const familyOf = (config: RunConfig): KernelFamily => {
     const f = opts.families.find((x) => x.id === config.kernel);
     if (!f) throw new ShapeError(`unknown kernel family '${config.kernel}'`);
     return f;
@@ -164,11 +163,7 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       const p = (
         gpu
           ? openDevice(gpu, opts.adapterOptions ?? {})
-          : Promise.reject(
-              new Error(
-                'WebGPU is not available in this browser (navigator.gpu is missing; Chrome 113+ or --enable-unsafe-webgpu)',
-              ),
-            )
+          : Promise.reject(new Error('WebGPU is not available here (navigator.gpu is missing)'))
       ).catch((e: unknown) => {
         throw new NoDeviceError(message(e));
       });
@@ -180,6 +175,7 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
             if (live !== d) return;
             live = undefined;
             opened = undefined;
+            built.clear();
             post({
               type: 'device-lost',
               reason: String(info.reason ?? 'unknown'),
@@ -197,52 +193,55 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
   };
 
   const checkCancel = (id: number) => {
-    if (cancelled.has(id)) throw new Cancelled();
+    if (cancelled.has(id)) throw new CancelledError();
   };
 
-  const prepare = (config: ProblemConfig, caps: AdapterCaps): Prepared => {
-    const key = JSON.stringify(config);
-    const hit = prepared.get(key);
+  /** Validate once and build (memoized per config, so a run after its generate rebuilds nothing). */
+  const build = (config: RunConfig, caps: AdapterCaps): BuiltProblem => {
+    const resolved = resolveConfig(config, caps);
+    const key = JSON.stringify(resolved);
+    const hit = built.get(key);
     if (hit) return hit;
-    const problem = family(config).prepare(config, caps);
-    const main = problem.plan.passes[problem.plan.mainPass];
-    const instrMain = problem.instrumentedPlan.passes[problem.instrumentedPlan.mainPass];
-    if (!main || !instrMain) throw new Error(`${config.kernel}: plan has no main pass`);
-    const { kernel, suffix } = splitHostSuffix(main.wgsl);
-    const entry: Prepared = {
-      problem,
-      kernel,
-      suffix,
-      instrumentedSuffix: splitHostSuffix(instrMain.wgsl).suffix,
-    };
-    prepared.set(key, entry);
-    while (prepared.size > PREPARED_CACHE) prepared.delete(prepared.keys().next().value as string);
-    return entry;
+    const problem = familyOf(config).build(resolved, caps);
+    built.set(key, problem);
+    while (built.size > BUILT_CACHE) built.delete(built.keys().next().value as string);
+    return problem;
   };
 
-  const generate = async (id: number, config: ProblemConfig) => {
+  const generate = async (id: number, config: RunConfig) => {
     const { caps } = await ensureDevice(id);
-    const f = family(config);
-    const problems = f.validate(config, caps);
+    const resolved = resolveConfig(config, caps);
+    const problems = familyOf(config).validate(config, caps);
     if (problems.length) {
-      post({ type: 'generated', id, kernel: kernelWithProblems(problems) });
+      post({ type: 'generated', id, kernel: kernelWithProblems(problems, resolved.plane) });
       return;
     }
-    const p = prepare(config, caps);
-    const main = p.problem.plan.passes[p.problem.plan.mainPass]!;
-    post({
-      type: 'generated',
-      id,
-      kernel: {
-        wgsl: p.kernel,
-        suffix: p.suffix,
-        entryPoint: main.entryPoint,
-        workgroupSize: main.workgroupSize,
-        workgroups: main.workgroups,
-        phases: [...p.problem.phases],
-        problems: [],
-      },
-    });
+    let b: BuiltProblem;
+    try {
+      b = build(config, caps);
+    } catch (e) {
+      if (!(e instanceof ShapeError)) throw e;
+      post({ type: 'generated', id, kernel: kernelWithProblems(e.message.split('; '), resolved.plane) });
+      return;
+    }
+    const kernel: GeneratedKernel = {
+      passes: b.plan.passes.map((p) => {
+        const { kernel: wgsl, suffix } = splitHostSuffix(p.wgsl);
+        return {
+          label: p.label,
+          wgsl,
+          suffix,
+          entryPoint: p.entryPoint,
+          workgroupSize: p.workgroupSize,
+          workgroups: p.workgroups,
+        };
+      }),
+      mainPass: b.plan.mainPass,
+      phases: [...b.facts.phases],
+      plane: resolved.plane,
+      problems: [],
+    };
+    post({ type: 'generated', id, kernel });
   };
 
   const run = async (req: Extract<WorkerRequest, { type: 'run' }>) => {
@@ -252,28 +251,21 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       post({ type: 'progress', id, stage, fraction });
     };
     const dev = await ensureDevice(id);
-    progress('preparing inputs', 0.05);
-    const problems = family(config).validate(config, dev.caps);
+    progress('preparing inputs', 0.02);
+    const problems = familyOf(config).validate(config, dev.caps);
     if (problems.length) throw new ShapeError(problems.join('; '));
-    const p = prepare(config, dev.caps);
-    const { problem } = p;
-    const edited = req.wgsl !== undefined && req.wgsl !== p.kernel;
-    const userText = edited ? req.wgsl! : p.kernel;
-    const override = edited ? { [problem.plan.mainPass]: userText + p.suffix } : undefined;
-    const iters = Math.max(0, Math.floor(req.iters));
-    progress(iters > 0 ? `compiling, running and timing ${iters} dispatches` : 'compiling and running', 0.15);
-    let result;
+    const b = build(config, dev.caps);
+    const { plan, facts } = b;
+    const main = plan.mainPass;
+    const { kernel, suffix } = splitHostSuffix(plan.passes[main]!.wgsl);
+    const edited = req.wgsl !== undefined && req.wgsl !== kernel;
+    const userText = edited ? req.wgsl! : kernel;
+    progress('compiling', 0.05);
+    let p: PreparedPlan;
     try {
-      result = await runPlan(dev.device, problem.plan, {
-        ...(override ? { wgslOverride: override } : {}),
-        iters,
-        cancelled: () => cancelled.has(id),
-        // A hardware GPU may idle its clocks between the user's runs: time it warm.
-        warmMs: clockWarmMs(dev.caps),
-      });
+      p = await preparePlan(dev.device, plan, edited ? { wgslOverride: { [main]: userText + suffix } } : {});
     } catch (e) {
-      const main = problem.plan.passes[problem.plan.mainPass]!;
-      if (e instanceof WgslCompileError && e.pass === main.label) {
+      if (e instanceof WgslCompileError && e.pass === plan.passes[main]!.label) {
         const editorLines = lineCount(userText);
         post({
           type: 'compile-error',
@@ -286,65 +278,107 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       }
       throw e;
     }
-    progress('checking against the oracle', 0.55);
-    const len = problem.rows * problem.cols;
-    const output = typedOutput(result.output, problem.plan.outputType, len);
-    const oracle = problem.oracle().slice();
-    const verdict = judge(output, oracle, problem.gate);
-    progress('full-precision reference', 0.65);
-    const fullPrecision = problem.fullPrecision?.().slice();
-    const warnings = [...result.warnings];
+    const warnings: WgslMessage[] = [];
+    let output: Float32Array | Int32Array;
+    let timing: RunTiming | undefined;
+    let runWallMs: number;
+    try {
+      progress('running', 0.15);
+      const t0 = performance.now();
+      await p.run();
+      runWallMs = performance.now() - t0;
+      output = typedOutput(await p.read(plan.output), plan.outputType, facts.rows * facts.cols);
+      if (req.timing) {
+        const passes = plan.passes.length;
+        const steps = passes > 1 ? passes + 1 : 1;
+        const base = {
+          ...req.timing,
+          warmMs: clockWarmMs(dev.caps),
+          cancelled: () => cancelled.has(id),
+        };
+        const at = (step: number) => (done: number, planned: number) =>
+          progress(
+            `timing${passes > 1 ? (step === 0 ? ' the whole plan' : ` pass ${step} of ${passes}`) : ''}: batch ${done} of ${planned}`,
+            0.2 + (0.4 * (step + done / planned)) / steps,
+          );
+        progress('timing', 0.2);
+        const whole = await p.time({ ...base, estimateMs: runWallMs, onBatch: at(0) });
+        timing = { ...whole };
+        if (passes > 1) {
+          timing.passes = [];
+          for (let i = 0; i < passes; i++) {
+            const t = await p.time({ ...base, passes: i, warmMs: 0, onBatch: at(i + 1) });
+            timing.passes.push({ label: plan.passes[i]!.label, ms: t.ms, coarse: t.coarse });
+          }
+        }
+      }
+    } finally {
+      p.destroy();
+    }
+    progress('checking against the oracle', 0.62);
+    const oracle = facts.oracle().slice();
+    const verdict = judge(output, oracle, facts.gate);
+    progress('full-precision reference', 0.7);
+    const fullPrecision = facts.fullPrecision?.().slice();
     let ownership: OwnershipBuffers | undefined;
     if (req.instrument) {
-      progress('instrumented run (recording ownership)', 0.75);
-      const instrOverride = edited
-        ? { [problem.instrumentedPlan.mainPass]: userText + p.instrumentedSuffix }
-        : undefined;
-      try {
-        const ir = await runPlan(dev.device, problem.instrumentedPlan, {
-          ...(instrOverride ? { wgslOverride: instrOverride } : {}),
-          read: [problem.ownerBuffer],
-        });
-        const raw = ir.reads[problem.ownerBuffer];
-        if (raw) ownership = toBuffers(decodeOwnership(raw, problem.rows, problem.cols));
-      } catch (e) {
-        // The kernel itself ran; only the recording variant failed (e.g. an edit took the debug binding).
-        warnings.push({
-          type: 'warning',
-          message: `ownership recording failed: ${message(e)}`,
-          lineNum: 0,
-          linePos: 0,
-          offset: 0,
-          length: 0,
-        });
+      progress('instrumented run (recording ownership)', 0.78);
+      const iplan = b.instrumentedPlan();
+      const over = planLimitProblems(iplan, dev.caps.limits);
+      if (over.length)
+        warnings.push(
+          warning(
+            `ownership not recorded: the recording variant needs more than this adapter allows (${over.join('; ')})`,
+          ),
+        );
+      else {
+        const imain = iplan.passes[iplan.mainPass]!;
+        const isuffix = splitHostSuffix(imain.wgsl).suffix;
+        let ip: PreparedPlan | undefined;
+        try {
+          ip = await preparePlan(
+            dev.device,
+            iplan,
+            edited ? { wgslOverride: { [iplan.mainPass]: userText + isuffix } } : {},
+          );
+          await ip.run();
+          ownership = toBuffers(decodeOwnership(await ip.read(b.ownerBuffer), facts.rows, facts.cols));
+        } catch (e) {
+          // The kernel itself ran; only the recording variant failed (e.g. an edit took the debug binding).
+          warnings.push(warning(`ownership recording failed: ${message(e)}`));
+        } finally {
+          ip?.destroy();
+        }
       }
     }
-    progress('analytic ownership', 0.9);
+    progress('analytic ownership', 0.92);
     const analyticOwnership: Partial<Record<OwnershipPhase, OwnershipBuffers>> = {};
-    for (const phase of problem.phases)
-      analyticOwnership[phase] = toBuffers(problem.analyticOwnership(phase));
+    for (const phase of facts.phases) analyticOwnership[phase] = toBuffers(facts.analyticOwnership(phase));
+    const family = familyOf(config);
     const outcome: RunOutcome = {
-      config,
-      rows: problem.rows,
-      cols: problem.cols,
+      config: b.config,
+      rows: facts.rows,
+      cols: facts.cols,
       output,
       oracle,
       verdict,
       analyticOwnership,
       warnings,
       edited,
+      runWallMs,
+      ops: facts.ops,
     };
     if (fullPrecision) outcome.fullPrecision = fullPrecision;
-    if (problem.outputTile) outcome.outputTile = { ...problem.outputTile };
+    if (facts.outputTile) outcome.outputTile = { ...facts.outputTile };
     if (ownership) outcome.ownership = ownership;
-    if (result.msPerDispatch !== undefined && result.timing) {
-      outcome.msPerDispatch = result.msPerDispatch;
-      outcome.timing = result.timing;
-      if (result.planMs !== undefined) outcome.planMs = result.planMs;
-      if (result.passMs) outcome.passMs = result.passMs.map((p) => ({ ...p }));
+    if (timing) {
+      outcome.timing = timing;
       // The op's throughput: a plan's pre-passes are part of what it costs.
-      const ms = result.planMs ?? result.msPerDispatch;
-      if (ms > 0) outcome.tops = problem.ops / (ms * 1e-3) / 1e12;
+      if (timing.ms > 0)
+        outcome.throughput = {
+          value: facts.ops / (timing.ms * 1e-3) / 1e12,
+          unit: family.arithmetic === 'int8' ? 'int8 TOPS' : 'TFLOP/s',
+        };
     }
     checkCancel(id);
     post({ type: 'run-result', id, outcome });
@@ -360,6 +394,7 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       device: dev.device,
       caps: dev.caps,
       deviceId: dev.deviceId,
+      families: opts.families,
       post,
       isCancelled: () => cancelled.has(req.id),
     });
@@ -390,7 +425,7 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
         }
       }
     } catch (e) {
-      if (e instanceof Cancelled) post({ type: 'cancelled', id: req.id });
+      if (e instanceof CancelledError) post({ type: 'cancelled', id: req.id });
       else if (e instanceof NoDeviceError)
         post({ type: 'error', id: req.id, kind: 'unsupported', message: message(e) });
       else post({ type: 'error', id: req.id, kind: errorKind(e), message: message(e) });

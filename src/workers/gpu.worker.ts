@@ -12,12 +12,7 @@ const core = createGpuCore({
   gpu: navigator.gpu,
   families: KERNEL_FAMILIES,
   post: (msg, transfer) => self.postMessage(msg, transfer),
-  tune: (req, ctx) =>
-    handleTuneRequest(
-      { device: ctx.device, caps: ctx.caps, deviceId: ctx.deviceId, isCancelled: () => ctx.isCancelled() },
-      req,
-      ctx.post,
-    ),
+  tune: (req, ctx) => handleTuneRequest({ ...ctx, isCancelled: () => ctx.isCancelled() }, req, ctx.post),
 });
 
 self.addEventListener('message', (ev: MessageEvent<WorkerRequest>) => {

@@ -1,23 +1,29 @@
 // The one typed message protocol between the app (main thread) and the GPU worker. Every message is a
 // member of a discriminated union on `type`; typed arrays in results are transferred, not copied.
 import type { Verdict } from '../kernels/compare';
-import type { AdapterCaps } from '../kernels/gpu/caps';
+import type { FamilyParams, KernelId, OwnershipPhase, ResolvedConfig, RunConfig } from '../kernels/family';
+import type { AdapterCaps, Arm } from '../kernels/gpu/caps';
 import type { OwnershipMap } from '../kernels/gpu/instrument';
-import type { WgslMessage } from '../kernels/gpu/run';
-import type { CoopmatStaging, KernelId, OwnershipPhase, ProblemConfig, TileParams } from '../kernels/family';
+import type { Timing, WgslMessage } from '../kernels/gpu/runner';
 
-/** Tuning targets (the seed's ops). */
-export type TuneOp = 'mmq_q4k_tile' | 'mmq_q4k_coopmat';
+/** How a run or a tuning measurement is timed (the runner's TimingOptions a user can set). */
+export interface TimingRequest {
+  /** GPU time per timed batch, ms. */
+  targetMs: number;
+  /** Timed batches (as many again when they disagree by over 10%); the fastest counts. */
+  batches: number;
+}
 
 export interface EvolutionParams {
   population: number;
   generations: number;
+  /** The search's random seed (not the data seed). */
   seed: number;
-  /** Timed dispatches per measurement. */
-  measureIters: number;
-  /** Minimum over this many timed repeats. */
-  repeats: number;
-  /** Cold weight banks rotated per dispatch. */
+  /** GPU time per timed batch of a measurement, ms. */
+  measureMs: number;
+  /** Timed batches per measurement; the fastest counts. */
+  batches: number;
+  /** Cold weight banks rotated per run. */
   banks: number;
 }
 
@@ -27,31 +33,30 @@ export type OwnershipBuffers = OwnershipMap;
 // ---------------------------------------------------------------- requests (app -> worker)
 export type WorkerRequest =
   | { type: 'init'; id: number }
-  | { type: 'generate'; id: number; config: ProblemConfig }
+  | { type: 'generate'; id: number; config: RunConfig }
   | {
       type: 'run';
       id: number;
-      config: ProblemConfig;
-      /** The user's edited kernel text (the host suffix is appended by the worker). */
+      config: RunConfig;
+      /** The user's edited text of the plan's main pass (the host suffix is appended by the worker). */
       wgsl?: string;
-      /** Timed dispatches after the correctness run (0 = untimed). */
-      iters: number;
+      /** Time the plan and each pass after the correctness run; absent = untimed. */
+      timing?: TimingRequest;
       /** Also run the instrumented variant and return the recorded ownership. */
       instrument: boolean;
     }
   | {
       type: 'tune';
       id: number;
-      op: TuneOp;
-      m: number;
-      n: number;
-      k: number;
+      /** The problem to tune (shape and data); the family's search sets its tile, staging and arm. */
+      base: RunConfig;
       evo: EvolutionParams;
-      /** The app's stored run for this (device, op, shape) (IndexedDB); the worker's Tuner replays it
-       * when its winner still parses, else hunts. Omit to force a fresh hunt. */
+      /** Measurements already taken by this hunt (a resumed run): replayed, not measured again. */
+      resume?: readonly TuneRecordEntry[];
+      /** The app's stored run for this (device, op, problem): its winner is replayed when still valid. */
       cached?: TuneReport;
     }
-  | { type: 'autokernel'; id: number; op: TuneOp; m: number; n: number; k: number; cachedWinner?: string }
+  | { type: 'autokernel'; id: number; base: RunConfig; cachedWinner?: string }
   | { type: 'cancel'; id: number }
   /** Diagnostics: destroy the worker's device, to exercise device-loss reporting and recovery. */
   | { type: 'lose-device'; id: number };
@@ -64,80 +69,96 @@ export type WorkerRequestBody = WorkerRequest extends infer R
   : never;
 
 // ---------------------------------------------------------------- responses (worker -> app)
-export interface GeneratedKernel {
-  /** Editable kernel text (what the editor shows). */
+/** One pass of a generated plan, as the editor shows it. */
+export interface GeneratedPass {
+  label: string;
+  /** The kernel text (editable for the main pass). */
   wgsl: string;
   /** Host suffix appended after it (not editable; line numbers of `wgsl` stay right). */
   suffix: string;
   entryPoint: string;
   workgroupSize: number;
   workgroups: readonly [number, number, number];
+}
+
+export interface GeneratedKernel {
+  /** Every pass of the plan in dispatch order; `mainPass` is the one the editor edits. */
+  passes: GeneratedPass[];
+  mainPass: number;
   phases: OwnershipPhase[];
-  /** Validation problems of this config on this adapter; non-empty means it cannot run. */
+  /** The plane width the kernel was generated for (the config's, else the adapter's). */
+  plane: number;
+  /** Why this config cannot run on this adapter; non-empty means no passes. */
   problems: string[];
 }
 
 /** The "generated" reply for a config that cannot run: no kernel text, only the reasons. */
-export function kernelWithProblems(problems: string[]): GeneratedKernel {
-  return {
-    wgsl: '',
-    suffix: '',
-    entryPoint: '',
-    workgroupSize: 0,
-    workgroups: [0, 0, 0],
-    phases: [],
-    problems,
-  };
+export function kernelWithProblems(problems: string[], plane = 0): GeneratedKernel {
+  return { passes: [], mainPass: 0, phases: [], plane, problems };
+}
+
+/** A run's timing: the whole plan, and each pass alone when it has several. */
+export interface RunTiming extends Omit<Timing, 'samples'> {
+  /** Batch samples of the whole plan, ms per run. */
+  samples: number[];
+  /** Each pass timed alone (plans of several passes). */
+  passes?: { label: string; ms: number; coarse: boolean }[];
 }
 
 export interface RunOutcome {
-  config: ProblemConfig;
+  config: ResolvedConfig;
   rows: number;
   cols: number;
   output: Float32Array | Int32Array;
   oracle: Float32Array | Int32Array;
   fullPrecision?: Float32Array;
   verdict: Verdict;
-  /** ms per dispatch of the main pass (the kernel the editor shows). */
-  msPerDispatch?: number;
-  timing?: 'timestamp' | 'wall';
-  /** A multi-pass plan: ms per run of all its passes, and each pass alone (RunResult.planMs / passMs). */
-  planMs?: number;
-  passMs?: { label: string; ms: number }[];
-  /** int8 (or f16) TOPS of the whole plan: ops / planMs, or / msPerDispatch for one pass. */
-  tops?: number;
+  timing?: RunTiming;
+  /** The op's throughput from the whole plan's time: ops / ms (int8 TOPS or f16 TFLOP/s). */
+  throughput?: { value: number; unit: 'int8 TOPS' | 'TFLOP/s' };
   ownership?: OwnershipBuffers;
   analyticOwnership?: Partial<Record<OwnershipPhase, OwnershipBuffers>>;
   warnings: WgslMessage[];
   /** True when the user's edited WGSL ran instead of the generated one. */
   edited: boolean;
-  /** The output tile one workgroup covers, when the family states it (PreparedProblem.outputTile). */
+  /** The output tile one workgroup covers, when the family states it. */
   outputTile?: { rows: number; cols: number };
+  /** Wall time of the correctness run (compile excluded), ms: what the next estimate is based on. */
+  runWallMs: number;
+  /** Multiply-adds x 2 of the op (for estimates). */
+  ops: number;
 }
 
 export type TuneVerdict = 'measured' | 'rejected' | 'failed-gate';
 
 export interface TuneRecordEntry {
+  /** The config's name in the family's space (e.g. "WM=2,WN=4,RM=1,RN=1,ARM=1"). */
   config: string;
-  tile: TileParams;
-  /** The coopmat twin's staging (its space searches it); absent for the int8 op. */
-  staging?: CoopmatStaging;
+  /** The params and arm it stands for. */
+  params: FamilyParams;
+  arm: Arm;
   generation: number;
   verdict: TuneVerdict;
   ms: number; // Infinity when rejected / failed
   reason?: string;
   worstRel?: number;
-  bm: number;
-  bn: number;
+  /** Output block of the config (tiled families), for the charts. */
+  bm?: number;
+  bn?: number;
 }
 
 export interface TuneReport {
-  op: TuneOp;
+  /** The family's tuning op (cache key) and the family. */
+  op: string;
+  kernel: KernelId;
   deviceId: string;
-  m: number;
-  n: number;
-  k: number;
+  /** The problem tuned: its shape params and data (the key the app stores it under). */
+  problem: string;
+  base: RunConfig;
+  /** Winner's name in the space; '' when nothing passed. */
   winner: string;
+  /** The winner as a config (loads into the playground). */
+  winnerConfig?: RunConfig;
   bestMs: number;
   incumbentMs?: number;
   entries: TuneRecordEntry[];
@@ -145,16 +166,16 @@ export interface TuneReport {
   evo: EvolutionParams;
   startedAt: string;
   durationMs: number;
-  /** The arm the evaluator dispatched ('scalar' | 'dp4a' | 'subgroup-matrix' for int8; 'f16' paths for coopmat). */
-  arm?: string;
-  /** Plane width the tiles were partitioned by. */
-  plane?: number;
+  /** 'complete'; 'interrupted': a reload or cancel ended it early (the entries so far are kept). */
+  status: 'complete' | 'interrupted';
   timing?: 'timestamp' | 'wall';
   /** Worst rel_to_max of every dispatched config (the correctness witness). */
   worstRel?: number;
-  /** Set when the gate checked a sample of this many output rows (large shapes; see gateRows). */
+  /** Set when the search's gate checked a sample of this many output rows (large shapes). */
   gatedRows?: number;
-  /** The finalists re-timed after the search (Evolution's finals): the winner is the fastest of these. */
+  /** The winner against the family's own gate on its whole output, before it was stored. */
+  winnerVerdict?: { pass: boolean; gate: string; relToMax: number; mismatches: number };
+  /** The finalists re-timed after the search: the winner is the fastest of these. */
   finals?: { config: string; ms: number; searchMs: number; wallMs?: number }[];
 }
 
@@ -178,25 +199,24 @@ export type WorkerResponse =
       evaluated: number;
       bestMs: number;
       entry?: TuneRecordEntry;
+      /** What the hunt is doing now ("searching", "re-timing finalists", "checking the winner"). */
+      stage?: string;
     }
   | { type: 'tune-done'; id: number; report: TuneReport; fromCache: boolean }
   | {
       type: 'autokernel-result';
       id: number;
+      /** The config that served: the cached winner's name, or 'incumbent'. */
       served: string;
-      tile: TileParams;
-      /** The served config's staging (coopmat op). */
-      staging?: CoopmatStaging;
+      config: RunConfig;
       verdict: Verdict;
-      msPerDispatch?: number;
+      ms?: number;
       /** Why a cached winner that was offered did not serve (unparsable, infeasible, rejected here). */
       fallback?: string;
     }
   | { type: 'cancelled'; id: number }
   | { type: 'error'; id: number; kind: 'shape' | 'validation' | 'unsupported' | 'internal'; message: string }
   | { type: 'device-lost'; reason: string; message: string };
-
-export type KernelIdList = readonly KernelId[];
 
 /** Typed arrays inside a response, for postMessage's transfer list. */
 export function transferablesOf(msg: WorkerResponse): Transferable[] {

@@ -15,11 +15,10 @@ export function gemmF32Dims(m: number, n: number, k: number): Uint32Array {
 
 /**
  * Plan out[m, n] = X[m, k] @ W[n, k]^T in f32. Throws ShapeError (every problem listed) before any dispatch.
- * @example const r = await runPlan(device, gemmF32Plan(x, w, 64, 64, 128, GEMM_F32_SMALL_TILE, caps));
+ * @example const r = await runPlan(device, gemmF32Plan({ x, w }, 64, 64, 128, GEMM_F32_SMALL_TILE, caps));
  */
 export function gemmF32Plan(
-  x: Float32Array,
-  w: Float32Array,
+  data: { x: Float32Array; w: Float32Array } | (() => { x: Float32Array; w: Float32Array }),
   m: number,
   n: number,
   k: number,
@@ -28,14 +27,17 @@ export function gemmF32Plan(
   opts: { instrument?: boolean } = {},
 ): KernelPlan {
   const problems = gemmF32ShapeProblems(tile, m, n, k, caps.limits);
-  if (x.length !== m * k) problems.push(`x has ${x.length} values, [${m} x ${k}] needs ${m * k}`);
-  if (w.length !== n * k) problems.push(`w has ${w.length} values, [${n} x ${k}] needs ${n * k}`);
+  const get = typeof data === 'function' ? data : () => data;
+  if (typeof data !== 'function') {
+    if (data.x.length !== m * k) problems.push(`x has ${data.x.length} values, [${m} x ${k}] needs ${m * k}`);
+    if (data.w.length !== n * k) problems.push(`w has ${data.w.length} values, [${n} x ${k}] needs ${n * k}`);
+  }
   assertNoProblems(problems);
   const kern = buildGemmF32Kernel(tile);
   const instrument = opts.instrument ?? false;
   const buffers: BufferSpec[] = [
-    { name: 'x', kind: 'read-only-storage', data: x },
-    { name: 'w', kind: 'read-only-storage', data: w },
+    { name: 'x', kind: 'read-only-storage', size: m * k * 4, data: () => get().x },
+    { name: 'w', kind: 'read-only-storage', size: n * k * 4, data: () => get().w, role: 'weight' },
     { name: 'out', kind: 'storage', size: m * n * 4 },
     { name: 'dims', kind: 'uniform', data: gemmF32Dims(m, n, k) },
   ];

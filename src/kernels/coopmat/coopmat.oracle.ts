@@ -5,6 +5,7 @@
 // exactly: both operands rounded to f16, each 32-block summed in f32 in K order, then added to the
 // f32 accumulator -- so the scalar arm can be gated far tighter than the seed's tolerance.
 import type { DataSource } from '../family';
+import { fastActivation, fastQ4kData } from '../quant/synthetic';
 import {
   dataStreamSeed,
   f16BitsToF32,
@@ -164,11 +165,12 @@ export interface CoopmatData {
 }
 
 /**
- * Inputs for the coopmat twin. 'seed': the seed's own test data -- weights from gen_mmq_q4k(m, n, k)
+ * Inputs for the coopmat twin. 'reference': the reference module's own test data -- weights from gen_mmq_q4k(m, n, k)
  * (random nibbles and 6-bit scales; the draw order makes them depend on m, as in the seed) and the
  * activation (s % 2000)/1000 - 1 from 0x123456789ABCDEF0. 'random': a realistic weight -- N(0, 1)
  * values quantized by ggml's Q4_K quantizer -- and a uniform [-1, 1) activation from another stream.
- * @example const { x, w } = coopmatData(16, 16, 256, 'seed', 0);
+ * 'synthetic': random nibbles and scales and a uniform activation, fast at prefill shapes.
+ * @example const { x, w } = coopmatData(16, 16, 256, 'reference', 0);
  */
 export function coopmatData(
   m: number,
@@ -177,12 +179,14 @@ export function coopmatData(
   source: DataSource,
   dataSeed: number,
 ): CoopmatData {
-  if (source === 'seed') {
-    const wSeed = dataStreamSeed('seed', dataSeed, GEN_MMQ_Q4K_SEED);
+  if (source === 'reference') {
+    const wSeed = dataStreamSeed('reference', dataSeed, GEN_MMQ_Q4K_SEED);
     // A user seed drives both generators; the activation's stream is offset so the two never coincide.
     const xSeed = dataSeed === 0 ? GEN_F16_ACT_SEED : wSeed ^ GEN_F16_ACT_SEED;
     return { x: genF16Activation(m, k, xSeed), w: genMmqQ4k(m, n, k, wSeed).w };
   }
+  if (source === 'synthetic')
+    return { x: fastActivation(m, k, dataSeed), w: fastQ4kData(1, n, k, 2 * dataSeed + 1).w };
   const r = new XorShift64(dataStreamSeed('random', dataSeed, 0n));
   const g = gaussianStream(r, n * k);
   const x = genF16Activation(m, k, r.next().state() || 1n);

@@ -1,90 +1,69 @@
-// Host launch plan for the coopmat twin: activation x (f32), the split Q4_K weight (qs, scales, d, dmin)
-// and out (f32); grid (ceil(n/BN), ceil(m/BM)); the instrumented plan adds the owner debug buffer.
+// Host launch plan of the coopmat twin: activation x (f32), the split Q4_K weight (qs, scales, d, dmin)
+// and out (f32); the split stagings add their pre-passes and the scratch they hand the GEMM. Inputs are
+// built lazily (when the plan is prepared); the instrumented plan adds the owner debug buffer.
 import { emptyOwnership, ownerBufferSpec, type OwnershipMap } from '../gpu/instrument';
-import { kernelPass, singlePassPlan, type KernelPlan } from '../gpu/plan';
+import { kernelPass, type BufferSpec, type KernelPlan } from '../gpu/plan';
 import type { CoopmatData } from './coopmat.oracle';
-import {
-  buildCoopmatKernel,
-  buildCoopmatXToF16Kernel,
-  coopmatGeometry,
-  type CoopmatSpec,
-} from './coopmat.wgsl';
-import {
-  buildCoopmatFusedPrePassKernel,
-  buildCoopmatWToF16Kernel,
-  buildCoopmatXTiledKernel,
-  splitStageOf,
-  type SplitPrePass,
-} from './coopmat.split';
+import { coopmatPrePasses } from './coopmat.split';
+import { coopmatGeometry, type CoopmatSpec } from './coopmat.spec';
+import { buildCoopmatKernel } from './coopmat.wgsl';
 
 export const COOPMAT_OWNER_BUFFER = 'owner';
 
 /**
- * The launch plan of a coopmat tile on `data` (x [m, k], Q4_K weight [n, k]).
- * @example const r = await runPlan(device, coopmatPlan(spec, coopmatData(m, n, k, 'seed', 0)));
+ * The input buffers of an [m, k] activation against an [n, k] Q4_K weight, sized without the data.
+ * @example coopmatInputBuffers(64, 64, 256, () => coopmatData(64, 64, 256, 'reference', 0)).map((b) => b.name)
+ */
+export function coopmatInputBuffers(m: number, n: number, k: number, data: () => CoopmatData): BufferSpec[] {
+  const nsb = (n * k) / 256;
+  const ro = (name: string, size: number, get: () => ArrayBufferView, weight = true): BufferSpec => ({
+    name,
+    kind: 'read-only-storage',
+    size,
+    data: get,
+    ...(weight ? { role: 'weight' as const } : {}),
+  });
+  return [
+    ro('x', m * k * 4, () => data().x, false),
+    ro('wqs', nsb * 128, () => data().w.qs),
+    ro('wsc', nsb * 12, () => data().w.scales),
+    ro('wd', nsb * 4, () => data().w.d),
+    ro('wdm', nsb * 4, () => data().w.dmin),
+  ];
+}
+
+/**
+ * The launch plan of a coopmat tile: its pre-passes (split stagings), then the kernel the editor shows.
+ * @example const r = await runPlan(device, coopmatPlan(spec, () => coopmatData(m, n, k, 'reference', 0)));
  */
 export function coopmatPlan(
   spec: CoopmatSpec,
-  data: CoopmatData,
+  data: () => CoopmatData,
   opts: { instrument?: boolean } = {},
 ): KernelPlan {
   const { m, n, k } = spec;
-  const nsb = (n * k) / 256;
-  if (data.x.length !== m * k)
-    throw new RangeError(`activation has ${data.x.length} values, [${m} x ${k}] needs ${m * k}`);
-  if (
-    data.w.qs.length !== nsb * 32 ||
-    data.w.scales.length !== nsb * 3 ||
-    data.w.d.length !== nsb ||
-    data.w.dmin.length !== nsb
-  ) {
-    throw new RangeError(`Q4_K weight does not hold the ${nsb} super-blocks of [${n} x ${k}]`);
-  }
   const instrument = opts.instrument ?? false;
   const kc = buildCoopmatKernel(spec, { instrument });
-  const buffers: KernelPlan['buffers'] = [
-    { name: 'x', kind: 'read-only-storage', data: data.x },
-    { name: 'wqs', kind: 'read-only-storage', data: data.w.qs },
-    { name: 'wsc', kind: 'read-only-storage', data: data.w.scales },
-    { name: 'wd', kind: 'read-only-storage', data: data.w.d },
-    { name: 'wdm', kind: 'read-only-storage', data: data.w.dmin },
+  const buffers: BufferSpec[] = [
+    ...coopmatInputBuffers(m, n, k, data),
     { name: 'out', kind: 'storage', size: m * n * 4 },
   ];
   if (instrument) buffers.push(ownerBufferSpec(m * n, COOPMAT_OWNER_BUFFER));
-  const main = kernelPass(
-    kc,
-    kc.workgroups(m, n),
-    `coopmat-f16 ${spec.arm} ${spec.tile.wm}x${spec.tile.wn}x${spec.tile.rm}x${spec.tile.rn}`,
-  );
-  const label = (what: string) => `coopmat-f16 ${what}`;
-  // Pre-passes, then the kernel the editor shows (the last pass), which writes out.
-  const chained = (pre: KernelPlan['passes']): KernelPlan => ({
+  const { wm, wn, rm, rn } = spec.tile;
+  const main = kernelPass(kc, kc.workgroups(m, n), `coopmat-f16 ${spec.arm} ${wm}x${wn}x${rm}x${rn}`);
+  const pre = spec.staging === 'one-pass' ? [] : coopmatPrePasses(spec);
+  for (const [p] of pre)
+    buffers.push(...p.writes.map((w) => ({ name: w.name, kind: 'storage' as const, size: w.bytes })));
+  return {
     buffers,
-    passes: [...pre, main],
+    passes: [
+      ...pre.map(([p, what]) => kernelPass({ ...p, workgroupBytes: 0 }, p.grid, `coopmat-f16 ${what}`)),
+      main,
+    ],
     output: 'out',
     outputType: 'f32',
     mainPass: pre.length,
-  });
-  if (spec.split) {
-    // Split: pass 0 decodes the weight to f16 once, pass 1 tiles the activation into f16 fragments,
-    // pass 2 multiplies them. 'fused': passes 0 and 1 in one dispatch; B decoded in the GEMM's stage
-    // ('q4k'): no pass 0.
-    const st = splitStageOf(spec);
-    const pre: [SplitPrePass, string][] = [];
-    if (st.pre === 'fused') pre.push([buildCoopmatFusedPrePassKernel(spec), 'weight and activation to f16']);
-    else {
-      if (st.b !== 'q4k') pre.push([buildCoopmatWToF16Kernel(spec), 'weight Q4_K to f16']);
-      pre.push([buildCoopmatXTiledKernel(spec), 'activation to f16 tiles']);
-    }
-    for (const [p] of pre)
-      buffers.push(...p.writes.map((w) => ({ name: w.name, kind: 'storage' as const, size: w.bytes })));
-    return chained(pre.map(([p, what]) => kernelPass(p, p.grid, label(what))));
-  }
-  if (!spec.aDirect) return singlePassPlan(buffers, main);
-  // Direct A: pass 0 rounds the activation to f16 once, pass 1 reads it.
-  const pre = buildCoopmatXToF16Kernel(spec);
-  buffers.push({ name: 'xh', kind: 'storage', size: pre.xhBytes });
-  return chained([kernelPass(pre, pre.grid, label('activation to f16'))]);
+  };
 }
 
 /**

@@ -1,11 +1,10 @@
-// WGSL snippets shared by the coopmat kernels (the one-pass kernels and the split plan): the Q4_K decode
+// WGSL snippets shared by the coopmat kernels (the one-pass kernel and the split plan): the Q4_K decode
 // (the format's scales from quant/q4k.wgsl.ts, plus the nibbles), the tile constants, the matrix
 // arm's entry and its spill-and-copy store, and the scalar arm's 32-block sum.
 
 import { Q4K_SCALES_REGS_WGSL } from '../quant/q4k.wgsl';
 
-// The pipelined staging and the split plan prefetch a super-block's 3 scale words into registers and
-// decode from them.
+// The split plan prefetches a super-block's 3 scale words into registers and decodes from them.
 export const Q4K_DECODE_REGS = `${Q4K_SCALES_REGS_WGSL}// The 4 nibbles at bit sh of the bytes of word q as f32, exactly f32(q): OR-ing a 4-bit value into the
 // mantissa of 2^23 and subtracting 2^23 is exact and avoids int-to-float conversions (a quarter-rate unit).
 fn nib_f32(q: u32, sh: vec4u) -> vec4f {
@@ -16,20 +15,14 @@ fn nib_f32(q: u32, sh: vec4u) -> vec4f {
 
 /**
  * The Q4_K weight's four read-only buffers from @binding `at` on: qs viewed as `qs` (32 u32 words, 16 vec2u
- * or 8 vec4u per 128-byte super-block), the packed scales, d and dmin. `arr(type, count)` sizes the
- * arrays where a kernel wants sized arrays (count: the element count for `nsb` super-blocks).
+ * or 8 vec4u per 128-byte super-block), the packed scales, d and dmin.
  */
-export function q4kWeightBindings(
-  at: number,
-  qs: 'u32' | 'vec2u' | 'vec4u',
-  arr: (type: string, count: number) => string = (type) => `array<${type}>`,
-  nsb = 0,
-): string {
+export function q4kWeightBindings(at: number, qs: 'u32' | 'vec2u' | 'vec4u'): string {
   const per = { u32: 32, vec2u: 16, vec4u: 8 }[qs];
-  return `@group(0) @binding(${at}) var<storage, read> wqs: ${arr(qs, nsb * per)}; // Q4_K qs: ${per} ${qs} (128 B) per super-block
-@group(0) @binding(${at + 1}) var<storage, read> wsc: ${arr('u32', nsb * 3)}; // packed 6-bit scales: 3 words per super-block
-@group(0) @binding(${at + 2}) var<storage, read> wd: ${arr('f32', nsb)}; // d per super-block
-@group(0) @binding(${at + 3}) var<storage, read> wdm: ${arr('f32', nsb)}; // dmin per super-block
+  return `@group(0) @binding(${at}) var<storage, read> wqs: array<${qs}>; // Q4_K qs: ${per} ${qs} (128 B) per super-block
+@group(0) @binding(${at + 1}) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
+@group(0) @binding(${at + 2}) var<storage, read> wd: array<f32>; // d per super-block
+@group(0) @binding(${at + 3}) var<storage, read> wdm: array<f32>; // dmin per super-block
 `;
 }
 
@@ -80,10 +73,14 @@ fn copy_out(warp: u32, lane: u32, row0: u32, col0: u32) {
 
 /** Store result matrix acc_im_jn through the plane's spill: every lane copies its PER elements. */
 export const spillStore = (im: number, jn: number, indent = '  ') =>
-  `subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_${im}_${jn}, 16u);
-workgroupBarrier();
-copy_out(warp, lane, mrow0 + (warp_m * RM + ${im}u) * 16u, ncol0 + (warp_n * RN + ${jn}u) * 16u);
-workgroupBarrier();`.replace(/^/gm, indent);
+  [
+    `subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_${im}_${jn}, 16u);`,
+    'workgroupBarrier();',
+    `copy_out(warp, lane, mrow0 + (warp_m * RM + ${im}u) * 16u, ncol0 + (warp_n * RN + ${jn}u) * 16u);`,
+    'workgroupBarrier();',
+  ]
+    .map((line) => indent + line)
+    .join('\n');
 
 /** The matrix arm's entry point, through set_owner (plane and lane from the subgroup builtins). */
 export const MATRIX_MAIN_HEAD = `@compute @workgroup_size(NT)

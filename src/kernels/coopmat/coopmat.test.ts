@@ -1,24 +1,26 @@
-// Node tier for the coopmat twin: the two oracles (seed reference and exact f16 emulation) on hand
-// cases, the seed's data, WGSL snapshots of every arm (the subgroup-matrix arm cannot run on
+// Node tier for the coopmat twin: the two oracles (the reference's and the exact f16 emulation) on hand
+// cases, the reference data, WGSL snapshots of every arm (the subgroup-matrix arm cannot run on
 // SwiftShader, so its text is pinned here), the tuner-facing kernel builder and adapter validation.
 import { describe, expect, it } from 'vitest';
 import { relToMax } from '../compare';
-import type { ProblemConfig, TileParams } from '../family';
+import type { FamilyParams, ResolvedConfig } from '../family';
+import { planLimitProblems } from '../gpu/plan';
 import { fakeCaps, H200_F16_CONFIGS, H200_INT8_CONFIGS } from '../gpu/testCaps';
+import type { TileParams } from '../tile';
 import { f32ToF16Bits, genF16Activation, genMmqQ4k, roundToF16, XorShift64, type Q4KWeight } from '../quant';
 import {
   buildCoopmatKernel,
   coopmatAnalyticOwnership,
   coopmatData,
   coopmatF16Family,
-  coopmatSpecErrors,
+  coopmatPlan,
+  coopmatPrePasses,
   coopmatWgsl,
   coopmatWorkgroupBytes,
   dequantQ4kRows,
   fmaF32,
   mmqQ4kF16Ref,
   mmqQ4kF16RoundedRef,
-  SPLIT_STAGE_DEFAULT,
   type CoopmatSpec,
 } from './index';
 
@@ -92,8 +94,8 @@ describe('coopmat oracles', () => {
     expect(mmqQ4kF16Ref(x, w, 1, 1, 256)[0]).toBe(Math.fround(256 * 8 * (1 + 2 ** -11)));
   });
 
-  it("'seed' data is the seed's own: gen_mmq_q4k(m, n, k) weights and the 0x123456789ABCDEF0 activation", () => {
-    const d = coopmatData(32, 16, 256, 'seed', 0);
+  it("'reference' data is the reference's own: gen_mmq_q4k(m, n, k) weights and the 0x123456789ABCDEF0 activation", () => {
+    const d = coopmatData(32, 16, 256, 'reference', 0);
     expect([...d.x]).toEqual([...genF16Activation(32, 256)]);
     expect([...d.w.qs]).toEqual([...genMmqQ4k(32, 16, 256).w.qs]);
     const r = coopmatData(8, 8, 256, 'random', 1);
@@ -177,123 +179,85 @@ describe('coopmat WGSL generator', () => {
     plane: 32,
     arm: 'scalar',
     f16: 'emulated',
+    staging: 'one-pass',
   };
+  const matrix = { arm: 'subgroup-matrix', f16: 'native' } as const;
+  // Every staging the product offers, on both arms (the matrix arm cannot run on SwiftShader, so its text
+  // is pinned here and run by the hardware tier).
   const cases: [string, CoopmatSpec][] = [
     ['scalar.emulated.2x2x1x1.plane32', base],
     ['scalar.native.1x2x2x1.plane32', { ...base, tile: tile(1, 2, 2, 1), f16: 'native' }],
-    [
-      'subgroup-matrix.2x2x2x2.plane32',
-      { ...base, tile: tile(2, 2, 2, 2), arm: 'subgroup-matrix', f16: 'native' },
-    ],
-    [
-      'subgroup-matrix.2x2x2x2.plane32.kstage2',
-      { ...base, tile: tile(2, 2, 2, 2), arm: 'subgroup-matrix', f16: 'native', kStage: 2 },
-    ],
-    [
-      'subgroup-matrix.2x2x2x2.plane32.pad8',
-      { ...base, tile: tile(2, 2, 2, 2), arm: 'subgroup-matrix', f16: 'native', rowPad: 8 },
-    ],
-    ['scalar.emulated.2x2x1x1.plane32.kstage2.pad8', { ...base, kStage: 2, rowPad: 8 }],
-    [
-      'subgroup-matrix.2x2x2x2.plane32.pad8.pipe',
-      { ...base, tile: tile(2, 2, 2, 2), arm: 'subgroup-matrix', f16: 'native', rowPad: 8, pipeline: true },
-    ],
-    [
-      'subgroup-matrix.2x2x2x2.plane32.pad8.pipe.adir',
-      {
-        ...base,
-        tile: tile(2, 2, 2, 2),
-        arm: 'subgroup-matrix',
-        f16: 'native',
-        rowPad: 8,
-        pipeline: true,
-        aDirect: true,
-      },
-    ],
-    ['scalar.emulated.2x2x1x1.plane32.pipe.adir', { ...base, pipeline: true, aDirect: true }],
+    ['subgroup-matrix.2x2x2x2.plane32', { ...base, tile: tile(2, 2, 2, 2), ...matrix }],
     // The split plan's GEMM: whole blocks (direct fragment stores) and a tailed shape (edge spill path).
     [
       'subgroup-matrix.2x1x4x4.plane32.split',
-      { ...base, tile: tile(2, 1, 4, 4), arm: 'subgroup-matrix', f16: 'native', rowPad: 8, split: true },
+      { ...base, tile: tile(2, 1, 4, 4), ...matrix, staging: 'prepass' },
     ],
     [
       'subgroup-matrix.2x2x1x2.plane32.split.tails',
-      {
-        ...base,
-        m: 40,
-        n: 72,
-        tile: tile(2, 2, 1, 2),
-        arm: 'subgroup-matrix',
-        f16: 'native',
-        rowPad: 8,
-        split: true,
-      },
+      { ...base, m: 40, n: 72, tile: tile(2, 2, 1, 2), ...matrix, staging: 'prepass' },
     ],
-    ['scalar.emulated.2x2x1x1.plane32.split', { ...base, split: true }],
+    ['scalar.emulated.2x2x1x1.plane32.split', { ...base, staging: 'prepass' }],
+    // B decoded from the Q4_K words in the GEMM's stage ('in-gemm').
     [
-      'subgroup-matrix.2x4x4x4.plane32.split.shared-tiles-k16',
-      {
-        ...base,
-        m: 256,
-        n: 512,
-        tile: tile(2, 4, 4, 4),
-        arm: 'subgroup-matrix',
-        f16: 'native',
-        rowPad: 8,
-        split: true,
-        splitStage: { a: 'shared', b: 'tiles', k: 16, buffers: 2 },
-      },
+      'subgroup-matrix.4x1x1x4.plane32.in-gemm',
+      { ...base, tile: tile(4, 1, 1, 4), ...matrix, staging: 'in-gemm' },
     ],
     [
-      'scalar.emulated.2x2x1x1.plane32.split.tiles',
-      { ...base, split: true, splitStage: { a: 'direct', b: 'tiles', k: 32, buffers: 2 } },
+      'subgroup-matrix.2x2x1x2.plane32.in-gemm.tails',
+      { ...base, m: 40, n: 72, tile: tile(2, 2, 1, 2), ...matrix, staging: 'in-gemm' },
     ],
+    ['scalar.emulated.2x2x1x1.plane32.in-gemm', { ...base, staging: 'in-gemm' }],
   ];
   for (const [name, spec] of cases) {
     it(`snapshot ${name}`, async () => {
       await expect(coopmatWgsl(spec)).toMatchFileSnapshot(`./__snapshots__/coopmat.${name}.wgsl`);
     });
   }
+  // The pre-passes the split stagings dispatch before their GEMM.
+  const prePasses: [string, CoopmatSpec][] = [
+    ['prepass', { ...base, m: 40, n: 72, staging: 'prepass' }],
+    ['fused-prepass', { ...base, m: 40, n: 72, staging: 'fused-prepass' }],
+  ];
+  for (const [name, spec] of prePasses) {
+    it(`snapshot pre-passes of ${name}`, async () => {
+      const text = coopmatPrePasses(spec)
+        .map(
+          ([p, what]) =>
+            `// ==== ${what}: grid ${p.grid.join('x')}, writes ${p.writes.map((w) => `${w.name} ${w.bytes} B`).join(', ')}\n${p.wgsl}`,
+        )
+        .join('\n');
+      await expect(text).toMatchFileSnapshot(`./__snapshots__/coopmat.prepasses.${name}.wgsl`);
+    });
+  }
 
-  it('the pipelined staging: one barrier a block, loads issued before the contraction and decoded after it, twice the tile memory; aDirect reads A from xh', () => {
-    const spec: CoopmatSpec = {
-      ...base,
-      m: 128,
-      n: 128,
-      tile: tile(2, 2, 2, 2),
-      arm: 'subgroup-matrix',
-      f16: 'native',
-      rowPad: 8,
-      pipeline: true,
-    };
-    const code = coopmatWgsl(spec);
-    const loop = code.slice(code.indexOf('for (var kb = 0u; kb < KB; kb++)'));
-    expect(loop.match(/workgroupBarrier\(\);/g)?.length).toBe(1 + 2 * 4); // the stage's + the 4 spills' pairs
-    const fetch = loop.indexOf('wqs[');
-    const mma = loop.indexOf('subgroupMatrixMultiplyAccumulate');
-    expect(fetch).toBeGreaterThan(0);
-    expect(fetch).toBeLessThan(mma);
-    expect(mma).toBeLessThan(loop.indexOf('put_b4('));
-    expect(code).toContain('var<storage, read> x: array<vec4f, 8192>;');
-    expect(coopmatWorkgroupBytes(spec)).toBe(2 * (64 + 64) * 40 * 2 + 4 * 1024);
-    const direct = coopmatWgsl({ ...spec, aDirect: true });
-    expect(direct).not.toContain('var<workgroup> sa');
-    expect(direct).toContain('var<storage, read> xh: array<f16, 32768>;');
-    expect(coopmatWorkgroupBytes({ ...spec, aDirect: true })).toBe(2 * 64 * 40 * 2 + 4 * 1024);
-    expect(() => coopmatWgsl({ ...spec, kStage: 2 })).toThrow(/kStage 1/);
-    expect(() => coopmatWgsl({ ...spec, pipeline: false, aDirect: true })).toThrow(/needs the pipelined/);
+  it('the stagings dispatch their passes: one pass, weight + activation pre-passes, one fused pre-pass, or the activation alone', () => {
+    const labels = (staging: CoopmatSpec['staging']) =>
+      coopmatPlan({ ...base, staging }, () => coopmatData(64, 64, 256, 'reference', 0)).passes.map(
+        (p) => p.label,
+      );
+    expect(labels('one-pass')).toEqual(['coopmat-f16 scalar 2x2x1x1']);
+    expect(labels('prepass')).toEqual([
+      'coopmat-f16 weight Q4_K to f16',
+      'coopmat-f16 activation to f16 tiles',
+      'coopmat-f16 scalar 2x2x1x1',
+    ]);
+    expect(labels('fused-prepass')).toEqual([
+      'coopmat-f16 weight and activation to f16',
+      'coopmat-f16 scalar 2x2x1x1',
+    ]);
+    expect(labels('in-gemm')).toEqual(['coopmat-f16 activation to f16 tiles', 'coopmat-f16 scalar 2x2x1x1']);
   });
 
-  it('the split GEMM: 64-wide stages by default, one barrier a stage, A from xt and B staged in line (no helper the range analysis cannot see into), direct stores unless instrumented or tailed', () => {
+  it('the split GEMM: 64-wide stages, one barrier a stage, A from xt and B staged in line (no helper the range analysis cannot see into), direct stores unless instrumented or tailed', () => {
     const spec: CoopmatSpec = {
       ...base,
       m: 128,
       n: 128,
       k: 512,
       tile: tile(2, 1, 4, 4),
-      arm: 'subgroup-matrix',
-      f16: 'native',
-      split: true,
+      ...matrix,
+      staging: 'prepass',
     };
     const text = buildCoopmatKernel(spec).kernelWgsl;
     const loop = text.slice(text.indexOf('for (var kb = 0u; kb < K / 64u; kb++)'));
@@ -303,8 +267,7 @@ describe('coopmat WGSL generator', () => {
     const firstMma = loop.indexOf('subgroupMatrixMultiplyAccumulate');
     expect(loop.indexOf('(&xt[')).toBeLessThan(firstMma);
     // Every A load names one tile at a constant offset and stride, so a browser's bounds checks do not
-    // wrap it in a branch.
-    // rm 4 x 4 chunks of 16, at stage 0 and in the loop.
+    // wrap it in a branch: rm 4 x 4 chunks of 16, at stage 0 and in the loop.
     expect(text.match(/subgroupMatrixLoad<[^>]+>, row_major>\(&xt\[[^;]*\], 0u, 16u\)/g)).toHaveLength(
       2 * 4 * 4,
     );
@@ -315,26 +278,6 @@ describe('coopmat WGSL generator', () => {
     expect(text.match(/subgroupMatrixMultiplyAccumulate/g)).toHaveLength(4 * 4 * 4);
     expect(text.match(/subgroupMatrixStore<row_major>\(&out/g)).toHaveLength(16);
     expect(text).not.toMatch(/var<workgroup> sc/);
-    // 32-wide stages on request: half the chunks, the 32-block count as the trip count.
-    const k32 = buildCoopmatKernel({ ...spec, splitStage: { ...SPLIT_STAGE_DEFAULT, k: 32 } }).kernelWgsl;
-    expect(k32).toContain('for (var kb = 0u; kb < KB; kb++)');
-    expect(k32.match(/subgroupMatrixMultiplyAccumulate/g)).toHaveLength(4 * 4 * 2);
-    // A ring two chunks deep under 128-wide stages: 4 x 2 slots; chunk c reads slot c % 2 and, after its
-    // products, refills it with chunk c + 2.
-    const ring = { ...spec, splitStage: { ...SPLIT_STAGE_DEFAULT, k: 128, aRing: 2 } } satisfies CoopmatSpec;
-    expect(coopmatSpecErrors(ring)).toEqual([]);
-    const ringText = buildCoopmatKernel(ring).kernelWgsl;
-    expect(ringText.match(/var pa_\d_\d = /g)).toHaveLength(4 * 2);
-    const ringLoop = ringText.slice(ringText.indexOf('for (var kb = 0u; kb < K / 128u; kb++)'));
-    expect(ringLoop).toContain('let a_3_5 = pa_3_1;');
-    const chunk5 = ringLoop.slice(ringLoop.indexOf('let a_0_5 = '), ringLoop.indexOf('let a_0_6 = '));
-    expect(chunk5.indexOf('pa_3_1 = subgroupMatrixLoad')).toBeGreaterThan(
-      chunk5.lastIndexOf('subgroupMatrixMultiplyAccumulate'),
-    );
-    expect(chunk5).toContain('(kb) * 8u + 7u], 0u, 16u)');
-    expect(coopmatSpecErrors({ ...ring, splitStage: { ...ring.splitStage, a: 'shared' } })).toEqual([
-      'splitStage.aRing 2 needs direct A and a stage of a multiple of 2 chunks',
-    ]);
     // Instrumented: every fragment spilled and stored by lanes through store_out.
     const inst = buildCoopmatKernel(spec, { instrument: true });
     expect(inst.kernelWgsl).not.toMatch(/subgroupMatrixStore<row_major>\(&out/);
@@ -347,70 +290,20 @@ describe('coopmat WGSL generator', () => {
     expect(tailed.match(/subgroupMatrixStore<row_major>\(&out/g)).toHaveLength(16);
     expect(tailed.match(/copy_out\(warp, lane/g)).toHaveLength(16);
     expect(buildCoopmatKernel(spec).bindings).toEqual(['xt', 'wh', 'out']);
-    expect(() => coopmatWgsl({ ...spec, pipeline: true })).toThrow(/split plan has its own staging/);
-  });
-
-  it('the split GEMM staging variants: shared A and tiled B are copied fragment by fragment, one buffer takes two barriers a stage, uneven fragment shares are refused', () => {
-    const spec: CoopmatSpec = {
-      ...base,
-      m: 256,
-      n: 512,
-      k: 512,
-      tile: tile(2, 4, 4, 4),
-      arm: 'subgroup-matrix',
-      f16: 'native',
-      split: true,
-      rowPad: 8,
-      splitStage: { a: 'shared', b: 'tiles', k: 16, buffers: 2 },
-    };
-    const text = coopmatWgsl(spec);
-    const loop = text.slice(text.indexOf('for (var kb = 0u; kb < KT; kb++)'));
-    expect(loop.match(/workgroupBarrier\(\)/g)).toHaveLength(1);
-    // 8 planes: 8 A and 16 B fragments a 16-wide stage = 1 + 2 copies per plane, loaded before the
-    // matrix work and stored into the other buffer after it.
-    const firstMma = loop.indexOf('subgroupMatrixMultiplyAccumulate');
-    const lastMma = loop.lastIndexOf('subgroupMatrixMultiplyAccumulate');
-    expect(
-      loop
-        .slice(0, firstMma)
-        .match(/= subgroupMatrixLoad<[^>]+>, (row|col)_major>\(&(xt|wh)\[[^;]*\], 0u, 16u\)/g),
-    ).toHaveLength(3);
-    expect(
-      loop.slice(lastMma).match(/subgroupMatrixStore<(row|col)_major>\(&s[ab], \(1u - cur\)/g),
-    ).toHaveLength(3);
-    expect(text).toContain('var<workgroup> sa: array<f16, 6144u>;'); // 2 x 128 rows x 24
-    expect(text).toContain('var<workgroup> sb: array<f16, 12288u>;'); // 2 x 256 rows x 24
-    expect(text).toContain('var<storage, read> wh: array<array<f16, 256>>;');
-    expect(text).not.toMatch(/sb\[o \+/);
-    expect(text.match(/subgroupMatrixMultiplyAccumulate/g)).toHaveLength(16);
-    expect(coopmatWorkgroupBytes(spec)).toBe(2 * (128 + 256) * 24 * 2 + 8 * 1024);
-    // One buffer: a barrier after the stores and one after the matrix work; half the tile memory.
-    const one = { ...spec, splitStage: { a: 'shared', b: 'rows', k: 32, buffers: 1 } } satisfies CoopmatSpec;
-    const oneText = coopmatWgsl(one);
-    const oneLoop = oneText.slice(oneText.indexOf('for (var kb = 0u; kb < KB; kb++)'));
-    expect(oneLoop.match(/workgroupBarrier\(\)/g)).toHaveLength(2);
-    expect(oneLoop.indexOf('sb[o + 7u]')).toBeLessThan(oneLoop.indexOf('workgroupBarrier()'));
-    expect(oneText).not.toContain('cur');
-    expect(coopmatWorkgroupBytes(one)).toBe((128 + 256) * 40 * 2 + 8 * 1024);
-    // 3 planes of a 192x64 block: its 12 A fragments a 16-wide stage split 4 each, its 4 B fragments do not.
-    const uneven = {
-      ...spec,
-      tile: tile(3, 1, 4, 4),
-      splitStage: { a: 'shared', b: 'tiles', k: 16, buffers: 2 },
-    } satisfies CoopmatSpec;
-    expect(coopmatSpecErrors(uneven)).toEqual([
-      'tiled B: the 4 B fragments of a stage do not divide over 3 planes',
+    expect(buildCoopmatKernel({ ...spec, staging: 'in-gemm' }).bindings).toEqual([
+      'xt',
+      'wqs',
+      'wsc',
+      'wd',
+      'wdm',
+      'out',
     ]);
-    expect(coopmatSpecErrors({ ...spec, splitStage: { ...spec.splitStage!, k: 48 as 32 } })).toEqual([
-      'splitStage.k 48 must be 16, 32, 64 or 128',
-    ]);
-    expect(coopmatSpecErrors({ ...spec, split: false })).toContain(
-      'splitStage applies to the split plan only',
-    );
+    expect(coopmatWorkgroupBytes(spec)).toBe(2 * 64 * 72 * 2 + 2 * 1024);
+    expect(coopmatWorkgroupBytes({ ...spec, arm: 'scalar' })).toBe(0);
   });
 
   it('the matrix arm holds rm*rn f16->f32 16x16x16 results across K, loads f16 tiles with element strides', () => {
-    const code = coopmatWgsl({ ...base, tile: tile(1, 2, 2, 3), arm: 'subgroup-matrix', f16: 'native' });
+    const code = coopmatWgsl({ ...base, tile: tile(1, 2, 2, 3), ...matrix });
     expect(code).toMatch(/^enable f16;\nenable subgroups;\nenable chromium_experimental_subgroup_matrix;/);
     expect(code.match(/= subgroup_matrix_result<f32, 16, 16>\(\);/g)).toHaveLength(6);
     expect(code.match(/subgroupMatrixMultiplyAccumulate\(/g)).toHaveLength(2 * 6); // two K halves per block
@@ -454,10 +347,9 @@ describe('coopmat WGSL generator', () => {
     const ki = buildCoopmatKernel(spec, { instrument: true });
     expect(ki.bindings).toEqual(['x', 'wqs', 'wsc', 'wd', 'wdm', 'out', 'owner']);
     expect(ki.wgsl).toContain('@group(0) @binding(6) var<storage, read_write> owner_dbg');
-    expect(coopmatWorkgroupBytes({ tile: tile(2, 2, 4, 4), plane: 32, arm: 'scalar' })).toBe(16384); // the hand 128x128 tile
-    expect(coopmatWorkgroupBytes({ tile: tile(2, 2, 4, 4), plane: 32, arm: 'subgroup-matrix' })).toBe(
-      16384 + 4 * 1024,
-    );
+    const hand = { tile: tile(2, 2, 4, 4), plane: 32, staging: 'one-pass' } as const;
+    expect(coopmatWorkgroupBytes({ ...hand, arm: 'scalar' })).toBe(16384); // the hand 128x128 tile
+    expect(coopmatWorkgroupBytes({ ...hand, arm: 'subgroup-matrix' })).toBe(16384 + 4 * 1024);
   });
 
   it('analytic ownership: every element once, lanes < plane, planes < wm*wn, workgroups row-major over the grid', () => {
@@ -473,49 +365,61 @@ describe('coopmat WGSL generator', () => {
 });
 
 describe('coopmat validation against adapters', () => {
-  const config = (over: Partial<ProblemConfig>): ProblemConfig => ({
-    ...coopmatF16Family.defaults,
+  const config = (
+    params: Partial<Record<string, number | string>> = {},
+    over: Partial<ResolvedConfig> = {},
+  ): ResolvedConfig => ({
     kernel: 'coopmat-f16',
     arm: 'scalar',
     plane: 32,
+    data: { source: 'reference', seed: 0 },
+    params: { ...coopmatF16Family.defaults, ...params } as FamilyParams,
     ...over,
   });
+  const t = (wm: number, wn: number, rm: number, rn: number) => ({ wm, wn, rm, rn });
   const h200 = fakeCaps(
     { shaderF16: true, features: ['subgroups', 'shader-f16', 'chromium-experimental-subgroup-matrix'] },
     [...H200_INT8_CONFIGS, ...H200_F16_CONFIGS],
   );
 
   it('the matrix arm runs only with shader-f16 and the f16->f32 16x16x16 config, at the hardware plane', () => {
-    expect(coopmatF16Family.validate(config({ arm: 'subgroup-matrix' }), h200)).toEqual([]);
+    const m = { arm: 'subgroup-matrix' } as const;
+    expect(coopmatF16Family.validate(config({}, m), h200)).toEqual([]);
     const int8Only = fakeCaps({}, H200_INT8_CONFIGS);
-    expect(coopmatF16Family.validate(config({ arm: 'subgroup-matrix' }), int8Only)).toEqual([
-      'subgroup-matrix arm unavailable: adapter has no shader-f16',
+    expect(coopmatF16Family.validate(config({}, m), int8Only)).toEqual([
+      'the subgroup matrix (f16) arm cannot run here: this adapter has no shader-f16',
     ]);
     const f16NoCfg = fakeCaps({ shaderF16: true }, H200_INT8_CONFIGS);
-    expect(coopmatF16Family.validate(config({ arm: 'subgroup-matrix' }), f16NoCfg).join()).toMatch(
-      /no f16->f32 16x16x16/,
-    );
-    expect(coopmatF16Family.validate(config({ arm: 'subgroup-matrix', plane: 16 }), h200).join()).toMatch(
-      /needs plane = the hardware subgroup size 32, got 16/,
+    expect(coopmatF16Family.validate(config({}, m), f16NoCfg).join()).toMatch(/no f16 -> f32 16x16x16/);
+    expect(coopmatF16Family.validate(config({}, { ...m, plane: 16 }), h200).join()).toMatch(
+      /plane width must be 32, not 16/,
     );
   });
 
-  it('native f16 where the adapter has shader-f16, emulated otherwise; plans follow', () => {
-    const nat = coopmatF16Family.prepare(config({ m: 16, n: 16 }), h200);
+  it('native f16 where the adapter has shader-f16, emulated otherwise; plans follow; oracle, gate and facts', () => {
+    const nat = coopmatF16Family.build(config({ m: 16, n: 16, staging: 'one-pass' }), h200);
     expect(nat.spec.f16).toBe('native');
     expect(nat.plan.passes[0]!.wgsl).toMatch(/^enable f16;/);
-    const emu = coopmatF16Family.prepare(config({ m: 16, n: 16 }), fakeCaps());
+    const emu = coopmatF16Family.build(config({ m: 16, n: 16, staging: 'one-pass' }), fakeCaps());
     expect(emu.spec.f16).toBe('emulated');
     expect(emu.plan.passes[0]!.wgsl).toContain('pack2x16float');
-    expect(emu.gate).toEqual({ kind: 'rel-to-max', tol: 5e-2 });
-    expect(emu.phases).toEqual(['register-accumulator']);
-    expect([emu.ops, emu.weightBytes]).toEqual([2 * 16 * 16 * 256, 16 * 144]);
-    expect(coopmatF16Family.prepare(config({ m: 16, n: 16, arm: 'subgroup-matrix' }), h200).phases).toEqual([
-      'scalar-epilogue',
-    ]);
+    expect(emu.facts.gate).toEqual({ kind: 'rel-to-max', tol: 1e-5 });
+    expect(emu.facts.phases).toEqual(['register-accumulator']);
+    expect([emu.facts.ops, emu.facts.weightBytes]).toEqual([2 * 16 * 16 * 256, 16 * 144]);
+    // The oracle is the exact f16 emulation; the full-precision reference is the f32 GEMM on the
+    // unquantized activation and the dequantized weight, and they differ by the f16 rounding.
+    const { x, w } = emu.data();
+    expect([...emu.facts.oracle()]).toEqual([...mmqQ4kF16RoundedRef(x, w, 16, 16, 256)]);
+    const split = relToMax(emu.facts.oracle(), emu.facts.fullPrecision!());
+    expect(split).toBeGreaterThan(0);
+    expect(split).toBeLessThan(5e-2);
+    expect([...emu.facts.oracle([3])]).toEqual([...emu.facts.oracle().subarray(48, 64)]);
+    expect(
+      coopmatF16Family.build(config({ m: 16, n: 16 }, { arm: 'subgroup-matrix' }), h200).facts.phases,
+    ).toEqual(['scalar-epilogue']);
   });
 
-  it('limits: workgroup memory, invocations, register tile, grid', () => {
+  it('limits come from the plan: workgroup memory, invocations, grid; the register tile from the family', () => {
     const swift = fakeCaps({
       subgroupMinSize: 4,
       subgroupMaxSize: 4,
@@ -525,19 +429,33 @@ describe('coopmat validation against adapters', () => {
         maxComputeWorkgroupSizeX: 256,
       },
     });
-    expect(coopmatF16Family.validate(config({ plane: 4, tile: tile(4, 4, 4, 4) }), swift)).toEqual([]); // 256x256: exactly 32 KiB
-    expect(coopmatF16Family.validate(config({ plane: 4, tile: tile(4, 4, 8, 4) }), swift).join()).toMatch(
-      /needs 49152 bytes of workgroup memory, the adapter has 32768/,
+    const plan = (params: Record<string, number | string>, caps = swift, plane = 4) =>
+      coopmatPlan(
+        {
+          m: 64,
+          n: 64,
+          k: 256,
+          plane,
+          arm: 'scalar',
+          f16: 'emulated',
+          staging: 'one-pass',
+          tile: t(Number(params.wm), Number(params.wn), Number(params.rm), Number(params.rn)),
+        },
+        () => coopmatData(64, 64, 256, 'reference', 0),
+      ) && planLimitProblems(coopmatF16Family.build(config(params, { plane }), caps).plan, caps.limits);
+    expect(plan({ ...t(4, 4, 4, 4), staging: 'one-pass' })).toEqual([]); // 256x256: exactly 32 KiB
+    expect(() => plan({ ...t(4, 4, 8, 4), staging: 'one-pass' })).toThrow(
+      /49152 bytes of workgroup memory > this adapter's 32768/,
     );
-    expect(coopmatF16Family.validate(config({ plane: 32, tile: tile(4, 4, 1, 1) }), swift).join()).toMatch(
-      /512 invocations exceeds the adapter's 256/,
+    expect(() => coopmatF16Family.build(config({ ...t(4, 4, 1, 1) }, { plane: 32 }), swift)).toThrow(
+      /512 invocations per workgroup > this adapter's 256/,
     );
-    expect(coopmatF16Family.validate(config({ plane: 4, tile: tile(1, 1, 8, 16) }), swift).join()).toMatch(
-      /holds 8192 f32 per lane/,
+    expect(coopmatF16Family.validate(config({ ...t(1, 1, 8, 16) }, { plane: 4 }), swift).join()).toMatch(
+      /holds 8192 f32 accumulators per lane/,
     );
     const tinyGrid = fakeCaps({ limits: { maxComputeWorkgroupsPerDimension: 4 } });
-    expect(
-      coopmatF16Family.validate(config({ m: 16, n: 80, tile: tile(1, 1, 1, 1) }), tinyGrid).join(),
-    ).toMatch(/grid 5 x 1 exceeds/);
+    expect(() =>
+      coopmatF16Family.build(config({ m: 16, n: 80, ...t(1, 1, 1, 1), staging: 'one-pass' }), tinyGrid),
+    ).toThrow(/5 workgroups along x > this adapter's 4/);
   });
 });

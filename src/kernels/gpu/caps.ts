@@ -120,14 +120,16 @@ export function wantedLimits(caps: AdapterCaps): Record<string, number> {
 }
 
 /**
- * The hardware plane (subgroup) width: every kernel partitions its tile by it. 4 on SwiftShader,
- * 32 on NVIDIA, 32 or 64 on AMD, 8..32 on Apple/Intel. Without subgroups a logical plane of 32 is used.
+ * The plane (subgroup) width of an adapter: every kernel partitions its tile by it. 4 on SwiftShader,
+ * 32 on NVIDIA, 32 or 64 on AMD, 8..32 on Apple/Intel; without subgroups (Firefox, Safari) a logical
+ * plane of 32, which the scalar arms accept like any divisor of 256.
+ * @example planeWidth(caps) // 32 on the H200
  */
 export function planeWidth(caps: AdapterCaps): number {
-  return caps.subgroups ? caps.subgroupMaxSize : 32;
+  return caps.subgroups && caps.subgroupMaxSize > 0 ? caps.subgroupMaxSize : 32;
 }
 
-/** The i8 -> i32 subgroup-matrix config of a shape, if the adapter lists it. */
+/** The subgroup-matrix config of these types and shape, if the adapter lists it. */
 export function findMatrixConfig(
   caps: AdapterCaps,
   component: string,
@@ -144,39 +146,6 @@ export function findMatrixConfig(
       c.N === N &&
       c.K === K,
   );
-}
-
-/** Whether `arm` can run for an int8 contraction on this adapter, and if not, why. */
-export function int8ArmSupport(caps: AdapterCaps, arm: Arm, mnk: [number, number, number] = [16, 16, 32]) {
-  if (arm === 'scalar') return { ok: true as const };
-  if (arm === 'dp4a') {
-    return caps.dot4I8Packed
-      ? { ok: true as const }
-      : { ok: false as const, reason: 'WGSL packed_4x8_integer_dot_product (dot4I8Packed) is not available' };
-  }
-  if (!caps.features.includes(SUBGROUP_MATRIX_FEATURE)) {
-    return { ok: false as const, reason: `adapter does not expose ${SUBGROUP_MATRIX_FEATURE}` };
-  }
-  if (!findMatrixConfig(caps, 'i8', 'i32', ...mnk)) {
-    return {
-      ok: false as const,
-      reason: `no i8->i32 ${mnk.join('x')} subgroup-matrix config on this adapter`,
-    };
-  }
-  if (caps.subgroupMinSize !== caps.subgroupMaxSize) {
-    return {
-      ok: false as const,
-      reason: 'subgroup size varies on this adapter; the matrix arm needs a fixed plane',
-    };
-  }
-  return { ok: true as const };
-}
-
-/** The production island: the fastest int8 arm the adapter has (the seed's Target::of(client)). */
-export function defaultInt8Arm(caps: AdapterCaps): Arm {
-  if (int8ArmSupport(caps, 'subgroup-matrix').ok) return 'subgroup-matrix';
-  if (int8ArmSupport(caps, 'dp4a').ok) return 'dp4a';
-  return 'scalar';
 }
 
 /** A short stable device id for tuning caches: vendor/architecture/description + plane width. */

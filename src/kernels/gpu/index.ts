@@ -1,4 +1,5 @@
 export * from './caps';
+export * from './arms';
 export * from './plan';
-export * from './run';
+export * from './runner';
 export * from './instrument';

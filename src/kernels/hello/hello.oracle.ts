@@ -3,24 +3,10 @@
 //   hello-mma:  out[16,8]  = A[16,32] @ B[32,8]      (mma_hello_i8  / mma_hello_ref), B row-major [K, N]
 // int8 products summed in i32 are exact, so every arm must match these bit for bit.
 import type { DataSource } from '../family';
+import { fastInt8 } from '../quant/synthetic';
+import { HELLO_SHAPES, type HelloKernelId } from './catalog';
 import { gemmF64 } from '../oracle';
 import { dataStreamSeed, GEN_MMQ_SEED, int8Stream, XorShift64 } from '../quant';
-
-export type HelloKernelId = 'hello-wmma' | 'hello-mma';
-
-export interface HelloShape {
-  m: number;
-  n: number;
-  k: number;
-  /** 'nk': B is [N, K] row-major (out = A @ B^T); 'kn': B is [K, N] row-major (out = A @ B). */
-  bLayout: 'nk' | 'kn';
-}
-
-/** The fixed tile of each hello kernel. */
-export const HELLO_SHAPES: Readonly<Record<HelloKernelId, HelloShape>> = {
-  'hello-wmma': { m: 16, n: 16, k: 16, bLayout: 'nk' },
-  'hello-mma': { m: 16, n: 8, k: 32, bLayout: 'kn' },
-};
 
 /**
  * out = A @ B^T over int8, exact i32 (hello_i8_ref): A [16,16], B [16,16] with B row n = B[n, k].
@@ -45,8 +31,8 @@ export function helloRef(kernel: HelloKernelId, a: Int8Array, b: Int8Array): Int
 
 /**
  * Deterministic int8 inputs in [-127, 127] for a hello kernel: ((next() % 255) - 127), A then B,
- * the draw the seed's gen_mmq uses.
- * @example const { a, b } = helloData('hello-mma', 'seed', 0); // a: 16*32, b: 32*8
+ * the draw the reference's gen_mmq uses.
+ * @example const { a, b } = helloData('hello-mma', 'reference', 0); // a: 16*32, b: 32*8
  */
 export function helloData(
   kernel: HelloKernelId,
@@ -54,6 +40,8 @@ export function helloData(
   dataSeed: number,
 ): { a: Int8Array; b: Int8Array } {
   const { m, n, k } = HELLO_SHAPES[kernel];
+  if (source === 'synthetic')
+    return { a: fastInt8(m * k, 2 * dataSeed + 1), b: fastInt8(n * k, 2 * dataSeed + 2) };
   const r = new XorShift64(dataStreamSeed(source, dataSeed, GEN_MMQ_SEED));
   const a = int8Stream(r, m * k);
   const b = int8Stream(r, n * k);

@@ -3,8 +3,8 @@
 import { emptyOwnership, ownerBufferSpec, suffixedPass, type OwnershipMap } from '../gpu/instrument';
 import { singlePassPlan, type KernelPlan } from '../gpu/plan';
 import { packI8 } from '../quant';
-import { HELLO_SHAPES, type HelloKernelId } from './hello.oracle';
-import { helloPerLane, helloWgsl, type HelloWgslParams } from './hello.wgsl';
+import { HELLO_SHAPES, type HelloKernelId } from './catalog';
+import { helloPerLane, helloWgsl, helloWorkgroupBytes, type HelloWgslParams } from './hello.wgsl';
 
 export const HELLO_BINDINGS = ['a', 'b', 'out'] as const;
 export const HELLO_OWNER_BUFFER = 'owner';
@@ -30,6 +30,7 @@ export function helloPlan(
     entryPoint: 'main',
     bindings: HELLO_BINDINGS,
     workgroupSize: params.plane,
+    workgroupBytes: helloWorkgroupBytes(params),
   };
   const buffers: KernelPlan['buffers'] = [
     { name: 'a', kind: 'read-only-storage', data: packI8(data.a) },

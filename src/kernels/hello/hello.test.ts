@@ -2,7 +2,7 @@
 // (the subgroup-matrix arm cannot run on SwiftShader, so its text is pinned here), and validation
 // against adapters that do and do not have the int8 matrix configs.
 import { describe, expect, it } from 'vitest';
-import type { ProblemConfig } from '../family';
+import type { ResolvedConfig } from '../family';
 import { SUBGROUP_MATRIX_FEATURE, type Arm } from '../gpu/caps';
 import { fakeCaps, matrixConfig as cfg, H200_INT8_CONFIGS as H200_INT8 } from '../gpu/testCaps';
 import { dataStreamSeed } from '../quant/gen';
@@ -19,9 +19,8 @@ import {
   mmaHelloRef,
 } from './index';
 
-function config(kernel: 'hello-wmma' | 'hello-mma', arm: Arm, plane: number): ProblemConfig {
-  const f = kernel === 'hello-wmma' ? helloWmmaFamily : helloMmaFamily;
-  return { kernel, arm, plane, ...f.defaults };
+function config(kernel: 'hello-wmma' | 'hello-mma', arm: Arm, plane: number): ResolvedConfig {
+  return { kernel, arm, plane, data: { source: 'reference', seed: 0 }, params: {} };
 }
 
 describe('hello oracles', () => {
@@ -47,17 +46,17 @@ describe('hello oracles', () => {
     expect(out.filter((_, i) => Math.floor(i / 8) !== 3).every((v) => v === 0)).toBe(true);
   });
 
-  it('data: int8 in [-127, 127], deterministic, seed 0 = the gen_mmq stream, random differs', () => {
-    const s = helloData('hello-mma', 'seed', 0);
+  it('data: int8 in [-127, 127], deterministic, data seed 0 = the gen_mmq stream, random differs', () => {
+    const s = helloData('hello-mma', 'reference', 0);
     expect([s.a.length, s.b.length]).toEqual([512, 256]);
     expect(Math.min(...s.a, ...s.b)).toBeGreaterThanOrEqual(-127);
     expect(Math.max(...s.a, ...s.b)).toBeLessThanOrEqual(127);
-    expect(helloData('hello-mma', 'seed', 0)).toEqual(s);
+    expect(helloData('hello-mma', 'reference', 0)).toEqual(s);
     expect(helloData('hello-mma', 'random', 0).a).not.toEqual(s.a);
     expect(helloData('hello-mma', 'random', 1).a).not.toEqual(helloData('hello-mma', 'random', 2).a);
-    expect(dataStreamSeed('seed', 0, 0xd1b54a32d192ed03n)).toBe(0xd1b54a32d192ed03n);
-    expect(dataStreamSeed('seed', 9, 1n)).toBe(9n);
-    expect(() => dataStreamSeed('seed', 1.5, 1n)).toThrow(/non-negative integer/);
+    expect(dataStreamSeed('reference', 0, 0xd1b54a32d192ed03n)).toBe(0xd1b54a32d192ed03n);
+    expect(dataStreamSeed('reference', 9, 1n)).toBe(9n);
+    expect(() => dataStreamSeed('reference', 1.5, 1n)).toThrow(/non-negative integer/);
   });
 });
 
@@ -111,7 +110,7 @@ describe('hello WGSL generator', () => {
   });
 
   it('plans carry the shape, bindings and the right suffix; instrumented adds the owner buffer at binding 3', () => {
-    const data = helloData('hello-wmma', 'seed', 0);
+    const data = helloData('hello-wmma', 'reference', 0);
     const plain = helloPlan({ kernel: 'hello-wmma', arm: 'scalar', plane: 8 }, data);
     expect(plain.passes[0]).toMatchObject({
       workgroups: [1, 1, 1],
@@ -135,7 +134,7 @@ describe('hello validation against adapters', () => {
   it('an adapter without subgroup matrices refuses the matrix arm with the reason; with them it is accepted', () => {
     const none = fakeCaps();
     expect(helloWmmaFamily.validate(config('hello-wmma', 'subgroup-matrix', 32), none)).toEqual([
-      `subgroup-matrix arm unavailable: adapter does not expose ${SUBGROUP_MATRIX_FEATURE}`,
+      `the subgroup matrix (int8) arm cannot run here: this adapter has no subgroup matrices (${SUBGROUP_MATRIX_FEATURE}; Chrome: --enable-unsafe-webgpu)`,
     ]);
     const h200 = fakeCaps({}, H200_INT8);
     expect(helloWmmaFamily.validate(config('hello-wmma', 'subgroup-matrix', 32), h200)).toEqual([]);
@@ -145,7 +144,7 @@ describe('hello validation against adapters', () => {
     expect(helloMatrixShape('hello-wmma', only16)).toEqual([16, 16, 32]);
     expect(helloParams(config('hello-wmma', 'subgroup-matrix', 32), only16).matrixK).toBe(32);
     expect(helloMmaFamily.validate(config('hello-mma', 'subgroup-matrix', 32), only16)).toEqual([
-      'subgroup-matrix arm unavailable: no i8->i32 16x8x32 subgroup-matrix config on this adapter',
+      'the subgroup matrix (int8) arm cannot run here: this adapter lists no i8 -> i32 16x8x32 subgroup matrix',
     ]);
     const k16 = fakeCaps({}, [cfg(16, 16, 16)]);
     expect(helloParams(config('hello-wmma', 'subgroup-matrix', 32), k16).matrixK).toBe(16);
@@ -154,31 +153,33 @@ describe('hello validation against adapters', () => {
   it('the matrix arm needs plane = the hardware subgroup and a fixed subgroup size; dp4a needs dot4I8Packed', () => {
     const h200 = fakeCaps({}, H200_INT8);
     expect(helloWmmaFamily.validate(config('hello-wmma', 'subgroup-matrix', 16), h200)).toEqual([
-      'the subgroup-matrix arm needs plane = the hardware subgroup size 32, got 16',
+      'the subgroup-matrix arm runs on the hardware plane: plane width must be 32, not 16',
     ]);
     const varying = fakeCaps({ subgroupMinSize: 16, subgroupMaxSize: 32 }, H200_INT8);
     expect(helloWmmaFamily.validate(config('hello-wmma', 'subgroup-matrix', 32), varying).join()).toMatch(
-      /subgroup size varies/,
+      /varies its subgroup size/,
     );
     const noDot = fakeCaps({ dot4I8Packed: false });
     expect(helloMmaFamily.validate(config('hello-mma', 'dp4a', 32), noDot).join()).toMatch(
-      /dot4I8Packed\) is not available/,
+      /lacks WGSL packed_4x8_integer_dot_product/,
     );
     const small = fakeCaps({ limits: { maxComputeInvocationsPerWorkgroup: 16 } });
     expect(helloWmmaFamily.validate(config('hello-wmma', 'scalar', 32), small).join()).toMatch(
-      /exceeds the adapter's workgroup limit \(16\)/,
+      /plane width 32 > this adapter's 16 invocations per workgroup/,
     );
-    expect(() => helloWmmaFamily.prepare(config('hello-wmma', 'scalar', 32), small)).toThrow(
-      /workgroup limit/,
-    );
+    expect(() => helloWmmaFamily.build(config('hello-wmma', 'scalar', 32), small)).toThrow(/16 invocations/);
+    expect(helloWmmaFamily.validate(config('hello-wmma', 'scalar', 3), h200)).toEqual([
+      'plane width 3 must be a power of two from 1 to 256',
+    ]);
   });
 
-  it('prepare gives a bit-exact gate, the scalar-epilogue phase, ops and weight bytes', () => {
-    const p = helloMmaFamily.prepare(config('hello-mma', 'dp4a', 32), fakeCaps());
-    expect(p.gate).toEqual({ kind: 'bit-exact' });
-    expect(p.phases).toEqual(['scalar-epilogue']);
-    expect([p.rows, p.cols, p.ops, p.weightBytes]).toEqual([16, 8, 2 * 16 * 8 * 32, 256]);
-    expect(p.oracle()).toBe(p.oracle()); // memoised
-    expect(() => p.analyticOwnership('fragment-store')).toThrow(/only in the scalar epilogue/);
+  it('build gives a bit-exact gate, the scalar-epilogue phase, ops and weight bytes, and row-sampled oracles', () => {
+    const { facts } = helloMmaFamily.build(config('hello-mma', 'dp4a', 32), fakeCaps());
+    expect(facts.gate).toEqual({ kind: 'bit-exact' });
+    expect(facts.phases).toEqual(['scalar-epilogue']);
+    expect([facts.rows, facts.cols, facts.ops, facts.weightBytes]).toEqual([16, 8, 2 * 16 * 8 * 32, 256]);
+    expect(facts.oracle()).toBe(facts.oracle()); // memoised
+    expect(Array.from(facts.oracle([3]))).toEqual(Array.from(facts.oracle().subarray(24, 32)));
+    expect(() => facts.analyticOwnership('fragment-store')).toThrow(/only in the scalar epilogue/);
   });
 });

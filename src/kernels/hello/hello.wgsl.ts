@@ -8,7 +8,7 @@
 // half-written tile" on a 64-wide plane, and a 4-wide one on SwiftShader.
 // The kernel calls set_owner / store_out, which the host defines in a suffix (gpu/instrument.ts).
 import type { Arm } from '../gpu/caps';
-import { HELLO_SHAPES, type HelloKernelId } from './hello.oracle';
+import { HELLO_SHAPES, type HelloKernelId } from './catalog';
 
 export interface HelloWgslParams {
   kernel: HelloKernelId;
@@ -197,6 +197,19 @@ ${entry(`  for (var i = lane; i < M * KP / 4u; i += PLANE) { // M = N = 16: one 
   let r = subgroupMatrixLoad<subgroup_matrix_right<i8, 16, 32>, col_major>(&sb, 0u, KP / 4u);
   let c = subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<i32, 16, 16>());
 ${store}`)}`;
+}
+
+/**
+ * Workgroup memory a hello kernel declares, in bytes: the dp4a arm's gathered B^T (hello-mma), the
+ * matrix arm's i32 spill, and its K-padded operand copies when the adapter's i8 config has K = 32.
+ * @example helloWorkgroupBytes({ kernel: 'hello-mma', arm: 'dp4a', plane: 32 }) // 256
+ */
+export function helloWorkgroupBytes(p: HelloWgslParams): number {
+  const { m, n, k, bLayout } = HELLO_SHAPES[p.kernel];
+  if (p.arm === 'scalar') return 0;
+  if (p.arm === 'dp4a') return bLayout === 'kn' ? n * k : 0;
+  const padded = p.kernel === 'hello-wmma' && (p.matrixK ?? 32) === 32 ? (m + n) * 32 : 0;
+  return m * n * 4 + padded;
 }
 
 /**

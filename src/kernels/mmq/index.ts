@@ -1,26 +1,32 @@
 // The MMQ kernel family's only public entry: the generator, host plans, oracles, data and families.
 export {
   buildMmqKernel,
-  MMQ_BLK_TILE,
   mmqBindings,
   mmqGeometry,
   mmqSpecProblems,
   mmqWgsl,
   mmqWorkgroupBytes,
-  type MmqAccumulator,
   type MmqBinding,
   type MmqDims,
   type MmqGeometry,
   type MmqKernel,
   type MmqSpec,
+} from './mmq.wgsl';
+export {
+  blockOf,
+  MMQ_ARMS,
+  MMQ_BLK_TILE,
+  MMQ_CATALOGS,
+  MMQ_PRESETS,
+  type MmqAccumulator,
+  type MmqKernelId,
   type MmqStaging,
   type MmqWeights,
-} from './mmq.wgsl';
+} from './catalog';
 export {
   buildMmqPlan,
   interleaveF32,
   mmqAnalyticOwnership,
-  mmqCapsProblems,
   mmqDimsData,
   mmqInputBuffers,
   mmqPass,
@@ -41,6 +47,7 @@ export {
   q4kNibbles,
 } from './mmq.oracle';
 export {
+  activationRows,
   fullPrecisionOf,
   MMQ_RANDOM_SEED,
   mmqDataset,
@@ -49,18 +56,11 @@ export {
   type MmqInputs,
 } from './mmq.data';
 export {
+  INT8_TUNE_GATE,
   mmqFamilies,
-  mmqOpaquePhases,
+  mmqOracle,
   mmqPhases,
   mmqPresetSpec,
-  mmqQ4kBlkFamily,
-  mmqQ4kRtFamily,
-  mmqQ4kTileFamily,
-  mmqQ8NaiveFamily,
-  mmqQ8TiledFamily,
-  once,
   ownershipAccessor,
-  type MmqKernelId,
-  type MmqPreparedProblem,
   type MmqPresetOptions,
 } from './mmq.family';

@@ -1,4 +1,4 @@
-// MMQ problem inputs. 'seed': the seed's own generators (gen_mmq / gen_mmq_q4k), bit for bit. 'random':
+// MMQ problem inputs. 'reference': the reference module's generators (gen_mmq / gen_mmq_q4k), bit for bit. 'random':
 // f32 tensors quantized through the real ggml codecs (q8_1 activation, Q8_0 / Q4_K weight), so the
 // unquantized activation exists and the error split can separate quantization error from kernel error.
 import type { DataSource } from '../family';
@@ -13,8 +13,9 @@ import {
 } from '../quant/gen';
 import { dequantizeQ4K, quantizeQ4K } from '../quant/q4k';
 import { dequantizeQ8_0, quantizeQ8_0, quantizeQ8_1 } from '../quant/q8';
+import { fastQ4kData, fastQ8Data } from '../quant/synthetic';
 import { XorShift64 } from '../quant/xorshift';
-import type { MmqWeights } from './mmq.wgsl';
+import type { MmqWeights } from './catalog';
 import { dequantizeActivation, gemmF32 } from './mmq.oracle';
 
 /** Inputs of one MMQ problem in the kernels' split layout. */
@@ -41,7 +42,7 @@ function uniformF32(r: XorShift64, len: number, scale: number): Float32Array {
 
 /**
  * Build the inputs of a [rows x k] activation against a [wrows x k] weight.
- * @example const ds = mmqDataset('q4k', 32, 64, 256, 'seed', 0); // === genMmqQ4k(32, 64, 256)
+ * @example const ds = mmqDataset('q4k', 32, 64, 256, 'reference', 0); // === genMmqQ4k(32, 64, 256)
  */
 export function mmqDataset(
   weights: MmqWeights,
@@ -51,7 +52,15 @@ export function mmqDataset(
   source: DataSource,
   dataSeed: number,
 ): MmqDataset {
-  if (source === 'seed') {
+  if (source === 'synthetic') {
+    // Distinct streams for the activation and the weight of each format (fastQ*Data take a seed per problem).
+    const inputs: MmqInputs =
+      weights === 'q8_0'
+        ? { weights, data: fastQ8Data(rows, wrows, k, 2 * dataSeed + 1) }
+        : { weights, data: fastQ4kData(rows, wrows, k, 2 * dataSeed + 1) };
+    return { inputs, rows, wrows, k };
+  }
+  if (source === 'reference') {
     const inputs: MmqInputs =
       weights === 'q8_0'
         ? { weights, data: genMmq(rows, wrows, k, streamSeed(dataSeed, GEN_MMQ_SEED)) }
@@ -95,4 +104,23 @@ export function fullPrecisionOf(ds: MmqDataset, n: number, rowExpert?: ArrayLike
 /** Bytes of weight a kernel reads once for `wrows` rows (the split layout as uploaded: f32 scales). */
 export function mmqWeightBytes(weights: MmqWeights, wrows: number, k: number): number {
   return weights === 'q8_0' ? wrows * k + wrows * (k / 32) * 4 : wrows * (k / 256) * (128 + 12 + 4 + 4);
+}
+
+/**
+ * The activation rows `rows` of a problem's inputs, the weight shared: the oracle of a row sample.
+ * @example mmqQ4kRef(activationRows(inputs, [0, 31], k).data, 2, n, k)
+ */
+export function activationRows(inputs: MmqInputs, rows: readonly number[], k: number): MmqInputs {
+  const pick = <T extends Int8Array | Float32Array>(a: T, width: number): T => {
+    const out = new (a.constructor as new (n: number) => T)(rows.length * width);
+    rows.forEach((r, i) => out.set(a.subarray(r * width, (r + 1) * width), i * width));
+    return out;
+  };
+  const d = inputs.data;
+  if (inputs.weights === 'q8_0')
+    return { weights: 'q8_0', data: { ...inputs.data, xq: pick(d.xq, k), xs: pick(d.xs, k / 32) } };
+  return {
+    weights: 'q4k',
+    data: { ...inputs.data, xq: pick(d.xq, k), xs: pick(d.xs, k / 32), xsum: pick(inputs.data.xsum, k / 32) },
+  };
 }

@@ -1,89 +1,65 @@
-// The dense MMQ kernel families: each is a preset of the one generator (MmqSpec) plus the seed's
-// launch shape, data and gate, behind the KernelFamily contract the worker, tuner and bench share.
+// The dense MMQ kernel families: each catalog (./catalog.ts) plus build() -- the preset's spec of the one
+// generator, its plan on lazily built data, its oracle and ownership -- and, for the tile kernel, the
+// tuning declaration the tuner reads.
 import type { Gate } from '../compare';
 import {
   assertNoProblems,
+  intParam,
+  type BuiltProblem,
+  type FamilyCatalog,
   type KernelFamily,
-  type KernelId,
   type OwnershipPhase,
-  type PreparedProblem,
-  type ProblemConfig,
-  type TileParams,
+  type ResolvedConfig,
+  type RunConfig,
+  type TuningSearch,
 } from '../family';
 import type { AdapterCaps, Arm } from '../gpu/caps';
 import { emptyOwnership, type OwnershipMap } from '../gpu/instrument';
-import type { KernelPlan } from '../gpu/plan';
-import { fullPrecisionOf, mmqDataset, mmqWeightBytes, type MmqDataset } from './mmq.data';
-import { mmqQ4kRef, mmqQ8Ref } from './mmq.oracle';
+import { planLimitProblems } from '../gpu/plan';
+import type { Config } from '../tune/space';
+import { tileFromSpace, tileSpace, tileValues } from '../tune/tileSpace';
+import { tileOf, type TileParams } from '../tile';
+import { MMQ_BLK_TILE, MMQ_CATALOGS, MMQ_PRESETS, presetTile, type MmqKernelId } from './catalog';
+import { DatasetMemo } from '../memo';
 import {
-  buildMmqPlan,
-  mmqAnalyticOwnership,
-  mmqCapsProblems,
-  mmqShapeProblems,
-  OWNER_BUFFER,
-} from './mmq.plan';
-import { buildMmqKernel, MMQ_BLK_TILE, mmqSpecProblems, type MmqKernel, type MmqSpec } from './mmq.wgsl';
-
-export type MmqKernelId =
-  'mmq-q8-naive' | 'mmq-q8-tiled' | 'mmq-q4k-blk' | 'mmq-q4k-rt' | 'mmq-q4k-tile' | 'moe-q4k-id';
+  activationRows,
+  fullPrecisionOf,
+  mmqDataset,
+  mmqWeightBytes,
+  type MmqDataset,
+  type MmqInputs,
+} from './mmq.data';
+import { mmqQ4kRef, mmqQ8Ref } from './mmq.oracle';
+import { buildMmqPlan, mmqAnalyticOwnership, OWNER_BUFFER } from './mmq.plan';
+import { buildMmqKernel, type MmqSpec } from './mmq.wgsl';
 
 export interface MmqPresetOptions {
   m: number;
   n: number;
   k: number;
-  /** Used by 'mmq-q4k-tile' only; the other kernels have the seed's fixed tile. */
+  /** Used by 'mmq-q4k-tile' only; the other kernels have the reference's fixed tile. */
   tile?: TileParams;
   arm: Arm;
   plane: number;
 }
 
-/** What a preset fixes (arm, plane and the static shape come from MmqPresetOptions). */
-type MmqPreset = [
-  weights: MmqSpec['weights'],
-  tile: TileParams,
-  staging: MmqSpec['staging'],
-  accumulator: MmqSpec['accumulator'],
-  dims: MmqSpec['dims']['kind'],
-  tails: boolean,
-  indexed: boolean,
-];
-
-const ONE_PLANE_TILE: TileParams = { wm: 1, wn: 1, rm: 1, rn: 1 };
-
-// prettier-ignore
-const PRESETS: Readonly<Record<MmqKernelId, MmqPreset>> = {
-  //              weights tile            staging   accumulator dims       tails  indexed
-  'mmq-q8-naive': ['q8_0', ONE_PLANE_TILE, 'global', 'shared',   'static',  false, false],
-  'mmq-q8-tiled': ['q8_0', MMQ_BLK_TILE,   'shared', 'shared',   'static',  false, false],
-  'mmq-q4k-blk':  ['q4k',  MMQ_BLK_TILE,   'shared', 'shared',   'static',  false, false],
-  'mmq-q4k-rt':   ['q4k',  MMQ_BLK_TILE,   'shared', 'shared',   'runtime', true,  false],
-  'mmq-q4k-tile': ['q4k',  MMQ_BLK_TILE,   'shared', 'register', 'static',  true,  false], // tile: a knob
-  'moe-q4k-id':   ['q4k',  MMQ_BLK_TILE,   'shared', 'shared',   'runtime', true,  true],
-};
-
 /**
- * The seed kernels as presets of MmqSpec:
- *   mmq-q8-naive  = mmq_q8_wmma       q8_0, one plane, 16x16, operands from global, static dims
- *   mmq-q8-tiled  = mmq_q8_wmma_blk   q8_0, 2x4 planes (32x64), A/B staged to shared, static dims
- *   mmq-q4k-blk   = mmq_q4k_wmma_blk  q4k, 32x64, static dims, no tails
- *   mmq-q4k-rt    = mmq_q4k_wmma_rt   q4k, 32x64, runtime dims + tails (one pipeline, every shape)
- *   mmq-q4k-tile  = mmq_q4k_wmma_tile q4k, (wm,wn,rm,rn), static dims + tails, register accumulator
- *   moe-q4k-id    = mmq_q4k_id        q4k, 32x64, runtime + tails + expert-indexed
+ * The spec of a preset (./catalog.ts MMQ_PRESETS) for a shape, arm and plane.
  * @example buildMmqKernel(mmqPresetSpec('mmq-q4k-rt', { m: 17, n: 50, k: 512, arm: 'scalar', plane: 4 }))
  */
 export function mmqPresetSpec(id: MmqKernelId, o: MmqPresetOptions): MmqSpec {
-  const [weights, tile, staging, accumulator, dims, tails, indexed] = PRESETS[id];
+  const p = MMQ_PRESETS[id];
   // Keys in the order the specs were always written (arm, plane, indexed first): serialized specs stay equal.
   return {
     arm: o.arm,
     plane: o.plane,
-    indexed,
-    weights,
-    tile: id === 'mmq-q4k-tile' ? (o.tile ?? tile) : tile,
-    staging,
-    accumulator,
-    dims: dims === 'runtime' ? { kind: 'runtime' } : { kind: 'static', m: o.m, n: o.n, k: o.k },
-    tails,
+    indexed: p.indexed,
+    weights: p.weights,
+    tile: p.tileIsParam ? (o.tile ?? p.tile) : p.tile,
+    staging: p.staging,
+    accumulator: p.accumulator,
+    dims: p.dims === 'runtime' ? { kind: 'runtime' } : { kind: 'static', m: o.m, n: o.n, k: o.k },
+    tails: p.tails,
   };
 }
 
@@ -96,34 +72,10 @@ export function mmqPhases(spec: MmqSpec): OwnershipPhase[] {
   return phases;
 }
 
-/** Phases whose element<->lane map is opaque (the subgroup-matrix fragment): their analytic map is all count 0. */
-export function mmqOpaquePhases(spec: MmqSpec): OwnershipPhase[] {
-  return spec.arm === 'subgroup-matrix' ? ['fragment-store'] : [];
-}
-
-/** A prepared MMQ problem: the PreparedProblem contract plus the spec, kernel and data behind it. */
-export interface MmqPreparedProblem extends PreparedProblem {
-  spec: MmqSpec;
-  kernel: MmqKernel;
-  dataset: MmqDataset;
-  /** Phases listed in `phases` whose analytic map is unknown (count 0 everywhere): the matrix fragment store. */
-  opaquePhases: OwnershipPhase[];
-}
-
-/** Memoize a thunk (oracles are costly and called by several consumers). */
-export function once<T>(fn: () => T): () => T {
-  let v: T | undefined;
-  let done = false;
-  return () => {
-    if (!done) {
-      v = fn();
-      done = true;
-    }
-    return v as T;
-  };
-}
-
-/** An ownership accessor over the phases a spec has; opaque phases answer an all-zero map. */
+/**
+ * An ownership accessor over the phases a spec has; the matrix fragment store's lane map is opaque,
+ * so its analytic map is all count 0.
+ */
 export function ownershipAccessor(
   spec: MmqSpec,
   rows: number,
@@ -131,173 +83,128 @@ export function ownershipAccessor(
   analytic: () => OwnershipMap,
 ): (phase: OwnershipPhase) => OwnershipMap {
   const phases = mmqPhases(spec);
-  const opaque = mmqOpaquePhases(spec);
   return (phase) => {
     if (!phases.includes(phase))
       throw new RangeError(`phase ${phase} does not occur in this kernel (${phases.join(', ')})`);
-    return opaque.includes(phase) ? emptyOwnership(rows, cols) : analytic();
+    return phase === 'fragment-store' ? emptyOwnership(rows, cols) : analytic();
   };
 }
 
-interface DenseDef {
-  id: Exclude<MmqKernelId, 'moe-q4k-id'>;
-  title: string;
-  summary: string;
-  seedName: string;
-  /** The default problem (m x n x k); the other defaults are shared. */
-  shape: { m: number; n: number; k: number };
-  /** The knobs a user can turn: m, n, k unless stated. */
-  knobs?: KernelFamily['knobs'];
-  /** The seed's gate for this kernel: rel_to_max < 1e-6 unless stated. */
-  gate?: Gate;
-}
-
-const ARMS_ALL: readonly Arm[] = ['scalar', 'dp4a', 'subgroup-matrix'];
-const REL_1E6: Gate = { kind: 'rel-to-max', tol: 1e-6 };
-
-const baseDefaults = {
-  experts: 1,
-  topk: 1,
-  ytiles: 1,
-  tile: MMQ_BLK_TILE,
-  dataSource: 'seed' as const,
-  dataSeed: 0,
-};
-
-function specOf(def: DenseDef, c: ProblemConfig): MmqSpec {
-  return mmqPresetSpec(def.id, { m: c.m, n: c.n, k: c.k, tile: c.tile, arm: c.arm, plane: c.plane });
-}
-
-function bufferProblems(c: ProblemConfig, caps: AdapterCaps, wrows: number): string[] {
-  const max = caps.limits.maxStorageBufferBindingSize;
-  const p: string[] = [];
-  const check = (name: string, bytes: number) => {
-    if (bytes > max) p.push(`${name} is ${bytes} B > maxStorageBufferBindingSize ${max}`);
+/** The oracle of a dataset's inputs: every row, or the rows listed (the gate of a large output samples). */
+export function mmqOracle(inputs: MmqInputs, n: number, k: number, rows: number) {
+  let full: Float32Array | undefined;
+  return (rowList?: readonly number[]): Float32Array => {
+    if (!rowList) {
+      full ??=
+        inputs.weights === 'q8_0' ? mmqQ8Ref(inputs.data, rows, n, k) : mmqQ4kRef(inputs.data, rows, n, k);
+      return full;
+    }
+    const picked = activationRows(inputs, rowList, k);
+    return picked.weights === 'q8_0'
+      ? mmqQ8Ref(picked.data, rowList.length, n, k)
+      : mmqQ4kRef(picked.data, rowList.length, n, k);
   };
-  check('activation xq', c.m * c.k);
-  check('weight', wrows * c.k);
-  check('output', c.m * c.n * 4 * 3); // the owner debug buffer holds 3 words per element
-  return p;
 }
 
-function denseFamily(def: DenseDef): KernelFamily {
-  const validate = (c: ProblemConfig, caps: AdapterCaps): string[] => {
-    const spec = specOf(def, c);
-    const all = [
-      ...mmqSpecProblems(spec),
-      ...mmqCapsProblems(spec, caps),
-      ...mmqShapeProblems(spec, c.m, c.n, c.k, caps.limits.maxComputeWorkgroupsPerDimension),
-      ...bufferProblems(c, caps, c.n),
-    ];
-    return [...new Set(all)];
+/** Bit-exact: int8 sums are exact and the f32 epilogue runs in the oracle's order (no_fuse). */
+const BIT_EXACT: Gate = { kind: 'bit-exact' };
+
+/** The search's gate: exactness is checked on the winner's full output (the family's own gate) after it. */
+export const INT8_TUNE_GATE: Gate = { kind: 'rel-to-max', tol: 1e-3 };
+
+/** The tile kernel's tuning: (WM, WN, RM, RN) x the accelerated arms this adapter has. */
+function tileSearch(catalog: FamilyCatalog) {
+  return (base: RunConfig, caps: AdapterCaps): TuningSearch => {
+    const runnable = catalog.arms.filter((a) => !a.unavailable(caps, base.params)).map((a) => a.arm);
+    // The scalar arm is the portable reference, never the fastest where another runs.
+    const arms = runnable.length > 1 ? runnable.filter((a) => a !== 'scalar') : runnable;
+    const space = tileSpace([1, 2, 4]).param(
+      'ARM',
+      arms.map((_, i) => i),
+    );
+    const apply = (cfg: Config): RunConfig => ({
+      ...base,
+      arm: arms[space.get(cfg, 'ARM')]!,
+      params: { ...base.params, ...tileFromSpace(space, cfg) },
+    });
+    const at = (tile: TileParams, arm: Arm) => space.config({ ...tileValues(tile), ARM: arms.indexOf(arm) })!;
+    const incumbent = at(MMQ_BLK_TILE, arms.at(-1)!);
+    return {
+      space,
+      apply,
+      choiceOf(config) {
+        const i = arms.indexOf(config.arm);
+        return i < 0 ? undefined : space.config({ ...tileValues(tileOf(config.params)), ARM: i });
+      },
+      incumbent,
+      seeds: arms.map((a) => at(MMQ_BLK_TILE, a)).filter((c) => space.name(c) !== space.name(incumbent)),
+      gate: INT8_TUNE_GATE,
+    };
   };
-  return {
-    id: def.id as KernelId,
-    title: def.title,
-    summary: def.summary,
-    seedName: def.seedName,
-    arms: ARMS_ALL,
-    knobs: def.knobs ?? ['m', 'n', 'k'],
-    defaults: { ...baseDefaults, ...def.shape },
-    validate,
-    prepare(c, caps): MmqPreparedProblem {
-      assertNoProblems(validate(c, caps));
-      const spec = specOf(def, c);
-      const dataset = mmqDataset(spec.weights, c.m, c.n, c.k, c.dataSource, c.dataSeed);
-      const plan: KernelPlan = buildMmqPlan(dataset.inputs, c.m, c.n, c.k, spec, { label: def.id });
-      const instrumentedPlan = buildMmqPlan(dataset.inputs, c.m, c.n, c.k, spec, {
-        label: `${def.id} (instrumented)`,
-        instrument: true,
+}
+
+function denseFamily(catalog: FamilyCatalog): KernelFamily {
+  const id = catalog.id as Exclude<MmqKernelId, 'moe-q4k-id'>;
+  const preset = MMQ_PRESETS[id];
+  const memo = new DatasetMemo<MmqDataset>();
+  const family: KernelFamily = {
+    ...catalog,
+    build(config: ResolvedConfig, caps: AdapterCaps): BuiltProblem {
+      assertNoProblems(catalog.validate(config, caps));
+      const [m, n, k] = ['m', 'n', 'k'].map((key) => intParam(config.params, key)) as [
+        number,
+        number,
+        number,
+      ];
+      const spec = mmqPresetSpec(id, {
+        m,
+        n,
+        k,
+        tile: presetTile(preset, config.params),
+        arm: config.arm,
+        plane: config.plane,
       });
-      const inputs = dataset.inputs;
+      const dataset = () =>
+        memo.get(JSON.stringify([preset.weights, m, n, k, config.data]), () =>
+          mmqDataset(preset.weights, m, n, k, config.data.source, config.data.seed),
+        );
+      const plan = buildMmqPlan(() => dataset().inputs, m, n, k, spec, { label: id });
+      assertNoProblems(planLimitProblems(plan, caps.limits));
       const kernel = buildMmqKernel(spec);
-      const oracle = once(() =>
-        inputs.weights === 'q8_0'
-          ? mmqQ8Ref(inputs.data, c.m, c.n, c.k)
-          : mmqQ4kRef(inputs.data, c.m, c.n, c.k),
-      );
+      let oracle: ((rows?: readonly number[]) => Float32Array) | undefined;
+      let analytic: OwnershipMap | undefined;
       return {
-        config: c,
+        config,
         plan,
-        instrumentedPlan,
+        instrumentedPlan: () =>
+          buildMmqPlan(() => dataset().inputs, m, n, k, spec, {
+            label: `${id} (instrumented)`,
+            instrument: true,
+          }),
         ownerBuffer: OWNER_BUFFER,
-        rows: c.m,
-        cols: c.n,
-        oracle,
-        fullPrecision: once(() => fullPrecisionOf(dataset, c.n)),
-        gate: def.gate ?? REL_1E6,
-        phases: mmqPhases(spec),
-        analyticOwnership: ownershipAccessor(
-          spec,
-          c.m,
-          c.n,
-          once(() => mmqAnalyticOwnership(spec, c.m, c.n)),
-        ),
-        ops: 2 * c.m * c.n * c.k,
-        weightBytes: mmqWeightBytes(spec.weights, c.n, c.k),
-        spec,
-        kernel,
-        outputTile: { rows: kernel.geometry.bm, cols: kernel.geometry.bn },
-        dataset,
-        opaquePhases: mmqOpaquePhases(spec),
+        facts: {
+          rows: m,
+          cols: n,
+          oracle: (rows) => (oracle ??= mmqOracle(dataset().inputs, n, k, m))(rows),
+          fullPrecision: () => fullPrecisionOf(dataset(), n),
+          gate: BIT_EXACT,
+          phases: mmqPhases(spec),
+          analyticOwnership: ownershipAccessor(
+            spec,
+            m,
+            n,
+            () => (analytic ??= mmqAnalyticOwnership(spec, m, n)),
+          ),
+          ops: 2 * m * n * k,
+          weightBytes: mmqWeightBytes(spec.weights, n, k),
+          outputTile: { rows: kernel.geometry.bm, cols: kernel.geometry.bn },
+        },
       };
     },
   };
+  if (catalog.tuning) family.search = tileSearch(catalog);
+  return family;
 }
 
-export const mmqQ8NaiveFamily = denseFamily({
-  id: 'mmq-q8-naive',
-  title: 'Q8_0 MMQ, naive (one plane per 16x16)',
-  summary:
-    'Q8_0 x q8_1 -> f32 block-scaled GEMM, one plane per 16x16 tile reading global memory: twin of mmq_q8_wmma.',
-  seedName: 'mmq_q8_wmma',
-  shape: { m: 64, n: 64, k: 256 },
-  // The seed's oracle gate: int8 sums are exact and the f32 scale accumulates in the oracle's order.
-  gate: { kind: 'bit-exact' },
-});
-
-export const mmqQ8TiledFamily = denseFamily({
-  id: 'mmq-q8-tiled',
-  title: 'Q8_0 MMQ, tiled 32x64',
-  summary:
-    'Q8_0 x q8_1 GEMM with A/B staged to workgroup memory once per 32-block, 8 planes: twin of mmq_q8_wmma_blk.',
-  seedName: 'mmq_q8_wmma_blk',
-  shape: { m: 64, n: 128, k: 256 },
-});
-
-export const mmqQ4kBlkFamily = denseFamily({
-  id: 'mmq-q4k-blk',
-  title: 'Q4_K MMQ, fixed 32x64',
-  summary:
-    'Affine Q4_K x q8_1 GEMM, nibbles decoded in-kernel, acc += xs*D*dot - M*xsum: twin of mmq_q4k_wmma_blk.',
-  seedName: 'mmq_q4k_wmma_blk',
-  shape: { m: 64, n: 128, k: 512 },
-});
-
-export const mmqQ4kRtFamily = denseFamily({
-  id: 'mmq-q4k-rt',
-  title: 'Q4_K MMQ, runtime dims + tails',
-  summary:
-    'The Q4_K MMQ with m/n/k in a uniform and m/n tail guards: one pipeline for every shape. Twin of mmq_q4k_wmma_rt.',
-  seedName: 'mmq_q4k_wmma_rt',
-  shape: { m: 50, n: 100, k: 512 },
-});
-
-export const mmqQ4kTileFamily = denseFamily({
-  id: 'mmq-q4k-tile',
-  title: 'Q4_K MMQ, tunable tile',
-  summary:
-    'Q4_K MMQ with a (wm,wn,rm,rn) tile and a register accumulator held across K: twin of mmq_q4k_wmma_tile.',
-  seedName: 'mmq_q4k_wmma_tile',
-  shape: { m: 64, n: 128, k: 512 },
-  knobs: ['m', 'n', 'k', 'tile'],
-});
-
-/** The dense MMQ families, in seed order. */
-export const mmqFamilies: KernelFamily[] = [
-  mmqQ8NaiveFamily,
-  mmqQ8TiledFamily,
-  mmqQ4kBlkFamily,
-  mmqQ4kRtFamily,
-  mmqQ4kTileFamily,
-];
+/** The dense MMQ families, in the reference's order. */
+export const mmqFamilies: KernelFamily[] = MMQ_CATALOGS.map(denseFamily);

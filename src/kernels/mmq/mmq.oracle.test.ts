@@ -93,14 +93,14 @@ describe('mmqQ4kRef', () => {
 
 describe('fullPrecision and data sources', () => {
   it('seed data is the seed generator, bit for bit', () => {
-    const ds = mmqDataset('q4k', 32, 64, 256, 'seed', 0);
+    const ds = mmqDataset('q4k', 32, 64, 256, 'reference', 0);
     const g = genMmqQ4k(32, 64, 256);
     expect(ds.inputs.weights).toBe('q4k');
     if (ds.inputs.weights === 'q4k') {
       expect(Array.from(ds.inputs.data.w.qs.subarray(0, 64))).toEqual(Array.from(g.w.qs.subarray(0, 64)));
       expect(Array.from(ds.inputs.data.xsum)).toEqual(Array.from(g.xsum));
     }
-    const other = mmqDataset('q4k', 32, 64, 256, 'seed', 7);
+    const other = mmqDataset('q4k', 32, 64, 256, 'reference', 7);
     expect(other.inputs.data.xq).not.toEqual(ds.inputs.data.xq);
   });
 

@@ -135,30 +135,5 @@ export function dequantizeActivation(xq: Int8Array, xs: Float32Array, rows: numb
   return out;
 }
 
-/**
- * Plain f32 GEMM out[i,j] = sum_l x[i,l] * w[r,l] (W stored row-major [rows, k]), accumulated in f32 in
- * ascending l, with weight row r = j, or r = rowExpert[i]*n + j for an expert-indexed problem.
- * The full-precision side of the error split: run it on dequantized (or unquantized) operands.
- * @example gemmF32(dequantizeActivation(xq, xs, m, k), dequantizeQ4K(w, n, k), m, n, k)
- */
-export function gemmF32(
-  x: Float32Array,
-  w: Float32Array,
-  m: number,
-  n: number,
-  k: number,
-  rowExpert?: ArrayLike<number>,
-): Float32Array {
-  const out = new Float32Array(m * n);
-  for (let i = 0; i < m; i++) {
-    const wbase = rowExpert ? rowExpert[i]! * n : 0;
-    for (let j = 0; j < n; j++) {
-      let acc = 0;
-      const xo = i * k;
-      const wo = (wbase + j) * k;
-      for (let l = 0; l < k; l++) acc = f(acc + f(x[xo + l]! * w[wo + l]!));
-      out[i * n + j] = acc;
-    }
-  }
-  return out;
-}
+// The f32 GEMM moved to ../oracle.ts (the coopmat twin uses it too); re-exported for the MMQ callers.
+export { gemmF32 } from '../oracle';

@@ -1,88 +1,25 @@
-// Host launch plans for the MMQ kernels (the seed's *_run functions as data): validate the shape and the
-// adapter limits BEFORE any dispatch, upload the split-layout inputs, size the grid, and compute the
-// analytic output ownership the instrumented run is compared against.
+// Host launch plans for the MMQ kernels (the reference's *_run functions as data): check the shape
+// against the spec, lay out the split-layout inputs (built lazily, when the plan is prepared), size the
+// grid, and compute the analytic output ownership the instrumented run is compared against. Adapter
+// limits are checked from the plan (gpu/plan.ts planLimitProblems).
 import { assertNoProblems, positiveIntegerProblems, ShapeError } from '../family';
-import { int8ArmSupport, type AdapterCaps } from '../gpu/caps';
 import { emptyOwnership, ownerBufferSpec, suffixedPass, type OwnershipMap } from '../gpu/instrument';
 import { singlePassPlan, type BufferSpec, type KernelPlan, type PassSpec } from '../gpu/plan';
+import { once } from '../memo';
 import { packI8 } from '../quant/q8';
 import type { MmqInputs } from './mmq.data';
-import {
-  buildMmqKernel,
-  mmqBindings,
-  mmqGeometry,
-  mmqSpecProblems,
-  mmqWorkgroupBytes,
-  type MmqKernel,
-  type MmqSpec,
-} from './mmq.wgsl';
+import { buildMmqKernel, mmqGeometry, mmqSpecProblems, type MmqKernel, type MmqSpec } from './mmq.wgsl';
 
 /** Name of the ownership debug buffer in instrumented plans. */
 export const OWNER_BUFFER = 'owner';
 
 /**
- * Why `spec` cannot run on this adapter: arm support, plane, workgroup size, workgroup memory,
- * storage-buffer count (counting the owner debug buffer an instrumented run adds). Empty = fine.
- * @example mmqCapsProblems(spec, caps) // ['workgroup size 512 = 16 planes x 32 > maxComputeInvocationsPerWorkgroup 256']
- */
-export function mmqCapsProblems(
-  spec: MmqSpec,
-  caps: AdapterCaps,
-  opts: { instrumented?: boolean } = {},
-): string[] {
-  // The playground also runs the ownership-recording variant, which binds one more storage buffer;
-  // the tuner and the bench dispatch only the plain kernel.
-  const instrumented = opts.instrumented ?? true;
-  const p: string[] = [];
-  const support = int8ArmSupport(caps, spec.arm);
-  if (!support.ok) p.push(`arm ${spec.arm}: ${support.reason}`);
-  if (spec.arm === 'subgroup-matrix' && !caps.subgroups) {
-    p.push('the subgroup-matrix arm indexes planes by @builtin(subgroup_id): it needs the subgroups feature');
-  }
-  if (spec.arm === 'subgroup-matrix' && caps.subgroups && spec.plane !== caps.subgroupMaxSize) {
-    p.push(
-      `the subgroup-matrix arm partitions by the hardware plane: plane must be ${caps.subgroupMaxSize}, not ${spec.plane}`,
-    );
-  }
-  // A plane that does not divide 256 is a spec problem (mmqSpecProblems); no geometry to check then.
-  if (!Number.isInteger(spec.plane) || spec.plane < 1 || 256 % spec.plane !== 0) return p;
-  const g = mmqGeometry(spec);
-  const L = caps.limits;
-  if (g.nthread > L.maxComputeInvocationsPerWorkgroup || g.nthread > L.maxComputeWorkgroupSizeX) {
-    p.push(
-      `workgroup size ${g.nthread} = ${g.nwarp} planes x ${spec.plane} > maxComputeInvocationsPerWorkgroup ${Math.min(L.maxComputeInvocationsPerWorkgroup, L.maxComputeWorkgroupSizeX)}`,
-    );
-  }
-  const bytes = mmqWorkgroupBytes(spec);
-  if (bytes > L.maxComputeWorkgroupStorageSize) {
-    p.push(
-      `workgroup memory ${bytes} B (BM ${g.bm} x BN ${g.bn}) > maxComputeWorkgroupStorageSize ${L.maxComputeWorkgroupStorageSize}`,
-    );
-  }
-  const storage = mmqBindings(spec).filter((b) => b.decl.includes('<storage'));
-  const count = storage.length + (instrumented ? 1 : 0);
-  if (count > L.maxStorageBuffersPerShaderStage) {
-    const names = storage.map((b) => b.name).join(', ') + (instrumented ? ' + the owner debug buffer' : '');
-    p.push(
-      `${count} storage buffers (${names}) > maxStorageBuffersPerShaderStage ${L.maxStorageBuffersPerShaderStage}`,
-    );
-  }
-  return p;
-}
-
-/**
  * Why an (m rows x n cols x k) problem does not fit `spec`: k multiple of the block (32 for Q8_0, the
  * 256 super-block for Q4_K), tile multiples for kernels without tail guards, static dims equal to the
- * data, grid within maxComputeWorkgroupsPerDimension. Empty = fine.
+ * data. Empty = fine.
  * @example mmqShapeProblems(q4kBlkSpec, 17, 64, 256) // ['m = 17 is not a multiple of BM 32 (this kernel has no tail guards)']
  */
-export function mmqShapeProblems(
-  spec: MmqSpec,
-  m: number,
-  n: number,
-  k: number,
-  maxPerDim = 65535,
-): string[] {
+export function mmqShapeProblems(spec: MmqSpec, m: number, n: number, k: number): string[] {
   const p = positiveIntegerProblems({ m, n, k });
   if (p.length) return p;
   const blockK = spec.weights === 'q8_0' ? 32 : 256;
@@ -103,11 +40,6 @@ export function mmqShapeProblems(
     if (m % g.bm !== 0) p.push(`m = ${m} is not a multiple of BM ${g.bm} (this kernel has no tail guards)`);
     if (n % g.bn !== 0) p.push(`n = ${n} is not a multiple of BN ${g.bn} (this kernel has no tail guards)`);
   }
-  const nx = Math.ceil(n / g.bn);
-  const ny = Math.ceil(m / g.bm);
-  if (nx > maxPerDim) p.push(`grid x = ${nx} n-tiles > maxComputeWorkgroupsPerDimension ${maxPerDim}`);
-  if (!spec.indexed && ny > maxPerDim)
-    p.push(`grid y = ${ny} m-tiles > maxComputeWorkgroupsPerDimension ${maxPerDim}`);
   return p;
 }
 
@@ -132,28 +64,52 @@ export function interleaveF32(a: Float32Array, b: Float32Array): Float32Array {
 }
 
 /**
- * The input buffers of a problem, named as the kernel binds them (int8 packed 4 per u32). Q4_K pairs
- * are interleaved at upload (xs|xsum, d|dmin); the host-side split layout stays as the oracles read it.
- * @example mmqInputBuffers(ds.inputs).map((b) => b.name) // ['xq', 'xs_xsum', 'wqs', 'wsc', 'wd_dmin']
+ * The input buffers of a [rows x k] activation against a [wrows x k] weight, named as the kernel binds
+ * them (int8 packed 4 per u32; Q4_K pairs interleaved: xs|xsum, d|dmin), sized without the data, which
+ * `inputs()` builds when the plan is prepared. The weight's buffers rotate as cold banks in timings.
+ * @example mmqInputBuffers('q4k', m, n, k, () => ds.inputs).map((b) => b.name) // ['xq', 'xs_xsum', 'wqs', 'wsc', 'wd_dmin']
  */
-export function mmqInputBuffers(inputs: MmqInputs): BufferSpec[] {
-  const ro = (name: string, data: ArrayBufferView): BufferSpec => ({ name, kind: 'read-only-storage', data });
-  const d = inputs.data;
-  if (inputs.weights === 'q8_0') {
+export function mmqInputBuffers(
+  weights: MmqInputs['weights'],
+  rows: number,
+  wrows: number,
+  k: number,
+  inputs: () => MmqInputs,
+): BufferSpec[] {
+  const blocks = k / 32;
+  const ro = (name: string, size: number, data: () => ArrayBufferView, weight = false): BufferSpec => ({
+    name,
+    kind: 'read-only-storage',
+    size,
+    data: once(data),
+    ...(weight ? { role: 'weight' as const } : {}),
+  });
+  const x = ro('xq', rows * k, () => packI8(inputs().data.xq));
+  if (weights === 'q8_0') {
+    const q8 = () => {
+      const i = inputs();
+      if (i.weights !== 'q8_0') throw new ShapeError('expected Q8_0 inputs');
+      return i.data;
+    };
     return [
-      ro('xq', packI8(d.xq)),
-      ro('xs', d.xs),
-      ro('wq', packI8(inputs.data.wq)),
-      ro('wd', inputs.data.wd),
+      x,
+      ro('xs', rows * blocks * 4, () => q8().xs),
+      ro('wq', wrows * k, () => packI8(q8().wq), true),
+      ro('wd', wrows * blocks * 4, () => q8().wd, true),
     ];
   }
-  const w = inputs.data.w;
+  const q4 = () => {
+    const i = inputs();
+    if (i.weights !== 'q4k') throw new ShapeError('expected Q4_K inputs');
+    return i.data;
+  };
+  const sb = wrows * (k / 256);
   return [
-    ro('xq', packI8(d.xq)),
-    ro('xs_xsum', interleaveF32(d.xs, inputs.data.xsum)),
-    ro('wqs', w.qs),
-    ro('wsc', w.scales),
-    ro('wd_dmin', interleaveF32(w.d, w.dmin)),
+    x,
+    ro('xs_xsum', rows * blocks * 8, () => interleaveF32(q4().xs, q4().xsum)),
+    ro('wqs', sb * 128, () => q4().w.qs, true),
+    ro('wsc', sb * 12, () => q4().w.scales, true),
+    ro('wd_dmin', sb * 8, () => interleaveF32(q4().w.d, q4().w.dmin), true),
   ];
 }
 
@@ -175,12 +131,12 @@ export interface MmqPlanOptions {
 }
 
 /**
- * Plan one non-indexed MMQ problem out[m, n] = X[m, k] @ W[n, k]^T. Throws ShapeError before any
- * dispatch when the shape does not fit the spec.
+ * Plan one non-indexed MMQ problem out[m, n] = X[m, k] @ W[n, k]^T (inputs given, or built lazily).
+ * Throws ShapeError before any dispatch when the shape does not fit the spec.
  * @example const r = await runPlan(device, buildMmqPlan(ds.inputs, 32, 64, 256, spec)); new Float32Array(r.output)
  */
 export function buildMmqPlan(
-  inputs: MmqInputs,
+  inputs: MmqInputs | (() => MmqInputs),
   m: number,
   n: number,
   k: number,
@@ -189,12 +145,10 @@ export function buildMmqPlan(
 ): KernelPlan {
   if (spec.indexed)
     throw new ShapeError('buildMmqPlan plans dense problems; plan an indexed spec with the MoE family');
-  if (inputs.weights !== spec.weights)
-    throw new ShapeError(`inputs are ${inputs.weights} but the spec expects ${spec.weights}`);
   assertNoProblems([...mmqSpecProblems(spec), ...mmqShapeProblems(spec, m, n, k)]);
   const kern = buildMmqKernel(spec);
   const buffers: BufferSpec[] = [
-    ...mmqInputBuffers(inputs),
+    ...mmqInputBuffers(spec.weights, m, n, k, typeof inputs === 'function' ? inputs : () => inputs),
     { name: 'out', kind: 'storage', size: m * n * 4 },
   ];
   if (spec.dims.kind === 'runtime')

@@ -2,19 +2,14 @@
 // review), the subgroup-matrix arm's text (it cannot run on SwiftShader), spec/shape/limit validation
 // with clear ShapeErrors before any dispatch, workgroup memory per arm, and analytic ownership.
 import { describe, expect, it } from 'vitest';
-import { ShapeError, type ProblemConfig } from '../family';
+import { ShapeError, type FamilyParams, type ResolvedConfig } from '../family';
 import { SUBGROUP_MATRIX_FEATURE, type AdapterCaps, type Arm } from '../gpu/caps';
+import { planLimitProblems } from '../gpu/plan';
 import { SWIFTSHADER_CAPS as SWIFTSHADER } from '../gpu/testCaps';
+import type { MmqKernelId } from './catalog';
 import { mmqDataset } from './mmq.data';
-import {
-  mmqFamilies,
-  mmqPresetSpec,
-  mmqQ4kRtFamily,
-  mmqQ4kTileFamily,
-  mmqQ8NaiveFamily,
-  type MmqKernelId,
-} from './mmq.family';
-import { buildMmqPlan, mmqAnalyticOwnership, mmqCapsProblems, mmqShapeProblems } from './mmq.plan';
+import { mmqFamilies, mmqPresetSpec } from './mmq.family';
+import { buildMmqPlan, mmqAnalyticOwnership, mmqShapeProblems } from './mmq.plan';
 import { buildMmqKernel, mmqSpecProblems, mmqWgsl, mmqWorkgroupBytes, type MmqSpec } from './mmq.wgsl';
 
 const limits = SWIFTSHADER.limits;
@@ -33,6 +28,16 @@ const H200: AdapterCaps = {
     maxComputeWorkgroupStorageSize: 49152,
   },
 };
+
+const family = (id: MmqKernelId) => mmqFamilies.find((f) => f.id === id)!;
+const config = (kernel: MmqKernelId, over: Partial<ResolvedConfig> = {}): ResolvedConfig => ({
+  kernel,
+  arm: 'scalar',
+  plane: 4,
+  data: { source: 'reference', seed: 0 },
+  params: family(kernel).defaults,
+  ...over,
+});
 
 const preset = (
   id: MmqKernelId,
@@ -86,12 +91,13 @@ describe('subgroup-matrix arm text (validated on hardware, not on SwiftShader)',
     expect(code).not.toContain('requires packed_4x8_integer_dot_product');
   });
   it('is gated by the adapter: refused on SwiftShader with the reason, accepted on an H200-like adapter', () => {
-    const spec = preset('mmq-q4k-tile', 'subgroup-matrix', 32);
-    expect(mmqCapsProblems(spec, SWIFTSHADER).join()).toMatch(
-      /does not expose chromium-experimental-subgroup-matrix/,
+    const fam = family('mmq-q4k-tile');
+    const c = config('mmq-q4k-tile', { arm: 'subgroup-matrix', plane: 32 });
+    expect(fam.validate(c, SWIFTSHADER).join()).toMatch(
+      /has no subgroup matrices \(chromium-experimental-subgroup-matrix/,
     );
-    expect(mmqCapsProblems(spec, H200)).toEqual([]);
-    expect(mmqCapsProblems({ ...spec, plane: 16 }, H200).join()).toMatch(/plane must be 32/);
+    expect(fam.validate(c, H200)).toEqual([]);
+    expect(fam.validate({ ...c, plane: 16 }, H200).join()).toMatch(/plane width must be 32, not 16/);
   });
   it('Q4_K with global staging has no matrix arm (the nibbles need the in-kernel decode)', () => {
     const spec: MmqSpec = { ...preset('mmq-q4k-blk', 'subgroup-matrix', 32), staging: 'global' };
@@ -121,7 +127,7 @@ describe('spec and kernel facts', () => {
     expect(() => buildMmqKernel(preset('mmq-q4k-rt', 'dp4a', 48))).toThrow(/plane 48 does not divide 256/);
   });
 
-  it('bindings follow the seed argument order, the dims uniform last', () => {
+  it('bindings follow the reference argument order, the dims uniform last', () => {
     expect(buildMmqKernel(preset('mmq-q8-naive', 'scalar')).bindings).toEqual([
       'xq',
       'xs',
@@ -182,30 +188,34 @@ describe('spec and kernel facts', () => {
     );
   });
 
-  it('checks workgroup size, workgroup memory and storage-buffer limits against the adapter', () => {
+  it('the plan carries the limits the adapter checks: workgroup size, workgroup memory, storage buffers', () => {
+    const q4 = () => mmqDataset('q4k', 32, 64, 256, 'reference', 0).inputs;
+    const plan = (spec: MmqSpec, instrument = false) => buildMmqPlan(q4, 32, 64, 256, spec, { instrument });
     const big = preset('mmq-q4k-tile', 'dp4a', 32, undefined, { wm: 4, wn: 4, rm: 1, rn: 1 });
-    expect(mmqCapsProblems(big, SWIFTSHADER).join()).toMatch(
-      /workgroup size 512 = 16 planes x 32 > maxComputeInvocationsPerWorkgroup 256/,
+    expect(planLimitProblems(plan(big), limits).join()).toMatch(
+      /512 invocations per workgroup > this adapter's 256 \(maxComputeInvocationsPerWorkgroup\)/,
     );
     const lds = preset('mmq-q4k-tile', 'dp4a', 4, undefined, { wm: 1, wn: 1, rm: 8, rn: 8 });
-    expect(mmqCapsProblems({ ...lds, accumulator: 'shared' }, SWIFTSHADER).join()).toMatch(
-      /workgroup memory 73728 B .* > maxComputeWorkgroupStorageSize 32768/,
+    expect(planLimitProblems(plan({ ...lds, accumulator: 'shared' }), limits).join()).toMatch(
+      /73728 bytes of workgroup memory > this adapter's 32768/,
     );
     // The interleaved layout fits WebGPU's default 8 with the owner buffer; one fewer is refused.
-    const eight = { ...SWIFTSHADER, limits: { ...limits, maxStorageBuffersPerShaderStage: 8 } };
-    expect(mmqCapsProblems(preset('moe-q4k-id', 'scalar'), eight)).toEqual([]);
-    const few = { ...SWIFTSHADER, limits: { ...limits, maxStorageBuffersPerShaderStage: 7 } };
-    expect(mmqCapsProblems(preset('moe-q4k-id', 'scalar'), few).join()).toMatch(
-      /8 storage buffers .* > maxStorageBuffersPerShaderStage 7/,
-    );
+    const rt = preset('mmq-q4k-rt', 'scalar');
+    expect(planLimitProblems(plan(rt, true), { ...limits, maxStorageBuffersPerShaderStage: 7 })).toEqual([]);
     expect(
-      mmqCapsProblems(preset('mmq-q4k-rt', 'dp4a'), { ...SWIFTSHADER, dot4I8Packed: false }).join(),
-    ).toMatch(/dot4I8Packed/);
+      planLimitProblems(plan(rt, true), { ...limits, maxStorageBuffersPerShaderStage: 6 }).join(),
+    ).toMatch(/binds 7 storage buffers > this adapter's 6/);
+    expect(
+      planLimitProblems(
+        buildMmqPlan(() => mmqDataset('q4k', 64, 64, 256, 'reference', 0).inputs, 64, 64, 256, rt),
+        { ...limits, maxComputeWorkgroupsPerDimension: 1 },
+      ).join(),
+    ).toMatch(/2 workgroups along y > this adapter's 1 \(maxComputeWorkgroupsPerDimension\)/);
   });
 });
 
 describe('shape preconditions throw ShapeError before any dispatch', () => {
-  const q4 = mmqDataset('q4k', 17, 64, 256, 'seed', 0).inputs;
+  const q4 = mmqDataset('q4k', 17, 64, 256, 'reference', 0).inputs;
   it('k must be a multiple of the block (32 for Q8_0, 256 for Q4_K)', () => {
     expect(mmqShapeProblems(preset('mmq-q4k-rt', 'scalar'), 32, 64, 288).join()).toMatch(
       /k = 288 is not a multiple of 256/,
@@ -230,49 +240,63 @@ describe('shape preconditions throw ShapeError before any dispatch', () => {
       ),
     ).not.toThrow();
   });
-  it('a static kernel runs only its own shape; wrong weights are refused', () => {
+  it('a static kernel runs only its own shape', () => {
     const blk = mmqPresetSpec('mmq-q4k-blk', { m: 32, n: 64, k: 256, arm: 'scalar', plane: 4 });
     expect(mmqShapeProblems(blk, 32, 64, 512).join()).toMatch(/generated for 32x64x256, not 32x64x512/);
-    const q8 = mmqDataset('q8_0', 32, 64, 256, 'seed', 0).inputs;
-    expect(() => buildMmqPlan(q8, 32, 64, 256, blk)).toThrow(/inputs are q8_0 but the spec expects q4k/);
-  });
-  it('the grid must fit maxComputeWorkgroupsPerDimension', () => {
-    expect(mmqShapeProblems(preset('mmq-q4k-rt', 'scalar'), 32, 64 * 70000, 256).join()).toMatch(
-      /grid x = 70000/,
-    );
   });
 });
 
 describe('families', () => {
-  const config = (kernel: MmqKernelId, over: Partial<ProblemConfig> = {}): ProblemConfig => {
-    const fam = mmqFamilies.find((f) => f.id === kernel)!;
-    return { kernel: fam.id, arm: 'scalar', plane: 4, ...fam.defaults, ...over };
-  };
-  it('every family prepares its defaults on SwiftShader-like caps, with seed data and a plan', () => {
+  it('every family builds its defaults on SwiftShader-like caps, with reference data and a plan', () => {
     for (const fam of mmqFamilies) {
       const c = config(fam.id as MmqKernelId);
       expect(fam.validate(c, SWIFTSHADER), fam.id).toEqual([]);
-      const p = fam.prepare(c, SWIFTSHADER);
-      expect(p.rows * p.cols).toBe(c.m * c.n);
-      expect(p.ops).toBe(2 * c.m * c.n * c.k);
-      expect(p.plan.passes[p.plan.mainPass]!.wgsl).toContain('fn store_out');
-      expect(p.instrumentedPlan.passes[0]!.bindings.at(-1)).toBe(p.ownerBuffer);
+      const b = fam.build(c, SWIFTSHADER);
+      const [m, n, k] = [c.params.m, c.params.n, c.params.k] as number[];
+      expect(b.facts.rows * b.facts.cols).toBe(m! * n!);
+      expect(b.facts.ops).toBe(2 * m! * n! * k!);
+      expect(b.facts.gate).toEqual({ kind: 'bit-exact' });
+      expect(b.plan.passes[b.plan.mainPass]!.wgsl).toContain('fn store_out');
+      expect(b.instrumentedPlan().passes[0]!.bindings.at(-1)).toBe(b.ownerBuffer);
     }
   });
-  it('validate explains, prepare throws ShapeError with the same message', () => {
-    const c = config('mmq-q8-naive', { m: 20, k: 40 });
-    const problems = mmqQ8NaiveFamily.validate(c, SWIFTSHADER);
-    expect(problems.join('\n')).toMatch(/k = 40 is not a multiple of 32/);
-    expect(problems.join('\n')).toMatch(/m = 20 is not a multiple of BM 16/);
-    expect(() => mmqQ8NaiveFamily.prepare(c, SWIFTSHADER)).toThrow(ShapeError);
+  it("validate explains in the user's terms, one message per problem; build throws ShapeError", () => {
+    const fam = family('mmq-q8-naive');
+    const c = config('mmq-q8-naive', { params: { m: 20, n: 64, k: 40 } });
+    expect(fam.validate(c, SWIFTSHADER)).toEqual(['k = 40 is not a multiple of 32 (the Q8_0 block)']);
+    const c2 = config('mmq-q8-naive', { params: { m: 20, n: 64, k: 64 } });
+    expect(fam.validate(c2, SWIFTSHADER)).toEqual([
+      'm = 20 is not a multiple of 16 (the 16-row output tile: this kernel has no tail guards)',
+    ]);
+    expect(() => fam.build(c2, SWIFTSHADER)).toThrow(ShapeError);
     expect(
-      mmqQ4kRtFamily.validate(config('mmq-q4k-rt', { arm: 'subgroup-matrix' }), SWIFTSHADER).join(),
-    ).toMatch(/subgroup-matrix/);
+      family('mmq-q4k-tile').validate(
+        config('mmq-q4k-tile', { params: { m: 0, n: 64, k: 256, wm: 0, wn: 4, rm: 1, rn: 1 } }),
+        SWIFTSHADER,
+      ),
+    ).toEqual(['m = 0 must be at least 1', 'wm = 0 must be at least 1']);
+    expect(
+      family('mmq-q4k-rt')
+        .validate(config('mmq-q4k-rt', { arm: 'subgroup-matrix' }), SWIFTSHADER)
+        .join(),
+    ).toMatch(/subgroup matri/);
+  });
+  it('controls step k by the block and m/n by the tile where the kernel has no tail guards', () => {
+    const step = (id: MmqKernelId, key: string, params: FamilyParams) =>
+      family(id).controls.find((c) => c.key === key && c.kind === 'int')?.kind === 'int'
+        ? (family(id).controls.find((c) => c.key === key) as { step(p: FamilyParams): number }).step(params)
+        : undefined;
+    expect(step('mmq-q8-tiled', 'k', {})).toBe(32);
+    expect(step('mmq-q4k-rt', 'k', {})).toBe(256);
+    expect(step('mmq-q8-tiled', 'm', {})).toBe(32);
+    expect(step('mmq-q8-tiled', 'n', {})).toBe(64);
+    expect(step('mmq-q4k-rt', 'm', {})).toBe(1);
   });
   it('phases: the matrix arm adds an opaque fragment-store phase, the tile kernel a register accumulator', () => {
-    const tile = mmqQ4kTileFamily.prepare(config('mmq-q4k-tile'), SWIFTSHADER);
+    const fam = family('mmq-q4k-tile');
+    const tile = fam.build(config('mmq-q4k-tile'), SWIFTSHADER).facts;
     expect(tile.phases).toEqual(['scalar-epilogue', 'register-accumulator']);
-    const h = mmqQ4kTileFamily.prepare(config('mmq-q4k-tile', { arm: 'subgroup-matrix', plane: 32 }), H200);
+    const h = fam.build(config('mmq-q4k-tile', { arm: 'subgroup-matrix', plane: 32 }), H200).facts;
     expect(h.phases).toEqual(['fragment-store', 'scalar-epilogue', 'register-accumulator']);
     expect(h.analyticOwnership('fragment-store').count.every((v) => v === 0)).toBe(true);
     expect(() => tile.analyticOwnership('fragment-store')).toThrow(/does not occur/);

@@ -10,14 +10,12 @@
 // written in exactly the oracle's f32 order, each product rounded on its own (no_fuse), so every arm can
 // match the oracle bit for bit on any compiler, contracting to FMA or not.
 import type { Arm } from '../gpu/caps';
-import { ShapeError, type TileParams } from '../family';
+import { ShapeError } from '../family';
 import { Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
+import type { TileParams } from '../tile';
+import type { MmqAccumulator, MmqStaging, MmqWeights } from './catalog';
 
-export type MmqWeights = 'q8_0' | 'q4k';
-/** 'global': operands read straight from storage (the naive one-plane kernel); 'shared': A/B staged to workgroup memory once per 32-block. */
-export type MmqStaging = 'global' | 'shared';
-/** Where the f32 output accumulator lives across the K loop: workgroup memory (the seed's fixed kernels) or registers (the tile kernel). */
-export type MmqAccumulator = 'shared' | 'register';
+export type { MmqAccumulator, MmqStaging, MmqWeights } from './catalog';
 /** 'static': m/n/k baked as WGSL consts (the seed's #[comptime]); 'runtime': read from the `dims` uniform. */
 export type MmqDims = { kind: 'static'; m: number; n: number; k: number } | { kind: 'runtime' };
 
@@ -33,7 +31,7 @@ export interface MmqSpec {
   tails: boolean;
   /** MoE: rows gathered/scattered through the `routing` lists, expert on workgroup_id.z, grid-stride over row tiles. */
   indexed: boolean;
-  /** The contraction island's arm (choose it from AdapterCaps, e.g. defaultInt8Arm(caps)). */
+  /** The contraction island's arm (the family's default on the adapter: gpu/arms.ts defaultArm). */
   arm: Arm;
   /**
    * Plane width every partition divides by (planeWidth(caps)); must divide 256. The scalar arms treat it
@@ -78,9 +76,6 @@ export interface MmqBinding {
   decl: string;
   comment: string;
 }
-
-/** Seed tile of the fixed kernels: 32x64 output tile, 8 planes (2 x 4 subtiles, one per plane). */
-export const MMQ_BLK_TILE: TileParams = { wm: 2, wn: 4, rm: 1, rn: 1 };
 
 /**
  * Tile geometry of a spec.

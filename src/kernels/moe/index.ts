@@ -10,7 +10,6 @@ export {
 } from './moe.oracle';
 export {
   buildMoePlan,
-  moeAllProblems,
   moeAnalyticOwnership,
   moeExpertRowsPass,
   moeProblems,
@@ -20,10 +19,5 @@ export {
   type MoePlanOptions,
   type MoeProblem,
 } from './moe.plan';
-export {
-  moeFamily,
-  moeProblemOf,
-  prepareMoe,
-  type MoeOverrides,
-  type MoePreparedProblem,
-} from './moe.family';
+export { moeCatalog } from './catalog';
+export { buildMoe, moeFamily, moeProblemOf, type MoeOverrides } from './moe.family';

@@ -1,13 +1,11 @@
-// Host plan of the expert-indexed MMQ (the seed's mmq_q4k_id_run): route tokens to experts, group the
-// slots on the GPU (moe_expert_rows), then ONE GEMM launch over (n-tiles, ytiles, experts).
+// Host plan of the expert-indexed MMQ (the reference's mmq_q4k_id_run): route tokens to experts, group
+// the slots on the GPU (moe_expert_rows), then ONE GEMM launch over (n-tiles, ytiles, experts).
 import { assertNoProblems, positiveIntegerProblems, ShapeError } from '../family';
-import type { AdapterCaps } from '../gpu/caps';
 import { emptyOwnership, ownerBufferSpec, type OwnershipMap } from '../gpu/instrument';
 import type { BufferSpec, KernelPlan, PassSpec } from '../gpu/plan';
 import { XorShift64 } from '../quant/xorshift';
 import {
   buildMmqKernel,
-  mmqCapsProblems,
   mmqDimsData,
   mmqGeometry,
   mmqInputBuffers,
@@ -61,15 +59,15 @@ export function moeRouting(tokens: number, experts: number, topk: number, seed: 
 }
 
 /**
- * Why a routed problem cannot run with `spec`: routing sanity (ids in range, per-expert load within cap),
- * grid limits, and the dense shape rules (k block multiple) on the GEMM. Empty = fine.
+ * Why a routed problem cannot run with `spec`: routing sanity (ids in range, per-expert load within cap)
+ * and the dense shape rules (k block multiple) on the GEMM. Adapter limits come from the plan. Empty = fine.
  */
-export function moeProblems(spec: MmqSpec, p: MoeProblem, maxPerDim = 65535): string[] {
+export function moeProblems(spec: MmqSpec, p: MoeProblem): string[] {
   const { tokens, experts, topk, ytiles, cap } = p;
   const out = positiveIntegerProblems({ tokens, experts, topk, ytiles, cap });
   if (out.length) return out;
   if (p.topk > p.experts)
-    out.push(`topk = ${p.topk} > experts = ${p.experts}: a token's experts must be distinct`);
+    return [`top-k = ${p.topk} > experts = ${p.experts}: each token's experts must be distinct`];
   const slots = p.tokens * p.topk;
   if (p.ids.length !== slots) out.push(`ids has ${p.ids.length} entries, expected tokens*topk = ${slots}`);
   const load = new Uint32Array(p.experts);
@@ -83,32 +81,9 @@ export function moeProblems(spec: MmqSpec, p: MoeProblem, maxPerDim = 65535): st
   }
   const worst = load.reduce((a, b) => Math.max(a, b), 0);
   if (worst > p.cap) out.push(`an expert has ${worst} slots > cap ${p.cap}: the grouping would drop rows`);
-  if (p.experts > maxPerDim)
-    out.push(`grid z = ${p.experts} experts > maxComputeWorkgroupsPerDimension ${maxPerDim}`);
-  if (p.ytiles > maxPerDim)
-    out.push(`grid y = ${p.ytiles} ytiles > maxComputeWorkgroupsPerDimension ${maxPerDim}`);
-  out.push(...mmqShapeProblems(spec, slots, p.n, p.k, maxPerDim));
+  out.push(...mmqSpecProblems(spec), ...mmqShapeProblems(spec, slots, p.n, p.k));
+  if (!spec.indexed) out.unshift('the MoE plan needs an indexed spec');
   return out;
-}
-
-/** Everything that can stop an indexed spec on this adapter (spec, caps, routing, shape). */
-export function moeAllProblems(spec: MmqSpec, p: MoeProblem, caps: AdapterCaps): string[] {
-  const all = [
-    ...mmqSpecProblems(spec),
-    ...mmqCapsProblems(spec, caps),
-    ...moeProblems(spec, p, caps.limits.maxComputeWorkgroupsPerDimension),
-  ];
-  if (!spec.indexed) all.unshift('the MoE plan needs an indexed spec');
-  const max = caps.limits.maxStorageBufferBindingSize;
-  const slots = p.tokens * p.topk;
-  for (const [name, bytes] of [
-    ['activation xq', slots * p.k],
-    ['expert weight bank', (p.experts * p.n * p.k) / 2],
-    ['output with its owner debug buffer', slots * p.n * 4 * 3],
-  ] as const) {
-    if (bytes > max) all.push(`${name} is ${bytes} B > maxStorageBufferBindingSize ${max}`);
-  }
-  return [...new Set(all)];
 }
 
 /**
@@ -124,6 +99,7 @@ export function moeExpertRowsPass(): PassSpec {
     workgroups: [1, 1, 1],
     bindings: MOE_ROWS_BINDINGS,
     workgroupSize: MOE_ROWS_THREADS,
+    workgroupBytes: 0,
   };
 }
 
@@ -138,20 +114,24 @@ export interface MoePlanOptions {
  * @example const r = await runPlan(device, buildMoePlan(ds.inputs, problem, spec)); // out [slots, n]
  */
 export function buildMoePlan(
-  inputs: MmqInputs,
+  inputs: MmqInputs | (() => MmqInputs),
   p: MoeProblem,
   spec: MmqSpec,
   opts: MoePlanOptions = {},
 ): KernelPlan {
-  if (inputs.weights !== spec.weights)
-    throw new ShapeError(`inputs are ${inputs.weights} but the spec expects ${spec.weights}`);
   if (!spec.indexed) throw new ShapeError('buildMoePlan needs an indexed spec');
-  assertNoProblems([...mmqSpecProblems(spec), ...moeProblems(spec, p)]);
+  assertNoProblems(moeProblems(spec, p));
   const slots = p.tokens * p.topk;
   const kern = buildMmqKernel(spec);
   const instrument = opts.instrument ?? false;
   const buffers: BufferSpec[] = [
-    ...mmqInputBuffers(inputs),
+    ...mmqInputBuffers(
+      spec.weights,
+      slots,
+      p.experts * p.n,
+      p.k,
+      typeof inputs === 'function' ? inputs : () => inputs,
+    ),
     { name: 'ids', kind: 'read-only-storage', data: p.ids },
     // Counts and slot lists in one binding: the GEMM must fit 8 storage buffers with the owner buffer.
     { name: 'routing', kind: 'storage', size: moeRoutingWords(p.experts, p.cap) * 4 },

@@ -71,16 +71,16 @@ export function streamSeed(dataSeed: number, fallback: bigint): bigint {
 }
 
 /**
- * The xorshift state a data source starts from (shared by the families). 'seed' with dataSeed 0
- * is the seed's own generator constant `seedConstant`; 'seed' with another dataSeed uses that number as
+ * The xorshift state a data source starts from (shared by the families). 'reference' with dataSeed 0
+ * is the reference generator's own constant `seedConstant`; 'reference' with another dataSeed uses that number as
  * the state; 'random' mixes dataSeed first, so every dataSeed (0 included) gives a well-spread stream
  * unrelated to the seed's.
- * @example dataStreamSeed('seed', 0, GEN_MMQ_SEED) === GEN_MMQ_SEED
+ * @example dataStreamSeed('reference', 0, GEN_MMQ_SEED) === GEN_MMQ_SEED
  */
 export function dataStreamSeed(source: DataSource, dataSeed: number, seedConstant: bigint): bigint {
   if (!Number.isSafeInteger(dataSeed) || dataSeed < 0)
     throw new RangeError(`dataSeed ${dataSeed} must be a non-negative integer`);
-  if (source === 'seed') return streamSeed(dataSeed, seedConstant);
+  if (source === 'reference') return streamSeed(dataSeed, seedConstant);
   return mixSeed(BigInt(dataSeed));
 }
 

@@ -9,7 +9,7 @@ export type StaticVerdict = { kind: 'pass' } | { kind: 'reject'; reason: string 
 
 /** Outcome of the measured tier. */
 export interface Measurement {
-  /** Milliseconds per dispatch (minimum over repeats); Infinity when the correctness gate failed. */
+  /** Milliseconds per run of the config's plan (the fastest batch); Infinity when the gate failed. */
   ms: number;
   /** Scale-relative divergence from the oracle of this config (rel_to_max). */
   worstRel: number;
@@ -22,8 +22,8 @@ export interface Measurement {
 /** A fitness over a Space. `measure` may throw; the GA records that config as rejected with the message. */
 export interface Evaluator {
   staticCheck(cfg: Config): StaticVerdict;
-  /** Gate then time `iters` dispatches (minimum over the evaluator's repeats). */
-  measure(cfg: Config, iters: number): Promise<Measurement>;
+  /** Gate, then time in batches of about `batchMs` of GPU time each (the fastest batch counts). */
+  measure(cfg: Config, batchMs: number): Promise<Measurement>;
 }
 
 /** The static verdict that lets a config through. */

@@ -11,6 +11,7 @@
 // timing is a few percent noisy, and one spoiled by a clock dip must not drop a seed for good. Same
 // seed + same fitnesses = same search.
 import type { Evaluator } from './evaluator';
+import { CancelledError } from '../cancel';
 import { TuneRng } from './rng';
 import type { Config, Space } from './space';
 
@@ -61,7 +62,7 @@ export interface EvolutionReport {
   finals: FinalTiming[];
 }
 
-/** A finalist re-timed with `finalIters` dispatches after the search (Infinity if it failed then). */
+/** A finalist re-timed with longer batches (`finalMs`) after the search (Infinity if it failed then). */
 export interface FinalTiming {
   config: string;
   /** The longer re-timing, ms per dispatch. */
@@ -97,10 +98,10 @@ export interface EvolutionOptions {
   crossoverRate: number;
   /** Per-gene probability of resampling to a different value. */
   mutationRate: number;
-  /** Timed dispatches per measurement. */
-  measureIters: number;
+  /** GPU time per timed batch of a measurement, ms (the runner calibrates the batch length to it). */
+  measureMs: number;
   /**
-   * The fastest measured configs re-timed at the end with `finalIters` dispatches, together with every
+   * The fastest measured configs re-timed at the end with longer batches (`finalMs`), together with every
    * measured seed (the incumbent first), the fastest re-timing winning: one short timing per config is a
    * few percent noisy, about the gap between the top configs on the H200 (docs/benchmarks.md, "Follow-up
    * 10"), and a seed is a config the caller expects to be good: on the H200 a seed's one search timing
@@ -108,8 +109,8 @@ export interface EvolutionOptions {
    * own fastest wins.
    */
   finalists: number;
-  /** Timed dispatches per finalist re-timing; 0 = 4 x measureIters. */
-  finalIters: number;
+  /** GPU time per timed batch of a finalist re-timing, ms; 0 = 4 x measureMs. */
+  finalMs: number;
 }
 
 export const DEFAULT_EVOLUTION: Readonly<EvolutionOptions> = {
@@ -119,9 +120,9 @@ export const DEFAULT_EVOLUTION: Readonly<EvolutionOptions> = {
   tournament: 3,
   crossoverRate: 0.9,
   mutationRate: 0.25,
-  measureIters: 10,
+  measureMs: 10,
   finalists: 3,
-  finalIters: 0,
+  finalMs: 0,
 };
 
 export interface EvolutionHooks {
@@ -129,17 +130,11 @@ export interface EvolutionHooks {
   seeds?: readonly Config[];
   /** Called after each evaluation. */
   onEvaluated?(entry: Evaluation, progress: { generation: number; evaluated: number; bestMs: number }): void;
-  /** Polled before each evaluation; true aborts the search with TuneCancelledError. */
+  /** Polled before each evaluation; true aborts the search with CancelledError. */
   cancelled?(): boolean;
 }
 
 /** The search was cancelled between two evaluations. */
-export class TuneCancelledError extends Error {
-  constructor() {
-    super('tuning cancelled');
-    this.name = 'TuneCancelledError';
-  }
-}
 
 // How many bred children to try before falling back to a random unevaluated config.
 const BREED_ATTEMPTS = 64;
@@ -155,7 +150,7 @@ function errorText(e: unknown): string {
 /**
  * A GA configuration; `run` executes one search.
  * @example
- * const evo = new Evolution({ population: 8, generations: 3, measureIters: 1 });
+ * const evo = new Evolution({ population: 8, generations: 3, measureMs: 1 });
  * const report = await evo.run(space, evaluator, 0xc0ffee, { seeds: [incumbent] });
  */
 export class Evolution {
@@ -164,11 +159,13 @@ export class Evolution {
   constructor(options: Partial<EvolutionOptions> = {}) {
     const o = { ...DEFAULT_EVOLUTION, ...options };
     if (options.elitism === undefined) o.elitism = Math.min(DEFAULT_EVOLUTION.elitism, o.population - 1);
-    const positive = ['population', 'generations', 'tournament', 'measureIters'] as const;
-    for (const key of ['finalists', 'finalIters'] as const) {
-      if (!Number.isInteger(o[key]) || o[key] < 0)
-        throw new RangeError(`Evolution ${key} = ${o[key]}: need an integer >= 0`);
-    }
+    const positive = ['population', 'generations', 'tournament'] as const;
+    if (!Number.isInteger(o.finalists) || o.finalists < 0)
+      throw new RangeError(`Evolution finalists = ${o.finalists}: need an integer >= 0`);
+    if (!(o.measureMs > 0) || !(o.finalMs >= 0) || !Number.isFinite(o.measureMs + o.finalMs))
+      throw new RangeError(
+        `Evolution measureMs = ${o.measureMs}, finalMs = ${o.finalMs}: need ms > 0 (finalMs >= 0)`,
+      );
     for (const key of positive) {
       if (!Number.isInteger(o[key]) || o[key] < 1)
         throw new RangeError(`Evolution ${key} = ${o[key]}: need an integer >= 1`);
@@ -203,7 +200,7 @@ export class Evolution {
     let best: Evaluation | undefined;
 
     const evaluate = async (cfg: Config, generation: number): Promise<Evaluation> => {
-      if (hooks.cancelled?.()) throw new TuneCancelledError();
+      if (hooks.cancelled?.()) throw new CancelledError();
       const name = space.name(cfg);
       const base = { config: name, values: cfg, generation, order: entries.length };
       let entry: Evaluation;
@@ -212,7 +209,7 @@ export class Evolution {
         entry = { ...base, verdict: 'rejected', ms: Infinity, reason: verdict.reason };
       } else {
         try {
-          const m = await evaluator.measure(cfg, o.measureIters);
+          const m = await evaluator.measure(cfg, o.measureMs);
           const timing = m.timing ? { timing: m.timing } : {};
           entry = Number.isFinite(m.ms)
             ? { ...base, verdict: 'measured', ms: m.ms, worstRel: m.worstRel, ...timing }
@@ -224,7 +221,7 @@ export class Evolution {
                 reason: m.reason ?? 'failed the correctness gate',
               };
         } catch (e) {
-          if (e instanceof TuneCancelledError) throw e;
+          if (e instanceof CancelledError) throw e;
           entry = { ...base, verdict: 'rejected', ms: Infinity, reason: `dispatch failed: ${errorText(e)}` };
         }
       }
@@ -317,14 +314,14 @@ export class Evolution {
         if (e?.verdict === 'measured' && !picks.includes(e)) picks.push(e);
       }
       for (const e of picks) {
-        if (hooks.cancelled?.()) throw new TuneCancelledError();
+        if (hooks.cancelled?.()) throw new CancelledError();
         const t0 = performance.now();
         let ms = Infinity;
         try {
-          const m = await evaluator.measure(e.values, o.finalIters || 4 * o.measureIters);
+          const m = await evaluator.measure(e.values, o.finalMs || 4 * o.measureMs);
           ms = m.ms;
         } catch (err) {
-          if (err instanceof TuneCancelledError) throw err;
+          if (err instanceof CancelledError) throw err;
         }
         finals.push({ config: e.config, ms, searchMs: e.ms, wallMs: performance.now() - t0 });
       }

@@ -1,37 +1,29 @@
-// The worker's 'tune' and 'autokernel' requests (the seed's mmq_q4k_hunt / mmq_q4k_autokernel and their
-// coopmat twins). The app owns persistence (IndexedDB): it passes its stored run in `cached` /
-// `cachedWinner`, the worker's Tuner decides hit or miss over a cache seeded with it, and the app
-// stores what comes back. Progress is posted per evaluated config; a cancel takes effect between configs
-// (and inside timing batches).
-import { ShapeError } from '../../kernels/family';
+// The worker's 'tune' and 'autokernel' requests (the reference's mmq_q4k_hunt / mmq_q4k_autokernel), for
+// any family that declares a search. The app owns persistence (IndexedDB): it passes its stored run in
+// `cached` / `cachedWinner` (and a resumed hunt's measurements in `resume`), the worker's Tuner decides
+// hit or miss over a cache seeded with it, and the app stores what comes back, entry by entry. A cancel
+// takes effect between configs and between timed batches.
+import { CancelledError } from '../../kernels/cancel';
+import { ShapeError, type KernelFamily, type RunConfig } from '../../kernels/family';
+import { resolveConfig } from '../../kernels/gpu/arms';
 import { deviceId as deviceIdOf, type AdapterCaps } from '../../kernels/gpu/caps';
-import { clockWarmMs, GpuValidationError, WgslCompileError } from '../../kernels/gpu/run';
-import { defaultCoopmatStaging } from '../../kernels/coopmat';
+import { clockWarmMs, GpuValidationError, WgslCompileError } from '../../kernels/gpu/runner';
+import { tileGeometry, tileOf } from '../../kernels/tile';
 import {
-  choiceOf,
   Evolution,
   MemoryTuneCache,
-  mmqQ4kIncumbent,
   pickAutokernel,
-  shapeKey,
-  stagingOf,
-  tileConfig,
-  tileGeometry,
-  huntSeeds,
-  tileSpaceFor,
-  TuneCancelledError,
   Tuner,
+  tuneProblemKey,
   type Config,
   type Evaluation,
   type Evaluator,
-  type Space,
+  type Measurement,
+  type StaticVerdict,
   type TuneCacheRecord,
 } from '../../kernels/tune';
-import type { TuneOp, TuneRecordEntry, TuneReport, WorkerRequest, WorkerResponse } from '../protocol';
-import { CoopmatF16Eval, defaultCoopmatArm } from './coopmatF16Eval';
-import { MmqQ4kEval } from './mmqQ4kEval';
-import type { TileEvalOptions } from './q4kTileEval';
-import type { TileEvaluator } from './tileEval';
+import type { TuneRecordEntry, TuneReport, WorkerRequest, WorkerResponse } from '../protocol';
+import { PlanEvaluator, searchOf } from './evaluator';
 
 export type TuneWorkerRequest = Extract<WorkerRequest, { type: 'tune' | 'autokernel' }>;
 
@@ -39,149 +31,121 @@ export type TuneWorkerRequest = Extract<WorkerRequest, { type: 'tune' | 'autoker
 export interface TuneHandlerContext {
   device: GPUDevice;
   caps: AdapterCaps;
+  families: readonly KernelFamily[];
   /** The core's device id; defaults to deviceId(caps). */
   deviceId?: string;
   isCancelled(id: number): boolean;
 }
 
-/** Timed dispatches of the autokernel's one measurement. */
-export const AUTOKERNEL_TIMING_ITERS = 8;
-
-const OPS: readonly TuneOp[] = ['mmq_q4k_tile', 'mmq_q4k_coopmat'];
-
-/**
- * The evaluator of an op, over the op's tile space (tileSpaceFor: the same space the handlers decode its
- * configs with, so the two cannot disagree).
- */
-export function evaluatorFor(
-  op: TuneOp,
-  device: GPUDevice,
-  caps: AdapterCaps,
-  opts: TileEvalOptions,
-): TileEvaluator & { arm: string; plane: number } {
-  switch (op) {
-    case 'mmq_q4k_tile':
-      return MmqQ4kEval.create(device, caps, opts, tileSpaceFor(op));
-    case 'mmq_q4k_coopmat':
-      return CoopmatF16Eval.create(device, caps, opts, tileSpaceFor(op));
-  }
+function familyFor(ctx: TuneHandlerContext, base: RunConfig): KernelFamily {
+  const f = ctx.families.find((x) => x.id === base.kernel);
+  if (!f) throw new ShapeError(`unknown kernel family '${base.kernel}'`);
+  return f;
 }
 
-/**
- * The config a hunt starts from and the autokernel falls back to: the incumbent tile and, for the
- * coopmat twin, the staging its arm runs by default.
- */
-export function incumbentConfig(op: TuneOp, space: Space, caps: AdapterCaps): Config {
-  return op === 'mmq_q4k_coopmat'
-    ? tileConfig(space, mmqQ4kIncumbent(), defaultCoopmatStaging(defaultCoopmatArm(caps)))
-    : tileConfig(space, mmqQ4kIncumbent());
-}
-
-/** A report entry from a GA evaluation. */
-export function entryOf(space: Space, e: Evaluation): TuneRecordEntry {
-  const { tile, staging } = choiceOf(space, e.values);
-  const { bm, bn } = tileGeometry(tile);
+/** A report entry from a GA evaluation: the params and arm it stands for, and its block for the charts. */
+export function entryOf(ev: PlanEvaluator, e: Evaluation): TuneRecordEntry {
+  const config = ev.configOf(e.values);
+  const tiled = ['wm', 'wn', 'rm', 'rn'].every((k) => typeof config.params[k] === 'number');
+  const block = tiled ? tileGeometry(tileOf(config.params)) : undefined;
   return {
     config: e.config,
-    tile,
-    ...(staging ? { staging } : {}),
+    params: config.params,
+    arm: config.arm,
     generation: e.generation,
     verdict: e.verdict,
     ms: e.ms,
     ...(e.reason !== undefined ? { reason: e.reason } : {}),
     ...(e.worstRel !== undefined ? { worstRel: e.worstRel } : {}),
-    bm,
-    bn,
+    ...(block ? { bm: block.bm, bn: block.bn } : {}),
   };
 }
 
-/** Defers building an evaluator (buffers, oracle) until the GA first asks, so a cache hit costs nothing. */
-class LazyEvaluator implements Evaluator {
-  private made: (TileEvaluator & { arm: string; plane: number }) | undefined;
-  constructor(private readonly make: () => TileEvaluator & { arm: string; plane: number }) {}
-  get(): TileEvaluator & { arm: string; plane: number } {
-    return (this.made ??= this.make());
+/**
+ * An evaluator that answers a resumed hunt's first measurement of a config from what it measured before
+ * the interruption (the GA is deterministic in its seed, so it walks the same configs again), and
+ * measures everything else, the finalists' re-timings included.
+ */
+class ResumingEvaluator implements Evaluator {
+  private readonly replay = new Map<string, TuneRecordEntry>();
+  constructor(
+    private readonly inner: PlanEvaluator,
+    resume: readonly TuneRecordEntry[],
+  ) {
+    for (const e of resume) this.replay.set(e.config, e);
   }
-  get built() {
-    return this.made;
+  staticCheck(cfg: Config): StaticVerdict {
+    return this.inner.staticCheck(cfg);
   }
-  staticCheck(cfg: Config) {
-    return this.get().staticCheck(cfg);
-  }
-  measure(cfg: Config, iters: number) {
-    return this.get().measure(cfg, iters);
+  async measure(cfg: Config, batchMs: number): Promise<Measurement> {
+    const name = this.inner.search.space.name(cfg);
+    const old = this.replay.get(name);
+    if (!old || old.verdict === 'rejected') return this.inner.measure(cfg, batchMs);
+    this.replay.delete(name);
+    return {
+      ms: old.ms,
+      worstRel: old.worstRel ?? 0,
+      ...(old.verdict === 'failed-gate' ? { reason: old.reason ?? 'failed the correctness gate' } : {}),
+    };
   }
 }
 
-function errorKind(e: unknown): 'shape' | 'validation' | 'internal' {
-  if (e instanceof ShapeError || e instanceof RangeError) return 'shape';
-  if (e instanceof GpuValidationError || e instanceof WgslCompileError) return 'validation';
-  return 'internal';
-}
+const errorKind = (e: unknown): 'shape' | 'validation' | 'internal' =>
+  e instanceof ShapeError || e instanceof RangeError
+    ? 'shape'
+    : e instanceof GpuValidationError || e instanceof WgslCompileError
+      ? 'validation'
+      : 'internal';
 
-function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
-function checkOp(op: string): asserts op is TuneOp {
-  if (!OPS.includes(op as TuneOp))
-    throw new ShapeError(`unknown tuning op '${op}' (expected ${OPS.join(' or ')})`);
-}
-
-/** A cached report usable for this request: same key and a winner that names a feasible config. */
-function cacheRecordOf(
-  req: Extract<TuneWorkerRequest, { type: 'tune' }>,
-  deviceId: string,
-): TuneCacheRecord | undefined {
-  const c = req.cached;
-  if (!c || c.winner === '' || !Number.isFinite(c.bestMs)) return undefined;
-  if (c.deviceId !== deviceId || c.op !== req.op || c.m !== req.m || c.n !== req.n || c.k !== req.k)
-    return undefined;
-  return {
-    deviceId,
-    op: req.op,
-    shape: shapeKey(req.m, req.n, req.k),
-    winner: c.winner,
-    bestMs: c.bestMs,
-    date: c.startedAt,
-  };
-}
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 async function tune(
   ctx: TuneHandlerContext,
   req: Extract<TuneWorkerRequest, { type: 'tune' }>,
   post: (msg: WorkerResponse) => void,
 ) {
-  const { id, op, m, n, k, evo } = req;
-  checkOp(op);
+  const { id, evo, base } = req;
+  const family = familyFor(ctx, base);
+  const search = searchOf(family, base, ctx.caps);
   const deviceId = ctx.deviceId ?? deviceIdOf(ctx.caps);
-  const shape = shapeKey(m, n, k);
-  const space = tileSpaceFor(op);
-  const evolution = new Evolution({
-    population: evo.population,
-    generations: evo.generations,
-    measureIters: evo.measureIters,
-  });
-  const incumbent = incumbentConfig(op, space, ctx.caps);
+  const op = family.tuning!.op;
+  const problem = tuneProblemKey(family, base);
   const cancelled = () => ctx.isCancelled(id);
-  const seeded = cacheRecordOf(req, deviceId);
-  const tuner = new Tuner(new MemoryTuneCache(seeded ? [seeded] : []));
-  const lazy = new LazyEvaluator(() =>
-    evaluatorFor(op, ctx.device, ctx.caps, {
-      m,
-      n,
-      k,
-      banks: evo.banks,
-      repeats: evo.repeats,
-      warmMs: clockWarmMs(ctx.caps),
-      cancelled,
-    }),
-  );
+  const c = req.cached;
+  const seeded: TuneCacheRecord[] =
+    c &&
+    c.winner &&
+    c.status === 'complete' &&
+    c.deviceId === deviceId &&
+    c.op === op &&
+    c.problem === problem
+      ? [{ deviceId, op, shape: problem, winner: c.winner, bestMs: c.bestMs, date: c.startedAt }]
+      : [];
+  const tuner = new Tuner(new MemoryTuneCache(seeded));
+  const space = search.space;
+  const cached = seeded.length ? await tuner.cachedWinner(deviceId, op, problem, space) : undefined;
+  if (cached !== undefined && c) {
+    post({ type: 'tune-done', id, report: c, fromCache: true });
+    return;
+  }
+  const ev = new PlanEvaluator(ctx.device, ctx.caps, family, search, {
+    banks: evo.banks,
+    batches: evo.batches,
+    warmMs: clockWarmMs(ctx.caps),
+    cancelled,
+  });
   const started = new Date();
   const t0 = performance.now();
   try {
-    const r = await tuner.evolve(deviceId, op, shape, space, lazy, evolution, evo.seed, {
-      seeds: huntSeeds(space, mmqQ4kIncumbent(), stagingOf(space, incumbent)),
+    const evolution = new Evolution({
+      population: evo.population,
+      generations: evo.generations,
+      measureMs: evo.measureMs,
+    });
+    const evaluator = req.resume?.length ? new ResumingEvaluator(ev, req.resume) : ev;
+    const r = await tuner.evolve(deviceId, op, problem, space, evaluator, evolution, evo.seed, {
+      force: true,
+      seeds: [search.incumbent, ...search.seeds],
       cancelled,
       onEvaluated: (e, p) =>
         post({
@@ -190,45 +154,78 @@ async function tune(
           generation: p.generation,
           evaluated: p.evaluated,
           bestMs: p.bestMs,
-          entry: entryOf(space, e),
+          entry: entryOf(ev, e),
+          stage: 'searching',
         }),
     });
-    if (r.fromCache && req.cached) {
-      post({ type: 'tune-done', id, report: req.cached, fromCache: true });
-      return;
-    }
     const rep = r.report;
-    if (!rep) throw new Error('tuner returned neither a cached winner nor a report');
-    const ev = lazy.built;
-    const inc = rep.entries.find((e) => e.config === space.name(incumbent));
-    // The incumbent is a finalist whenever it was measured: its re-timing is what the winner beat.
-    const incFinal = rep.finals.find((f) => f.config === space.name(incumbent));
+    if (!rep) throw new Error('the tuner returned no report');
+    // The winner must pass the family's own gate on its whole output before it is stored; a finalist
+    // that fails it is dropped for the next fastest that passes.
+    post({
+      type: 'tune-progress',
+      id,
+      generation: evo.generations - 1,
+      evaluated: rep.evaluated,
+      bestMs: rep.bestMs,
+      stage: 'checking the winner on its whole output',
+    });
+    const ranked = [
+      ...rep.finals
+        .filter((f) => Number.isFinite(f.ms))
+        .sort((a, b) => a.ms - b.ms)
+        .map((f) => ({ name: f.config, ms: f.ms })),
+      ...rep.measured.map((e) => ({ name: e.config, ms: e.ms })).sort((a, b) => a.ms - b.ms),
+    ];
+    let winner: { name: string; ms: number } | undefined;
+    let winnerVerdict: TuneReport['winnerVerdict'];
+    const tried = new Set<string>();
+    for (const cand of ranked) {
+      if (tried.has(cand.name) || tried.size >= 4) continue;
+      tried.add(cand.name);
+      if (cancelled()) throw new CancelledError();
+      const v = await ev.verify(space.parse(cand.name)!);
+      const gate = v.gate.kind === 'bit-exact' ? 'bit-exact' : `rel_to_max < ${v.gate.tol.toExponential(0)}`;
+      winnerVerdict = { pass: v.pass, gate, relToMax: v.relToMax, mismatches: v.mismatches };
+      if (v.pass) {
+        winner = cand;
+        break;
+      }
+    }
+    const incName = space.name(search.incumbent);
+    const incFinal = rep.finals.find((f) => f.config === incName);
+    const inc = rep.entries.find((e) => e.config === incName);
+    const incumbentMs =
+      incFinal && Number.isFinite(incFinal.ms)
+        ? incFinal.ms
+        : inc?.verdict === 'measured'
+          ? inc.ms
+          : undefined;
     const report: TuneReport = {
       op,
+      kernel: family.id,
       deviceId,
-      m,
-      n,
-      k,
-      winner: rep.winner ?? '',
-      bestMs: rep.bestMs,
-      ...(incFinal && Number.isFinite(incFinal.ms)
-        ? { incumbentMs: incFinal.ms }
-        : inc && inc.verdict === 'measured'
-          ? { incumbentMs: inc.ms }
-          : {}),
-      entries: rep.entries.map((e) => entryOf(space, e)),
+      problem,
+      base,
+      winner: winner?.name ?? '',
+      ...(winner ? { winnerConfig: ev.configOf(space.parse(winner.name)!) } : {}),
+      bestMs: winner?.ms ?? Infinity,
+      ...(incumbentMs !== undefined ? { incumbentMs } : {}),
+      entries: rep.entries.map((e) => entryOf(ev, e)),
       bestPerGeneration: rep.bestPerGeneration,
       evo,
       startedAt: started.toISOString(),
       durationMs: performance.now() - t0,
-      ...(ev ? { arm: ev.arm, plane: ev.plane, worstRel: ev.worstRel } : {}),
-      ...(ev?.timing ? { timing: ev.timing } : {}),
-      ...(ev?.gatedRows !== undefined ? { gatedRows: ev.gatedRows } : {}),
+      status: 'complete',
+      worstRel: ev.worstRel,
+      ...(ev.timing ? { timing: ev.timing } : {}),
+      ...(ev.gatedRows !== undefined ? { gatedRows: ev.gatedRows } : {}),
+      ...(winnerVerdict ? { winnerVerdict } : {}),
       ...(rep.finals.length ? { finals: rep.finals } : {}),
     };
     post({ type: 'tune-done', id, report, fromCache: false });
   } finally {
-    lazy.built?.destroy();
+    ev.destroy();
   }
 }
 
@@ -237,36 +234,33 @@ async function autokernel(
   req: Extract<TuneWorkerRequest, { type: 'autokernel' }>,
   post: (msg: WorkerResponse) => void,
 ) {
-  const { id, op, m, n, k } = req;
-  checkOp(op);
-  const space = tileSpaceFor(op);
-  const ev = evaluatorFor(op, ctx.device, ctx.caps, {
-    m,
-    n,
-    k,
+  const { id, base } = req;
+  const family = familyFor(ctx, base);
+  const search = searchOf(family, base, ctx.caps);
+  const cancelled = () => ctx.isCancelled(id);
+  const ev = new PlanEvaluator(ctx.device, ctx.caps, family, search, {
     banks: 1,
-    repeats: 1,
+    batches: 3,
     warmMs: clockWarmMs(ctx.caps),
-    cancelled: () => ctx.isCancelled(id),
+    cancelled,
   });
   try {
-    const incumbent = incumbentConfig(op, space, ctx.caps);
-    const choice = pickAutokernel(space, req.cachedWinner, incumbent, (cfg) => ev.staticCheck(cfg));
+    const choice = pickAutokernel(search.space, req.cachedWinner, search.incumbent, (cfg) =>
+      ev.staticCheck(cfg),
+    );
     const own = ev.staticCheck(choice.config);
     if (own.kind === 'reject')
-      throw new ShapeError(`the ${choice.served} tile cannot run on this adapter: ${own.reason}`);
-    const { tile, staging } = choiceOf(space, choice.config);
-    const verdict = await ev.check(choice.config);
-    if (ctx.isCancelled(id)) throw new TuneCancelledError();
-    const t = await ev.time(choice.config, AUTOKERNEL_TIMING_ITERS);
+      throw new ShapeError(`the ${choice.served} config cannot run on this adapter: ${own.reason}`);
+    const verdict = await ev.verify(choice.config);
+    if (cancelled()) throw new CancelledError();
+    const m = await ev.measure(choice.config, 10);
     post({
       type: 'autokernel-result',
       id,
       served: choice.served,
-      tile,
-      ...(staging ? { staging } : {}),
+      config: resolveConfig(ev.configOf(choice.config), ctx.caps),
       verdict,
-      msPerDispatch: t.ms,
+      ...(Number.isFinite(m.ms) ? { ms: m.ms } : {}),
       ...(choice.fallback ? { fallback: choice.fallback } : {}),
     });
   } finally {
@@ -276,10 +270,9 @@ async function autokernel(
 
 /**
  * Serve a 'tune' or 'autokernel' request: every outcome is posted ('tune-progress'* then 'tune-done',
- * or 'autokernel-result', or 'cancelled', or 'error' with kind shape / validation / internal); it does not throw.
- * @example
- * // in the worker core:
- * case 'tune': case 'autokernel': return handleTuneRequest({ device, caps, deviceId, isCancelled }, req, post);
+ * or 'autokernel-result', or 'cancelled', or 'error' with kind shape / validation / internal); it does
+ * not throw.
+ * @example case 'tune': case 'autokernel': return handleTuneRequest({ device, caps, families, deviceId, isCancelled }, req, post);
  */
 export async function handleTuneRequest(
   ctx: TuneHandlerContext,
@@ -290,29 +283,7 @@ export async function handleTuneRequest(
     if (req.type === 'tune') await tune(ctx, req, post);
     else await autokernel(ctx, req, post);
   } catch (e) {
-    if (e instanceof TuneCancelledError || ctx.isCancelled(req.id)) post({ type: 'cancelled', id: req.id });
+    if (e instanceof CancelledError || ctx.isCancelled(req.id)) post({ type: 'cancelled', id: req.id });
     else post({ type: 'error', id: req.id, kind: errorKind(e), message: message(e) });
   }
-}
-
-/**
- * The same handler in the worker core's TuneHandler shape: `(req, ctx) => Promise<void>` with the
- * core's context (device, caps, deviceId, post, isCancelled()).
- * @example createGpuCore({ gpu, families, post, tune: tuneHandler })
- */
-export function tuneHandler(
-  req: TuneWorkerRequest,
-  ctx: {
-    device: GPUDevice;
-    caps: AdapterCaps;
-    deviceId: string;
-    post: (msg: WorkerResponse) => void;
-    isCancelled: () => boolean;
-  },
-): Promise<void> {
-  return handleTuneRequest(
-    { device: ctx.device, caps: ctx.caps, deviceId: ctx.deviceId, isCancelled: () => ctx.isCancelled() },
-    req,
-    ctx.post,
-  );
 }

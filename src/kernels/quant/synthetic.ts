@@ -1,8 +1,10 @@
-// Fast deterministic inputs for prefill-size benches. The seed's generators draw one xorshift64 value
-// per int8 through a 64-bit modulo, which costs seconds at 2048x11008; here one xorshift32 word gives
-// four int8 codes, so a [11008 x 4096] weight takes tens of milliseconds. Same value ranges as the
-// seed (codes in [-127, 127], small positive f32 scales), never zeros.
-import { blockSums, type MmqQ4kData, type MmqQ8Data } from '../src/kernels/quant/gen';
+// The 'synthetic' data source: fast deterministic operands for prefill-size problems. The reference's
+// generators draw one xorshift64 value per int8 through a 64-bit modulo, which costs seconds at
+// 2048x11008; here one xorshift32 word gives four int8 codes, so a [11008 x 4096] weight takes tens of
+// milliseconds. Same value ranges as the reference (codes in [-127, 127], small positive f32 scales),
+// never zeros; there is no f32 tensor behind them (the error split's full-precision side is the
+// dequantized activation).
+import { blockSums, type MmqQ4kData, type MmqQ8Data } from './gen';
 
 /** `len` pseudo-random u32 words from a xorshift32 stream (seed must be non-zero after mixing). */
 export function fastWords(len: number, seed: number): Uint32Array {
@@ -34,7 +36,7 @@ export function fastScales(len: number, seed: number, lo: number, span: number):
 }
 
 /**
- * Q8_0 x q8_1 inputs [m, k] x [n, k] (the seed's gen_mmq ranges: scales in [0.002, 0.022)).
+ * Q8_0 x q8_1 inputs [m, k] x [n, k] (the reference's gen_mmq ranges: scales in [0.002, 0.022)).
  * @example const d = fastQ8Data(2048, 4096, 4096, 1); d.wq.length === 4096 * 4096
  */
 export function fastQ8Data(m: number, n: number, k: number, seed: number): MmqQ8Data {
@@ -48,7 +50,7 @@ export function fastQ8Data(m: number, n: number, k: number, seed: number): MmqQ8
 
 /**
  * Q4_K x q8_1 inputs: random nibbles and packed 6-bit scales/mins, d in [0.002, 0.052), dmin in
- * [0, 0.025) (the seed's gen_mmq_q4k ranges), xsum = xs * sum(xq) per 32-block.
+ * [0, 0.025) (the reference's gen_mmq_q4k ranges), xsum = xs * sum(xq) per 32-block.
  * @example const d = fastQ4kData(32, 4096, 4096, 1); d.w.qs.length === 4096 * 16 * 32
  */
 export function fastQ4kData(m: number, n: number, k: number, seed: number): MmqQ4kData {
@@ -66,4 +68,15 @@ export function fastQ4kData(m: number, n: number, k: number, seed: number): MmqQ
       dmin: fastScales(nsb, seed * 8 + 6, 0, 0.025),
     },
   };
+}
+
+/**
+ * An f32 activation [rows, k] uniform in [-1, 1) (the coopmat twin's input; it rounds it to f16).
+ * @example fastActivation(32, 4096, 1).length === 32 * 4096
+ */
+export function fastActivation(rows: number, k: number, seed: number): Float32Array {
+  const w = fastWords(rows * k, seed * 8 + 7);
+  const out = new Float32Array(rows * k);
+  for (let i = 0; i < out.length; i++) out[i] = w[i]! / 2147483648 - 1;
+  return out;
 }

@@ -1,0 +1,84 @@
+// What the app knows of the f16 coopmat twin before any WGSL exists: its stagings, tile, arms and rules.
+// Light: no generator, oracle or quant code (see ../family.ts).
+import { armPlaneProblems, F16_MATRIX_ARM, SCALAR_ARM } from '../gpu/arms';
+import { planeWidth, type AdapterCaps } from '../gpu/caps';
+import { multipleProblem, shapeControl } from '../controls';
+import {
+  controlProblems,
+  dataProblems,
+  type ControlDecl,
+  type FamilyCatalog,
+  type RunConfig,
+} from '../family';
+import { TILE_CONTROLS, tileOf } from '../tile';
+
+export type CoopmatArm = 'scalar' | 'subgroup-matrix';
+
+/**
+ * How the operands reach the contraction:
+ *   'one-pass': one kernel decodes Q4_K and rounds x to f16 in its workgroup tiles (the reference's layout);
+ *   'prepass': the split plan: a weight pre-pass (Q4_K -> f16), an activation pre-pass (f16 fragment
+ *     tiles), then the GEMM (docs/decisions/0001-split-plan.md);
+ *   'fused-prepass': the same with both pre-passes in one dispatch;
+ *   'in-gemm': no weight pre-pass: the GEMM's stage decodes B from the Q4_K words.
+ * Every arm runs every staging (the scalar arm is the bit-exact reference of each).
+ */
+export const COOPMAT_STAGINGS = ['one-pass', 'prepass', 'fused-prepass', 'in-gemm'] as const;
+export type CoopmatStaging = (typeof COOPMAT_STAGINGS)[number];
+
+export const STAGING_LABELS: Record<CoopmatStaging, string> = {
+  'one-pass': 'one pass (decode and round in the tile)',
+  prepass: 'split: weight and activation pre-passes',
+  'fused-prepass': 'split: both pre-passes in one dispatch',
+  'in-gemm': 'split: B decoded from Q4_K in the GEMM',
+};
+
+/** Largest f32 accumulator array a scalar lane may hold (rm*rn*256/plane): beyond it compilers spill or stall. */
+export const COOPMAT_MAX_ACC_PER_LANE = 4096;
+
+const controls: ControlDecl[] = [
+  shapeControl('m', 'm', { hint: 'activation rows (tokens)' }),
+  shapeControl('n', 'n', { hint: 'weight rows (output features)' }),
+  shapeControl('k', 'k', {
+    min: 256,
+    step: () => 256,
+    hint: 'the reduction; a multiple of 256 (the Q4_K super-block)',
+  }),
+  ...TILE_CONTROLS,
+  {
+    kind: 'choice',
+    key: 'staging',
+    label: 'staging',
+    group: 'tile',
+    hint: 'how the operands reach the matrix work; the tuner searches it with the tile',
+    options: COOPMAT_STAGINGS.map((value) => ({ value, label: STAGING_LABELS[value] })),
+  },
+];
+
+export const coopmatCatalog: FamilyCatalog = {
+  id: 'coopmat-f16',
+  title: 'f16 coopmat Q4_K GEMM',
+  summary:
+    'out = x @ W^T with Q4_K W decoded to f16 (scale folded in), f16 operands, f32 accumulators held across K; comptime wm x wn x rm x rn tile (mmq_q4k_coopmat_tile).',
+  reference: 'mmq_q4k_coopmat_tile',
+  arithmetic: 'f16',
+  arms: [{ ...SCALAR_ARM, label: 'scalar (f16 rounding in core WGSL)' }, F16_MATRIX_ARM],
+  controls,
+  defaults: { m: 64, n: 64, k: 256, wm: 2, wn: 2, rm: 1, rn: 1, staging: 'prepass' },
+  validate(config: RunConfig, caps?: AdapterCaps) {
+    const q = config.params;
+    const out = controlProblems(controls, q);
+    out.push(...multipleProblem('k', q.k, 256, 'the Q4_K super-block'));
+    const plane = config.plane ?? (caps ? planeWidth(caps) : undefined);
+    if (!out.length && config.arm === 'scalar' && plane !== undefined) {
+      const t = tileOf(q);
+      const acc = t.rm * t.rn * (256 / plane);
+      if (acc > COOPMAT_MAX_ACC_PER_LANE)
+        out.push(
+          `tile rm ${t.rm} x rn ${t.rn} at plane width ${plane} holds ${acc} f32 accumulators per lane (at most ${COOPMAT_MAX_ACC_PER_LANE})`,
+        );
+    }
+    return [...out, ...armPlaneProblems(coopmatCatalog, config, caps), ...dataProblems(config.data)];
+  },
+  tuning: { op: 'mmq_q4k_coopmat', label: 'f16 coopmat twin: tile and staging (mmq_q4k_coopmat)' },
+};

@@ -1,0 +1,192 @@
+// What the app knows of the dense int8 MMQ families before any WGSL exists: each is a preset of the one
+// MMQ generator (mmq.wgsl.ts) with the reference's tile, staging and dims, and its controls, steps and
+// rules. Light: no generator, oracle or quant code (see ../family.ts).
+import { armPlaneProblems, DP4A_ARM, int8MatrixArm, SCALAR_ARM } from '../gpu/arms';
+import type { AdapterCaps } from '../gpu/caps';
+import { multipleProblem, shapeControl } from '../controls';
+import {
+  controlProblems,
+  dataProblems,
+  type ControlDecl,
+  type FamilyCatalog,
+  type RunConfig,
+} from '../family';
+import { TILE_CONTROLS, tileGeometry, tileOf, type TileParams } from '../tile';
+
+export type MmqKernelId =
+  'mmq-q8-naive' | 'mmq-q8-tiled' | 'mmq-q4k-blk' | 'mmq-q4k-rt' | 'mmq-q4k-tile' | 'moe-q4k-id';
+export type MmqWeights = 'q8_0' | 'q4k';
+/** 'global': operands read straight from storage (the naive one-plane kernel); 'shared': A/B staged to workgroup memory once per 32-block. */
+export type MmqStaging = 'global' | 'shared';
+/** Where the f32 output accumulator lives across the K loop: workgroup memory (the fixed kernels) or registers (the tile kernel). */
+export type MmqAccumulator = 'shared' | 'register';
+
+/** The reference's tile of the fixed kernels: 32x64 output tile, 8 planes (2 x 4 subtiles, one per plane). */
+export const MMQ_BLK_TILE: TileParams = { wm: 2, wn: 4, rm: 1, rn: 1 };
+const ONE_PLANE_TILE: TileParams = { wm: 1, wn: 1, rm: 1, rn: 1 };
+
+/** What a preset fixes (arm, plane and the shape come from the config). */
+export interface MmqPreset {
+  weights: MmqWeights;
+  /** The fixed tile; the tile kernel takes its tile from the config instead. */
+  tile: TileParams;
+  tileIsParam: boolean;
+  staging: MmqStaging;
+  accumulator: MmqAccumulator;
+  dims: 'static' | 'runtime';
+  tails: boolean;
+  indexed: boolean;
+}
+
+const preset = (
+  weights: MmqWeights,
+  tile: TileParams,
+  staging: MmqStaging,
+  accumulator: MmqAccumulator,
+  dims: 'static' | 'runtime',
+  tails: boolean,
+  indexed = false,
+  tileIsParam = false,
+): MmqPreset => ({ weights, tile, tileIsParam, staging, accumulator, dims, tails, indexed });
+
+/**
+ * The reference kernels as presets of the one generator:
+ *   mmq-q8-naive  = mmq_q8_wmma       q8_0, one plane, 16x16, operands from global, static dims
+ *   mmq-q8-tiled  = mmq_q8_wmma_blk   q8_0, 2x4 planes (32x64), A/B staged to shared, static dims
+ *   mmq-q4k-blk   = mmq_q4k_wmma_blk  q4k, 32x64, static dims, no tails
+ *   mmq-q4k-rt    = mmq_q4k_wmma_rt   q4k, 32x64, runtime dims + tails (one pipeline, every shape)
+ *   mmq-q4k-tile  = mmq_q4k_wmma_tile q4k, (wm,wn,rm,rn), static dims + tails, register accumulator
+ *   moe-q4k-id    = mmq_q4k_id        q4k, 32x64, runtime + tails + expert-indexed
+ */
+export const MMQ_PRESETS: Readonly<Record<MmqKernelId, MmqPreset>> = {
+  'mmq-q8-naive': preset('q8_0', ONE_PLANE_TILE, 'global', 'shared', 'static', false),
+  'mmq-q8-tiled': preset('q8_0', MMQ_BLK_TILE, 'shared', 'shared', 'static', false),
+  'mmq-q4k-blk': preset('q4k', MMQ_BLK_TILE, 'shared', 'shared', 'static', false),
+  'mmq-q4k-rt': preset('q4k', MMQ_BLK_TILE, 'shared', 'shared', 'runtime', true),
+  'mmq-q4k-tile': preset('q4k', MMQ_BLK_TILE, 'shared', 'register', 'static', true, false, true),
+  'moe-q4k-id': preset('q4k', MMQ_BLK_TILE, 'shared', 'shared', 'runtime', true, true),
+};
+
+/** The K block of a weight format: 32 for Q8_0, the 256 super-block for Q4_K. */
+export const blockOf = (weights: MmqWeights): number => (weights === 'q8_0' ? 32 : 256);
+export const blockName = (weights: MmqWeights): string =>
+  weights === 'q8_0' ? 'the Q8_0 block' : 'the Q4_K super-block';
+
+/** The int8 matrix arm of the MMQ kernels: i8 -> i32 fragments of 16x16x32. */
+export const MMQ_ARMS = [SCALAR_ARM, DP4A_ARM, int8MatrixArm(() => [16, 16, 32])] as const;
+
+/** The tile a preset runs for these params (its own, or the params' for the tile kernel). */
+export function presetTile(p: MmqPreset, params: RunConfig['params']): TileParams {
+  return p.tileIsParam ? tileOf(params) : p.tile;
+}
+
+interface DenseDef {
+  id: Exclude<MmqKernelId, 'moe-q4k-id'>;
+  title: string;
+  summary: string;
+  reference: string;
+  shape: { m: number; n: number; k: number };
+}
+
+function denseCatalog(def: DenseDef): FamilyCatalog {
+  const p = MMQ_PRESETS[def.id];
+  const block = blockOf(p.weights);
+  // Without tail guards m and n step by the block tile (BM x BN), which the tile kernel's params set.
+  const geometry = (params: RunConfig['params']) => tileGeometry(presetTile(p, params));
+  const controls: ControlDecl[] = [
+    shapeControl('m', 'm', { step: (q) => (p.tails ? 1 : geometry(q).bm), hint: 'activation rows (tokens)' }),
+    shapeControl('n', 'n', {
+      step: (q) => (p.tails ? 1 : geometry(q).bn),
+      hint: 'weight rows (output features)',
+    }),
+    shapeControl('k', 'k', {
+      min: block,
+      step: () => block,
+      hint: `the reduction; a multiple of ${block} (${blockName(p.weights)})`,
+    }),
+    ...(p.tileIsParam ? TILE_CONTROLS : []),
+  ];
+  const catalog: FamilyCatalog = {
+    id: def.id,
+    title: def.title,
+    summary: def.summary,
+    reference: def.reference,
+    arithmetic: 'int8',
+    arms: MMQ_ARMS,
+    controls,
+    defaults: { ...def.shape, ...(p.tileIsParam ? { ...MMQ_BLK_TILE } : {}) },
+    validate(config: RunConfig, caps?: AdapterCaps) {
+      const q = config.params;
+      const out = controlProblems(controls, q);
+      out.push(...multipleProblem('k', q.k, block, blockName(p.weights)));
+      if (!p.tails && !out.length) {
+        const { bm, bn } = geometry(q);
+        out.push(
+          ...multipleProblem('m', q.m, bm, `the ${bm}-row output tile: this kernel has no tail guards`),
+        );
+        out.push(
+          ...multipleProblem('n', q.n, bn, `the ${bn}-column output tile: this kernel has no tail guards`),
+        );
+      }
+      return [...out, ...armPlaneProblems(catalog, config, caps), ...dataProblems(config.data)];
+    },
+    ...(def.id === 'mmq-q4k-tile'
+      ? { tuning: { op: 'mmq_q4k_tile', label: 'int8 MMQ Q4_K tile (mmq_q4k_tile)' } }
+      : {}),
+  };
+  return catalog;
+}
+
+export const mmqQ8NaiveCatalog = denseCatalog({
+  id: 'mmq-q8-naive',
+  title: 'Q8_0 MMQ, naive (one plane per 16x16)',
+  summary:
+    'Q8_0 x q8_1 -> f32 block-scaled GEMM, one plane per 16x16 tile reading global memory: twin of mmq_q8_wmma.',
+  reference: 'mmq_q8_wmma',
+  shape: { m: 64, n: 64, k: 256 },
+});
+
+export const mmqQ8TiledCatalog = denseCatalog({
+  id: 'mmq-q8-tiled',
+  title: 'Q8_0 MMQ, tiled 32x64',
+  summary:
+    'Q8_0 x q8_1 GEMM with A/B staged to workgroup memory once per 32-block, 8 planes: twin of mmq_q8_wmma_blk.',
+  reference: 'mmq_q8_wmma_blk',
+  shape: { m: 64, n: 128, k: 256 },
+});
+
+export const mmqQ4kBlkCatalog = denseCatalog({
+  id: 'mmq-q4k-blk',
+  title: 'Q4_K MMQ, fixed 32x64',
+  summary:
+    'Affine Q4_K x q8_1 GEMM, nibbles decoded in-kernel, acc += xs*D*dot - M*xsum: twin of mmq_q4k_wmma_blk.',
+  reference: 'mmq_q4k_wmma_blk',
+  shape: { m: 64, n: 128, k: 512 },
+});
+
+export const mmqQ4kRtCatalog = denseCatalog({
+  id: 'mmq-q4k-rt',
+  title: 'Q4_K MMQ, runtime dims + tails',
+  summary:
+    'The Q4_K MMQ with m/n/k in a uniform and m/n tail guards: one pipeline for every shape. Twin of mmq_q4k_wmma_rt.',
+  reference: 'mmq_q4k_wmma_rt',
+  shape: { m: 50, n: 100, k: 512 },
+});
+
+export const mmqQ4kTileCatalog = denseCatalog({
+  id: 'mmq-q4k-tile',
+  title: 'Q4_K MMQ, tunable tile',
+  summary:
+    'Q4_K MMQ with a (wm,wn,rm,rn) tile and a register accumulator held across K: twin of mmq_q4k_wmma_tile.',
+  reference: 'mmq_q4k_wmma_tile',
+  shape: { m: 64, n: 128, k: 512 },
+});
+
+/** The dense MMQ catalogs, in the reference's order. */
+export const MMQ_CATALOGS: readonly FamilyCatalog[] = [
+  mmqQ8NaiveCatalog,
+  mmqQ8TiledCatalog,
+  mmqQ4kBlkCatalog,
+  mmqQ4kRtCatalog,
+  mmqQ4kTileCatalog,
+];

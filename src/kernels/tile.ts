@@ -1,0 +1,49 @@
+// The register-tile schedule the tiled kernels share (the int8 MMQ tile kernel and the f16 twin): a
+// wm x wn grid of planes, each owning rm x rn 16x16 subtiles, so BM = wm*rm*16 and BN = wn*rn*16.
+// Light: the catalogs use it for controls and steps, the generators for geometry.
+import type { FamilyParams, IntControl } from './family';
+
+export interface TileParams {
+  wm: number;
+  wn: number;
+  rm: number;
+  rn: number;
+}
+
+export const TILE_KEYS = ['wm', 'wn', 'rm', 'rn'] as const;
+
+/** The tile of a family's params (keys wm, wn, rm, rn). */
+export function tileOf(params: FamilyParams): TileParams {
+  const get = (k: (typeof TILE_KEYS)[number]) => Number(params[k]);
+  return { wm: get('wm'), wn: get('wn'), rm: get('rm'), rn: get('rn') };
+}
+
+/** Block geometry of a tile. */
+export function tileGeometry(tile: TileParams): { bm: number; bn: number; nwarp: number } {
+  return { bm: tile.wm * tile.rm * 16, bn: tile.wn * tile.rn * 16, nwarp: tile.wm * tile.wn };
+}
+
+/**
+ * "2,4,1,1": a tile as the bench, the CLI and the tuner's tables write it.
+ * @example tileString({ wm: 8, wn: 1, rm: 2, rn: 8 }) === '8,1,2,8'
+ */
+export const tileString = (t: TileParams): string => `${t.wm},${t.wn},${t.rm},${t.rn}`;
+
+const TILE_HINTS: Record<(typeof TILE_KEYS)[number], string> = {
+  wm: 'plane-grid rows (planes down the block)',
+  wn: 'plane-grid columns (planes across the block)',
+  rm: '16x16 register subtiles per plane, down',
+  rn: '16x16 register subtiles per plane, across',
+};
+
+/** The four tile controls (1..16 each). */
+export const TILE_CONTROLS: readonly IntControl[] = TILE_KEYS.map((key) => ({
+  kind: 'int',
+  key,
+  label: key,
+  group: 'tile',
+  hint: TILE_HINTS[key],
+  min: 1,
+  max: 16,
+  step: () => 1,
+}));

@@ -1,0 +1,303 @@
+// Configs of one problem on a GPUDevice, for the tuner and the bench: every config is built by its family
+// (the same build() the app runs), prepared and timed by the one runner, on inputs uploaded once with
+// cold weight banks, and gated against the family's oracle (on a row sample for large shapes, every
+// other element still required to be written). A tuned winner is then held to the family's own gate on
+// its whole output (verify).
+import { checkCancelled } from '../../kernels/cancel';
+import { judge, type Gate, type Verdict } from '../../kernels/compare';
+import {
+  ShapeError,
+  type BuiltProblem,
+  type KernelFamily,
+  type ProblemFacts,
+  type RunConfig,
+  type TuningSearch,
+} from '../../kernels/family';
+import { resolveConfig } from '../../kernels/gpu/arms';
+import type { AdapterCaps } from '../../kernels/gpu/caps';
+import {
+  preparePlan,
+  uploadResident,
+  type PreparedPlan,
+  type ResidentBuffers,
+  type Timing,
+} from '../../kernels/gpu/runner';
+import {
+  gateRows,
+  reject,
+  PASS,
+  type Config,
+  type Evaluator,
+  type Measurement,
+  type StaticVerdict,
+} from '../../kernels/tune';
+
+export interface PlanEvaluatorOptions {
+  /** Cold weight banks rotated per timed run (>= 1). */
+  banks: number;
+  /** Timed batches per measurement; the fastest counts. */
+  batches: number;
+  /** Untimed work before each timing on a hardware GPU (clockWarmMs), 0 on a CPU adapter. */
+  warmMs: number;
+  /** CPU oracle multiply-adds before the search's gate samples rows (default ORACLE_MAC_BUDGET). */
+  oracleMacBudget?: number;
+  cancelled?: () => boolean;
+}
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/** Output to a typed view of the plan's element type. */
+function typed(
+  raw: ArrayBuffer,
+  facts: ProblemFacts,
+  like: Float32Array | Int32Array,
+): Float32Array | Int32Array {
+  const len = facts.rows * facts.cols;
+  return like instanceof Int32Array ? new Int32Array(raw, 0, len) : new Float32Array(raw, 0, len);
+}
+
+/** A gated, timed config of a problem session. */
+export interface SessionRun {
+  verdict: Verdict;
+  /** Output elements nothing wrote (the output starts NaN-filled). */
+  unwritten: number;
+  /** The whole plan's timing (absent when the gate failed). */
+  timing?: Timing;
+  /** Each pass alone (plans of several passes, when asked). */
+  passes?: { label: string; ms: number }[];
+}
+
+/**
+ * One problem (a family, its shape and data) on a device, for configs that differ in tile, staging or
+ * arm: the inputs are uploaded once with cold weight banks and bound by every config, each config is
+ * built by its family and prepared by the one runner, and gated against the family's oracle on the same
+ * rows (a sample for large shapes). The tuner's evaluator and the bench run through it.
+ * @example
+ * const s = new ProblemSession(device, caps, family, base, { banks: 4, warmMs: clockWarmMs(caps) });
+ * const r = await s.run(config, { targetMs: 25, batches: 6 }); s.destroy();
+ */
+export class ProblemSession {
+  readonly facts: ProblemFacts;
+  /** Output rows the gate checks (undefined: every row). */
+  readonly sampled: number[] | undefined;
+  private readonly oracle: Float32Array | Int32Array;
+  private resident: ResidentBuffers | undefined;
+  private destroyed = false;
+
+  constructor(
+    readonly device: GPUDevice,
+    readonly caps: AdapterCaps,
+    readonly family: KernelFamily,
+    base: RunConfig,
+    private readonly opts: {
+      banks: number;
+      warmMs: number;
+      oracleMacBudget?: number;
+      cancelled?: () => boolean;
+    },
+  ) {
+    if (!Number.isInteger(opts.banks) || opts.banks < 1)
+      throw new RangeError(`banks = ${opts.banks}: need >= 1`);
+    // Every config of the problem shares its data (the families memoize it), so one build's facts serve.
+    this.facts = this.build(base).facts;
+    this.sampled = gateRows(this.facts.rows, this.facts.ops / 2, opts.oracleMacBudget);
+    this.oracle = this.facts.oracle(this.sampled);
+  }
+
+  build(config: RunConfig): BuiltProblem {
+    return this.family.build(resolveConfig(config, this.caps), this.caps);
+  }
+
+  /** Why a config cannot run here (the family's validation, then the plan's limits), or undefined. */
+  problems(config: RunConfig): string | undefined {
+    const problems = this.family.validate(config, this.caps);
+    if (problems.length) return problems.join('; ');
+    try {
+      this.build(config);
+    } catch (e) {
+      return message(e);
+    }
+    return undefined;
+  }
+
+  private async prepare(config: RunConfig): Promise<PreparedPlan> {
+    if (this.destroyed) throw new Error('problem session used after destroy()');
+    const built = this.build(config);
+    // The problem's inputs are uploaded once (from the first config's plan) and bound by every config.
+    this.resident ??= uploadResident(
+      this.device,
+      built.plan.buffers.filter((b) => b.data && b.kind !== 'uniform'),
+      { banks: this.opts.banks, label: this.family.id },
+    );
+    return preparePlan(this.device, built.plan, { resident: this.resident });
+  }
+
+  /** Run once into a NaN-filled output, judge the gate's rows under `gate`, count unwritten elements. */
+  private async gate(p: PreparedPlan, gate: Gate): Promise<{ verdict: Verdict; unwritten: number }> {
+    await p.run();
+    const out = typed(await p.read(p.plan.output), this.facts, this.oracle);
+    const { cols } = this.facts;
+    let unwritten = 0;
+    if (out instanceof Float32Array)
+      for (let i = 0; i < out.length; i++) if (!Number.isFinite(out[i]!)) unwritten++;
+    let verdict: Verdict;
+    if (!this.sampled) verdict = judge(out, this.oracle, gate);
+    else {
+      const picked =
+        out instanceof Int32Array ? new Int32Array(this.oracle.length) : new Float32Array(this.oracle.length);
+      this.sampled.forEach((r, i) => picked.set(out.subarray(r * cols, (r + 1) * cols), i * cols));
+      verdict = judge(picked, this.oracle, gate);
+    }
+    // Rows the oracle skips must still have been written.
+    if (unwritten)
+      verdict = {
+        ...verdict,
+        pass: false,
+        relToMax: Infinity,
+        mismatches: Math.max(verdict.mismatches, unwritten),
+      };
+    return { verdict, unwritten };
+  }
+
+  /**
+   * Gate a config (under `gate`, default the family's own) and, when it passes, time its whole plan and,
+   * with `passes`, each pass alone.
+   */
+  async run(
+    config: RunConfig,
+    timing: { targetMs: number; batches: number; passes?: boolean; maxRuns?: number },
+    gate: Gate = this.facts.gate,
+  ): Promise<SessionRun> {
+    const p = await this.prepare(config);
+    try {
+      const g = await this.gate(p, gate);
+      if (!g.verdict.pass) return g;
+      checkCancelled(this.opts.cancelled);
+      const t = {
+        targetMs: timing.targetMs,
+        batches: timing.batches,
+        ...(timing.maxRuns ? { maxRuns: timing.maxRuns } : {}),
+        warmMs: this.opts.warmMs,
+        ...(this.opts.cancelled ? { cancelled: this.opts.cancelled } : {}),
+      };
+      const whole = await p.time(t);
+      if (!timing.passes || p.plan.passes.length < 2) return { ...g, timing: whole };
+      const passes: { label: string; ms: number }[] = [];
+      for (let i = 0; i < p.plan.passes.length; i++)
+        passes.push({
+          label: p.plan.passes[i]!.label,
+          ms: (await p.time({ ...t, passes: i, warmMs: 0 })).ms,
+        });
+      return { ...g, timing: whole, passes };
+    } finally {
+      p.destroy();
+    }
+  }
+
+  /** A config against the family's own gate on its whole output (what a tuned winner must pass). */
+  async verify(config: RunConfig): Promise<Verdict> {
+    const p = await this.prepare(config);
+    try {
+      await p.run();
+      const full = this.facts.oracle();
+      return judge(typed(await p.read(p.plan.output), this.facts, full), full, this.facts.gate);
+    } finally {
+      p.destroy();
+    }
+  }
+
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.resident?.destroy();
+  }
+}
+
+/**
+ * A family's search fitness on a device: a problem session over the search's base, each choice applied.
+ * Call destroy() when done: it frees the resident inputs.
+ * @example
+ * const ev = new PlanEvaluator(device, caps, family, family.search!(base, caps), { banks: 2, batches: 3, warmMs: 0 });
+ * const report = await new Evolution({ population: 8, generations: 2, measureMs: 5 }).run(ev.search.space, ev, 7);
+ */
+export class PlanEvaluator implements Evaluator {
+  private readonly session: ProblemSession;
+  private worst = 0;
+  private lastTiming: 'timestamp' | 'wall' | undefined;
+
+  constructor(
+    readonly device: GPUDevice,
+    readonly caps: AdapterCaps,
+    readonly family: KernelFamily,
+    readonly search: TuningSearch,
+    private readonly opts: PlanEvaluatorOptions,
+  ) {
+    if (!Number.isInteger(opts.batches) || opts.batches < 1)
+      throw new RangeError(`batches = ${opts.batches}: need >= 1`);
+    this.session = new ProblemSession(device, caps, family, search.apply(search.incumbent), opts);
+  }
+
+  /** The worst rel_to_max any dispatched config showed (the correctness witness). */
+  get worstRel(): number {
+    return this.worst;
+  }
+
+  get timing(): 'timestamp' | 'wall' | undefined {
+    return this.lastTiming;
+  }
+
+  /** Output rows the search's gate checks (undefined: every row). */
+  get gatedRows(): number | undefined {
+    return this.session.sampled?.length;
+  }
+
+  /** The config a choice stands for. */
+  configOf(cfg: Config): RunConfig {
+    return this.search.apply(cfg);
+  }
+
+  /** Free: the family's validation and the plan's adapter limits, before anything compiles. */
+  staticCheck(cfg: Config): StaticVerdict {
+    const why = this.session.problems(this.search.apply(cfg));
+    return why === undefined ? PASS : reject(why);
+  }
+
+  async measure(cfg: Config, batchMs: number): Promise<Measurement> {
+    const r = await this.session.run(
+      this.search.apply(cfg),
+      { targetMs: batchMs, batches: this.opts.batches },
+      this.search.gate,
+    );
+    const v = r.verdict;
+    this.worst = Math.max(this.worst, v.relToMax);
+    if (!r.timing) {
+      const g = this.search.gate;
+      const tol = g.kind === 'rel-to-max' ? g.tol.toExponential(0) : 'bit-exact';
+      return {
+        ms: Infinity,
+        worstRel: v.relToMax,
+        reason: `rel_to_max ${v.relToMax.toExponential(2)} > ${tol} gate (${v.mismatches} elements off${this.gatedRows ? ` on ${this.gatedRows} sampled rows` : ''})`,
+      };
+    }
+    this.lastTiming = r.timing.method;
+    return { ms: r.timing.ms, worstRel: v.relToMax, timing: r.timing.method };
+  }
+
+  /** A choice against the family's own gate on its whole output. */
+  verify(cfg: Config): Promise<Verdict> {
+    return this.session.verify(this.search.apply(cfg));
+  }
+
+  destroy(): void {
+    this.session.destroy();
+  }
+}
+
+/**
+ * A family's search, or ShapeError when it declares none.
+ * @example const search = searchOf(family, base, caps);
+ */
+export function searchOf(family: KernelFamily, base: RunConfig, caps: AdapterCaps): TuningSearch {
+  if (!family.tuning || !family.search) throw new ShapeError(`${family.title} has no tuning`);
+  return family.search(base, caps);
+}

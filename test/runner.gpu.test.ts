@@ -1,0 +1,177 @@
+// The one runner on Dawn/SwiftShader: prepare once, run, read back, time and destroy; the timing method
+// every consumer shares (batch calibrated to a target, the fastest of several batches, the timer's step),
+// cancellation between batches, cold weight banks, resident buffers shared by several plans, and the
+// errors a plan can raise.
+import { describe, expect, it } from 'vitest';
+import { CancelledError } from '../src/kernels/cancel';
+import type { KernelPlan } from '../src/kernels/gpu/plan';
+import {
+  batchesAgree,
+  GpuValidationError,
+  preparePlan,
+  readBuffer,
+  runPlan,
+  uploadResident,
+  WgslCompileError,
+} from '../src/kernels/gpu/runner';
+import { useTestGpu } from './gpu';
+
+const gpu = useTestGpu();
+
+/** out[i] = a[i] * factor + the bank marker w[0], over n elements, 64 a workgroup. */
+function scalePlan(
+  n: number,
+  factor: number,
+  opts: { skipLast?: boolean; weight?: number } = {},
+): KernelPlan {
+  const wgsl = `@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read> w: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3u) {
+  let i = g.x;
+  if (i >= ${opts.skipLast ? n - 1 : n}u) { return; }
+  out[i] = a[i] * ${factor.toFixed(1)} + w[0];
+}
+`;
+  return {
+    buffers: [
+      { name: 'a', kind: 'read-only-storage', data: Float32Array.from({ length: n }, (_, i) => i) },
+      {
+        name: 'w',
+        kind: 'read-only-storage',
+        size: 4,
+        data: () => new Float32Array([opts.weight ?? 0]),
+        role: 'weight',
+      },
+      { name: 'out', kind: 'storage', size: n * 4 },
+    ],
+    passes: [
+      {
+        label: 'scale',
+        wgsl,
+        entryPoint: 'main',
+        workgroups: [Math.ceil(n / 64), 1, 1],
+        bindings: ['a', 'w', 'out'],
+        workgroupSize: 64,
+        workgroupBytes: 0,
+      },
+    ],
+    output: 'out',
+    outputType: 'f32',
+    mainPass: 0,
+  };
+}
+
+describe('the runner', () => {
+  it('prepares once, runs and reads back; an element nothing wrote is NaN; destroy frees it for good', async () => {
+    const { device } = gpu();
+    const p = await preparePlan(device, scalePlan(100, 2, { skipLast: true }));
+    await p.run();
+    const out = new Float32Array(await p.read('out'));
+    expect([out[0], out[1], out[98]]).toEqual([0, 2, 196]);
+    expect(Number.isNaN(out[99])).toBe(true);
+    await p.run(); // runs again on the same buffers
+    expect(new Float32Array(await p.read('out'))[5]).toBe(10);
+    p.destroy();
+    await expect(p.run()).rejects.toThrow(/after destroy/);
+  });
+
+  it('times by the one method: a batch calibrated to the target, several batches, the fastest, the timer step', async () => {
+    const { device } = gpu();
+    const p = await preparePlan(device, scalePlan(4096, 3));
+    try {
+      const t = await p.time({ targetMs: 5, batches: 3 });
+      expect(t.samples.length).toBeGreaterThanOrEqual(3);
+      expect(t.samples.length).toBeLessThanOrEqual(6);
+      expect(t.ms).toBe(Math.min(...t.samples));
+      expect(t.ms).toBeGreaterThan(0);
+      expect(t.runs).toBeGreaterThanOrEqual(1);
+      // A run is well under the 5 ms target here: the batch holds several runs.
+      expect(t.runs * t.ms).toBeLessThan(50);
+      expect(['timestamp', 'wall']).toContain(t.method);
+      expect(t.resolutionNs).toBeGreaterThanOrEqual(1);
+      expect(t.coarse).toBe(t.ms * t.runs * 1e6 < 10 * t.resolutionNs);
+      // A larger target, longer batches.
+      const long = await p.time({ targetMs: 40, batches: 1, estimateMs: t.ms });
+      expect(long.runs).toBeGreaterThan(t.runs);
+      // Batches that disagree by more than 10% get as many again.
+      expect(batchesAgree([1, 1.05])).toBe(true);
+      expect(batchesAgree([1, 1.2])).toBe(false);
+    } finally {
+      p.destroy();
+    }
+  });
+
+  it('checks cancellation between batches and reports each batch', async () => {
+    const { device } = gpu();
+    const p = await preparePlan(device, scalePlan(1024, 1));
+    try {
+      const seen: number[] = [];
+      let stop = false;
+      const timing = p.time({
+        targetMs: 1,
+        batches: 20,
+        cancelled: () => stop,
+        onBatch: (done) => {
+          seen.push(done);
+          if (done === 2) stop = true;
+        },
+      });
+      await expect(timing).rejects.toBeInstanceOf(CancelledError);
+      expect(seen).toEqual([1, 2]);
+    } finally {
+      p.destroy();
+    }
+  });
+
+  it('rotates cold weight banks: copies of the weight, distinct allocations, one per timed run', async () => {
+    const { device } = gpu();
+    const plan = scalePlan(64, 1, { weight: 7 });
+    const res = uploadResident(
+      device,
+      plan.buffers.filter((b) => b.data),
+      { banks: 3 },
+    );
+    try {
+      expect(res.banks).toBe(3);
+      expect(res.bankBytes).toBe(4);
+      const banks = [0, 1, 2].map((b) => res.buffer('w', b)!);
+      expect(new Set(banks).size).toBe(3);
+      expect(res.buffer('a', 0)).toBe(res.buffer('a', 2)); // not a weight: one buffer
+      for (const b of banks) expect(new Float32Array(await readBuffer(device, b))[0]).toBe(7);
+      // Two plans share the resident inputs and own their outputs.
+      const p1 = await preparePlan(device, plan, { resident: res });
+      const p2 = await preparePlan(device, scalePlan(64, 5, { weight: 7 }), { resident: res });
+      await p1.run();
+      await p2.run();
+      expect(new Float32Array(await p1.read('out'))[3]).toBe(3 + 7);
+      expect(new Float32Array(await p2.read('out'))[3]).toBe(15 + 7);
+      expect((await p1.time({ targetMs: 1, batches: 1 })).ms).toBeGreaterThan(0);
+      p1.destroy();
+      p2.destroy();
+      // The resident buffers outlive the plans that bound them.
+      expect(new Float32Array(await readBuffer(device, res.buffer('w', 1)!))[0]).toBe(7);
+    } finally {
+      res.destroy();
+    }
+  });
+
+  it('a compile error carries positions into the code; a bad binding is a validation error naming the pass', async () => {
+    const { device } = gpu();
+    const plan = scalePlan(64, 1);
+    const broken = plan.passes[0]!.wgsl.replace('out[i] = a[i]', 'out[i] = b[i]');
+    const err = await preparePlan(device, plan, { wgslOverride: { 0: broken } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WgslCompileError);
+    const c = err as WgslCompileError;
+    expect(c.pass).toBe('scale');
+    expect(c.messages.some((m) => m.type === 'error' && m.lineNum === 8)).toBe(true);
+    const unbound = { ...plan, passes: [{ ...plan.passes[0]!, bindings: ['a', 'nope', 'out'] }] };
+    await expect(preparePlan(device, unbound)).rejects.toBeInstanceOf(GpuValidationError);
+    await expect(preparePlan(device, unbound)).rejects.toThrow(/scale: binds nope/);
+    // One-shot use: prepare, run, read, destroy.
+    const r = await runPlan(device, plan, { timing: { targetMs: 1, batches: 1 } });
+    expect(new Float32Array(r.output)[10]).toBe(10);
+    expect(r.timing!.ms).toBeGreaterThan(0);
+  });
+});
