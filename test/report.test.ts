@@ -1,8 +1,20 @@
 // bench/report.ts: several H200 commands merged into the docs' tables without mixing up which command a
 // number came from (the headline and tuning from the first; torch from the command that benched a shape).
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as prettier from 'prettier';
 import { describe, expect, it } from 'vitest';
-import { mergeBenches, renderReport, type ReportFile } from '../bench/report';
+import {
+  mergeBenches,
+  renderDocTables,
+  renderReport,
+  renderSummary,
+  replaceBlock,
+  writeBlocks,
+  type ReportFile,
+} from '../bench/report';
 import { headline, headlineLines, type BenchRow, type Correctness } from '../bench/harness';
 import { parseSmiCsv, rowClocks } from '../bench/clocks';
 import { batchStats, compareRuns } from '../bench/stability';
@@ -123,6 +135,34 @@ describe('bench report over several commands', () => {
     expect(md).toContain('the command of a.json');
     expect(md).toContain('the command of b.json');
     expect(md).not.toContain('the command of c.json');
+  });
+
+  it("renders the README's summary: headline rows and per-shape ratios, each against its own command's torch", () => {
+    const head = { ...first, j: { ...first.j, headline: { shape: { m: 2048, n: 4096, k: 4096 } } } };
+    const int8 = bench('d.json', [row('mmq/x', 'mmq-q8-tile', H, 4)], {
+      int_mm: [intMm(2048, 4096, 4096, 'nk_t', 0.08)],
+    });
+    const md = renderSummary([head, int8, second, third]);
+    const lines = md.split('\n');
+    expect(lines.length).toBeLessThanOrEqual(20);
+    // The best plan against a.json's torch (0.1 / 0.3), the int8 row against d.json's own (0.08 / 4).
+    expect(md).toContain('| best quantized GEMM: coopmat/x | 0.3000 | 1.0 | 0.333 | a.json |');
+    expect(md).toContain('| best int8 MMQ: mmq/x | 4.0000 | 1.0 | 0.020 | d.json |');
+    expect(md).toContain('| torch._int_mm (B layout nk_t) | 0.1000 | 1.0 | 1.000 | a.json |');
+    // m down, n x k across: 512 takes b.json's kn 0.03 against its 0.2 ms row; 32 a.json's 0.02 / 0.08.
+    expect(lines.slice(-3)).toEqual(['| 2048 | 0.333 |', '| 512 | 0.150 |', '| 32 | 0.250 |']);
+    expect(() => renderSummary([first])).toThrow(/no headline shape/);
+  });
+
+  it("renders docs/benchmarks.md's tables: the headline shape's every config and the first command's torch", () => {
+    const head = { ...first, j: { ...first.j, headline: { shape: { m: 2048, n: 4096, k: 4096 } } } };
+    const md = renderDocTables([head, second, third]);
+    expect(md).toContain('### Every config at 2048x4096x4096');
+    expect(md).not.toContain('### Every config at 512x4096x4096');
+    expect(md).toContain('the command of a.json');
+    expect(md).not.toContain('the command of b.json');
+    // The full report keeps both.
+    expect(renderReport([head, second, third])).toContain('the command of b.json');
   });
 
   it('refuses a set of files with no bench run in it', () => {
@@ -335,5 +375,64 @@ describe('bench report over several commands', () => {
     expect(c.slowerInA.range![0]).toBeCloseTo(0.2209 / 0.1247, 6);
     expect(c.slowerInA.examples.map((e) => e.key)).toEqual(['y 512x4096x4096']);
     expect(c.slowerInB).toMatchObject({ rows: 1, agreed: 0, range: [2.5, 2.5] });
+  });
+});
+
+describe('bench report --write: generated blocks rewritten in place', () => {
+  const before = '# Doc\n\nHand-written text.\n\n';
+  const after = '\n\n## Later\n\nMore text.\n';
+  const doc = (inner: string) =>
+    `${before}<!-- bench-report:begin tables -->\n${inner}\n<!-- bench-report:end tables -->${after}`;
+
+  it('replaces exactly the marker block, and a second run changes nothing', () => {
+    const once = replaceBlock(doc('old\ntables'), 'tables', '| a | b |\n| --- | --- |\n| 1 | 2 |\n');
+    expect(once).toBe(doc('| a | b |\n| --- | --- |\n| 1 | 2 |'));
+    expect(once.startsWith(`${before}<!-- bench-report:begin tables -->\n`)).toBe(true);
+    expect(once.endsWith(`<!-- bench-report:end tables -->${after}`)).toBe(true);
+    expect(replaceBlock(once, 'tables', '| a | b |\n| --- | --- |\n| 1 | 2 |\n')).toBe(once);
+    // Another block's markers are left alone.
+    const two = `${doc('x')}<!-- bench-report:begin summary -->\ny\n<!-- bench-report:end summary -->\n`;
+    expect(replaceBlock(two, 'summary', 'z')).toBe(
+      `${doc('x')}<!-- bench-report:begin summary -->\nz\n<!-- bench-report:end summary -->\n`,
+    );
+  });
+
+  it('fails clearly when a marker is missing or repeated', () => {
+    expect(() => replaceBlock('# Doc\n', 'tables', 'x', 'docs/benchmarks.md')).toThrow(
+      "docs/benchmarks.md: no '<!-- bench-report:begin tables -->' marker",
+    );
+    expect(() => replaceBlock('<!-- bench-report:begin tables -->\nx\n', 'tables', 'y', 'f.md')).toThrow(
+      "f.md: '<!-- bench-report:begin tables -->' has no '<!-- bench-report:end tables -->' after it",
+    );
+    expect(() =>
+      replaceBlock('<!-- bench-report:end tables -->\n<!-- bench-report:begin tables -->\n', 'tables', 'y'),
+    ).toThrow(/has no '<!-- bench-report:end tables -->' after it/);
+    expect(() => replaceBlock(`${doc('a')}${doc('b')}`, 'tables', 'y')).toThrow(/appears twice/);
+  });
+
+  it('writes the report into a file as prettier formats it, is idempotent, and leaves an unmarked file alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'report-'));
+    try {
+      const head = { ...first, j: { ...first.j, headline: { shape: { m: 2048, n: 4096, k: 4096 } } } };
+      const path = join(dir, 'benchmarks.md');
+      writeFileSync(path, doc('stale'));
+      expect(await writeBlocks(path, { tables: renderDocTables([head, second, third]) })).toBe(true);
+      const written = readFileSync(path, 'utf8');
+      expect(written.startsWith(`${before}<!-- bench-report:begin tables -->\n<!-- generated by`)).toBe(true);
+      expect(written.endsWith(`<!-- bench-report:end tables -->${after}`)).toBe(true);
+      expect(written).toContain('### Every config at 2048x4096x4096');
+      expect(await prettier.check(written, { parser: 'markdown', printWidth: 110 })).toBe(true);
+      expect(await writeBlocks(path, { tables: renderDocTables([head, second, third]) })).toBe(false);
+      expect(readFileSync(path, 'utf8')).toBe(written);
+
+      const bare = join(dir, 'README.md');
+      writeFileSync(bare, '# Readme\n');
+      await expect(writeBlocks(bare, { summary: renderSummary([head]) })).rejects.toThrow(
+        `${bare}: no '<!-- bench-report:begin summary -->' marker`,
+      );
+      expect(readFileSync(bare, 'utf8')).toBe('# Readme\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
