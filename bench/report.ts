@@ -371,11 +371,11 @@ export function blockMarkers(name: string): readonly [string, string] {
 }
 
 /**
- * `text` with everything between the `name` block's begin and end markers replaced by `body` (the
- * markers and everything outside them kept byte for byte). Throws, naming `where`, when the begin marker
- * is missing or repeated, or no end marker follows it.
+ * `text` with everything between the `name` block's begin and end markers replaced by `body` between
+ * blank lines (the markers and everything outside them kept byte for byte). Throws, naming `where`, when
+ * the begin marker is missing or repeated, or no end marker follows it.
  * @example replaceBlock('a\n<!-- bench-report:begin t -->\nold\n<!-- bench-report:end t -->\n', 't', 'new')
- *   // 'a\n<!-- bench-report:begin t -->\nnew\n<!-- bench-report:end t -->\n'
+ *   // 'a\n<!-- bench-report:begin t -->\n\nnew\n\n<!-- bench-report:end t -->\n'
  */
 export function replaceBlock(text: string, name: string, body: string, where = 'the file'): string {
   const [begin, end] = blockMarkers(name);
@@ -385,7 +385,8 @@ export function replaceBlock(text: string, name: string, body: string, where = '
   if (text.indexOf(begin, i + begin.length) >= 0) throw new Error(`${where}: '${begin}' appears twice`);
   const j = text.indexOf(end, i + begin.length);
   if (j < 0) throw new Error(`${where}: '${begin}' has no '${end}' after it`);
-  return `${text.slice(0, i + begin.length)}\n${body.trim()}\n${text.slice(j)}`;
+  // A blank line on each side: prettier keeps one between a markdown block (a table) and the marker.
+  return `${text.slice(0, i + begin.length)}\n\n${body.trim()}\n\n${text.slice(j)}`;
 }
 
 /** Markdown as the repository's prettier config formats it (so `prettier --check` passes the written file). */
