@@ -13,7 +13,7 @@ export interface ClockSample {
   t: number;
   smMhz: number;
   /** GPU utilization (%) and memory in use on the whole GPU (MiB), when the log has those columns
-   * (bench/h200.sh records them since Follow-up 14): another process would show in either. */
+   * (bench/h200.sh logs them since commit 92c286a): another process would show in either. */
   utilPct?: number;
   memMiB?: number;
 }

@@ -162,17 +162,16 @@ export async function runOnce(
 
 /**
  * Batches whose slowest takes more than this times the fastest disagree, and the row gets as many batches
- * again. On the H200 a config's batches ran 2.5-4x slower for seconds at a time, then recovered within the
- * same row (e.g. 1.1196, 1.1250 then 0.3932 ms; 7 of 26 split rows at the headline shape over three
- * commands), with the SM clock at 1965 MHz in some of those windows (docs/benchmarks.md, "Follow-up 12");
- * a steady config's batches agree within 1%.
+ * again. On the H200 a config's batches ran several times slower for seconds at a time, then recovered
+ * within the same row, some at full SM clock; a steady config's batches agree within 1%
+ * (docs/decisions/0006-timing-method.md).
  */
 export const BATCH_SPREAD_LIMIT = 1.1;
 
 /**
  * Timed batches a full run's row takes first (`npm run bench --reps`): on the H200 a row's first one to
- * three batches ran up to 5x slow after its warm-up and then recovered (docs/benchmarks.md, Follow-up 13),
- * and three slow batches can agree with each other, so three were too few to see past them.
+ * three batches ran several times slower after its warm-up and then recovered, and three slow batches can
+ * agree with each other, so three were too few to see past them (docs/decisions/0006-timing-method.md).
  */
 export const BENCH_REPS = 6;
 
@@ -225,7 +224,7 @@ export async function timeMainPass(
     ? Math.max(2, Math.min(opts.maxIters, Math.round(opts.targetMs / Math.max(est.ms, 1e-3))))
     : Math.max(1, opts.maxIters);
   // Keep the clocks up: on the H200 the SM clock fell from 1980 to 345 MHz between short bursts of work
-  // and stayed there for whole configs (nvidia-smi, docs/benchmarks.md "Follow-up 3"), so each config
+  // and stayed there for whole configs (nvidia-smi; docs/decisions/0006-timing-method.md), so each config
   // first runs untimed work right before its timed batches: timePasses' warm-up before the first batch,
   // at least warmMs and until the per-run times settle (longer after an idle gap), as the worker's tuner
   // does. The batches after it follow back to back.

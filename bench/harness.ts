@@ -116,7 +116,7 @@ export interface BenchOptions {
   /**
    * Times each passing row is timed, in sweeps over one problem's rows (the second in reverse order, after
    * the last row of the first): the row keeps the fastest sweep. Default 1. On the H200 a slow phase
-   * outlasted whole rows with all their batches agreeing (docs/benchmarks.md, Follow-up 14), which no
+   * outlasted whole rows with all their batches agreeing (docs/decisions/0006-timing-method.md), which no
    * count of batches inside one window sees past; a later window can.
    */
   sweeps?: number;
@@ -674,8 +674,8 @@ const COOPMAT_STAGING_TILES: StagedTile[] = [
     ],
     { ...SPLIT_STAGE_DEFAULT, pre: 'fused' },
   ),
-  // The split plan with A shared by a block row's planes and B copied from fragment tiles: 1.8x slower
-  // than 4,1,4,4 A-direct on the H200 (docs/benchmarks.md, "Follow-up 4"); kept as the reference point.
+  // The split plan with A shared by a block row's planes and B copied from fragment tiles: slower than
+  // A direct on the H200 (docs/decisions/0003-a-read-directly.md); kept as the reference point.
   [[2, 4, 4, 4], { split: true, rowPad: 8, splitStage: { a: 'shared', b: 'tiles', k: 32, buffers: 1 } }],
 ];
 const tileOf4 = ([wm, wn, rm, rn]: [number, number, number, number]): TileParams => ({ wm, wn, rm, rn });

@@ -1,7 +1,7 @@
 // How steady a bench run's timings were, from its JSON alone: within each row (its batches, `msSamples`) and
-// between runs (the same config at the same shape in two sets of commands). docs/benchmarks.md's timing
-// figures (Follow-ups 13 and 14: rows whose batches disagreed, slow batches first, what the median of three
-// would have reported, whole rows slow in one command) are this tool's output.
+// between runs (the same config at the same shape in two sets of commands). The timing figures of
+// docs/decisions/0006-timing-method.md (rows whose batches disagreed, slow batches first, what the median of
+// three would have reported, whole rows slow in one command) are this tool's output.
 //
 //   npx tsx bench/stability.ts run1.json [run2.json ...] [--against old1.json ...]
 import { readFileSync } from 'node:fs';
@@ -28,7 +28,7 @@ export interface BatchStats {
   slowFirst: number;
   /** The most slow batches before the first fast one, over those rows. */
   longestSlowPrefix: number;
-  /** Rows the median of their first three batches (the rule up to Follow-up 12) would have reported
+  /** Rows the median of their first three batches (the bench's rule before commit 3dcda30) would have reported
    * more than SLOWER x their fastest, and the range of that factor. */
   median3Slower: number;
   median3Range?: [number, number];
