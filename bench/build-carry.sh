@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the carry kit for running the bench on a lent GPU machine without node (see docs/benchmarks.md):
 #   .gl/   the Vulkan loader and the glvnd libraries that machine lacks (amd64 .debs; with libvulkan1 alone
-#          the loader cannot load NVIDIA's ICD, libGLX_nvidia.so.0: docs/benchmarks.md, "H200 probe")
+#          the loader cannot load NVIDIA's ICD, libGLX_nvidia.so.0: `git show lab-final:docs/benchmarks.md`,
+#          "H200 probe")
 #   .gpu/bench/  node.xz (this machine's node, xz'ed), webgpu/ (index.js, package.json, linux-x64 dawn.node.xz),
 #          zstd/, bench.mjs, apptune.mjs and probe.mjs (esbuild bundles with `webgpu` left external)
 # All three folders are git-ignored; `run` carries them (64 MiB limit in all).

@@ -9,8 +9,8 @@ import { readAdapterCaps, wantedFeatures, type AdapterCaps } from '../src/kernel
  * Chromium's gpu/config/gpu_finch_features.cc declares kWebGPUEnableRangeAnalysisForRobustness and
  * kWebGPUUseSpirv14 FEATURE_ENABLED_BY_DEFAULT, and Dawn's Vulkan backend maps them to these toggles.
  * The range analysis lets the bounds checks drop index clamps it can prove unnecessary; the checks
- * themselves stay on, as in a browser. Without it, f16 GEMM cores of the split plan's kind ran 1.5-3.3x
- * slower in one run on the H200 (docs/benchmarks.md, "Follow-up 3"). `--dawn-standalone` drops them.
+ * themselves stay on, as in a browser (why: docs/decisions/0007-browser-bounds-checks.md).
+ * `--dawn-standalone` drops them.
  */
 export const BROWSER_DEFAULT_TOGGLES = [
   'enable_integer_range_analysis_in_robustness',

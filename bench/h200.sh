@@ -37,8 +37,9 @@ rc=0
 declare -A runs
 suffix() { runs[$1]=$((${runs[$1]:-0} + 1)); sfx=$([ "${runs[$1]}" -gt 1 ] && echo "${runs[$1]}"); }
 # Clocks, power, throttle reasons, P-state, utilization and the memory in use on the whole GPU, every SMI_MS
-# (default 500) ms for the whole command: rows ran 2-5x slow at full clocks (docs/benchmarks.md, Follow-up
-# 14), and another process on the GPU would show as utilization or memory this command does not account for.
+# (default 500) ms for the whole command: rows ran several times slower at full clocks
+# (docs/decisions/0006-timing-method.md), and another process on the GPU would show as utilization or memory
+# this command does not account for.
 # bench/clocks.ts reads the first two columns; the others are appended so older logs parse alike.
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active,pstate,utilization.gpu,utilization.memory,memory.used \
   --format=csv -lms "${SMI_MS:-500}" > "$OUT/smi.csv" 2>&1 &

@@ -605,7 +605,7 @@ interface TorchJson {
 const withCall = (ms: number | undefined) => (ms === undefined ? {} : { msCall: ms });
 
 /** Ours, not a baseline: the rows a shape's best plan and its ratios are about. */
-const ours = (r: BenchRow) => r.role !== 'baseline';
+const ours = (r: BenchRow) => r.role !== 'baseline' && r.family !== 'gemm-f32';
 
 /** The headline at `shape` from a run's rows and its torch JSON (bench/report.ts recomputes it from files). */
 export function headline(result: Pick<BenchResult, 'rows' | 'torch'>, shape: Shape): Headline {

@@ -1,12 +1,19 @@
-// Markdown tables for docs/benchmarks.md from bench JSONs (and optionally the probe's), formatted with
-// the same digits the bench's own table prints, so the docs hold no number the bench did not print.
-//   npx tsx bench/report.ts bench.json [more-bench.json ...] [probe.json]
+// Markdown tables for docs/benchmarks.md and README.md from bench JSONs (and optionally the probe's),
+// formatted with the same digits the bench's own table prints, so the docs hold no number the bench did
+// not print.
+//   npx tsx bench/report.ts bench.json [more-bench.json ...] [probe.json]     the full report on stdout
+//   npx tsx bench/report.ts --write docs/benchmarks.md --readme README.md bench.json ... [probe.json]
+//     rewrites, in place, the block between `<!-- bench-report:begin tables -->` and
+//     `<!-- bench-report:end tables -->` of the --write file (renderDocTables) and the `summary` block of
+//     the --readme file (renderSummary); nothing outside the markers changes, and a second run changes
+//     nothing.
 // Several bench files (one H200 command holds ~6 shapes in its 10 minutes): the first gives the headline
 // and the tuning; each later file adds the (shape, family) pairs (and MoE rows) no earlier file has, so
 // the int8 families can come from another command than coopmat's at the same shape. Files are told apart
 // by content (a probe JSON has `rates`, a bench JSON `rows`).
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { eachFlag } from './args';
 import { fmt, headline, headlineLines, type BenchResult, type BenchRow } from './harness';
 
 const ok = (r: BenchRow) => r.ms !== undefined && r.correctness?.pass === true;
@@ -68,6 +75,7 @@ interface TorchIntMm {
   k: number;
   layout: string;
   ms: number;
+  tops?: number;
 }
 
 /** torch._int_mm's fastest layout at each shape of a torch_baseline.py JSON. */
@@ -151,7 +159,8 @@ export interface ReportFile {
  * Merge bench runs: the first gives the headline and the tuning; each later one adds the (shape, family)
  * pairs (and MoE expert counts) no earlier one has. torch._int_mm for a shape comes from the command of
  * the shape's fastest passing quantized GEMM when that command ran torch (the same-command rule), else
- * from the first command that ran torch at the shape.
+ * from the first command that ran torch at the shape. `fileOf` names the file each merged row came from,
+ * `torchJson` holds each file's torch_baseline.py JSON (by file name).
  */
 export function mergeBenches(benches: ReportFile[]) {
   if (!benches.length) throw new Error('no bench JSON (with rows) among the arguments');
@@ -161,6 +170,7 @@ export function mergeBenches(benches: ReportFile[]) {
   const have = new Set<string>();
   const fileOf = new Map<BenchRow, string>();
   const torchOf = new Map<string, Map<string, TorchIntMm>>();
+  const torchJson = new Map<string, unknown>();
   b.rows = [];
   for (const { p, j } of benches) {
     const more = (j as unknown as BenchResult).rows.filter((r) => !have.has(keyOf(r)));
@@ -171,6 +181,7 @@ export function mergeBenches(benches: ReportFile[]) {
     }
     b.rows = [...b.rows, ...more];
     torchOf.set(name(p), torchBest((j as unknown as BenchResult).torch));
+    torchJson.set(name(p), (j as unknown as BenchResult).torch);
   }
   const torch = new Map<string, TorchAt>();
   for (const s of new Set(b.rows.filter((r) => !r.experts).map(shapeOf))) {
@@ -179,11 +190,19 @@ export function mergeBenches(benches: ReportFile[]) {
     const from = own && torchOf.get(own)?.has(s) ? own : [...torchOf].find(([, t]) => t.has(s))?.[0];
     if (from) torch.set(s, { ...torchOf.get(from)!.get(s)!, from });
   }
-  return { b, torch };
+  return { b, torch, fileOf, torchJson };
 }
 
-/** The markdown report of several bench runs (and a probe run) as docs/benchmarks.md carries it. */
-export function renderReport(files: ReportFile[]): string {
+/** What renderReport prints beyond the headline and the per-family, per-shape and MoE tables. */
+export interface ReportOptions {
+  /** Shapes (MxNxK) whose every passing config gets a table; default the three 4096x4096 shapes. */
+  everyConfigAt?: readonly string[];
+  /** torch_baseline.py tables: every command's (default) or only the first command's. */
+  torchTables?: 'every' | 'first';
+}
+
+/** The markdown report of several bench runs (and a probe run), as `tsx bench/report.ts FILES` prints it. */
+export function renderReport(files: ReportFile[], opts: ReportOptions = {}): string {
   const benches = files.filter((f) => Array.isArray(f.j.rows));
   const probe = files.find((f) => Array.isArray(f.j.rates))?.j;
   const { b, torch } = mergeBenches(benches);
@@ -207,30 +226,26 @@ export function renderReport(files: ReportFile[]): string {
       '',
       ...versusTorch(b.rows, torch),
     );
-  for (const s of ['2048x4096x4096', '512x4096x4096', '32x4096x4096']) {
+  for (const s of opts.everyConfigAt ?? ['2048x4096x4096', '512x4096x4096', '32x4096x4096']) {
     if (b.rows.some((r) => shapeOf(r) === s))
       lines.push('', `### Every config at ${s}`, '', ...rowsAt(b.rows, s));
   }
   if (b.rows.some((r) => r.experts))
     lines.push('', '### MoE (expert-indexed Q4_K MMQ, top-2)', '', ...moeRows(b.rows));
-  lines.push(
-    '',
-    "### Tuning (C's Evolution over mmqQ4kSpace, sampled-oracle gate, at the headline shape)",
-    '',
-  );
+  lines.push('', '### Tuning at the headline shape (Evolution hunt, sampled-oracle gate)', '');
   for (const t of b.tuning) {
     lines.push(
       `- ${t.family}/${t.arm}: winner ${t.winner ?? 'none'} (${t.evaluated} evaluated, ${t.failedGate} failed the gate, ${t.rejected} rejected)`,
     );
   }
-  for (const { p, j } of benches)
-    if (j.torch)
-      lines.push(
-        '',
-        `### torch baselines (bench/torch_baseline.py, the command of ${p.split('/').pop()!})`,
-        '',
-        ...torchTable(j.torch),
-      );
+  const withTorch = benches.filter(({ j }) => j.torch);
+  for (const { p, j } of opts.torchTables === 'first' ? withTorch.slice(0, 1) : withTorch)
+    lines.push(
+      '',
+      `### torch baselines (bench/torch_baseline.py, the command of ${p.split('/').pop()!})`,
+      '',
+      ...torchTable(j.torch),
+    );
   const failed = b.rows.filter((r) => r.error || (r.correctness && !r.correctness.pass));
   lines.push(
     '',
@@ -251,16 +266,179 @@ export function renderReport(files: ReportFile[]): string {
   return lines.join('\n');
 }
 
-function main() {
-  const paths = process.argv.slice(2);
-  if (!paths.length)
-    throw new Error('usage: tsx bench/report.ts bench.json [more-bench.json ...] [probe.json]');
-  console.log(
-    renderReport(
-      paths.map((p) => ({ p, j: JSON.parse(readFileSync(p, 'utf8')) as Record<string, unknown> })),
+/**
+ * docs/benchmarks.md's generated tables: the report with one every-config table (the headline shape's)
+ * and the headline command's torch table; the full report (every command's torch, more shapes) stays a
+ * `tsx bench/report.ts FILES` away.
+ * @example renderDocTables(files).split('\n')[0]; // '<!-- generated by bench/report.ts from ... -->'
+ */
+export function renderDocTables(files: ReportFile[]): string {
+  const benches = files.filter((f) => Array.isArray(f.j.rows));
+  const { b } = mergeBenches(benches);
+  const s = b.headline?.shape;
+  return renderReport(files, {
+    everyConfigAt: s ? [`${s.m}x${s.n}x${s.k}`] : [],
+    torchTables: 'first',
+  });
+}
+
+/** The README's benchmark summary: the headline shape's rows and every shape's torch ratio, each set
+ * against torch._int_mm from its own command (the file it came from). At most 16 lines.
+ * @example renderSummary(files).split('\n')[0]; // '| 2048x4096x4096 on nvidia-h200, 2026-12-04 | ms | ...'
+ */
+export function renderSummary(files: ReportFile[]): string {
+  const benches = files.filter((f) => Array.isArray(f.j.rows));
+  const { b, torch, fileOf, torchJson } = mergeBenches(benches);
+  const at = b.headline?.shape;
+  if (!at) throw new Error(`${benches[0]!.p}: no headline shape to summarize`);
+  const s = `${at.m}x${at.n}x${at.k}`;
+  // adapterInfo since 2026-12-03; older files (and test fixtures) may lack both.
+  const info = (b.adapterInfo ?? {}) as { device?: string };
+  const device =
+    info.device || (b.adapter as BenchResult['adapter'] | undefined)?.description || 'the adapter';
+  const torchIn = (file: string | undefined) => (file ? torchBest(torchJson.get(file)).get(s) : undefined);
+  const f16In = (file: string | undefined) =>
+    (
+      torchJson.get(file ?? '') as {
+        f16_mm?: { m: number; n: number; k: number; ms: number; tflops: number }[];
+      }
+    )?.f16_mm?.find((t) => t.m === at.m && t.n === at.n && t.k === at.k);
+  const row = (label: string, r: BenchRow | undefined) => {
+    if (!r) return [];
+    const file = fileOf.get(r);
+    const t = torchIn(file);
+    const ms =
+      r.passMs && r.passMs.length > 1
+        ? `${fmt(r.ms, 4)} (${r.passMs.map((v) => fmt(v, 4)).join(' + ')})`
+        : fmt(r.ms, 4);
+    return [
+      `| ${label}: ${r.id} | ${ms} | ${fmt(r.tops, 1)} | ${t ? fmt(t.ms / r.ms!, 3) : '-'} | ${file} |`,
+    ];
+  };
+  const best = bestQuantizedAt(b.rows, s);
+  const bestFile = best && fileOf.get(best);
+  const t = torchIn(bestFile);
+  const f16 = f16In(bestFile);
+  // No "generated by" line: the README's markers say that, and its summary has 25 lines in all.
+  const lines = [
+    `| ${s} on ${device}, ${String(b.date).slice(0, 10)} | ms | TOPS | torch._int_mm ms / this | command |`,
+    '| --- | --- | --- | --- | --- |',
+    ...row('best quantized GEMM', best),
+    ...row(
+      'best int8 MMQ',
+      fastestAt(b.rows, s, (r) => r.family.startsWith('mmq-')),
     ),
+    ...row(
+      'f32 GEMM baseline',
+      fastestAt(b.rows, s, (r) => r.family === 'gemm-f32'),
+    ),
+  ];
+  if (t)
+    lines.push(
+      `| torch._int_mm (B layout ${t.layout}) | ${fmt(t.ms, 4)} | ${fmt(t.tops, 1)} | 1.000 | ${bestFile} |`,
+    );
+  if (f16)
+    lines.push(
+      `| torch f16 matmul (TFLOP/s) | ${fmt(f16.ms, 4)} | ${fmt(f16.tflops, 1)} | - | ${bestFile} |`,
+    );
+  // Every dense shape's best quantized GEMM against torch._int_mm from its command, m down, n x k across.
+  const shapes = [...torch.keys()].map((k) => k.split('x').map(Number) as [number, number, number]);
+  const ms = [...new Set(shapes.map(([m]) => m))].sort((x, y) => y - x);
+  const nks = [...new Set(shapes.map(([, n, k]) => `${n}x${k}`))];
+  lines.push(
+    '',
+    `| best quantized GEMM, torch._int_mm ms / its ms (same command) | ${nks.map((nk) => `n x k = ${nk}`).join(' | ')} |`,
+    `| --- | ${nks.map(() => '---').join(' | ')} |`,
   );
+  for (const m of ms) {
+    const cells = nks.map((nk) => {
+      const key = `${m}x${nk}`;
+      const r = bestQuantizedAt(b.rows, key);
+      const tt = torch.get(key);
+      return r && tt ? fmt(tt.ms / r.ms!, 3) : '-';
+    });
+    lines.push(`| m = ${m} | ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/** The marker comments around a generated block named `name` (e.g. 'tables', 'summary'). */
+export function blockMarkers(name: string): readonly [string, string] {
+  return [`<!-- bench-report:begin ${name} -->`, `<!-- bench-report:end ${name} -->`];
+}
+
+/**
+ * `text` with everything between the `name` block's begin and end markers replaced by `body` between
+ * blank lines (the markers and everything outside them kept byte for byte). Throws, naming `where`, when
+ * the begin marker is missing or repeated, or no end marker follows it.
+ * @example replaceBlock('a\n<!-- bench-report:begin t -->\nold\n<!-- bench-report:end t -->\n', 't', 'new')
+ *   // 'a\n<!-- bench-report:begin t -->\n\nnew\n\n<!-- bench-report:end t -->\n'
+ */
+export function replaceBlock(text: string, name: string, body: string, where = 'the file'): string {
+  const [begin, end] = blockMarkers(name);
+  const i = text.indexOf(begin);
+  if (i < 0)
+    throw new Error(`${where}: no '${begin}' marker; put it and '${end}' where the generated block goes`);
+  if (text.indexOf(begin, i + begin.length) >= 0) throw new Error(`${where}: '${begin}' appears twice`);
+  const j = text.indexOf(end, i + begin.length);
+  if (j < 0) throw new Error(`${where}: '${begin}' has no '${end}' after it`);
+  // A blank line on each side: prettier keeps one between a markdown block (a table) and the marker.
+  return `${text.slice(0, i + begin.length)}\n\n${body.trim()}\n\n${text.slice(j)}`;
+}
+
+/** Markdown as the repository's prettier config formats it (so `prettier --check` passes the written file). */
+export async function formatMarkdown(md: string, filepath: string): Promise<string> {
+  const prettier = await import('prettier');
+  const config = (await prettier.resolveConfig(filepath)) ?? {};
+  return prettier.format(md, { ...config, filepath, parser: 'markdown' });
+}
+
+/**
+ * Rewrite the named generated blocks of one markdown file in place (each body formatted with prettier);
+ * returns whether the file changed.
+ * @example await writeBlocks('docs/benchmarks.md', { tables: renderDocTables(files) });
+ */
+export async function writeBlocks(path: string, blocks: Record<string, string>): Promise<boolean> {
+  const before = readFileSync(path, 'utf8');
+  let text = before;
+  for (const [name, body] of Object.entries(blocks))
+    text = replaceBlock(text, name, await formatMarkdown(body, path), path);
+  if (text !== before) writeFileSync(path, text);
+  return text !== before;
+}
+
+async function main() {
+  let doc: string | undefined;
+  let readme: string | undefined;
+  const paths: string[] = [];
+  eachFlag(process.argv.slice(2), (a, next) => {
+    if (a === '--write') doc = next();
+    else if (a === '--readme') readme = next();
+    else if (a.startsWith('--')) throw new Error(`unknown argument ${a}`);
+    else paths.push(a);
+  });
+  if (!paths.length)
+    throw new Error(
+      'usage: tsx bench/report.ts [--write docs/benchmarks.md] [--readme README.md] bench.json [more-bench.json ...] [probe.json]',
+    );
+  const files = paths.map((p) => ({ p, j: JSON.parse(readFileSync(p, 'utf8')) as Record<string, unknown> }));
+  if (!doc && !readme) {
+    console.log(renderReport(files));
+    return;
+  }
+  if (doc)
+    console.log(
+      `${doc}: ${(await writeBlocks(doc, { tables: renderDocTables(files) })) ? 'rewritten' : 'unchanged'}`,
+    );
+  if (readme)
+    console.log(
+      `${readme}: ${(await writeBlocks(readme, { summary: renderSummary(files) })) ? 'rewritten' : 'unchanged'}`,
+    );
 }
 
 // Run as a script, not when a test imports the functions.
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
+  main().catch((e: unknown) => {
+    console.error(e instanceof Error ? e.message : e);
+    process.exit(1);
+  });

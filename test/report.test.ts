@@ -1,11 +1,21 @@
 // bench/report.ts: several H200 commands merged into the docs' tables without mixing up which command a
 // number came from (the headline and tuning from the first; torch from the command that benched a shape).
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as prettier from 'prettier';
 import { describe, expect, it } from 'vitest';
-import { mergeBenches, renderReport, type ReportFile } from '../bench/report';
+import {
+  mergeBenches,
+  renderDocTables,
+  renderReport,
+  renderSummary,
+  replaceBlock,
+  writeBlocks,
+  type ReportFile,
+} from '../bench/report';
 import { headline, headlineLines, type BenchRow, type Correctness } from '../bench/harness';
-import { parseSmiCsv, rowClocks } from '../bench/clocks';
-import { batchStats, compareRuns } from '../bench/stability';
 
 const pass: Correctness = { pass: true, relToMax: 1e-6, samples: 400, allWritten: true, tol: 2e-3 };
 
@@ -125,6 +135,34 @@ describe('bench report over several commands', () => {
     expect(md).not.toContain('the command of c.json');
   });
 
+  it("renders the README's summary: headline rows and per-shape ratios, each against its own command's torch", () => {
+    const head = { ...first, j: { ...first.j, headline: { shape: { m: 2048, n: 4096, k: 4096 } } } };
+    const int8 = bench('d.json', [row('mmq/x', 'mmq-q8-tile', H, 4)], {
+      int_mm: [intMm(2048, 4096, 4096, 'nk_t', 0.08)],
+    });
+    const md = renderSummary([head, int8, second, third]);
+    const lines = md.split('\n');
+    expect(lines.length).toBeLessThanOrEqual(16);
+    // The best plan against a.json's torch (0.1 / 0.3), the int8 row against d.json's own (0.08 / 4).
+    expect(md).toContain('| best quantized GEMM: coopmat/x | 0.3000 | 1.0 | 0.333 | a.json |');
+    expect(md).toContain('| best int8 MMQ: mmq/x | 4.0000 | 1.0 | 0.020 | d.json |');
+    expect(md).toContain('| torch._int_mm (B layout nk_t) | 0.1000 | 1.0 | 1.000 | a.json |');
+    // m down, n x k across: 512 takes b.json's kn 0.03 against its 0.2 ms row; 32 a.json's 0.02 / 0.08.
+    expect(lines.slice(-3)).toEqual(['| m = 2048 | 0.333 |', '| m = 512 | 0.150 |', '| m = 32 | 0.250 |']);
+    expect(() => renderSummary([first])).toThrow(/no headline shape/);
+  });
+
+  it("renders docs/benchmarks.md's tables: the headline shape's every config and the first command's torch", () => {
+    const head = { ...first, j: { ...first.j, headline: { shape: { m: 2048, n: 4096, k: 4096 } } } };
+    const md = renderDocTables([head, second, third]);
+    expect(md).toContain('### Every config at 2048x4096x4096');
+    expect(md).not.toContain('### Every config at 512x4096x4096');
+    expect(md).toContain('the command of a.json');
+    expect(md).not.toContain('the command of b.json');
+    // The full report keeps both.
+    expect(renderReport([head, second, third])).toContain('the command of b.json');
+  });
+
   it('refuses a set of files with no bench run in it', () => {
     expect(() => renderReport([{ p: 'probe.json', j: { rates: [] } }])).toThrow(/no bench JSON/);
   });
@@ -216,124 +254,68 @@ describe('bench report over several commands', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('torch_baseline self-test: ok');
   });
+});
 
-  it("lines rows up with nvidia-smi's clock log by their timed windows", () => {
-    const csv = [
-      'timestamp, clocks.current.sm [MHz], clocks.current.memory [MHz], power.draw [W]',
-      '2026/12/03 22:10:00.000, 1980 MHz, 3201 MHz, 300 W',
-      '2026/12/03 22:10:00.500, 405 MHz, 3201 MHz, 90 W',
-      '2026/12/03 22:10:01.000, 1980 MHz, 3201 MHz, 310 W',
-      '2026/12/03 22:10:02.000, 345 MHz, 3201 MHz, 80 W',
-      'Failed to read something',
-    ].join('\n');
-    const samples = parseSmiCsv(csv);
-    expect(samples).toHaveLength(4);
-    expect(samples[1]).toEqual({ t: Date.parse('2026-12-03T22:10:00.500Z'), smMhz: 405 });
-    const shape = [2048, 4096, 4096];
-    const rows = [
-      row('a', 'coopmat-f16', shape, 0.2, {
-        timedFrom: '2026-12-03T22:10:00.000Z',
-        at: '2026-12-03T22:10:01.000Z',
-      }),
-      row('b', 'coopmat-f16', shape, 0.3, {
-        timedFrom: '2026-12-03T22:10:01.200Z',
-        at: '2026-12-03T22:10:01.900Z',
-      }),
-      // No window (written before timedFrom existed): left out.
-      row('c', 'coopmat-f16', shape, 0.4, { at: '2026-12-03T22:10:02.000Z' }),
-    ];
-    const rc = rowClocks(rows, samples, 1000);
-    expect(rc.map((r) => r.id)).toEqual(['a', 'b']);
-    expect(rc[0]).toMatchObject({ samples: 3, minMhz: 405, medianMhz: 1980, below: 1 });
-    // The dip at 22:10:02 falls between the rows' windows, not inside one.
-    expect(rc[1]).toMatchObject({ samples: 0, below: 0 });
-    expect(rc[1]!.minMhz).toBeUndefined();
-    // This log has no utilization or memory columns: none are invented.
-    expect(samples.every((x) => x.utilPct === undefined && x.memMiB === undefined)).toBe(true);
-    expect(rc[0]!.maxMemMiB).toBeUndefined();
+describe('bench report --write: generated blocks rewritten in place', () => {
+  const before = '# Doc\n\nHand-written text.\n\n';
+  const after = '\n\n## Later\n\nMore text.\n';
+  const doc = (inner: string) =>
+    `${before}<!-- bench-report:begin tables -->\n\n${inner}\n\n<!-- bench-report:end tables -->${after}`;
+
+  it('replaces exactly the marker block, and a second run changes nothing', () => {
+    const once = replaceBlock(doc('old\ntables'), 'tables', '| a | b |\n| --- | --- |\n| 1 | 2 |\n');
+    expect(once).toBe(doc('| a | b |\n| --- | --- |\n| 1 | 2 |'));
+    expect(once.startsWith(`${before}<!-- bench-report:begin tables -->\n\n| a | b |`)).toBe(true);
+    expect(once.endsWith(`<!-- bench-report:end tables -->${after}`)).toBe(true);
+    expect(replaceBlock(once, 'tables', '| a | b |\n| --- | --- |\n| 1 | 2 |\n')).toBe(once);
+    // Another block's markers are left alone.
+    const two = `${doc('x')}<!-- bench-report:begin summary -->\ny\n<!-- bench-report:end summary -->\n`;
+    expect(replaceBlock(two, 'summary', 'z')).toBe(
+      `${doc('x')}<!-- bench-report:begin summary -->\n\nz\n\n<!-- bench-report:end summary -->\n`,
+    );
   });
 
-  it("reads the utilization and memory columns by the header's names, wherever they sit", () => {
-    const csv = [
-      'timestamp, clocks.current.sm [MHz], clocks.current.memory [MHz], power.draw [W], temperature.gpu, ' +
-        'clocks_event_reasons.active, pstate, utilization.gpu [%], utilization.memory [%], memory.used [MiB]',
-      '2026/12/04 05:41:19.005, 345 MHz, 3201 MHz, 80.42 W, 35, 0x0000000000000001, P0, 0 %, 0 %, 0 MiB',
-      '2026/12/04 05:41:19.105, 1980 MHz, 3201 MHz, 300.1 W, 40, 0x0000000000000001, P0, 97 %, 41 %, 274 MiB',
-      '2026/12/04 05:41:19.205, 1980 MHz, 3201 MHz, 301.0 W, 40, 0x0000000000000001, P0, 95 %, 40 %, 2048 MiB',
-      '2026/12/04 05:41:19.305, 1980 MHz, 3201 MHz, 302.0 W, 40, 0x0000000000000001, P0, [N/A], 40 %, 300 MiB',
-    ].join('\n');
-    const samples = parseSmiCsv(csv);
-    expect(samples).toHaveLength(4);
-    expect(samples[1]).toEqual({
-      t: Date.parse('2026-12-04T05:41:19.105Z'),
-      smMhz: 1980,
-      utilPct: 97,
-      memMiB: 274,
-    });
-    // A cell that is not a number is left out, not read as 0.
-    expect(samples[3]).toEqual({ t: Date.parse('2026-12-04T05:41:19.305Z'), smMhz: 1980, memMiB: 300 });
-    const shape = [512, 4096, 4096];
-    const rows = [
-      row('a', 'coopmat-f16', shape, 0.1, {
-        timedFrom: '2026-12-04T05:41:19.100Z',
-        at: '2026-12-04T05:41:19.250Z',
-      }),
-    ];
-    expect(rowClocks(rows, samples, 1000)[0]).toMatchObject({ samples: 2, minMhz: 1980, maxMemMiB: 2048 });
+  it('fails clearly when a marker is missing or repeated', () => {
+    expect(() => replaceBlock('# Doc\n', 'tables', 'x', 'docs/benchmarks.md')).toThrow(
+      "docs/benchmarks.md: no '<!-- bench-report:begin tables -->' marker",
+    );
+    expect(() => replaceBlock('<!-- bench-report:begin tables -->\nx\n', 'tables', 'y', 'f.md')).toThrow(
+      "f.md: '<!-- bench-report:begin tables -->' has no '<!-- bench-report:end tables -->' after it",
+    );
+    expect(() =>
+      replaceBlock('<!-- bench-report:end tables -->\n<!-- bench-report:begin tables -->\n', 'tables', 'y'),
+    ).toThrow(/has no '<!-- bench-report:end tables -->' after it/);
+    expect(() => replaceBlock(`${doc('a')}${doc('b')}`, 'tables', 'y')).toThrow(/appears twice/);
   });
 
-  it("counts a run's unsteady rows from their batches (bench/stability.ts)", () => {
-    const shape = [512, 4096, 4096];
-    const rows = [
-      // Steady: batches within 1%.
-      row('steady', 'coopmat-f16', shape, 0.1, { msSamples: [0.101, 0.1, 0.1, 0.1005, 0.1, 0.1] }),
-      // Slow first (the H200's 4,1,4,4 prepass at 128x4096x11008): five slow, one in between, then fast.
-      row('slow-first', 'coopmat-f16', shape, 0.2376, {
-        msSamples: [
-          0.6185, 0.6185, 0.6185, 0.6185, 0.6185, 0.5284, 0.2417, 0.2417, 0.2376, 0.2417, 0.2417, 0.2417,
-        ],
-      }),
-      // Alternating: disagrees, but its slow batches do not all come first.
-      row('alternating', 'coopmat-f16', shape, 0.0197, {
-        msSamples: [
-          0.0197, 0.0229, 0.0197, 0.0229, 0.0197, 0.0229, 0.0197, 0.0229, 0.0197, 0.0229, 0.0197, 0.0229,
-        ],
-      }),
-      // One batch only (a quick run) and no batches (an older file): left out.
-      row('one', 'coopmat-f16', shape, 0.3, { msSamples: [0.3] }),
-      row('none', 'coopmat-f16', shape, 0.3),
-    ];
-    const st = batchStats(rows);
-    expect(st).toMatchObject({ rows: 3, disagreed: 2, slowFirst: 1, longestSlowPrefix: 6 });
-    // Only the slow-first row's first three batches have a median (0.6185) over 1.05x its fastest.
-    expect(st.median3Slower).toBe(1);
-    expect(st.median3Range![0]).toBeCloseTo(0.6185 / 0.2376, 6);
-    expect(st.median3Range![1]).toBeCloseTo(0.6185 / 0.2376, 6);
-  });
+  it('writes the report into a file as prettier formats it, is idempotent, and leaves an unmarked file alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'report-'));
+    try {
+      const head = { ...first, j: { ...first.j, headline: { shape: { m: 2048, n: 4096, k: 4096 } } } };
+      const path = join(dir, 'benchmarks.md');
+      writeFileSync(path, doc('stale'));
+      // A probe file makes the block end in a table, which prettier separates from the end marker.
+      const probe = { p: 'probe.json', j: { rates: [{ name: 'i8 reg', tops: 1291.2 }] } };
+      const files = [head, second, third, probe];
+      expect(await writeBlocks(path, { tables: renderDocTables(files) })).toBe(true);
+      const written = readFileSync(path, 'utf8');
+      expect(written.startsWith(`${before}<!-- bench-report:begin tables -->\n\n<!-- generated by`)).toBe(
+        true,
+      );
+      expect(written.endsWith(`<!-- bench-report:end tables -->${after}`)).toBe(true);
+      expect(written).toContain('### Every config at 2048x4096x4096');
+      expect(await prettier.check(written, { parser: 'markdown', printWidth: 110 })).toBe(true);
+      expect(await writeBlocks(path, { tables: renderDocTables(files) })).toBe(false);
+      expect(readFileSync(path, 'utf8')).toBe(written);
 
-  it('compares the same configs at the same shapes across two sets of runs (bench/stability.ts)', () => {
-    const a = [
-      row('x', 'coopmat-f16', [512, 4096, 4096], 0.1, { msSamples: [0.1, 0.1, 0.1] }),
-      // Slow in this set with every batch agreeing: the slow phase outlasted the row.
-      row('y', 'coopmat-f16', [512, 4096, 4096], 0.2209, { msSamples: [0.2209, 0.2191, 0.2209] }),
-      row('z', 'coopmat-f16', [512, 4096, 4096], 0.1, { msSamples: [0.1, 0.1] }),
-      // The same id at another shape is another row; a failed row is not compared.
-      row('x', 'coopmat-f16', [128, 4096, 4096], 0.05),
-      row('w', 'coopmat-f16', [512, 4096, 4096], 0.5, { correctness: { ...pass, pass: false } }),
-    ];
-    const b = [
-      row('x', 'coopmat-f16', [512, 4096, 4096], 0.102),
-      row('y', 'coopmat-f16', [512, 4096, 4096], 0.1247),
-      // Slower in b, its batches disagreeing.
-      row('z', 'coopmat-f16', [512, 4096, 4096], 0.25, { msSamples: [0.5, 0.25] }),
-      row('w', 'coopmat-f16', [512, 4096, 4096], 0.1),
-    ];
-    const c = compareRuns(a, b);
-    expect(c.common).toBe(3);
-    expect(c.same).toBe(1);
-    expect(c.slowerInA).toMatchObject({ rows: 1, agreed: 1 });
-    expect(c.slowerInA.range![0]).toBeCloseTo(0.2209 / 0.1247, 6);
-    expect(c.slowerInA.examples.map((e) => e.key)).toEqual(['y 512x4096x4096']);
-    expect(c.slowerInB).toMatchObject({ rows: 1, agreed: 0, range: [2.5, 2.5] });
+      const bare = join(dir, 'README.md');
+      writeFileSync(bare, '# Readme\n');
+      await expect(writeBlocks(bare, { summary: renderSummary([head]) })).rejects.toThrow(
+        `${bare}: no '<!-- bench-report:begin summary -->' marker`,
+      );
+      expect(readFileSync(bare, 'utf8')).toBe('# Readme\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
