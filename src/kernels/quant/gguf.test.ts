@@ -376,3 +376,23 @@ describe('parseGguf rejects bad input with GgufError', () => {
     expect(() => parseGguf(badRow)).toThrow(/'y' \(Q8_0\) row length 48 is not a multiple of its block 32/);
   });
 });
+
+describe('GgufError, never another error, for what ggml also rejects', () => {
+  it('a Q4_K or Q8_0 tensor with ne[0] = 0 parses but is refused as a kernel operand', () => {
+    for (const type of [8, 12]) {
+      const file = parseGguf(
+        writeGguf({ kv: [], tensors: [{ name: 'e', dims: [0, 4], type, data: new Uint8Array(0) }] }),
+      );
+      expect(file.tensors[0]!.byteLength).toBe(0);
+      expect(() => readGgufTensorForMmq(file, 'e')).toThrow(GgufError);
+      expect(() => readGgufTensorForMmq(file, 'e')).toThrow(/tensor 'e' .* has no elements/);
+    }
+  });
+
+  it('general.alignment of a type other than UINT32 is named by its type', () => {
+    const i32 = writeGguf({ kv: [['general.alignment', { t: 'i32', v: 32 }]], tensors: [] });
+    expect(() => parseGguf(i32)).toThrow(/general.alignment has type INT32; GGUF requires UINT32/);
+    const u64 = writeGguf({ kv: [['general.alignment', { t: 'u64', v: 32n }]], tensors: [] });
+    expect(() => parseGguf(u64)).toThrow(/general.alignment has type UINT64; GGUF requires UINT32/);
+  });
+});

@@ -274,14 +274,22 @@ export function parseGguf(input: Uint8Array | ArrayBuffer, opts: GgufParseOption
   // reject absurd counts from a corrupt header before looping over them.
   c.need(nKv * 13, `${nKv} metadata entries`);
   const metadata = new Map<string, GgufValue>();
+  let alignmentType: number | undefined;
   for (let i = 0; i < nKv; i++) {
     const key = c.string(`metadata key #${i}`);
     const type = c.u32(`type of '${key}'`);
+    if (key === 'general.alignment') alignmentType = type;
     metadata.set(key, readValue(c, type, `'${key}'`, maxArray, 0));
   }
   let alignment = GGUF_DEFAULT_ALIGNMENT;
   const al = metadata.get('general.alignment');
   if (al !== undefined) {
+    // ggml reads it with gguf_get_val_u32, which asserts the type: any other type is a malformed file.
+    if (alignmentType !== GgufType.UINT32) {
+      const name =
+        Object.entries(GgufType).find(([, id]) => id === alignmentType)?.[0] ?? `type ${alignmentType}`;
+      throw new GgufError(`malformed GGUF: general.alignment has type ${name}; GGUF requires UINT32`);
+    }
     if (typeof al !== 'number' || !Number.isInteger(al) || al <= 0 || (al & (al - 1)) !== 0) {
       throw new GgufError(`malformed GGUF: general.alignment = ${String(al)} is not a positive power of two`);
     }
@@ -378,6 +386,10 @@ export function readGgufTensorForMmq(file: GgufFile, name: string): GgufMmqTenso
     t.type !== GgmlType.Q4_K
   ) {
     throw new GgufError(`tensor '${name}' is ${t.typeName}; the MMQ kernels take ${supported}`);
+  }
+  // An empty tensor is legal GGUF (ggml reads it) but no kernel operand; the split steps would throw RangeError.
+  if (rows * k === 0) {
+    throw new GgufError(`tensor '${name}' (${t.typeName}, ne [${t.dims.join(', ')}]) has no elements`);
   }
   const bytes = ggufTensorBytes(file, name);
   switch (t.type) {
