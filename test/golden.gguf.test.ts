@@ -16,6 +16,7 @@ import {
   type GgufFile,
   type GgufValue,
 } from '../src/kernels/quant';
+import { presetFromGgufMetadata } from '../src/kernels/models';
 import { goldenF32, goldenGguf, goldenGgufView } from './golden';
 
 const view = goldenGgufView();
@@ -120,5 +121,34 @@ describe('the gguf-py file with a larger array limit', () => {
     const ints = file.metadata.get('test.arr.bigints');
     expect(Array.isArray(ints) && ints.length).toBe(6000);
     expect(file.headerHash).toBe('26405835ce3f8093'); // the options change what is kept, not the hash
+  });
+});
+
+describe('a model preset from the gguf-py file', () => {
+  it('its metadata alone is not enough (arch llama, no llama.* dims); its tensors give the GEMMs', async () => {
+    const file = await openGguf(bytesSource(bytes));
+    expect(() => presetFromGgufMetadata(file.metadata)).toThrow(
+      'no model preset: the GGUF metadata lacks llama.embedding_length, llama.attention.head_count',
+    );
+    const p = presetFromGgufMetadata(file.metadata, file.tensors);
+    expect(p.id).toBe('gguf:llama');
+    expect(p.name).toBe('heldout-peer-file');
+    expect(p.gemms).toEqual([
+      {
+        name: 'ffn_down',
+        n: 10,
+        k: 512,
+        fits: { Q4_K: true, Q8_0: true },
+        tensor: { name: 'blk.0.ffn_down.weight', typeName: 'Q4_K' },
+      },
+      {
+        name: 'ffn_down_exps',
+        n: 8,
+        k: 256,
+        experts: 4,
+        fits: { Q4_K: true, Q8_0: true },
+        tensor: { name: 'blk.0.ffn_down_exps.weight', typeName: 'Q4_K' },
+      },
+    ]);
   });
 });
