@@ -21,6 +21,7 @@ export async function fileSource(path: string): Promise<FileByteSource> {
   const fh = await open(path, 'r');
   try {
     const stat = await fh.stat();
+    if (stat.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: 'EISDIR' });
     if (!stat.isFile()) throw new Error(`${path} is not a regular file`);
     return {
       size: stat.size,

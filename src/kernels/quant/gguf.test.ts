@@ -4,6 +4,7 @@ import { f16BitsToF32, f32ToF16Bits } from './f16';
 import { fnv1a64 } from './fnv';
 import { writeGguf, type KvValue, type TensorSpec } from '../../../test/ggufWriter';
 import {
+  checkTensorData,
   GgufError,
   GgufType,
   ggufTensor,
@@ -367,6 +368,9 @@ describe('openGguf: random access through a ByteSource', () => {
       `truncated GGUF: tensor 'q4k.weight' needs bytes [${t.offset}, ${t.offset + 432}) but the data ends at ${t.offset + 100} (332 bytes missing)`,
     );
     await expect(readTensorOperand(src, file, 'q4k.weight')).rejects.toThrow(GgufError);
+    // checkTensorData finds the same cut from the header alone.
+    expect(() => checkTensorData(file)).toThrow(/tensor 'q4k.weight' needs bytes .* \(332 bytes missing\)/);
+    expect(() => checkTensorData(parsed)).not.toThrow();
   });
 
   it('a non-GGUF source, or a source that returns short reads, is a GgufError', async () => {

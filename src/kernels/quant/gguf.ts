@@ -454,6 +454,15 @@ function tensorRange(t: GgufTensorInfo, size: number): [number, number] {
 }
 
 /**
+ * Check that every sized tensor's data lies inside `size` bytes; throws the GgufError readTensor would
+ * throw for the first one that does not (a file cut short, found without reading any tensor).
+ * @example checkTensorData(await openGguf(src), src.size)
+ */
+export function checkTensorData(file: GgufFile, size: number = file.fileSize): void {
+  for (const t of file.tensors) if (t.byteLength !== undefined) tensorRange(t, size);
+}
+
+/**
  * Read only one tensor's bytes from the source. GgufError when the file is shorter than the header says.
  * @example const raw = await readTensor(src, g, 'blk.0.ffn_down.weight'); // ggml blocks
  */
