@@ -27,7 +27,7 @@ export interface ParsedArgs {
 /**
  * Split `args` into declared flags and positionals. Unknown flags, missing values and repeats are usage
  * errors; `--` ends the flags.
- * @example parseArgs(['--k', '256', 'in.f32'], { value: ['--k'] }).values.get('--k') === '256'
+ * @example parseArgs('quantize', ['--k', '256', 'in.f32'], { value: ['--k'] }).values.get('--k') === '256'
  */
 export function parseArgs(cmd: string, args: readonly string[], spec: FlagSpec): ParsedArgs {
   const values = new Map<string, string>();
@@ -62,7 +62,7 @@ export function parseArgs(cmd: string, args: readonly string[], spec: FlagSpec):
 
 /**
  * A positive whole number written in plain decimal digits: '12x', '3.5', '1e3', '0x10', '' and 0 are refused.
- * @example positiveInt('rows', '16') === 16
+ * @example positiveInt('quantize', '--rows', '16') === 16
  */
 export function positiveInt(cmd: string, flag: string, text: string): number {
   const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;

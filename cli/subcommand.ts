@@ -17,7 +17,10 @@ export interface Subcommand {
   run(args: readonly string[], io: CliIo): Promise<number>;
 }
 
-/** A file that could not be opened, as one line: `cannot open x.gguf: no such file or directory`. */
+/**
+ * A file that could not be opened, as one line: `cannot open x.gguf: no such file or directory`.
+ * @example const src = await fileSource(path).catch((e: unknown) => { throw openError(path, e); });
+ */
 export function openError(path: string, e: unknown): CliError {
   const code = typeof e === 'object' && e !== null && 'code' in e ? String(e.code) : '';
   const why: Record<string, string> = {

@@ -113,6 +113,7 @@ export interface GgufSpec {
 /**
  * The header (padded to the alignment) and each tensor's absolute data offset, tensors packed in order as
  * ggml expects (offset = the previous one's end, padded).
+ * @example const { header, offsets } = ggufHeader({ kv: [], tensors: [{ name: 'w', dims: [32], type: 8, byteLength: 34 }] });
  */
 export function ggufHeader(opts: GgufSpec): { header: Uint8Array<ArrayBuffer>; offsets: number[] } {
   const align = opts.alignment ?? GGUF_DEFAULT_ALIGNMENT;
@@ -143,7 +144,10 @@ export function ggufHeader(opts: GgufSpec): { header: Uint8Array<ArrayBuffer>; o
   return { header: w.out(), offsets: offsets.map((o) => o + w.length) };
 }
 
-/** A whole GGUF file in memory. */
+/**
+ * A whole GGUF file in memory.
+ * @example parseGguf(writeGguf({ kv: [], tensors: [{ name: 'w', dims: [32], type: 8, data: new Uint8Array(34) }] }))
+ */
 export function writeGguf(
   opts: Omit<GgufSpec, 'tensors'> & { tensors: TensorSpec[] },
 ): Uint8Array<ArrayBuffer> {

@@ -4,17 +4,26 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
-/** Absolute path of a file under test/golden/. */
+/**
+ * Absolute path of a file under test/golden/.
+ * @example goldenPath('quant/normal.f32')
+ */
 export function goldenPath(rel: string): string {
   return fileURLToPath(new URL(`./golden/${rel}`, import.meta.url));
 }
 
-/** A file under test/golden/ as its own (unshared, aligned) bytes. */
+/**
+ * A file under test/golden/ as its own (unshared, aligned) bytes.
+ * @example goldenBytes('quant/normal.ggml.q4_K').length === 16 * 144
+ */
 export function goldenBytes(rel: string): Uint8Array<ArrayBuffer> {
   return new Uint8Array(readFileSync(goldenPath(rel)));
 }
 
-/** A little-endian f32 file under test/golden/ (the machine running the tests is little-endian). */
+/**
+ * A little-endian f32 file under test/golden/ (the machine running the tests is little-endian).
+ * @example goldenF32('quant/normal.f32').length === 4 * 1024
+ */
 export function goldenF32(rel: string): Float32Array<ArrayBuffer> {
   return new Float32Array(goldenBytes(rel).buffer);
 }
@@ -28,7 +37,10 @@ export interface GoldenQuantCase {
   desc: string;
 }
 
-/** Every case of golden/quant/cases.json. */
+/**
+ * Every case of golden/quant/cases.json.
+ * @example for (const { name, rows, k } of goldenQuantCases()) quantizeQ4K(goldenF32(`quant/${name}.f32`), rows, k);
+ */
 export function goldenQuantCases(): GoldenQuantCase[] {
   const json = JSON.parse(readFileSync(goldenPath('quant/cases.json'), 'utf8')) as {
     cases: GoldenQuantCase[];
@@ -36,7 +48,10 @@ export function goldenQuantCases(): GoldenQuantCase[] {
   return json.cases;
 }
 
-/** The gguf-py file, gunzipped. */
+/**
+ * The gguf-py file, gunzipped.
+ * @example parseGguf(goldenGguf()).tensors.length === 8
+ */
 export function goldenGguf(): Uint8Array<ArrayBuffer> {
   return new Uint8Array(gunzipSync(readFileSync(goldenPath('gguf/peer_default.gguf.gz'))));
 }
@@ -49,7 +64,10 @@ export interface GoldenGgufView {
   tensors: { name: string; type: string; ne: number[]; offset: number; nbytes: number; deq: boolean }[];
 }
 
-/** peer_default.gguf_py.json, parsed. */
+/**
+ * peer_default.gguf_py.json, parsed.
+ * @example goldenGgufView().data_offset === 99520
+ */
 export function goldenGgufView(): GoldenGgufView {
   return JSON.parse(readFileSync(goldenPath('gguf/peer_default.gguf_py.json'), 'utf8')) as GoldenGgufView;
 }
