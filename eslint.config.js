@@ -29,6 +29,10 @@ export default tseslint.config(
               group: ['**/app/**', '**/workers/**'],
               message: 'kernels -> workers -> app: kernels import neither.',
             },
+            {
+              group: ['node:*', 'fs', 'fs/*', 'path', 'os', 'zlib', 'crypto', 'child_process'],
+              message: 'src/kernels runs in the browser too: Node APIs belong in cli/ or test/.',
+            },
           ],
         },
       ],

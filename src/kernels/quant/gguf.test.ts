@@ -1,156 +1,31 @@
 import { describe, expect, it } from 'vitest';
+import { blobSource, bytesSource, type ByteSource } from './byteSource';
 import { f16BitsToF32, f32ToF16Bits } from './f16';
+import { fnv1a64 } from './fnv';
+import { writeGguf, type KvValue, type TensorSpec } from '../../../test/ggufWriter';
 import {
-  GGUF_DEFAULT_ALIGNMENT,
+  checkTensorData,
   GgufError,
   GgufType,
+  ggufTensor,
   ggufTensorBytes,
+  openGguf,
   parseGguf,
-  readGgufTensorForMmq,
+  readTensor,
+  readTensorOperand,
+  tensorOperand,
+  tensorToF32,
+  type GgufBuffer,
 } from './gguf';
 import { quantizeQ4K } from './q4k';
 import { quantizeQ8_0 } from './q8';
 import { XorShift64 } from './xorshift';
 
-// ---- a tiny GGUF writer (test-only), written from the GGUF spec ----
-type KvValue =
-  | { t: 'u8' | 'i8' | 'u16' | 'i16' | 'u32' | 'i32' | 'f32' | 'f64'; v: number }
-  | { t: 'u64' | 'i64'; v: bigint }
-  | { t: 'bool'; v: boolean }
-  | { t: 'str'; v: string }
-  | { t: 'arr'; elem: KvValue['t']; v: KvValue[] };
-
-const TYPE_ID: Record<KvValue['t'], number> = {
-  u8: 0,
-  i8: 1,
-  u16: 2,
-  i16: 3,
-  u32: 4,
-  i32: 5,
-  f32: 6,
-  bool: 7,
-  str: 8,
-  arr: 9,
-  u64: 10,
-  i64: 11,
-  f64: 12,
-};
-
-class Writer {
-  private chunks: number[] = [];
-  get length() {
-    return this.chunks.length;
-  }
-  bytes(b: ArrayLike<number>) {
-    for (let i = 0; i < b.length; i++) this.chunks.push(b[i]! & 255);
-  }
-  num(v: number | bigint, size: 1 | 2 | 4 | 8, kind: 'u' | 'i' | 'f') {
-    const dv = new DataView(new ArrayBuffer(size));
-    if (kind === 'f') {
-      if (size === 4) dv.setFloat32(0, Number(v), true);
-      else dv.setFloat64(0, Number(v), true);
-    } else if (size === 8) {
-      if (kind === 'u') dv.setBigUint64(0, BigInt(v), true);
-      else dv.setBigInt64(0, BigInt(v), true);
-    } else if (size === 4) {
-      if (kind === 'u') dv.setUint32(0, Number(v), true);
-      else dv.setInt32(0, Number(v), true);
-    } else if (size === 2) {
-      if (kind === 'u') dv.setUint16(0, Number(v), true);
-      else dv.setInt16(0, Number(v), true);
-    } else if (kind === 'u') dv.setUint8(0, Number(v));
-    else dv.setInt8(0, Number(v));
-    this.bytes(new Uint8Array(dv.buffer));
-  }
-  str(s: string) {
-    const b = new TextEncoder().encode(s);
-    this.num(b.length, 8, 'u');
-    this.bytes(b);
-  }
-  value(v: KvValue) {
-    switch (v.t) {
-      case 'u8':
-        return this.num(v.v, 1, 'u');
-      case 'i8':
-        return this.num(v.v, 1, 'i');
-      case 'u16':
-        return this.num(v.v, 2, 'u');
-      case 'i16':
-        return this.num(v.v, 2, 'i');
-      case 'u32':
-        return this.num(v.v, 4, 'u');
-      case 'i32':
-        return this.num(v.v, 4, 'i');
-      case 'f32':
-        return this.num(v.v, 4, 'f');
-      case 'f64':
-        return this.num(v.v, 8, 'f');
-      case 'u64':
-        return this.num(v.v, 8, 'u');
-      case 'i64':
-        return this.num(v.v, 8, 'i');
-      case 'bool':
-        return this.num(v.v ? 1 : 0, 1, 'u');
-      case 'str':
-        return this.str(v.v);
-      case 'arr':
-        this.num(TYPE_ID[v.elem], 4, 'u');
-        this.num(v.v.length, 8, 'u');
-        for (const e of v.v) this.value(e);
-    }
-  }
-  pad(align: number) {
-    while (this.chunks.length % align) this.chunks.push(0);
-  }
-  out(): Uint8Array<ArrayBuffer> {
-    return new Uint8Array(this.chunks);
-  }
-}
-
-interface TensorSpec {
-  name: string;
-  dims: number[];
-  type: number;
-  data: Uint8Array;
-}
-
-function writeGguf(opts: {
-  version?: number;
-  kv: [string, KvValue][];
-  tensors: TensorSpec[];
-  alignment?: number;
-}): Uint8Array<ArrayBuffer> {
-  const align = opts.alignment ?? GGUF_DEFAULT_ALIGNMENT;
-  const w = new Writer();
-  w.bytes(new TextEncoder().encode('GGUF'));
-  w.num(opts.version ?? 3, 4, 'u');
-  w.num(opts.tensors.length, 8, 'u');
-  w.num(opts.kv.length, 8, 'u');
-  for (const [k, v] of opts.kv) {
-    w.str(k);
-    w.num(TYPE_ID[v.t], 4, 'u');
-    w.value(v);
-  }
-  let off = 0;
-  const offsets: number[] = [];
-  for (const t of opts.tensors) {
-    offsets.push(off);
-    off = Math.ceil((off + t.data.length) / align) * align;
-  }
-  opts.tensors.forEach((t, i) => {
-    w.str(t.name);
-    w.num(t.dims.length, 4, 'u');
-    for (const d of t.dims) w.num(d, 8, 'u');
-    w.num(t.type, 4, 'u');
-    w.num(offsets[i]!, 8, 'u');
-  });
-  w.pad(align);
-  opts.tensors.forEach((t) => {
-    w.bytes(t.data);
-    w.pad(align);
-  });
-  return w.out();
-}
+/** The sync path: a tensor of a parsed buffer as a kernel operand, or as f32 values. */
+const operand = (file: GgufBuffer, name: string) =>
+  tensorOperand(ggufTensor(file, name), ggufTensorBytes(file, name));
+const valuesOf = (file: GgufBuffer, name: string) =>
+  tensorToF32(ggufTensor(file, name), ggufTensorBytes(file, name));
 
 // ---- fixtures ----
 const r = new XorShift64(0x1f83d9abfb41bd6bn);
@@ -237,36 +112,31 @@ describe('parseGguf', () => {
       expect(md.get('t.arr_str')).toEqual(['a', 'bc', '']);
       expect(md.get('t.arr_nested')).toEqual([[1], []]);
       expect((md.get('tokenizer.ggml.tokens') as string[]).length).toBe(50);
-      expect(file.tensors.map((t) => [t.name, t.dims, t.typeName, t.byteLength])).toEqual([
+      expect(file.tensors.map((t) => [t.name, t.ne, t.typeName, t.byteLength])).toEqual([
         ['f32.weight', [4, 3], 'F32', 48],
         ['f16.weight', [8, 2], 'F16', 32],
         ['q8.weight', [64, 2], 'Q8_0', 4 * 34],
         ['q4k.weight', [256, 3, 1], 'Q4_K', 3 * 144],
         ['q6k.weight', [256], 'Q6_K', 210],
       ]);
-      for (const t of file.tensors) expect((t.fileOffset - file.dataOffset) % file.alignment).toBe(0);
+      for (const t of file.tensors) expect((t.offset - file.dataOffset) % file.alignment).toBe(0);
+      expect(file.tensors.map((t) => t.shape)).toEqual([[3, 4], [2, 8], [2, 64], [1, 3, 256], [256]]);
       expect([...ggufTensorBytes(file, 'q6k.weight')]).toEqual([...q6kBytes]);
     });
   }
 
-  it('hands F32/F16/Q8_0/Q4_K tensors to the kernels in their split layouts', () => {
+  it('hands Q8_0/Q4_K tensors to the kernels in their split layouts; F32/F16 decode to f32', () => {
     const file = parseGguf(writeGguf({ kv: KV, tensors: TENSORS }).buffer);
-    const a = readGgufTensorForMmq(file, 'f32.weight');
-    expect(a.type === 'F32' && [a.rows, a.k, [...a.data]]).toEqual([3, 4, [...f32Data]]);
-    const b = readGgufTensorForMmq(file, 'f16.weight');
-    expect(b.type === 'F16' && [b.rows, b.k, [...b.data]]).toEqual([
-      2,
-      8,
-      [...f16Vals].map((v) => f16BitsToF32(f32ToF16Bits(v))),
-    ]);
-    const c = readGgufTensorForMmq(file, 'q8.weight');
+    expect([...valuesOf(file, 'f32.weight')]).toEqual([...f32Data]);
+    expect([...valuesOf(file, 'f16.weight')]).toEqual([...f16Vals].map((v) => f16BitsToF32(f32ToF16Bits(v))));
+    const c = operand(file, 'q8.weight');
     if (c.type !== 'Q8_0') throw new Error(c.type);
-    expect([c.rows, c.k]).toEqual([2, 64]);
+    expect([c.rows, c.k, c.n, c.experts]).toEqual([2, 64, 2, 1]);
     expect([...c.weight.q]).toEqual([...q8.split.q]);
     expect([...c.weight.d]).toEqual([...q8.split.d]);
-    const d = readGgufTensorForMmq(file, 'q4k.weight');
+    const d = operand(file, 'q4k.weight');
     if (d.type !== 'Q4_K') throw new Error(d.type);
-    expect([d.rows, d.k]).toEqual([3, 256]);
+    expect([d.rows, d.k, d.n, d.experts]).toEqual([3, 256, 3, 1]);
     expect([...d.weight.qs]).toEqual([...q4k.split.qs]);
     expect([...d.weight.scales]).toEqual([...q4k.split.scales]);
     expect([...d.weight.d]).toEqual([...q4k.split.d]);
@@ -277,8 +147,7 @@ describe('parseGguf', () => {
     const bytes = writeGguf({ kv: KV, tensors: TENSORS });
     const big = new Uint8Array(bytes.length + 3);
     big.set(bytes, 3);
-    const t = readGgufTensorForMmq(parseGguf(big.subarray(3)), 'f32.weight');
-    expect(t.type === 'F32' && [...t.data]).toEqual([...f32Data]);
+    expect([...valuesOf(parseGguf(big.subarray(3)), 'f32.weight')]).toEqual([...f32Data]);
   });
 
   it('walks but does not keep arrays longer than maxArrayElements', () => {
@@ -297,8 +166,8 @@ describe('parseGguf', () => {
     const full = parseGguf(bytes);
     const prefix = parseGguf(bytes.subarray(0, full.dataOffset + 60));
     expect(prefix.tensors).toEqual(full.tensors);
-    expect(readGgufTensorForMmq(prefix, 'f32.weight').type).toBe('F32');
-    expect(() => readGgufTensorForMmq(prefix, 'q4k.weight')).toThrow(
+    expect([...valuesOf(prefix, 'f32.weight')]).toEqual([...f32Data]);
+    expect(() => operand(prefix, 'q4k.weight')).toThrow(
       /truncated GGUF: tensor 'q4k.weight' needs bytes \[\d+, \d+\) but the data ends at/,
     );
   });
@@ -356,12 +225,11 @@ describe('parseGguf rejects bad input with GgufError', () => {
 
   it('unsupported tensor type and unknown tensor name', () => {
     const file = parseGguf(good);
-    expect(() => readGgufTensorForMmq(file, 'q6k.weight')).toThrow(
-      /tensor 'q6k.weight' is Q6_K; the MMQ kernels take F32, F16, Q8_0, Q4_K/,
+    expect(() => operand(file, 'q6k.weight')).toThrow(
+      /tensor 'q6k.weight' is Q6_K: not taken by these kernels \(Q8_0, Q4_K\)/,
     );
-    expect(() => readGgufTensorForMmq(file, 'nope')).toThrow(
-      /no tensor 'nope' in this GGUF \(it has 5: f32.weight/,
-    );
+    expect(() => operand(file, 'f32.weight')).toThrow(/is F32: not taken by these kernels/);
+    expect(() => operand(file, 'nope')).toThrow(/no tensor 'nope' in this GGUF \(it has 5: f32.weight/);
     const unknownType = writeGguf({
       kv: [],
       tensors: [{ name: 'x', dims: [32], type: 77, data: new Uint8Array(32) }],
@@ -374,5 +242,164 @@ describe('parseGguf rejects bad input with GgufError', () => {
       tensors: [{ name: 'y', dims: [48, 1], type: 8, data: new Uint8Array(51) }],
     });
     expect(() => parseGguf(badRow)).toThrow(/'y' \(Q8_0\) row length 48 is not a multiple of its block 32/);
+  });
+});
+
+describe('GgufError, never another error, for what ggml also rejects', () => {
+  it('a Q4_K or Q8_0 tensor with ne[0] = 0 parses but is refused as a kernel operand', () => {
+    for (const type of [8, 12]) {
+      const file = parseGguf(
+        writeGguf({ kv: [], tensors: [{ name: 'e', dims: [0, 4], type, data: new Uint8Array(0) }] }),
+      );
+      expect(file.tensors[0]!.byteLength).toBe(0);
+      expect(() => operand(file, 'e')).toThrow(GgufError);
+      expect(() => operand(file, 'e')).toThrow(/tensor 'e' .* has no elements/);
+    }
+  });
+
+  it('general.alignment of a type other than UINT32 is named by its type', () => {
+    const i32 = writeGguf({ kv: [['general.alignment', { t: 'i32', v: 32 }]], tensors: [] });
+    expect(() => parseGguf(i32)).toThrow(/general.alignment has type INT32; GGUF requires UINT32/);
+    const u64 = writeGguf({ kv: [['general.alignment', { t: 'u64', v: 32n }]], tensors: [] });
+    expect(() => parseGguf(u64)).toThrow(/general.alignment has type UINT64; GGUF requires UINT32/);
+  });
+});
+
+/** A ByteSource over bytes that records every read, to show what a reader touched. */
+function countingSource(bytes: Uint8Array) {
+  const inner = bytesSource(bytes);
+  const reads: [number, number][] = [];
+  const src: ByteSource = {
+    size: inner.size,
+    read: (offset, length) => {
+      reads.push([offset, length]);
+      return inner.read(offset, length);
+    },
+  };
+  return { src, reads, total: () => reads.reduce((a, [, n]) => a + n, 0) };
+}
+
+describe('openGguf: random access through a ByteSource', () => {
+  const bytes = writeGguf({ kv: KV, tensors: TENSORS });
+  const parsed = parseGguf(bytes);
+  const { bytes: _b, ...header } = parsed;
+
+  it('lists what parseGguf lists, from a header read in growing chunks, never the whole file', async () => {
+    const big = { name: 'big', dims: [1 << 16], type: 0, data: new Uint8Array(1 << 18) };
+    const withBig = writeGguf({ kv: KV, tensors: [...TENSORS, big] });
+    const { bytes: _, ...want } = parseGguf(withBig);
+    for (const initialReadBytes of [4, 64, 1000, 1 << 20]) {
+      const c = countingSource(withBig);
+      const file = await openGguf(c.src, { initialReadBytes });
+      expect(file).toEqual(want);
+      // Chunks double from initialReadBytes: at most max(first, 2 x header) bytes, each byte read once.
+      expect(c.total()).toBeLessThanOrEqual(
+        Math.min(withBig.length, Math.max(initialReadBytes, 2 * file.headerBytes)),
+      );
+      let at = 0;
+      for (const [offset, length] of c.reads) {
+        expect(offset).toBe(at);
+        at += length;
+      }
+    }
+  });
+
+  it('headerBytes ends at the last tensor info; headerHash is FNV-1a 64 of those bytes only', async () => {
+    const file = await openGguf(bytesSource(bytes));
+    expect(file.headerHash).toBe(fnv1a64(bytes.subarray(0, file.headerBytes)));
+    expect(file.headerHash).toMatch(/^[0-9a-f]{16}$/);
+    expect(file.dataOffset).toBe(Math.ceil(file.headerBytes / 32) * 32);
+    expect(file.fileSize).toBe(bytes.length);
+    const otherData = bytes.slice();
+    otherData[bytes.length - 1]! ^= 1;
+    expect((await openGguf(bytesSource(otherData))).headerHash).toBe(file.headerHash);
+    const otherName = bytes.slice();
+    otherName[40]! ^= 1; // inside 'general.architecture'
+    expect((await openGguf(bytesSource(otherName))).headerHash).not.toBe(file.headerHash);
+  });
+
+  it('readTensor reads only that tensor; operands come split; other types are refused before any read', async () => {
+    const c = countingSource(bytes);
+    const file = await openGguf(c.src, { initialReadBytes: 64 });
+    const before = c.reads.length;
+    const t = ggufTensor(file, 'q4k.weight');
+    expect([...(await readTensor(c.src, file, 'q4k.weight'))]).toEqual([...q4k.bytes]);
+    expect(c.reads.slice(before)).toEqual([[t.offset, 3 * 144]]);
+    const w = await readTensorOperand(c.src, file, 'q4k.weight');
+    expect(w.type === 'Q4_K' && [...w.weight.qs]).toEqual([...q4k.split.qs]);
+    const q = await readTensorOperand(c.src, file, 'q8.weight');
+    expect(q.type === 'Q8_0' && [...q.weight.q]).toEqual([...q8.split.q]);
+    const n = c.reads.length;
+    await expect(readTensorOperand(c.src, file, 'q6k.weight')).rejects.toThrow(
+      /'q6k.weight' is Q6_K: not taken by these kernels \(Q8_0, Q4_K\)/,
+    );
+    await expect(readTensorOperand(c.src, file, 'f16.weight')).rejects.toThrow(GgufError);
+    expect(c.reads.length).toBe(n);
+  });
+
+  it('blobSource reads a Blob in slices', async () => {
+    const src = blobSource(new Blob([bytes]));
+    const file = await openGguf(src, { initialReadBytes: 100 });
+    expect(file).toEqual(header);
+    expect([...(await readTensor(src, file, 'q8.weight'))]).toEqual([...q8.bytes]);
+    expect(blobSource(new File([bytes], 'tiny.gguf')).name).toBe('tiny.gguf');
+    await expect(src.read(bytes.length - 1, 2)).rejects.toThrow(RangeError);
+  });
+
+  it('every cut inside the header is a GgufError from openGguf (never a RangeError or a hang)', async () => {
+    for (let len = 0; len < parsed.headerBytes; len++) {
+      const cut = bytes.subarray(0, len);
+      const err = await openGguf(bytesSource(cut), { initialReadBytes: 16 }).then(
+        () => new Error(`a ${len}-byte cut of a ${parsed.headerBytes}-byte header opened`),
+        (e: unknown) => e,
+      );
+      if (!(err instanceof GgufError)) throw err;
+      expect(err.message, `cut at ${len}`).toMatch(/^(truncated GGUF|not a GGUF file)/);
+    }
+  });
+
+  it('a cut inside the tensor data: the header opens, the cut tensor is a GgufError with the missing bytes', async () => {
+    const t = parsed.tensors.find((x) => x.name === 'q4k.weight')!;
+    const src = bytesSource(bytes.subarray(0, t.offset + 100));
+    const file = await openGguf(src);
+    expect(file.tensors).toEqual(parsed.tensors);
+    expect([...(await readTensor(src, file, 'q8.weight'))]).toEqual([...q8.bytes]); // wholly before the cut
+    await expect(readTensor(src, file, 'q4k.weight')).rejects.toThrow(
+      `truncated GGUF: tensor 'q4k.weight' needs bytes [${t.offset}, ${t.offset + 432}) but the data ends at ${t.offset + 100} (332 bytes missing)`,
+    );
+    await expect(readTensorOperand(src, file, 'q4k.weight')).rejects.toThrow(GgufError);
+    // checkTensorData finds the same cut from the header alone.
+    expect(() => checkTensorData(file)).toThrow(/tensor 'q4k.weight' needs bytes .* \(332 bytes missing\)/);
+    expect(() => checkTensorData(parsed)).not.toThrow();
+  });
+
+  it('a non-GGUF source, or a source that returns short reads, is a GgufError', async () => {
+    const zip = new TextEncoder().encode('PK\u0003\u0004 a zip file, not a model');
+    await expect(openGguf(bytesSource(zip))).rejects.toThrow(
+      /not a GGUF file: expected magic 'GGUF', found 'PK..'/,
+    );
+    await expect(openGguf(bytesSource(new Uint8Array(2)))).rejects.toThrow(/not a GGUF file: 2 bytes/);
+    const short: ByteSource = {
+      size: bytes.length,
+      read: (o, n) => Promise.resolve(bytes.subarray(o, o + n - 1)),
+    };
+    await expect(openGguf(short)).rejects.toThrow(/asked for \d+ bytes at 0, got/);
+  });
+
+  it('a big-endian file is named as such', async () => {
+    const be = bytes.slice();
+    new DataView(be.buffer).setUint32(4, 3, false);
+    await expect(openGguf(bytesSource(be))).rejects.toThrow(
+      /unsupported GGUF version 50331648 \(a big-endian GGUF\?\)/,
+    );
+  });
+
+  it('a u64 offset beyond 2^53 is a GgufError', async () => {
+    const b = writeGguf({ kv: [], tensors: [TENSORS[0]!] });
+    const at = parseGguf(b).headerBytes - 8; // the last field: the tensor's offset
+    new DataView(b.buffer).setBigUint64(at, 1n << 60n, true);
+    await expect(openGguf(bytesSource(b))).rejects.toThrow(
+      /tensor 'f32.weight' offset = 1152921504606846976 is not a plausible size/,
+    );
   });
 });

@@ -1,14 +1,15 @@
-// A minimal GGUF (v2/v3) reader: header, metadata KV, tensor infos, aligned tensor data -- enough to
-// pull a real Q8_0 / Q4_K weight out of a llama.cpp model file and feed it to the MMQ kernels.
+// A GGUF (v2/v3) reader that opens files of any size without reading them whole: the header is read in
+// growing chunks from a ByteSource, and a tensor's bytes only when asked for.
 // Layout (little-endian): 'GGUF' u32 version u64 n_tensors u64 n_kv, then n_kv x {string key, u32 type,
-// value}, then n_tensors x {string name, u32 n_dims, u64 dims[n_dims], u32 ggml_type, u64 offset}, then
+// value}, then n_tensors x {string name, u32 n_dims, u64 ne[n_dims], u32 ggml_type, u64 offset}, then
 // padding to `general.alignment` (default 32) and the tensor data; offsets are relative to that start.
-// A GGUF string is u64 length + UTF-8 bytes. dims[0] is the contiguous (row, K) axis.
-// The input may be just a PREFIX of the file (a browser reads File.slice(0, n) for the header): parsing
-// needs only the header, and a tensor whose bytes lie past the prefix fails when it is read, not before.
+// A GGUF string is u64 length + UTF-8 bytes. ne[0] is the contiguous (row, K) axis.
+import type { ByteSource } from './byteSource';
 import { f16BitsToF32 } from './f16';
-import { splitQ4K, type Q4KWeight } from './q4k';
-import { splitQ8_0, type Q8Weight } from './q8';
+import { fnv1a64 } from './fnv';
+import { GgmlType, ggmlTensorByteLength, ggmlTypeName, ggmlTypeTraits } from './ggml';
+import { dequantizeQ4K, splitQ4K, type Q4KWeight } from './q4k';
+import { dequantizeQ8_0, splitQ8_0, type Q8Weight } from './q8';
 
 /** Not a GGUF file, a truncated or malformed one, or a tensor this reader cannot hand to the kernels. */
 export class GgufError extends Error {
@@ -39,48 +40,12 @@ export const GgufType = {
 } as const;
 export type GgufTypeId = (typeof GgufType)[keyof typeof GgufType];
 
-/** ggml tensor types this reader decodes for the kernels. */
-export const GgmlType = { F32: 0, F16: 1, Q8_0: 8, Q4_K: 12 } as const;
-
-/** ggml_type -> [name, elements per block, bytes per block] (ggml's type_traits), for sizing any tensor. */
-const GGML_TYPES: Readonly<Record<number, readonly [string, number, number]>> = {
-  0: ['F32', 1, 4],
-  1: ['F16', 1, 2],
-  2: ['Q4_0', 32, 18],
-  3: ['Q4_1', 32, 20],
-  6: ['Q5_0', 32, 22],
-  7: ['Q5_1', 32, 24],
-  8: ['Q8_0', 32, 34],
-  9: ['Q8_1', 32, 36],
-  10: ['Q2_K', 256, 84],
-  11: ['Q3_K', 256, 110],
-  12: ['Q4_K', 256, 144],
-  13: ['Q5_K', 256, 176],
-  14: ['Q6_K', 256, 210],
-  15: ['Q8_K', 256, 292],
-  16: ['IQ2_XXS', 256, 66],
-  17: ['IQ2_XS', 256, 74],
-  18: ['IQ3_XXS', 256, 98],
-  19: ['IQ1_S', 256, 50],
-  20: ['IQ4_NL', 32, 18],
-  21: ['IQ3_S', 256, 110],
-  22: ['IQ2_S', 256, 82],
-  23: ['IQ4_XS', 256, 136],
-  24: ['I8', 1, 1],
-  25: ['I16', 1, 2],
-  26: ['I32', 1, 4],
-  27: ['I64', 1, 8],
-  28: ['F64', 1, 8],
-  29: ['IQ1_M', 256, 56],
-  30: ['BF16', 1, 2],
-  34: ['TQ1_0', 256, 54],
-  35: ['TQ2_0', 256, 66],
-  39: ['MXFP4', 32, 17],
-};
-
-/** The ggml name of a tensor type ('Q4_K'), or `type<N>` for one this table does not know. */
-export function ggmlTypeName(type: number): string {
-  return GGML_TYPES[type]?.[0] ?? `type${type}`;
+/**
+ * The gguf-py name of a metadata value type ('UINT32'), or `type <N>` for an unknown one.
+ * @example ggufTypeName(GgufType.STRING) === 'STRING'
+ */
+export function ggufTypeName(type: number): string {
+  return Object.entries(GgufType).find(([, id]) => id === type)?.[0] ?? `type ${type}`;
 }
 
 /** A metadata array too long to keep (its elements were walked over, not stored). */
@@ -93,26 +58,46 @@ export interface GgufSkippedArray {
 /** A metadata value: integers up to 32 bits and floats as number, 64-bit integers as bigint. */
 export type GgufValue = number | bigint | boolean | string | GgufValue[] | GgufSkippedArray;
 
+/** The stored type of a metadata value; arrays also say their element type. */
+export interface GgufValueType {
+  type: GgufTypeId;
+  elementType?: GgufTypeId;
+}
+
 export interface GgufTensorInfo {
   name: string;
-  /** ne[0..n_dims): ne[0] is the contiguous axis (K for a weight [rows, K]). */
-  dims: number[];
+  /** ne[0..n_dims) in ggml order: ne[0] is the contiguous axis (k of a weight [n, k]). */
+  ne: number[];
+  /** The same dims row-major (ne reversed), as numpy and torch print them. */
+  shape: number[];
+  /** ggml_type id, and its name ('Q4_K', or `type<N>` when unknown). */
   type: number;
   typeName: string;
-  /** Byte offset of the data from the start of the file (data section start + the stored offset). */
-  fileOffset: number;
-  /** Bytes of data, or undefined for a type this reader cannot size. */
+  /** Absolute byte offset of the data in the file (data section start + the stored offset). */
+  offset: number;
+  /** Bytes of data (ggml_nbytes), or undefined for a type this reader cannot size. */
   byteLength: number | undefined;
 }
 
+/** A parsed GGUF header: everything but the tensor data. */
 export interface GgufFile {
   version: number;
   alignment: number;
   metadata: Map<string, GgufValue>;
+  metadataTypes: Map<string, GgufValueType>;
   tensors: GgufTensorInfo[];
   /** Start of the (aligned) tensor data section in the file. */
   dataOffset: number;
-  /** The bytes parsed (the whole file, or a prefix holding at least the header). */
+  /** Length of the header proper: magic to the end of the last tensor info (the padding excluded). */
+  headerBytes: number;
+  /** FNV-1a 64 of the header bytes, 16 hex digits: with the name and size, it recognises a file again. */
+  headerHash: string;
+  /** Size of the file (or source) the header was read from. */
+  fileSize: number;
+}
+
+/** A GgufFile parsed from bytes in memory, which it keeps for the synchronous tensor readers. */
+export interface GgufBuffer extends GgufFile {
   bytes: Uint8Array;
 }
 
@@ -121,25 +106,37 @@ export interface GgufParseOptions {
   maxArrayElements?: number;
 }
 
+export interface GgufOpenOptions extends GgufParseOptions {
+  /** Bytes read first; the buffer doubles while the header runs past it. Default 1 MiB. */
+  initialReadBytes?: number;
+}
+
+/** Thrown inside the parser when the header runs past the bytes read so far; openGguf reads more. */
+class NeedMore {
+  constructor(readonly end: number) {}
+}
+
 class Cursor {
   private readonly dv: DataView;
   pos = 0;
   private readonly utf8 = new TextDecoder('utf-8', { fatal: false });
 
-  constructor(readonly bytes: Uint8Array) {
+  /** `bytes` is a prefix of a file of `total` bytes. */
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly total: number,
+  ) {
     this.dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
   need(n: number, what: string): void {
-    if (this.pos + n > this.bytes.length) {
+    const end = this.pos + n;
+    if (end > this.total) {
       throw new GgufError(
-        `truncated GGUF: ${what} needs ${n} bytes at offset ${this.pos}, but only ${this.bytes.length - this.pos} remain`,
+        `truncated GGUF: ${what} needs ${n} bytes at offset ${this.pos}, but the file ends at ${this.total}`,
       );
     }
-  }
-  u8(what: string): number {
-    this.need(1, what);
-    return this.dv.getUint8(this.pos++);
+    if (end > this.bytes.length) throw new NeedMore(end);
   }
   u32(what: string): number {
     this.need(4, what);
@@ -147,15 +144,11 @@ class Cursor {
     this.pos += 4;
     return v;
   }
-  u64(what: string): bigint {
+  /** A u64 that is a count, length or offset: must fit a JS safe integer. */
+  size(what: string): number {
     this.need(8, what);
     const v = this.dv.getBigUint64(this.pos, true);
     this.pos += 8;
-    return v;
-  }
-  /** A u64 that is a count, length or offset: must fit a JS safe integer. */
-  size(what: string): number {
-    const v = this.u64(what);
     if (v > BigInt(Number.MAX_SAFE_INTEGER))
       throw new GgufError(`malformed GGUF: ${what} = ${v} is not a plausible size`);
     return Number(v);
@@ -228,37 +221,45 @@ const FIXED_SIZE: Readonly<Record<number, number>> = {
 };
 
 function readValue(c: Cursor, type: number, what: string, maxArray: number, depth: number): GgufValue {
-  if (type !== GgufType.ARRAY) return c.scalar(type, what);
+  return type === GgufType.ARRAY ? readArray(c, what, maxArray, depth).value : c.scalar(type, what);
+}
+
+function readArray(
+  c: Cursor,
+  what: string,
+  maxArray: number,
+  depth: number,
+): { value: GgufValue; elementType: GgufTypeId } {
   if (depth > 8) throw new GgufError(`malformed GGUF: ${what} nests arrays deeper than 8`);
-  const elementType = c.u32(`${what} element type`);
+  const elementType = c.u32(`${what} element type`) as GgufTypeId;
   const length = c.size(`${what} length`);
   const fixed = FIXED_SIZE[elementType];
+  // The least the elements can take: an absurd length from a corrupt file fails here, before any loop.
   if (fixed !== undefined) c.need(length * fixed, `${what} (${length} elements)`);
   else if (elementType === GgufType.STRING || elementType === GgufType.ARRAY)
     c.need(length * 8, `${what} (${length} elements)`);
   else throw new GgufError(`malformed GGUF: ${what} has unknown element type ${elementType}`);
   if (length > maxArray) {
+    // Walked, not kept: a 150k-entry token list costs no memory beyond the header bytes themselves.
     if (fixed !== undefined) c.skip(length * fixed, what);
     else if (elementType === GgufType.STRING)
       for (let i = 0; i < length; i++) c.skip(c.size(`${what}[${i}] length`), `${what}[${i}]`);
     else for (let i = 0; i < length; i++) readValue(c, elementType, `${what}[${i}]`, 0, depth + 1);
-    return { skipped: true, elementType: elementType as GgufTypeId, length };
+    return { value: { skipped: true, elementType, length }, elementType };
   }
   const out: GgufValue[] = [];
   for (let i = 0; i < length; i++) out.push(readValue(c, elementType, `${what}[${i}]`, maxArray, depth + 1));
-  return out;
+  return { value: out, elementType };
 }
 
-/**
- * Parse a GGUF v2/v3 header (metadata + tensor infos). Throws GgufError on anything that is not a
- * well-formed GGUF header.
- * @example const g = parseGguf(new Uint8Array(await file.arrayBuffer())); g.tensors.map((t) => t.name)
- */
-export function parseGguf(input: Uint8Array | ArrayBuffer, opts: GgufParseOptions = {}): GgufFile {
-  const bytes = input instanceof Uint8Array ? input : new Uint8Array(input);
+/** Parse the header from `bytes`, a prefix of a `total`-byte file; throws NeedMore when the prefix is short. */
+function parseHeader(bytes: Uint8Array, total: number, opts: GgufParseOptions): GgufFile {
   const maxArray = opts.maxArrayElements ?? 4096;
-  const c = new Cursor(bytes);
-  if (bytes.length < 4 || c.u32('magic') !== GGUF_MAGIC) {
+  const c = new Cursor(bytes, total);
+  if (total < 4) {
+    throw new GgufError(`not a GGUF file: ${total} bytes, too short for the magic 'GGUF'`);
+  }
+  if (c.u32('magic') !== GGUF_MAGIC) {
     const head = [...bytes.subarray(0, 4)]
       .map((b) => (b >= 32 && b < 127 ? String.fromCharCode(b) : '.'))
       .join('');
@@ -266,7 +267,10 @@ export function parseGguf(input: Uint8Array | ArrayBuffer, opts: GgufParseOption
   }
   const version = c.u32('version');
   if (version !== 2 && version !== 3) {
-    throw new GgufError(`unsupported GGUF version ${version} (this reader handles versions 2 and 3)`);
+    const swapped = version >= 0x01000000 && (version & 0xffffff) === 0 ? ' (a big-endian GGUF?)' : '';
+    throw new GgufError(
+      `unsupported GGUF version ${version}${swapped} (this reader handles versions 2 and 3)`,
+    );
   }
   const nTensors = c.size('tensor count');
   const nKv = c.size('metadata count');
@@ -274,28 +278,33 @@ export function parseGguf(input: Uint8Array | ArrayBuffer, opts: GgufParseOption
   // reject absurd counts from a corrupt header before looping over them.
   c.need(nKv * 13, `${nKv} metadata entries`);
   const metadata = new Map<string, GgufValue>();
+  const metadataTypes = new Map<string, GgufValueType>();
   for (let i = 0; i < nKv; i++) {
     const key = c.string(`metadata key #${i}`);
     const type = c.u32(`type of '${key}'`);
-    metadata.set(key, readValue(c, type, `'${key}'`, maxArray, 0));
-  }
-  let alignment = GGUF_DEFAULT_ALIGNMENT;
-  const al = metadata.get('general.alignment');
-  if (al !== undefined) {
-    if (typeof al !== 'number' || !Number.isInteger(al) || al <= 0 || (al & (al - 1)) !== 0) {
-      throw new GgufError(`malformed GGUF: general.alignment = ${String(al)} is not a positive power of two`);
+    if (metadata.has(key)) throw new GgufError(`malformed GGUF: duplicate metadata key '${key}'`);
+    if (type === GgufType.ARRAY) {
+      const a = readArray(c, `'${key}'`, maxArray, 0);
+      metadata.set(key, a.value);
+      metadataTypes.set(key, { type, elementType: a.elementType });
+    } else {
+      metadata.set(key, c.scalar(type, `'${key}'`));
+      metadataTypes.set(key, { type: type as GgufTypeId });
     }
-    alignment = al;
   }
+  const alignment = readAlignment(metadata, metadataTypes);
   c.need(nTensors * 24, `${nTensors} tensor infos`);
-  const raw: { name: string; dims: number[]; type: number; offset: number }[] = [];
+  const raw: { name: string; ne: number[]; type: number; offset: number }[] = [];
+  const names = new Set<string>();
   for (let i = 0; i < nTensors; i++) {
     const name = c.string(`tensor #${i} name`);
+    if (names.has(name)) throw new GgufError(`malformed GGUF: duplicate tensor name '${name}'`);
+    names.add(name);
     const nDims = c.u32(`tensor '${name}' n_dims`);
     if (nDims < 1 || nDims > 4)
       throw new GgufError(`malformed GGUF: tensor '${name}' has ${nDims} dims (1..4 allowed)`);
-    const dims: number[] = [];
-    for (let d = 0; d < nDims; d++) dims.push(c.size(`tensor '${name}' dim ${d}`));
+    const ne: number[] = [];
+    for (let d = 0; d < nDims; d++) ne.push(c.size(`tensor '${name}' ne[${d}]`));
     const type = c.u32(`tensor '${name}' type`);
     const offset = c.size(`tensor '${name}' offset`);
     if (offset % alignment !== 0) {
@@ -303,28 +312,122 @@ export function parseGguf(input: Uint8Array | ArrayBuffer, opts: GgufParseOption
         `malformed GGUF: tensor '${name}' offset ${offset} is not a multiple of the alignment ${alignment}`,
       );
     }
-    raw.push({ name, dims, type, offset });
+    raw.push({ name, ne, type, offset });
   }
-  const dataOffset = Math.ceil(c.pos / alignment) * alignment;
-  const tensors = raw.map(({ name, dims, type, offset }): GgufTensorInfo => {
-    const t = GGML_TYPES[type];
-    const elements = dims.reduce((a, b) => a * b, 1);
-    let byteLength: number | undefined;
-    if (t) {
-      const [tname, block, bytesPerBlock] = t;
-      if (dims[0]! % block !== 0) {
-        throw new GgufError(
-          `malformed GGUF: tensor '${name}' (${tname}) row length ${dims[0]} is not a multiple of its block ${block}`,
-        );
-      }
-      byteLength = (elements / block) * bytesPerBlock;
+  const headerBytes = c.pos;
+  const dataOffset = Math.ceil(headerBytes / alignment) * alignment;
+  const tensors = raw.map(({ name, ne, type, offset }): GgufTensorInfo => {
+    const t = ggmlTypeTraits(type);
+    if (t && ne[0]! % t.blockSize !== 0) {
+      throw new GgufError(
+        `malformed GGUF: tensor '${name}' (${t.name}) row length ${ne[0]} is not a multiple of its block ${t.blockSize}`,
+      );
     }
-    return { name, dims, type, typeName: ggmlTypeName(type), fileOffset: dataOffset + offset, byteLength };
+    const elements = ne.reduce((a, b) => a * b, 1);
+    const byteLength = ggmlTensorByteLength(type, ne);
+    const end = dataOffset + offset + (byteLength ?? 0);
+    if (!Number.isSafeInteger(elements) || !Number.isSafeInteger(end)) {
+      throw new GgufError(`malformed GGUF: tensor '${name}' (ne [${ne.join(', ')}]) is too large to address`);
+    }
+    return {
+      name,
+      ne,
+      shape: [...ne].reverse(),
+      type,
+      typeName: ggmlTypeName(type),
+      offset: dataOffset + offset,
+      byteLength,
+    };
   });
-  return { version, alignment, metadata, tensors, dataOffset, bytes };
+  const headerHash = fnv1a64(bytes.subarray(0, headerBytes));
+  return {
+    version,
+    alignment,
+    metadata,
+    metadataTypes,
+    tensors,
+    dataOffset,
+    headerBytes,
+    headerHash,
+    fileSize: total,
+  };
 }
 
-/** The tensor info of `name`, or GgufError listing what the file has. */
+function readAlignment(metadata: Map<string, GgufValue>, types: Map<string, GgufValueType>): number {
+  const al = metadata.get('general.alignment');
+  if (al === undefined) return GGUF_DEFAULT_ALIGNMENT;
+  // ggml reads it with gguf_get_val_u32, which asserts the type: any other type is a malformed file.
+  const type = types.get('general.alignment')!.type;
+  if (type !== GgufType.UINT32) {
+    throw new GgufError(
+      `malformed GGUF: general.alignment has type ${ggufTypeName(type)}; GGUF requires UINT32`,
+    );
+  }
+  if (typeof al !== 'number' || !Number.isInteger(al) || al <= 0 || (al & (al - 1)) !== 0) {
+    throw new GgufError(`malformed GGUF: general.alignment = ${String(al)} is not a positive power of two`);
+  }
+  return al;
+}
+
+/**
+ * Parse a GGUF v2/v3 header from bytes in memory: the whole file, or a prefix holding at least the header
+ * (a tensor past the prefix fails when it is read, not before). Throws GgufError on anything that is not a
+ * well-formed GGUF header. To open a file without reading it whole, use openGguf.
+ * @example const g = parseGguf(new Uint8Array(await file.arrayBuffer())); g.tensors.map((t) => t.name)
+ */
+export function parseGguf(input: Uint8Array | ArrayBuffer, opts: GgufParseOptions = {}): GgufBuffer {
+  const bytes = input instanceof Uint8Array ? input : new Uint8Array(input);
+  try {
+    return { ...parseHeader(bytes, bytes.length, opts), bytes };
+  } catch (e) {
+    // With total = the bytes' length every shortfall is a GgufError already; this keeps the type honest.
+    if (e instanceof NeedMore) throw new GgufError(`truncated GGUF: the header runs past ${bytes.length}`);
+    throw e;
+  }
+}
+
+/** `length` bytes at `offset`, or GgufError when the source returns fewer. */
+async function readExactly(
+  src: ByteSource,
+  offset: number,
+  length: number,
+  what: string,
+): Promise<Uint8Array> {
+  const b = await src.read(offset, length);
+  if (b.length !== length) {
+    throw new GgufError(`truncated GGUF: ${what}: asked for ${length} bytes at ${offset}, got ${b.length}`);
+  }
+  return b;
+}
+
+/**
+ * Open a GGUF through random access: reads the header in growing chunks (never the tensor data), and
+ * lists its metadata and tensors. Throws GgufError for a non-GGUF, truncated or malformed header.
+ * @example const g = await openGguf(blobSource(file)); const w = await readTensorOperand(src, g, 'blk.0.ffn_down.weight');
+ */
+export async function openGguf(src: ByteSource, opts: GgufOpenOptions = {}): Promise<GgufFile> {
+  const first = Math.max(4, opts.initialReadBytes ?? 1 << 20);
+  let buf = await readExactly(src, 0, Math.min(src.size, first), 'header');
+  for (;;) {
+    try {
+      return parseHeader(buf, src.size, opts);
+    } catch (e) {
+      if (!(e instanceof NeedMore)) throw e;
+      // NeedMore.end <= src.size (the cursor checked), so each pass grows the buffer: this terminates.
+      const want = Math.min(src.size, Math.max(e.end, buf.length * 2));
+      const more = await readExactly(src, buf.length, want - buf.length, 'header');
+      const next = new Uint8Array(want);
+      next.set(buf);
+      next.set(more, buf.length);
+      buf = next;
+    }
+  }
+}
+
+/**
+ * The tensor info of `name`, or GgufError listing what the file has.
+ * @example ggufTensor(g, 'blk.0.attn_q.weight').ne // [4096, 4096]
+ */
 export function ggufTensor(file: GgufFile, name: string): GgufTensorInfo {
   const t = file.tensors.find((x) => x.name === name);
   if (!t) {
@@ -336,67 +439,136 @@ export function ggufTensor(file: GgufFile, name: string): GgufTensorInfo {
   return t;
 }
 
-/**
- * A tensor's raw bytes as a view into the file (no copy). Throws GgufError when the bytes lie past the
- * end of what was parsed, or the type cannot be sized.
- * @example const raw = ggufTensorBytes(g, 'blk.0.ffn_down.weight'); // Uint8Array of ggml blocks
- */
-export function ggufTensorBytes(file: GgufFile, name: string): Uint8Array {
-  const t = ggufTensor(file, name);
-  if (t.byteLength === undefined)
-    throw new GgufError(`tensor '${name}' has ggml type ${t.type}, which this reader cannot size`);
-  const end = t.fileOffset + t.byteLength;
-  if (end > file.bytes.length) {
+/** [offset, end) of a tensor's data, checked against the `size` bytes there are. */
+function tensorRange(t: GgufTensorInfo, size: number): [number, number] {
+  if (t.byteLength === undefined) {
+    throw new GgufError(`tensor '${t.name}' has ggml type ${t.type}, which this reader cannot size`);
+  }
+  const end = t.offset + t.byteLength;
+  if (end > size) {
     throw new GgufError(
-      `truncated GGUF: tensor '${name}' needs bytes [${t.fileOffset}, ${end}) but the data ends at ${file.bytes.length}`,
+      `truncated GGUF: tensor '${t.name}' needs bytes [${t.offset}, ${end}) but the data ends at ${size} (${end - Math.max(size, t.offset)} bytes missing)`,
     );
   }
-  return file.bytes.subarray(t.fileOffset, end);
+  return [t.offset, end];
 }
 
-/** A weight [rows, k] in the layout the MMQ kernels consume. */
-export type GgufMmqTensor =
-  | { type: 'F32'; name: string; rows: number; k: number; data: Float32Array }
-  | { type: 'F16'; name: string; rows: number; k: number; data: Float32Array }
-  | { type: 'Q8_0'; name: string; rows: number; k: number; weight: Q8Weight }
-  | { type: 'Q4_K'; name: string; rows: number; k: number; weight: Q4KWeight };
+/**
+ * Check that every sized tensor's data lies inside `size` bytes; throws the GgufError readTensor would
+ * throw for the first one that does not (a file cut short, found without reading any tensor).
+ * @example checkTensorData(await openGguf(src), src.size)
+ */
+export function checkTensorData(file: GgufFile, size: number = file.fileSize): void {
+  for (const t of file.tensors) if (t.byteLength !== undefined) tensorRange(t, size);
+}
 
 /**
- * Read a tensor as a [rows, k] weight for the kernels: k = dims[0], rows = the product of the other dims.
- * F32 comes back as-is, F16 decoded to f32, Q8_0 / Q4_K in their split layouts (splitQ8_0 / splitQ4K).
- * @example const w = readGgufTensorForMmq(g, 'blk.0.attn_q.weight'); if (w.type === 'Q4_K') run(w.weight)
+ * Read only one tensor's bytes from the source. GgufError when the file is shorter than the header says.
+ * @example const raw = await readTensor(src, g, 'blk.0.ffn_down.weight'); // ggml blocks
  */
-export function readGgufTensorForMmq(file: GgufFile, name: string): GgufMmqTensor {
+export async function readTensor(src: ByteSource, file: GgufFile, name: string): Promise<Uint8Array> {
   const t = ggufTensor(file, name);
-  const k = t.dims[0]!;
-  const rows = t.dims.slice(1).reduce((a, b) => a * b, 1);
-  const supported = Object.keys(GgmlType).join(', ');
-  if (
-    t.type !== GgmlType.F32 &&
-    t.type !== GgmlType.F16 &&
-    t.type !== GgmlType.Q8_0 &&
-    t.type !== GgmlType.Q4_K
-  ) {
-    throw new GgufError(`tensor '${name}' is ${t.typeName}; the MMQ kernels take ${supported}`);
+  const [start, end] = tensorRange(t, src.size);
+  return readExactly(src, start, end - start, `tensor '${name}'`);
+}
+
+/**
+ * A tensor's raw bytes as a view into a parsed buffer (no copy).
+ * @example const raw = ggufTensorBytes(parseGguf(bytes), 'blk.0.ffn_down.weight');
+ */
+export function ggufTensorBytes(file: GgufBuffer, name: string): Uint8Array {
+  const [start, end] = tensorRange(ggufTensor(file, name), file.bytes.length);
+  return file.bytes.subarray(start, end);
+}
+
+/** The tensor types the MMQ kernels take as weights. */
+export const KERNEL_TENSOR_TYPES = ['Q8_0', 'Q4_K'] as const;
+
+/**
+ * A GGUF weight in the layout the kernels consume: `rows` = n * experts rows of length k. ne = [k, n] is
+ * one matrix; ne = [k, n, experts] an expert bank whose expert e owns rows e*n .. e*n + n - 1.
+ */
+export type GgufOperand = {
+  name: string;
+  ne: number[];
+  k: number;
+  n: number;
+  experts: number;
+  rows: number;
+} & ({ type: 'Q8_0'; weight: Q8Weight } | { type: 'Q4_K'; weight: Q4KWeight });
+
+/** Refuse, before any read, a tensor the kernels cannot take. */
+function operandShape(t: GgufTensorInfo): { k: number; n: number; experts: number; rows: number } {
+  if (t.type !== GgmlType.Q8_0 && t.type !== GgmlType.Q4_K) {
+    throw new GgufError(
+      `tensor '${t.name}' is ${t.typeName}: not taken by these kernels (${KERNEL_TENSOR_TYPES.join(', ')})`,
+    );
   }
-  const bytes = ggufTensorBytes(file, name);
+  const k = t.ne[0]!;
+  const n = t.ne[1] ?? 1;
+  const experts = t.ne.slice(2).reduce((a, b) => a * b, 1);
+  // An empty tensor is legal GGUF (ggml reads it) but no kernel operand; the split steps would throw RangeError.
+  if (k * n * experts === 0) {
+    throw new GgufError(`tensor '${t.name}' (${t.typeName}, ne [${t.ne.join(', ')}]) has no elements`);
+  }
+  return { k, n, experts, rows: n * experts };
+}
+
+/**
+ * Split a Q8_0 / Q4_K tensor's bytes into the kernels' layout (splitQ8_0 / splitQ4K).
+ * @example const w = tensorOperand(ggufTensor(g, name), bytes); if (w.type === 'Q4_K') q4kRows(w.weight, e * w.n, w.n, w.k)
+ */
+export function tensorOperand(t: GgufTensorInfo, bytes: Uint8Array): GgufOperand {
+  const s = operandShape(t);
+  if (bytes.length !== t.byteLength) {
+    throw new GgufError(`tensor '${t.name}' needs ${t.byteLength} bytes, got ${bytes.length}`);
+  }
+  const base = { name: t.name, ne: t.ne, ...s };
+  if (t.type === GgmlType.Q8_0) return { ...base, type: 'Q8_0', weight: splitQ8_0(bytes, s.rows, s.k) };
+  return { ...base, type: 'Q4_K', weight: splitQ4K(bytes, s.rows, s.k) };
+}
+
+/**
+ * Read a Q8_0 / Q4_K tensor from the source as a kernel operand; any other type is a GgufError before
+ * anything is read.
+ * @example const w = await readTensorOperand(src, g, 'blk.0.ffn_down_exps.weight'); w.experts // 4
+ */
+export async function readTensorOperand(src: ByteSource, file: GgufFile, name: string): Promise<GgufOperand> {
+  const t = ggufTensor(file, name);
+  operandShape(t);
+  return tensorOperand(t, await readTensor(src, file, name));
+}
+
+/**
+ * A tensor's values as f32 (F32, F16, BF16, Q8_0, Q4_K), row-major over `shape`: for looking at weights
+ * and for checking against other readers. GgufError for the types it does not decode.
+ * @example const values = tensorToF32(ggufTensor(g, 't.f16'), await readTensor(src, g, 't.f16'));
+ */
+export function tensorToF32(t: GgufTensorInfo, bytes: Uint8Array): Float32Array {
+  if (bytes.length !== t.byteLength) {
+    throw new GgufError(`tensor '${t.name}' needs ${t.byteLength ?? '?'} bytes, got ${bytes.length}`);
+  }
+  const count = t.ne.reduce((a, b) => a * b, 1);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Float32Array(count);
   switch (t.type) {
-    case GgmlType.F32: {
-      // Copy: the view may not be 4-byte aligned in the caller's buffer.
-      const data = new Float32Array(rows * k);
-      new Uint8Array(data.buffer).set(bytes);
-      return { type: 'F32', name, rows, k, data };
-    }
-    case GgmlType.F16: {
-      const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      const data = new Float32Array(rows * k);
-      for (let i = 0; i < data.length; i++) data[i] = f16BitsToF32(dv.getUint16(2 * i, true));
-      return { type: 'F16', name, rows, k, data };
+    case GgmlType.F32:
+      for (let i = 0; i < count; i++) out[i] = dv.getFloat32(4 * i, true);
+      return out;
+    case GgmlType.F16:
+      for (let i = 0; i < count; i++) out[i] = f16BitsToF32(dv.getUint16(2 * i, true));
+      return out;
+    case GgmlType.BF16: {
+      const u = new Uint32Array(out.buffer);
+      for (let i = 0; i < count; i++) u[i] = dv.getUint16(2 * i, true) << 16;
+      return out;
     }
     case GgmlType.Q8_0:
-      // parseGguf already checked k % 32 and sized the bytes, so the split cannot reject them.
-      return { type: 'Q8_0', name, rows, k, weight: splitQ8_0(bytes, rows, k) };
+    case GgmlType.Q4_K: {
+      const w = tensorOperand(t, bytes);
+      return w.type === 'Q8_0' ? dequantizeQ8_0(w.weight, w.rows, w.k) : dequantizeQ4K(w.weight, w.rows, w.k);
+    }
     default:
-      return { type: 'Q4_K', name, rows, k, weight: splitQ4K(bytes, rows, k) };
+      throw new GgufError(`tensor '${t.name}' is ${t.typeName}, which tensorToF32 does not decode`);
   }
 }

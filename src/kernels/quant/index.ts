@@ -4,4 +4,7 @@ export * from './nearestInt';
 export * from './q8';
 export * from './q4k';
 export * from './gen';
+export * from './ggml';
+export * from './fnv';
+export * from './byteSource';
 export * from './gguf';

@@ -187,3 +187,14 @@ describe('Q4_K (block_q4_K: f16 d, f16 dmin, 12 packed scale bytes, 128 qs bytes
     }
   });
 });
+
+describe('Q4_K matches ggml where nearest_int leaves its range', () => {
+  it('values near -1e7: dmin overflows f16 to inf, (x + inf)/d = inf, and nearest_int(inf) clamps to nibble 0', () => {
+    // ggml: quantize_row_q4_K_ref gives qs bytes 00 here (its nearest_int bit trick maps inf to -2^22,
+    // clamped to 0); rounding the value instead clamped inf to 15 and wrote ff.
+    const x = new Float32Array(256).map((_, i) => -1e7 + (i % 16) * 1e5);
+    const { bytes } = quantizeQ4K(x, 1, 256);
+    expect(f16BitsToF32(bytes[2]! | (bytes[3]! << 8))).toBe(Infinity); // dmin
+    expect([...bytes.subarray(16)]).toEqual(new Array<number>(128).fill(0));
+  });
+});

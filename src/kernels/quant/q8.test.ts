@@ -106,3 +106,16 @@ describe('packI8', () => {
     expect(() => packI8(new Int8Array(3))).toThrow(/multiple of 4/);
   });
 });
+
+describe('q8_1 matches ggml where the float path overflows', () => {
+  it('a block whose largest |x| is 1e-37: 1/d is inf, and s is d * sum of the STORED int8s (0), not NaN', () => {
+    // d = 1e-37/127 is an f32 subnormal, id = 1/d overflows to inf, 0 * inf = NaN: ggml sums the int8s it
+    // stored, so s = 0 (bytes 00 00 00 00 from quantize_row_q8_1_ref); summing the unrounded values gave NaN.
+    const x = new Float32Array(32);
+    x[0] = 1e-37;
+    const { bytes, split } = quantizeQ8_1(x, 1, 32);
+    expect([...bytes.subarray(0, 4)]).toEqual([0, 0, 0, 0]);
+    expect(split.s[0]).toBe(0);
+    expect(split.d[0]).toBe(0);
+  });
+});

@@ -41,7 +41,8 @@ function quantizeBlock(x: Float32Array, off: number, q: Int8Array): { d: number;
   for (let j = 0; j < QK8; j++) {
     const v = Math.round(Math.abs(Math.fround(x[off + j]! * id))) * Math.sign(x[off + j]! * id); // roundf: half away from 0
     q[off + j] = v;
-    sum += v;
+    // Sum what was stored, as ggml does: when 1/d overflows to inf, v is inf or NaN but the int8 is 0.
+    sum += q[off + j]!;
   }
   return { d, sum };
 }

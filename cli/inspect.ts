@@ -1,0 +1,193 @@
+// mmq inspect FILE.gguf [--json]: the header of a GGUF (metadata, tensors, the GEMMs it holds), read
+// through fileSource + openGguf: a 40 GB model costs its header's bytes, not 40 GB.
+import { presetFromGgufMetadata, type ModelPreset } from '../src/kernels/models';
+import {
+  checkTensorData,
+  ggufTypeName,
+  openGguf,
+  type GgufFile,
+  type GgufValue,
+  type GgufValueType,
+} from '../src/kernels/quant';
+import { CliError, parseArgs } from './args';
+import { fileSource } from './fileSource';
+import { openError, type Subcommand } from './subcommand';
+
+// Arrays longer than this are summarised (and not even materialised: openGguf walks over them).
+const SHOWN_ELEMENTS = 16;
+const SHOWN_CHARS = 80;
+
+function typeLabel(t: GgufValueType): string {
+  return t.elementType === undefined ? ggufTypeName(t.type) : `ARRAY[${ggufTypeName(t.elementType)}]`;
+}
+
+/** A value as JSON can hold it: bigints as strings, long arrays cut to their first elements. */
+function jsonValue(v: GgufValue): unknown {
+  if (typeof v === 'bigint') return v.toString();
+  if (Array.isArray(v)) return v.slice(0, SHOWN_ELEMENTS).map(jsonValue);
+  if (typeof v === 'object') return undefined; // skipped array: only its length is known
+  return v;
+}
+
+function arrayLength(v: GgufValue): number | undefined {
+  if (Array.isArray(v)) return v.length;
+  return typeof v === 'object' && v !== null && 'skipped' in v ? v.length : undefined;
+}
+
+function short(s: string): string {
+  const one = JSON.stringify(s);
+  return one.length > SHOWN_CHARS ? `${one.slice(0, SHOWN_CHARS - 1)}… (${s.length} chars)` : one;
+}
+
+function textValue(v: GgufValue): string {
+  if (typeof v === 'string') return short(v);
+  if (typeof v !== 'object') return String(v);
+  const n = arrayLength(v)!;
+  if (!Array.isArray(v) || n > SHOWN_ELEMENTS) {
+    const head = Array.isArray(v) ? v.slice(0, 4).map(textValue).join(', ') + ', ' : '';
+    return `[${head}...] (${n} elements)`;
+  }
+  return `[${v.map(textValue).join(', ')}]`;
+}
+
+function preset(file: GgufFile): { preset: ModelPreset } | { error: string } {
+  try {
+    return { preset: presetFromGgufMetadata(file.metadata, file.tensors) };
+  } catch (e) {
+    return { error: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+function table(rows: string[][], right: ReadonlySet<number> = new Set()): string[] {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) =>
+    r
+      .map((cell, c) => (right.has(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+function human(path: string, file: GgufFile): string {
+  const p = preset(file);
+  const lines = [
+    `${path}: GGUF v${file.version}, ${file.fileSize} bytes, ${file.tensors.length} tensors, ${file.metadata.size} metadata keys`,
+    `alignment ${file.alignment}, data at ${file.dataOffset}, header ${file.headerBytes} bytes, header hash ${file.headerHash}`,
+    '',
+    'metadata',
+    ...table(
+      [...file.metadata].map(([key, value]) => [
+        '  ' + key,
+        typeLabel(file.metadataTypes.get(key)!),
+        textValue(value),
+      ]),
+    ),
+    '',
+    'tensors',
+    ...table(
+      [
+        ['  name', 'type', 'ne', 'shape', 'offset', 'bytes'],
+        ...file.tensors.map((t) => [
+          '  ' + t.name,
+          t.typeName,
+          `[${t.ne.join(', ')}]`,
+          `[${t.shape.join(', ')}]`,
+          String(t.offset),
+          t.byteLength === undefined ? '?' : String(t.byteLength),
+        ]),
+      ],
+      new Set([4, 5]),
+    ),
+    '',
+  ];
+  if ('error' in p) lines.push(`GEMMs: none derived (${p.error})`);
+  else {
+    lines.push('GEMMs (out[m, n] = x[m, k] @ W[n, k]^T)');
+    lines.push(
+      ...table(
+        [
+          ['  name', 'n', 'k', 'experts', 'topk', 'Q4_K', 'Q8_0'],
+          ...p.preset.gemms.map((g) => [
+            '  ' + g.name,
+            String(g.n),
+            String(g.k),
+            g.experts === undefined ? '' : String(g.experts),
+            g.topk === undefined ? '' : String(g.topk),
+            g.fits.Q4_K ? 'yes' : 'no',
+            g.fits.Q8_0 ? 'yes' : 'no',
+          ]),
+        ],
+        new Set([1, 2, 3, 4]),
+      ),
+    );
+  }
+  return lines.join('\n') + '\n';
+}
+
+function json(path: string, file: GgufFile): string {
+  const p = preset(file);
+  return (
+    JSON.stringify(
+      {
+        file: path,
+        size: file.fileSize,
+        version: file.version,
+        alignment: file.alignment,
+        dataOffset: file.dataOffset,
+        headerBytes: file.headerBytes,
+        headerHash: file.headerHash,
+        metadata: Object.fromEntries(
+          [...file.metadata].map(([key, value]) => {
+            const t = file.metadataTypes.get(key)!;
+            const n = arrayLength(value);
+            return [
+              key,
+              {
+                type: ggufTypeName(t.type),
+                ...(t.elementType === undefined ? {} : { elementType: ggufTypeName(t.elementType) }),
+                ...(n === undefined ? {} : { length: n, truncated: n > SHOWN_ELEMENTS }),
+                value: jsonValue(value),
+              },
+            ];
+          }),
+        ),
+        tensors: file.tensors.map((t) => ({
+          name: t.name,
+          type: t.typeName,
+          typeId: t.type,
+          ne: t.ne,
+          shape: t.shape,
+          offset: t.offset,
+          bytes: t.byteLength ?? null,
+        })),
+        gemms: 'preset' in p ? p.preset.gemms : null,
+      },
+      null,
+      2,
+    ) + '\n'
+  );
+}
+
+export const inspect: Subcommand = {
+  name: 'inspect',
+  usage: 'mmq inspect FILE.gguf [--json]',
+  summary: 'metadata, tensors and GEMMs of a GGUF (reads the header only)',
+  async run(args, io) {
+    const a = parseArgs('inspect', args, { boolean: ['--json'] });
+    if (a.positionals.length !== 1) {
+      throw new CliError(`mmq inspect: expected one FILE.gguf, got ${a.positionals.length} arguments`, 2);
+    }
+    const path = a.positionals[0]!;
+    const src = await fileSource(path).catch((e: unknown) => {
+      throw openError(path, e);
+    });
+    try {
+      const file = await openGguf(src, { maxArrayElements: SHOWN_ELEMENTS });
+      checkTensorData(file, src.size);
+      io.stdout(a.booleans.has('--json') ? json(path, file) : human(path, file));
+      return 0;
+    } finally {
+      await src.close();
+    }
+  },
+};

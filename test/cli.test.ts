@@ -1,0 +1,233 @@
+// The mmq CLI, spawned as a user runs it (node + tsx): each subcommand, and each kind of bad input giving
+// one `mmq: ...` line on stderr and a non-zero exit, within a timeout (nothing hangs).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../cli/mmq';
+import { goldenBytes, goldenGguf, goldenGgufView, goldenPath, goldenQuantCases } from './golden';
+import { writeSparseGguf } from './ggufSparse';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const tmp = mkdtempSync(join(tmpdir(), 'mmq-cli-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** Run `mmq ...args` in a child process (30 s at most). */
+function mmq(...args: string[]) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'cli/mmq.ts', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (r.error) throw r.error; // ETIMEDOUT: it hung
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** An expected failure: exit code, nothing on stdout, one `mmq: ` line on stderr matching `msg`, no stack. */
+function expectOneLineError(r: ReturnType<typeof mmq>, code: number, msg: RegExp) {
+  expect(r.stdout).toBe('');
+  expect(r.stderr.split('\n')).toEqual([expect.stringMatching(/^mmq: /), '']);
+  expect(r.stderr).toMatch(msg);
+  expect(r.stderr).not.toMatch(/\n\s+at /);
+  expect(r.status).toBe(code);
+}
+
+const gguf = join(tmp, 'peer.gguf');
+const whole = goldenGguf();
+writeFileSync(gguf, whole);
+
+describe('mmq inspect', () => {
+  it('prints the header as a table: metadata (long arrays summarised), tensors, GEMMs', () => {
+    const r = mmq('inspect', gguf);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain(`${gguf}: GGUF v3, ${whole.length} bytes, 8 tensors, 24 metadata keys`);
+    expect(r.stdout).toContain(
+      'alignment 32, data at 99520, header 99490 bytes, header hash 26405835ce3f8093',
+    );
+    expect(r.stdout).toMatch(/tokenizer\.ggml\.tokens +ARRAY\[STRING\] +\[\.\.\.\] \(5000 elements\)/);
+    expect(r.stdout).toMatch(
+      /blk\.0\.ffn_down_exps\.weight +Q4_K +\[256, 8, 4\] +\[4, 8, 256\] +108576 +4608/,
+    );
+    expect(r.stdout).toMatch(/ffn_down_exps +8 +256 +4 +yes +yes/);
+  });
+
+  it("--json gives gguf-py's tensors and metadata types", () => {
+    const r = mmq('inspect', gguf, '--json');
+    expect(r.status).toBe(0);
+    const j = JSON.parse(r.stdout) as {
+      dataOffset: number;
+      headerHash: string;
+      metadata: Record<string, { type: string; elementType?: string; length?: number; value: unknown }>;
+      tensors: { name: string; type: string; ne: number[]; offset: number; bytes: number }[];
+    };
+    const view = goldenGgufView();
+    expect(j.dataOffset).toBe(view.data_offset);
+    expect(j.headerHash).toBe('26405835ce3f8093');
+    expect(j.tensors.map((t) => [t.name, t.type, t.ne, t.offset, t.bytes])).toEqual(
+      view.tensors.map((t) => [t.name, t.type, t.ne, t.offset, t.nbytes]),
+    );
+    for (const [key, m] of Object.entries(view.meta)) expect(j.metadata[key]!.type, key).toBe(m.type);
+    expect(j.metadata['test.u64']!.value).toBe('9223372036854775813');
+    expect(j.metadata['tokenizer.ggml.tokens']).toMatchObject({ elementType: 'STRING', length: 5000 });
+  });
+
+  it('opens a sparse file over 4 GiB by its header alone (the tensor past 2^32 is listed)', async () => {
+    const sparse = await writeSparseGguf();
+    try {
+      const r = mmq('inspect', sparse.path, '--json');
+      expect(r.stderr).toBe('');
+      const j = JSON.parse(r.stdout) as { size: number; tensors: { name: string; offset: number }[] };
+      expect(j.size).toBeGreaterThan(2 ** 32);
+      expect(j.tensors[1]).toMatchObject({ name: sparse.tensor.name, offset: sparse.tensor.offset });
+    } finally {
+      await sparse.remove();
+    }
+  });
+});
+
+describe('mmq quantize', () => {
+  const cases = goldenQuantCases();
+  const TYPES = ['q8_0', 'q8_1', 'q4_K'] as const;
+
+  it('spawned: writes ggml bytes equal to ggml reference output (one golden case per type)', () => {
+    for (const [type, c] of [
+      ['q8_0', cases[0]!],
+      ['q8_1', cases[3]!],
+      ['q4_K', cases[8]!],
+    ] as const) {
+      const out = join(tmp, `${c.name}.${type}`);
+      const r = mmq(
+        'quantize',
+        '--type',
+        type,
+        '--rows',
+        String(c.rows),
+        '--k',
+        String(c.k),
+        goldenPath(`quant/${c.name}.f32`),
+        out,
+      );
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^${type}: ${c.rows} x ${c.k} f32 -> \\d+ blocks`));
+      expect(readFileSync(out).equals(goldenBytes(`quant/${c.name}.ggml.${type}`))).toBe(true);
+    }
+  });
+
+  it('in process (same main()): every golden case, every type, byte for byte', async () => {
+    for (const c of cases) {
+      for (const type of TYPES) {
+        const out = join(tmp, `all.${c.name}.${type}`);
+        const io = { stdout: () => {}, stderr: (t: string) => expect.fail(t) };
+        const args = [
+          '--type',
+          type,
+          '--rows',
+          String(c.rows),
+          `--k=${c.k}`,
+          goldenPath(`quant/${c.name}.f32`),
+          out,
+        ];
+        expect(await main(['quantize', ...args], io)).toBe(0);
+        expect(
+          readFileSync(out).equals(goldenBytes(`quant/${c.name}.ggml.${type}`)),
+          `${c.name} ${type}`,
+        ).toBe(true);
+      }
+    }
+  });
+});
+
+describe('bad input: one line on stderr, a non-zero exit, no hang', () => {
+  const notGguf = join(tmp, 'readme.gguf');
+  writeFileSync(notGguf, 'this is a text file, not a model\n');
+  const headerCut = join(tmp, 'cut-header.gguf');
+  writeFileSync(headerCut, whole.subarray(0, 5000));
+  const dataCut = join(tmp, 'cut-data.gguf');
+  writeFileSync(dataCut, whole.subarray(0, 110_000));
+  const f32 = goldenPath('quant/normal.f32'); // 4 x 1024
+
+  it('a non-GGUF file', () => {
+    expectOneLineError(
+      mmq('inspect', notGguf),
+      1,
+      /^mmq: not a GGUF file: expected magic 'GGUF', found 'this'/,
+    );
+  });
+  it('a missing file (inspect and quantize)', () => {
+    expectOneLineError(
+      mmq('inspect', join(tmp, 'nope.gguf')),
+      1,
+      /cannot open .*nope\.gguf: no such file or directory/,
+    );
+    const r = mmq(
+      'quantize',
+      '--type',
+      'q8_0',
+      '--rows',
+      '1',
+      '--k',
+      '32',
+      join(tmp, 'nope.f32'),
+      join(tmp, 'o'),
+    );
+    expectOneLineError(r, 1, /cannot open .*nope\.f32: no such file or directory/);
+  });
+  it('a directory', () => {
+    expectOneLineError(mmq('inspect', tmp), 1, /cannot open .*: is a directory/);
+  });
+  it('a file cut inside its header', () => {
+    expectOneLineError(mmq('inspect', headerCut), 1, /^mmq: truncated GGUF: .* but the file ends at 5000/);
+  });
+  it('a file cut inside its tensor data', () => {
+    expectOneLineError(
+      mmq('inspect', dataCut),
+      1,
+      /^mmq: truncated GGUF: tensor 'blk\.0\.ffn_down_exps\.weight' needs bytes \[108576, 113184\) .* \(3184 bytes missing\)/,
+    );
+  });
+  it('an unknown subcommand, and none at all', () => {
+    expectOneLineError(mmq('frobnicate'), 2, /^mmq: unknown subcommand 'frobnicate' \(inspect, quantize\)/);
+    const r = mmq();
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^usage: mmq <subcommand>/);
+  });
+  it('an unknown flag, a missing value, a wrong arity', () => {
+    expectOneLineError(mmq('inspect', gguf, '--verbose'), 2, /^mmq: inspect: unknown flag --verbose/);
+    expectOneLineError(
+      mmq('quantize', '--type', 'q8_0', '--rows', '4', f32, join(tmp, 'o'), '--k'),
+      2,
+      /--k needs a value/,
+    );
+    expectOneLineError(mmq('inspect', gguf, gguf), 2, /expected one FILE\.gguf, got 2/);
+    expectOneLineError(
+      mmq('quantize', '--type', 'q5_K', '--rows', '4', '--k', '1024', f32, join(tmp, 'o')),
+      2,
+      /'q5_K' is not one of/,
+    );
+  });
+  it("half-typed numbers: '12x', '3.5', '1e3', '0' for --rows", () => {
+    for (const bad of ['12x', '3.5', '1e3', '0', '-4']) {
+      const r = mmq('quantize', '--type', 'q8_0', `--rows=${bad}`, '--k', '1024', f32, join(tmp, 'o'));
+      expectOneLineError(
+        r,
+        2,
+        new RegExp(`--rows must be a positive whole number, got '${bad.replace('.', '\\.')}'`),
+      );
+    }
+  });
+  it('IN.f32 whose size is not rows x k x 4, and a k that is not a whole number of blocks', () => {
+    const r = mmq('quantize', '--type', 'q4_K', '--rows', '2', '--k', '1024', f32, join(tmp, 'o'));
+    expectOneLineError(r, 1, /normal\.f32 has 16384 bytes, but --rows 2 --k 1024 needs 2 x 1024 x 4 = 8192/);
+    const k = mmq('quantize', '--type', 'q4_K', '--rows', '16', '--k', '256', f32, join(tmp, 'o'));
+    expect(k.status).toBe(0); // 16 x 256 is the same 16384 bytes: fine
+    expectOneLineError(
+      mmq('quantize', '--type', 'q4_K', '--rows', '32', '--k', '128', f32, join(tmp, 'o')),
+      2,
+      /--k 128 is not a multiple of q4_K's 256-wide block/,
+    );
+  });
+});
