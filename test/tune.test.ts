@@ -72,24 +72,6 @@ function landscape(space: Space, c: Config): number {
   );
 }
 
-/** A 32-wide adapter with small limits (16 KiB workgroup storage, 256 invocations, 8 storage buffers). */
-const smallCaps = (over: Partial<AdapterCaps['limits']> = {}): AdapterCaps =>
-  fakeCaps({
-    vendor: 'fake',
-    architecture: 'test',
-    description: '',
-    features: [],
-    limits: {
-      maxComputeInvocationsPerWorkgroup: 256,
-      maxComputeWorkgroupStorageSize: 16384,
-      maxComputeWorkgroupSizeX: 256,
-      maxStorageBufferBindingSize: 1 << 27,
-      maxBufferSize: 1 << 28,
-      maxStorageBuffersPerShaderStage: 8,
-      ...over,
-    },
-  });
-
 describe('Space', () => {
   const space = tileSpace([1, 2, 4]);
 

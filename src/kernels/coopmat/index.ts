@@ -15,7 +15,7 @@ import {
 import type { AdapterCaps } from '../gpu/caps';
 import { planLimitProblems } from '../gpu/plan';
 import { DatasetMemo } from '../memo';
-import { gemmF32, selectRows } from '../oracle';
+import { gemmF32 } from '../oracle';
 import { tileFromSpace, tileSpace, tileValues } from '../tune/tileSpace';
 import { dequantizeQ4K } from '../quant/q4k';
 import { tileOf, type TileParams } from '../tile';
@@ -23,7 +23,6 @@ import type { Config } from '../tune/space';
 import { coopmatCatalog, COOPMAT_STAGINGS, type CoopmatStaging } from './catalog';
 import {
   coopmatData,
-  mmqQ4kF16Ref,
   mmqQ4kF16RoundedRef,
   type CoopmatData,
   type DecodeRounding,
