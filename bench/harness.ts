@@ -144,7 +144,8 @@ export interface Correctness {
 export interface BenchRow {
   id: string;
   family: string;
-  weights: 'q8_0' | 'q4k' | 'f32';
+  /** 'q4': ONNX Runtime's MatMulNBits rows (bench/ort.ts), 4-bit codes with one scale per 32 weights. */
+  weights: 'q8_0' | 'q4k' | 'f32' | 'q4';
   arm: string;
   /** 'incumbent' | 'tuned' | 'fixed' (a seed kernel with its own tile) | 'baseline'. */
   role: string;
