@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Entry point of a `run` on the lent NVIDIA machine (carry .gl and .gpu/bench, built by bench/build-carry.sh).
-# Usage: bench/h200.sh STEP...   STEP = vkdebug | probe | torch[:M,N,K or M1/M2/..,N,K] | bench[:ARGS with '+' for spaces] | apptune[:ARGS] | lab[:ARGS]
+# Usage: bench/h200.sh STEP...   STEP = vkdebug | probe | torch[:M,N,K or M1/M2/..,N,K, and/or --no-moe | --moe-only, '+' between]
+#   | bench[:ARGS with '+' for spaces] | apptune[:ARGS] | lab[:ARGS]
 #   | ort[:ARGS] (ONNX Runtime's WebGPU MatMulNBits alone, bench/ort-bench.ts; the kit's ort/ when it has one)
 #   | sass (registers, spills and SASS of the pipelines compiled so far, from the driver's cache: sass.tar.xz)
 # Logs and JSON go to $OUT (the device tool's return folder), else bench-out/.
@@ -69,8 +70,9 @@ for step in "$@"; do
     vkdebug) VK_LOADER_DEBUG=error,warn,driver PROBE_ONLY_ADAPTER=1 /tmp/node $RUN/probe.mjs > "$OUT/vkdebug.log" 2>&1; tail -40 "$OUT/vkdebug.log" ;;
     probe) /tmp/node $RUN/probe.mjs --json "$OUT/probe.json" 2>&1 | tee "$OUT/probe.log" || rc=1 ;;
     torch*)
-      # torch:M,N,K times that one shape only (M1/M2/...,N,K: those rows counts at N x K).
-      shape=${step#torch}; shape=${shape#:}
+      # torch:M,N,K times that one shape only (M1/M2/...,N,K: those rows counts at N x K); the MoE timings
+      # follow unless --no-moe (torch:--moe-only: those alone).
+      shape=${step#torch}; shape=${shape#:}; shape=${shape//+/ }
       # shellcheck disable=SC2086
       PYTHONUNBUFFERED=1 python3 bench/torch_baseline.py "$OUT/torch.json" $shape 2>&1 | tee "$OUT/torch.log" || rc=1 ;;
     bench*)
