@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Entry point of a `run` on the lent NVIDIA machine (carry .gl and .gpu/bench, built by bench/build-carry.sh).
-# Usage: bench/h200.sh STEP...   STEP = vkdebug | probe | torch[:M,N,K or M1/M2/..,N,K] | bench[:ARGS with '+' for spaces] | apptune[:ARGS] | lab[:ARGS]
+# Usage: bench/h200.sh STEP...   STEP = vkdebug | probe | torch[:M,N,K or M1/M2/..,N,K, and/or --no-moe | --moe-only, '+' between]
+#   | bench[:ARGS with '+' for spaces] | apptune[:ARGS] | lab[:ARGS]
+#   | ort[:ARGS] (ONNX Runtime's WebGPU MatMulNBits alone, bench/ort-bench.ts; the kit's ort/ when it has one)
 #   | sass (registers, spills and SASS of the pipelines compiled so far, from the driver's cache: sass.tar.xz)
 # Logs and JSON go to $OUT (the device tool's return folder), else bench-out/.
 set -uo pipefail
@@ -22,6 +24,22 @@ cp .gpu/bench/webgpu/index.js .gpu/bench/webgpu/package.json $RUN/node_modules/w
 [ -s $RUN/node_modules/webgpu/dist/linux-x64/dawn.node ] ||
   xz -dc .gpu/bench/webgpu/dist/linux-x64/dawn.node.xz > $RUN/node_modules/webgpu/dist/linux-x64/dawn.node
 cp .gpu/bench/*.mjs $RUN/
+# ONNX Runtime (optional part of the kit, bench/build-carry.sh): unpacked once into its own folder, which
+# MMQ_ORT_DIR names for bench/ort.ts; without it the bench says "ONNX Runtime not installed" and carries on.
+unpack_ort() {
+  [ -n "${MMQ_ORT_DIR:-}" ] && return 0
+  if [ ! -d .gpu/bench/ort/node_modules/onnxruntime-node ]; then
+    echo "[h200] no ONNX Runtime in the kit (.gpu/bench/ort): the bench's ORT rows are skipped"
+    return 0
+  fi
+  local dir=/tmp/mmqort bin=node_modules/onnxruntime-node/bin/napi-v6/linux/x64
+  mkdir -p $dir
+  cp -r .gpu/bench/ort/node_modules $dir/
+  rm -f $dir/$bin/libonnxruntime.so.1.xz
+  xz -dc .gpu/bench/ort/$bin/libonnxruntime.so.1.xz > $dir/$bin/libonnxruntime.so.1
+  export MMQ_ORT_DIR=$dir
+  echo "[h200] ONNX Runtime unpacked to $MMQ_ORT_DIR"
+}
 {
   date -u +%FT%TZ
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu --format=csv
@@ -53,13 +71,15 @@ for step in "$@"; do
     vkdebug) VK_LOADER_DEBUG=error,warn,driver PROBE_ONLY_ADAPTER=1 /tmp/node $RUN/probe.mjs > "$OUT/vkdebug.log" 2>&1; tail -40 "$OUT/vkdebug.log" ;;
     probe) /tmp/node $RUN/probe.mjs --json "$OUT/probe.json" 2>&1 | tee "$OUT/probe.log" || rc=1 ;;
     torch*)
-      # torch:M,N,K times that one shape only (M1/M2/...,N,K: those rows counts at N x K).
-      shape=${step#torch}; shape=${shape#:}
+      # torch:M,N,K times that one shape only (M1/M2/...,N,K: those rows counts at N x K); the MoE timings
+      # follow unless --no-moe (torch:--moe-only: those alone).
+      shape=${step#torch}; shape=${shape#:}; shape=${shape//+/ }
       # shellcheck disable=SC2086
       PYTHONUNBUFFERED=1 python3 bench/torch_baseline.py "$OUT/torch.json" $shape 2>&1 | tee "$OUT/torch.log" || rc=1 ;;
     bench*)
       args=${step#bench}; args=${args#:}; args=${args//+/ }
       suffix bench
+      unpack_ort
       # shellcheck disable=SC2086
       /tmp/node $RUN/bench.mjs --json "$OUT/bench$sfx.json" --torch "$OUT/torch.json" $args 2>&1 | tee "$OUT/bench$sfx.log" || rc=1 ;;
     apptune*)
@@ -68,6 +88,12 @@ for step in "$@"; do
       suffix apptune
       # shellcheck disable=SC2086
       /tmp/node $RUN/apptune.mjs --json "$OUT/apptune$sfx.json" $args 2>&1 | tee "$OUT/apptune$sfx.log" || rc=1 ;;
+    ort*)
+      args=${step#ort}; args=${args#:}; args=${args//+/ }
+      suffix ort
+      unpack_ort
+      # shellcheck disable=SC2086
+      /tmp/node $RUN/ort-bench.mjs --json "$OUT/ort$sfx.json" $args 2>&1 | tee "$OUT/ort$sfx.log" || rc=1 ;;
     lab*)
       args=${step#lab}; args=${args#:}; args=${args//+/ }
       suffix lab
