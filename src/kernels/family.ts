@@ -25,16 +25,44 @@ export type FamilyParams = Readonly<Record<string, ParamValue>>;
  * Where a run's operands come from: 'reference' = the reference module's deterministic generators
  * (its xorshift streams, bit for bit); 'random' = f32 data put through ggml's quantizers, so the
  * unquantized tensors exist for the error split; 'synthetic' = fast random codes and scales in the
- * reference's ranges, for prefill-size shapes (quant/synthetic.ts).
+ * reference's ranges, for prefill-size shapes (quant/synthetic.ts); 'tensor' = a real model tensor as
+ * the weight (DataChoice.tensor), with a generated activation quantized as ggml does.
  */
-export type DataSource = 'reference' | 'random' | 'synthetic';
-export const DATA_SOURCES: readonly DataSource[] = ['reference', 'random', 'synthetic'];
+export type DataSource = 'reference' | 'random' | 'synthetic' | 'tensor';
+export const DATA_SOURCES: readonly DataSource[] = ['reference', 'random', 'synthetic', 'tensor'];
+
+/** A GGUF file as a config names it: enough to recognise the same file when it is picked again. */
+export interface GgufFileRef {
+  name: string;
+  size: number;
+  /** A hash of the file's header bytes (quant/gguf.ts headerHash). */
+  headerHash: string;
+}
+
+/** A real model tensor as the weight operand: which file, which tensor, and the generated activation. */
+export interface TensorChoice {
+  file: GgufFileRef;
+  tensor: string;
+  /** The activation the tensor multiplies: N(0, 1), or N(0, 1) with a few outlier channels. */
+  activation: 'normal' | 'outliers';
+}
 
 export interface DataChoice {
   source: DataSource;
   /** The data seed: 0 = the reference generator's own constant; otherwise another stream. */
   seed: number;
+  /** Source 'tensor': the real tensor (Q8_0 / Q4_K) that is the weight; `seed` drives the activation. */
+  tensor?: TensorChoice;
 }
+
+/**
+ * A weight operand from outside the config (a real tensor, read by the worker or the CLI), in the
+ * kernels' split layout: a Q8_0 or Q4_K matrix [n, k], or an expert bank [experts, n, k].
+ */
+export type WeightOperand = { n: number; k: number; experts: number; name: string } & (
+  | { type: 'Q8_0'; weight: { q: Int8Array; d: Float32Array } }
+  | { type: 'Q4_K'; weight: { qs: Uint32Array; scales: Uint32Array; d: Float32Array; dmin: Float32Array } }
+);
 
 /** Everything that determines a run; a permalink encodes it (plus edited WGSL). */
 export interface RunConfig {
@@ -112,6 +140,11 @@ export interface FamilyCatalog {
    */
   validate(config: RunConfig, caps?: AdapterCaps): string[];
   tuning?: TuningCatalog;
+  /**
+   * The real-tensor weights it takes: the format, and whether an expert bank ([k, n, experts]). Its
+   * params `n` and `k` (and `experts` for a bank) then come from the tensor's shape.
+   */
+  takes?: { format: 'Q8_0' | 'Q4_K'; bank: boolean };
 }
 
 /** A phase of a kernel that assigns output elements to lanes (for the ownership view). */
@@ -165,8 +198,11 @@ export interface TuningSearch {
 }
 
 export interface KernelFamily extends FamilyCatalog {
-  /** Validate (ShapeError listing every problem) and build the plan, the oracle and the facts. */
-  build(config: ResolvedConfig, caps: AdapterCaps): BuiltProblem;
+  /**
+   * Validate (ShapeError listing every problem) and build the plan, the oracle and the facts. A config
+   * whose data names a tensor needs that tensor as `weight` (the worker reads it from the file).
+   */
+  build(config: ResolvedConfig, caps: AdapterCaps, weight?: WeightOperand): BuiltProblem;
   /** A family that declares `tuning`: its search over `base`'s problem on this adapter. */
   search?(base: RunConfig, caps: AdapterCaps): TuningSearch;
 }
@@ -220,15 +256,49 @@ export function controlProblems(controls: readonly ControlDecl[], params: Family
 }
 
 /**
- * Why a config's data choice is invalid. Empty = fine.
+ * Why a config's data choice is invalid for a family: the source and seed, and a tensor the family does
+ * not take (what only the file knows -- format, shape -- is tensorProblems'). Empty = fine.
  * @example dataProblems({ source: 'random', seed: -1 }) // ['data seed -1 must be a whole number >= 0']
  */
-export function dataProblems(data: DataChoice): string[] {
+export function dataProblems(data: DataChoice, family?: Pick<FamilyCatalog, 'title' | 'takes'>): string[] {
   const p: string[] = [];
   if (!DATA_SOURCES.includes(data.source)) p.push(`unknown data source '${String(data.source)}'`);
   if (!Number.isSafeInteger(data.seed) || data.seed < 0)
     p.push(`data seed ${data.seed} must be a whole number >= 0`);
+  if (data.source === 'tensor' && !data.tensor) p.push('no model tensor is chosen');
+  if (data.source === 'tensor' && family && !family.takes)
+    p.push(`${family.title} runs on generated data only, not on a model tensor`);
   return p;
+}
+
+/**
+ * Why a family cannot take the config's tensor: a family that takes no real weights, another format, a
+ * bank where a matrix is taken (or the reverse), or n / k / experts that differ from the tensor's.
+ * `tensor` is the tensor's shape as its file lists it (the catalog cannot read files). Empty = fine.
+ * @example tensorProblems(catalog, config, { type: 'Q4_K', n: 10, k: 512, experts: 1 })
+ */
+export function tensorProblems(
+  family: Pick<FamilyCatalog, 'title' | 'takes'>,
+  config: RunConfig,
+  tensor: { type: string; n: number; k: number; experts: number } | undefined,
+): string[] {
+  const t = config.data.source === 'tensor' ? config.data.tensor : undefined;
+  if (!t) return [];
+  const takes = family.takes;
+  if (!takes) return [`${family.title} runs on generated data only, not on a model tensor`];
+  if (!tensor) return [`tensor ${t.tensor} is not open (pick the file ${t.file.name} again)`];
+  if (tensor.type !== takes.format)
+    return [`${t.tensor} is ${tensor.type}; ${family.title} takes ${takes.format} weights`];
+  if (!takes.bank && tensor.experts > 1)
+    return [`${t.tensor} is an expert bank of ${tensor.experts}; ${family.title} takes one matrix`];
+  const want: [string, number][] = [
+    ['n', tensor.n],
+    ['k', tensor.k],
+    ...(takes.bank ? ([['experts', tensor.experts]] as [string, number][]) : []),
+  ];
+  return want
+    .filter(([key, v]) => config.params[key] !== v)
+    .map(([key, v]) => `${key} = ${String(config.params[key])} but the tensor ${t.tensor} has ${key} = ${v}`);
 }
 
 /**

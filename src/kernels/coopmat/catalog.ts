@@ -64,6 +64,7 @@ export const coopmatCatalog: FamilyCatalog = {
   arithmetic: 'f16',
   arms: [{ ...SCALAR_ARM, label: 'scalar (f16 rounding in core WGSL)' }, F16_MATRIX_ARM],
   controls,
+  takes: { format: 'Q4_K', bank: false },
   defaults: { m: 64, n: 64, k: 256, wm: 2, wn: 2, rm: 1, rn: 1, staging: 'prepass' },
   validate(config: RunConfig, caps?: AdapterCaps) {
     const q = config.params;
@@ -78,7 +79,11 @@ export const coopmatCatalog: FamilyCatalog = {
           `tile rm ${t.rm} x rn ${t.rn} at plane width ${plane} holds ${acc} f32 accumulators per lane (at most ${COOPMAT_MAX_ACC_PER_LANE})`,
         );
     }
-    return [...out, ...armPlaneProblems(coopmatCatalog, config, caps), ...dataProblems(config.data)];
+    return [
+      ...out,
+      ...armPlaneProblems(coopmatCatalog, config, caps),
+      ...dataProblems(config.data, coopmatCatalog),
+    ];
   },
   tuning: { op: 'mmq_q4k_coopmat', label: 'f16 coopmat twin: tile and staging (mmq_q4k_coopmat)' },
 };

@@ -5,6 +5,8 @@ import {
   assertNoProblems,
   choiceParam,
   intParam,
+  tensorProblems,
+  type WeightOperand,
   type BuiltProblem,
   type KernelFamily,
   type OwnershipPhase,
@@ -17,16 +19,12 @@ import { planLimitProblems } from '../gpu/plan';
 import { DatasetMemo } from '../memo';
 import { gemmF32 } from '../oracle';
 import { tileFromSpace, tileSpace, tileValues } from '../tune/tileSpace';
+import { modelActivation } from '../quant/gen';
 import { dequantizeQ4K } from '../quant/q4k';
 import { tileOf, type TileParams } from '../tile';
 import type { Config } from '../tune/space';
 import { coopmatCatalog, COOPMAT_STAGINGS, type CoopmatStaging } from './catalog';
-import {
-  coopmatData,
-  mmqQ4kF16RoundedRef,
-  type CoopmatData,
-  type DecodeRounding,
-} from './coopmat.oracle';
+import { coopmatData, mmqQ4kF16RoundedRef, type CoopmatData, type DecodeRounding } from './coopmat.oracle';
 import { coopmatAnalyticOwnership, coopmatPlan, COOPMAT_OWNER_BUFFER } from './coopmat.plan';
 import { coopmatGeometry, type CoopmatArm, type CoopmatSpec } from './coopmat.spec';
 

@@ -49,7 +49,7 @@ function helloCatalog(
       // The workgroup is one plane: it must split the tile's outputs evenly.
       if (!out.length && (m * n) % plane !== 0)
         out.push(`plane width ${plane} does not divide the ${m}x${n} = ${m * n} outputs of ${kernel}`);
-      return [...out, ...dataProblems(config.data)];
+      return [...out, ...dataProblems(config.data, catalog)];
     },
   };
   return catalog;

@@ -114,6 +114,7 @@ function denseCatalog(def: DenseDef): FamilyCatalog {
     arithmetic: 'int8',
     arms: MMQ_ARMS,
     controls,
+    takes: { format: p.weights === 'q8_0' ? 'Q8_0' : 'Q4_K', bank: false },
     defaults: { ...def.shape, ...(p.tileIsParam ? { ...MMQ_BLK_TILE } : {}) },
     validate(config: RunConfig, caps?: AdapterCaps) {
       const q = config.params;
@@ -128,7 +129,7 @@ function denseCatalog(def: DenseDef): FamilyCatalog {
           ...multipleProblem('n', q.n, bn, `the ${bn}-column output tile: this kernel has no tail guards`),
         );
       }
-      return [...out, ...armPlaneProblems(catalog, config, caps), ...dataProblems(config.data)];
+      return [...out, ...armPlaneProblems(catalog, config, caps), ...dataProblems(config.data, catalog)];
     },
     ...(def.id === 'mmq-q4k-tile'
       ? { tuning: { op: 'mmq_q4k_tile', label: 'int8 MMQ Q4_K tile (mmq_q4k_tile)' } }

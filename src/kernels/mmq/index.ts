@@ -51,6 +51,7 @@ export {
   fullPrecisionOf,
   MMQ_RANDOM_SEED,
   mmqDataset,
+  mmqTensorDataset,
   mmqWeightBytes,
   type MmqDataset,
   type MmqInputs,

@@ -1,8 +1,9 @@
 // MMQ problem inputs. 'reference': the reference module's generators (gen_mmq / gen_mmq_q4k), bit for bit. 'random':
 // f32 tensors quantized through the real ggml codecs (q8_1 activation, Q8_0 / Q4_K weight), so the
 // unquantized activation exists and the error split can separate quantization error from kernel error.
-import type { DataSource } from '../family';
+import type { DataSource, TensorChoice, WeightOperand } from '../family';
 import {
+  modelActivation,
   genMmq,
   genMmqQ4k,
   GEN_MMQ_Q4K_SEED,
@@ -123,4 +124,26 @@ export function activationRows(inputs: MmqInputs, rows: readonly number[], k: nu
     weights: 'q4k',
     data: { ...inputs.data, xq: pick(d.xq, k), xs: pick(d.xs, k / 32), xsum: pick(inputs.data.xsum, k / 32) },
   };
+}
+
+/**
+ * A real tensor's problem: the tensor as the weight, a generated activation [rows x k] (normal, or with
+ * outlier channels) quantized to q8_1 as ggml does; the f32 activation stays for the error split.
+ * @example mmqTensorDataset(weight, 32, 'normal', 0)
+ */
+export function mmqTensorDataset(
+  weight: WeightOperand,
+  rows: number,
+  activation: TensorChoice['activation'],
+  seed: number,
+): MmqDataset {
+  const { k } = weight;
+  const x = modelActivation(rows, k, activation, seed);
+  const act = quantizeQ8_1(x, rows, k).split;
+  const wrows = weight.n * weight.experts;
+  const inputs: MmqInputs =
+    weight.type === 'Q8_0'
+      ? { weights: 'q8_0', data: { xq: act.q, xs: act.d, wq: weight.weight.q, wd: weight.weight.d } }
+      : { weights: 'q4k', data: { xq: act.q, xs: act.d, xsum: act.s, w: weight.weight } };
+  return { inputs, rows, wrows, k, activationF32: x };
 }

@@ -12,6 +12,8 @@ import {
   type ResolvedConfig,
   type RunConfig,
   type TuningSearch,
+  type WeightOperand,
+  tensorProblems,
 } from '../family';
 import type { AdapterCaps, Arm } from '../gpu/caps';
 import { emptyOwnership, type OwnershipMap } from '../gpu/instrument';
@@ -25,6 +27,7 @@ import {
   activationRows,
   fullPrecisionOf,
   mmqDataset,
+  mmqTensorDataset,
   mmqWeightBytes,
   type MmqDataset,
   type MmqInputs,
@@ -149,8 +152,8 @@ function denseFamily(catalog: FamilyCatalog): KernelFamily {
   const memo = new DatasetMemo<MmqDataset>();
   const family: KernelFamily = {
     ...catalog,
-    build(config: ResolvedConfig, caps: AdapterCaps): BuiltProblem {
-      assertNoProblems(catalog.validate(config, caps));
+    build(config: ResolvedConfig, caps: AdapterCaps, weight?: WeightOperand): BuiltProblem {
+      assertNoProblems([...catalog.validate(config, caps), ...tensorProblems(catalog, config, weight)]);
       const [m, n, k] = ['m', 'n', 'k'].map((key) => intParam(config.params, key)) as [
         number,
         number,
@@ -164,9 +167,12 @@ function denseFamily(catalog: FamilyCatalog): KernelFamily {
         arm: config.arm,
         plane: config.plane,
       });
+      const tensor = config.data.tensor;
       const dataset = () =>
         memo.get(JSON.stringify([preset.weights, m, n, k, config.data]), () =>
-          mmqDataset(preset.weights, m, n, k, config.data.source, config.data.seed),
+          config.data.source === 'tensor' && weight && tensor
+            ? mmqTensorDataset(weight, m, tensor.activation, config.data.seed)
+            : mmqDataset(preset.weights, m, n, k, config.data.source, config.data.seed),
         );
       const plan = buildMmqPlan(() => dataset().inputs, m, n, k, spec, { label: id });
       assertNoProblems(planLimitProblems(plan, caps.limits));

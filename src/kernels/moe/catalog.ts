@@ -40,6 +40,7 @@ export const moeCatalog: FamilyCatalog = {
   arithmetic: 'int8',
   arms: MMQ_ARMS,
   controls,
+  takes: { format: 'Q4_K', bank: true },
   defaults: { tokens: 32, n: 128, k: 512, experts: 8, topk: 2, ytiles: 1 },
   validate(config: RunConfig, caps?: AdapterCaps) {
     const q = config.params;
@@ -47,6 +48,6 @@ export const moeCatalog: FamilyCatalog = {
     out.push(...multipleProblem('k', q.k, 256, 'the Q4_K super-block'));
     if (typeof q.topk === 'number' && typeof q.experts === 'number' && q.topk > q.experts)
       out.push(`top-k = ${q.topk} > experts = ${q.experts}: each token's experts must be distinct`);
-    return [...out, ...armPlaneProblems(moeCatalog, config, caps), ...dataProblems(config.data)];
+    return [...out, ...armPlaneProblems(moeCatalog, config, caps), ...dataProblems(config.data, moeCatalog)];
   },
 };

@@ -3,6 +3,8 @@
 import {
   assertNoProblems,
   intParam,
+  tensorProblems,
+  type WeightOperand,
   type BuiltProblem,
   type KernelFamily,
   type ResolvedConfig,
@@ -12,6 +14,7 @@ import { planLimitProblems } from '../gpu/plan';
 import {
   fullPrecisionOf,
   mmqDataset,
+  mmqTensorDataset,
   mmqPhases,
   mmqPresetSpec,
   mmqQ4kIdRef,
@@ -63,8 +66,9 @@ export function buildMoe(
   c: ResolvedConfig,
   caps: AdapterCaps,
   o: MoeOverrides = {},
+  weight?: WeightOperand,
 ): BuiltProblem & { problem: MoeProblem; spec: MmqSpec } {
-  assertNoProblems(moeCatalog.validate(c, caps));
+  assertNoProblems([...moeCatalog.validate(c, caps), ...tensorProblems(moeCatalog, c, weight)]);
   const problem = moeProblemOf(c, o);
   const slots = problem.tokens * problem.topk;
   const spec = mmqPresetSpec('moe-q4k-id', {
@@ -75,9 +79,12 @@ export function buildMoe(
     plane: c.plane,
   });
   const { ids, n, k, experts } = problem;
+  const tensor = c.data.tensor;
   const dataset = () =>
     memo.get(JSON.stringify([spec.weights, slots, experts, n, k, c.data]), () =>
-      mmqDataset(spec.weights, slots, experts * n, k, c.data.source, c.data.seed),
+      c.data.source === 'tensor' && weight && tensor
+        ? mmqTensorDataset(weight, slots, tensor.activation, c.data.seed)
+        : mmqDataset(spec.weights, slots, experts * n, k, c.data.source, c.data.seed),
     );
   const plan = buildMoePlan(() => dataset().inputs, problem, spec, { label: 'moe-q4k-id' });
   assertNoProblems(planLimitProblems(plan, caps.limits));
@@ -124,5 +131,5 @@ export function buildMoe(
 
 export const moeFamily: KernelFamily = {
   ...moeCatalog,
-  build: (c, caps) => buildMoe(c, caps),
+  build: (c, caps, weight) => buildMoe(c, caps, {}, weight),
 };

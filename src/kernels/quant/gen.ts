@@ -47,6 +47,27 @@ export function gaussianStream(r: XorShift64, len: number, sigma = 1): Float32Ar
   return out;
 }
 
+/**
+ * The activation a real tensor multiplies: `rows` x `k` values N(0, 1), or the same with outlier
+ * channels (every 64th column, and at least one, scaled by 20: the few large-magnitude features LLM
+ * activations carry, which stress a per-32-block activation scale).
+ * @example const x = modelActivation(32, 4096, 'outliers', 7);
+ */
+export function modelActivation(
+  rows: number,
+  k: number,
+  kind: 'normal' | 'outliers',
+  seed: number,
+): Float32Array {
+  const x = gaussianStream(new XorShift64(mixSeed(BigInt(seed) ^ 0x5a17n)), rows * k);
+  if (kind === 'outliers') {
+    const channels = new Set([k > 1 ? 1 : 0]);
+    for (let c = 37 % 64; c < k; c += 64) channels.add(c);
+    for (let r = 0; r < rows; r++) for (const c of channels) x[r * k + c] = Math.fround(x[r * k + c]! * 20);
+  }
+  return x;
+}
+
 function scaleStream(r: XorShift64, len: number, div: number, add: number): Float32Array {
   const out = new Float32Array(len);
   const addF = Math.fround(add);
