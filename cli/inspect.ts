@@ -2,53 +2,19 @@
 // through fileSource + openGguf: a 40 GB model costs its header's bytes, not 40 GB.
 import { presetFromGgufMetadata, type ModelPreset } from '../src/kernels/models';
 import {
+  arrayLength,
   checkTensorData,
   ggufTypeName,
+  inflatedSource,
+  jsonValue,
+  metadataRows,
   openGguf,
+  SHOWN_ELEMENTS,
   type GgufFile,
-  type GgufValue,
-  type GgufValueType,
 } from '../src/kernels/quant';
 import { CliError, parseArgs } from './args';
 import { fileSource } from './fileSource';
 import { openError, type Subcommand } from './subcommand';
-
-// Arrays longer than this are summarised (and not even materialised: openGguf walks over them).
-const SHOWN_ELEMENTS = 16;
-const SHOWN_CHARS = 80;
-
-function typeLabel(t: GgufValueType): string {
-  return t.elementType === undefined ? ggufTypeName(t.type) : `ARRAY[${ggufTypeName(t.elementType)}]`;
-}
-
-/** A value as JSON can hold it: bigints as strings, long arrays cut to their first elements. */
-function jsonValue(v: GgufValue): unknown {
-  if (typeof v === 'bigint') return v.toString();
-  if (Array.isArray(v)) return v.slice(0, SHOWN_ELEMENTS).map(jsonValue);
-  if (typeof v === 'object') return undefined; // skipped array: only its length is known
-  return v;
-}
-
-function arrayLength(v: GgufValue): number | undefined {
-  if (Array.isArray(v)) return v.length;
-  return typeof v === 'object' && v !== null && 'skipped' in v ? v.length : undefined;
-}
-
-function short(s: string): string {
-  const one = JSON.stringify(s);
-  return one.length > SHOWN_CHARS ? `${one.slice(0, SHOWN_CHARS - 1)}… (${s.length} chars)` : one;
-}
-
-function textValue(v: GgufValue): string {
-  if (typeof v === 'string') return short(v);
-  if (typeof v !== 'object') return String(v);
-  const n = arrayLength(v)!;
-  if (!Array.isArray(v) || n > SHOWN_ELEMENTS) {
-    const head = Array.isArray(v) ? v.slice(0, 4).map(textValue).join(', ') + ', ' : '';
-    return `[${head}...] (${n} elements)`;
-  }
-  return `[${v.map(textValue).join(', ')}]`;
-}
 
 function preset(file: GgufFile): { preset: ModelPreset } | { error: string } {
   try {
@@ -75,13 +41,7 @@ function human(path: string, file: GgufFile): string {
     `alignment ${file.alignment}, data at ${file.dataOffset}, header ${file.headerBytes} bytes, header hash ${file.headerHash}`,
     '',
     'metadata',
-    ...table(
-      [...file.metadata].map(([key, value]) => [
-        '  ' + key,
-        typeLabel(file.metadataTypes.get(key)!),
-        textValue(value),
-      ]),
-    ),
+    ...table(metadataRows(file).map((r) => ['  ' + r.key, r.type, r.value])),
     '',
     'tensors',
     ...table(
@@ -178,16 +138,17 @@ export const inspect: Subcommand = {
       throw new CliError(`mmq inspect: expected one FILE.gguf, got ${a.positionals.length} arguments`, 2);
     }
     const path = a.positionals[0]!;
-    const src = await fileSource(path).catch((e: unknown) => {
+    const raw = await fileSource(path).catch((e: unknown) => {
       throw openError(path, e);
     });
     try {
+      const src = await inflatedSource(raw);
       const file = await openGguf(src, { maxArrayElements: SHOWN_ELEMENTS });
       checkTensorData(file, src.size);
       io.stdout(a.booleans.has('--json') ? json(path, file) : human(path, file));
       return 0;
     } finally {
-      await src.close();
+      await raw.close();
     }
   },
 };

@@ -1,4 +1,4 @@
-// mmq: the MMQ Playground's command line (Node, no GPU). `npm run mmq -- <subcommand> ...`.
+// mmq: the MMQ Playground's command line (Node; `run` on Dawn's WebGPU). `npm run mmq -- <subcommand> ...`.
 // Expected failures (a bad file, a bad flag) print one `mmq: ...` line to stderr and exit non-zero.
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,10 +6,11 @@ import { GgufError } from '../src/kernels/quant';
 import { CliError } from './args';
 import { inspect } from './inspect';
 import { quantize } from './quantize';
+import { run } from './run';
 import type { CliIo, Subcommand } from './subcommand';
 
 // The subcommand table: a new subcommand is one module exporting a Subcommand, added here.
-export const SUBCOMMANDS: readonly Subcommand[] = [inspect, quantize];
+export const SUBCOMMANDS: readonly Subcommand[] = [inspect, quantize, run];
 
 function usage(): string {
   const w = Math.max(...SUBCOMMANDS.map((s) => s.usage.length));

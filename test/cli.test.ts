@@ -11,6 +11,7 @@ import { goldenBytes, goldenGguf, goldenGgufView, goldenPath, goldenQuantCases }
 import { writeSparseGguf } from './ggufSparse';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SWIFTSHADER = '/usr/lib/chromium/vk_swiftshader_icd.json';
 const tmp = mkdtempSync(join(tmpdir(), 'mmq-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -20,6 +21,8 @@ function mmq(...args: string[]) {
     cwd: ROOT,
     encoding: 'utf8',
     timeout: 30_000,
+    // `run` on SwiftShader where there is no GPU (the CLI would fall back to it, saying so on stderr).
+    env: { ...process.env, VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? SWIFTSHADER },
   });
   if (r.error) throw r.error; // ETIMEDOUT: it hung
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -190,7 +193,7 @@ describe('bad input: one line on stderr, a non-zero exit, no hang', () => {
     );
   });
   it('an unknown subcommand, and none at all', () => {
-    expectOneLineError(mmq('frobnicate'), 2, /^mmq: unknown subcommand 'frobnicate' \(inspect, quantize\)/);
+    expectOneLineError(mmq('frobnicate'), 2, /^mmq: unknown subcommand 'frobnicate' \(inspect, quantize, run\)/);
     const r = mmq();
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^usage: mmq <subcommand>/);
@@ -228,6 +231,165 @@ describe('bad input: one line on stderr, a non-zero exit, no hang', () => {
       mmq('quantize', '--type', 'q4_K', '--rows', '32', '--k', '128', f32, join(tmp, 'o')),
       2,
       /--k 128 is not a multiple of q4_K's 256-wide block/,
+    );
+  });
+});
+
+describe('mmq run', () => {
+  it('runs a real tensor of a GGUF through the engine the app uses: verdict, bytes read, time, throughput', () => {
+    const r = mmq(
+      'run',
+      '--kernel',
+      'mmq-q4k-rt',
+      '--gguf',
+      gguf,
+      '--tensor',
+      'blk.0.ffn_down.weight',
+      '--m',
+      '16',
+      '--arm',
+      'scalar',
+      '--target-ms',
+      '2',
+      '--batches',
+      '2',
+    );
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(
+      /^mmq-q4k-rt \(scalar arm\) m=16 n=10 k=512.* on blk\.0\.ffn_down\.weight of peer\.gguf, normal activation seed 0\n/,
+    );
+    expect(r.stdout).toContain('verdict: matches oracle (bit-exact; rel_to_max 0.00e+0)');
+    expect(r.stdout).toMatch(/read 2880 bytes of blk\.0\.ffn_down\.weight/);
+    expect(r.stdout).toMatch(/time: \d+\.\d+ ms per run \((timestamp|wall)/);
+    expect(r.stdout).toMatch(/throughput: [\d.e+-]+ int8 TOPS/);
+  });
+
+  it('--json on generated data, the expert bank through MoE, the f16 twin with its pass timings', () => {
+    const j = mmq(
+      'run',
+      '--kernel',
+      'mmq-q8-naive',
+      '--m',
+      '16',
+      '--n',
+      '16',
+      '--k',
+      '64',
+      '--arm',
+      'scalar',
+      '--no-time',
+      '--json',
+    );
+    expect(j.status).toBe(0);
+    const o = JSON.parse(j.stdout) as {
+      verdict: { pass: boolean };
+      rows: number;
+      cols: number;
+      adapter: string;
+    };
+    expect([o.verdict.pass, o.rows, o.cols]).toEqual([true, 16, 16]);
+    expect(o.adapter).toMatch(/\S/);
+    const moe = mmq(
+      'run',
+      '--kernel',
+      'moe-q4k-id',
+      '--gguf',
+      gguf,
+      '--tensor',
+      'blk.0.ffn_down_exps.weight',
+      '--m',
+      '8',
+      '--arm',
+      'scalar',
+      '--activation',
+      'outliers',
+      '--no-time',
+    );
+    expect(moe.status).toBe(0);
+    expect(moe.stdout).toMatch(/tokens=8 n=8 k=256 experts=4 .*outliers activation/);
+    expect(moe.stdout).toContain('verdict: matches oracle');
+    const f16 = mmq(
+      'run',
+      '--kernel',
+      'coopmat-f16',
+      '--gguf',
+      gguf,
+      '--tensor',
+      'blk.0.ffn_down.weight',
+      '--m',
+      '16',
+      '--arm',
+      'scalar',
+      '--set',
+      'staging=prepass',
+      '--target-ms',
+      '2',
+      '--batches',
+      '2',
+    );
+    expect(f16.status).toBe(0);
+    expect(f16.stdout).toContain('verdict: matches oracle (rel_to_max < 1e-5');
+    expect(f16.stdout).toMatch(/passes: .*weight Q4_K to f16 \d/);
+    expect(f16.stdout).toMatch(/TFLOP\/s/);
+  });
+
+  it('bad input: one line each (unknown kernel, tensor, a type no kernel takes, a bank on a dense kernel, a bad shape)', () => {
+    expectOneLineError(
+      mmq('run', '--kernel', 'mmq-q5'),
+      2,
+      /unknown kernel 'mmq-q5' \(hello-wmma, .*moe-q4k-id/,
+    );
+    expectOneLineError(mmq('run', '--m', '16'), 2, /--kernel is required/);
+    expectOneLineError(
+      mmq('run', '--kernel', 'mmq-q4k-rt', '--gguf', gguf, '--tensor', 'nope', '--no-time'),
+      1,
+      /no tensor 'nope' in peer\.gguf \(it has 8: /,
+    );
+    expectOneLineError(
+      mmq('run', '--kernel', 'mmq-q4k-rt', '--gguf', gguf, '--tensor', 't.q4_0', '--no-time'),
+      1,
+      /t\.q4_0 \(Q4_0, ne \[.*\]\) is not taken by these kernels \(Q8_0, Q4_K\)/,
+    );
+    expectOneLineError(
+      mmq(
+        'run',
+        '--kernel',
+        'mmq-q4k-rt',
+        '--gguf',
+        gguf,
+        '--tensor',
+        'blk.0.ffn_down_exps.weight',
+        '--no-time',
+      ),
+      1,
+      /mmq-q4k-rt does not take blk\.0\.ffn_down_exps\.weight .*; these do: moe-q4k-id/,
+    );
+    expectOneLineError(
+      mmq('run', '--kernel', 'mmq-q4k-rt', '--gguf', gguf, '--tensor', 'blk.0.ffn_down.weight', '--n', '64'),
+      2,
+      /--n comes from the tensor's shape/,
+    );
+    expectOneLineError(
+      mmq('run', '--kernel', 'mmq-q4k-rt', '--m', '16', '--n', '64', '--k', '300', '--no-time'),
+      1,
+      /k = 300 is not a multiple of 256/,
+    );
+    expectOneLineError(
+      mmq('run', '--kernel', 'mmq-q4k-rt', '--m', '1x6'),
+      2,
+      /--m must be a positive whole number, got '1x6'/,
+    );
+    expectOneLineError(
+      mmq('run', '--kernel', 'mmq-q4k-rt', '--arm', 'tensor'),
+      2,
+      /--arm must be one of scalar, /,
+    );
+    const notGguf = join(tmp, 'notes.gguf');
+    writeFileSync(notGguf, 'hello, not a model at all');
+    expectOneLineError(
+      mmq('run', '--kernel', 'mmq-q4k-rt', '--gguf', notGguf, '--tensor', 'x', '--no-time'),
+      1,
+      /not a GGUF file/,
     );
   });
 });

@@ -80,3 +80,20 @@ export function judge(got: Float32Array | Int32Array, want: Float32Array | Int32
   const pass = gate.kind === 'bit-exact' ? mismatches === 0 : rel < gate.tol;
   return { pass, gate, relToMax: rel, maxAbsDelta: maxAbs, maxAbsRef: maxRef, mismatches, firstBad };
 }
+
+/**
+ * A gate as people read it.
+ * @example gateText({ kind: 'rel-to-max', tol: 1e-5 }) === 'rel_to_max < 1e-5'
+ */
+export function gateText(gate: Gate): string {
+  return gate.kind === 'bit-exact' ? 'bit-exact' : `rel_to_max < ${gate.tol.toExponential(0)}`;
+}
+
+/**
+ * A verdict in one line: "matches oracle (bit-exact)", or how many elements differ and by how much.
+ * @example verdictText(judge(out, oracle, gate))
+ */
+export function verdictText(v: Verdict): string {
+  if (v.pass) return `matches oracle (${gateText(v.gate)}; rel_to_max ${v.relToMax.toExponential(2)})`;
+  return `differs from oracle: ${v.mismatches} elements off, rel_to_max ${v.relToMax.toExponential(2)} (gate ${gateText(v.gate)})`;
+}

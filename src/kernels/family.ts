@@ -141,10 +141,11 @@ export interface FamilyCatalog {
   validate(config: RunConfig, caps?: AdapterCaps): string[];
   tuning?: TuningCatalog;
   /**
-   * The real-tensor weights it takes: the format, and whether an expert bank ([k, n, experts]). Its
-   * params `n` and `k` (and `experts` for a bank) then come from the tensor's shape.
+   * The real-tensor weights (and model GEMM shapes) it takes: the format, whether an expert bank
+   * ([k, n, experts]), and the param that counts activation rows (`m`, or `tokens` for a routed GEMM).
+   * Its params `n` and `k` (and `experts` for a bank) then come from the tensor's shape.
    */
-  takes?: { format: 'Q8_0' | 'Q4_K'; bank: boolean };
+  takes?: { format: 'Q8_0' | 'Q4_K'; bank: boolean; rows: string };
 }
 
 /** A phase of a kernel that assigns output elements to lanes (for the ownership view). */

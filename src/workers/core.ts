@@ -8,10 +8,13 @@ import { CancelledError } from '../kernels/cancel';
 import { judge } from '../kernels/compare';
 import {
   ShapeError,
+  tensorProblems,
   type BuiltProblem,
+  type GgufFileRef,
   type KernelFamily,
   type OwnershipPhase,
   type RunConfig,
+  type WeightOperand,
 } from '../kernels/family';
 import { resolveConfig } from '../kernels/gpu/arms';
 import type { AdapterCaps } from '../kernels/gpu/caps';
@@ -25,10 +28,24 @@ import {
   type PreparedPlan,
   type WgslMessage,
 } from '../kernels/gpu/runner';
+import { listTensors, presetFromGgufMetadata, weightShape } from '../kernels/models';
+import {
+  blobSource,
+  checkTensorData,
+  ggufTensor,
+  GgufError,
+  inflatedSource,
+  metadataRows,
+  openGguf,
+  readTensorOperand,
+  type ByteSource,
+  type GgufFile,
+} from '../kernels/quant';
 import {
   kernelWithProblems,
   transferablesOf,
   type GeneratedKernel,
+  type OpenedModel,
   type OwnershipBuffers,
   type RunOutcome,
   type RunTiming,
@@ -47,6 +64,8 @@ export interface TuneContext {
   caps: AdapterCaps;
   deviceId: string;
   families: readonly KernelFamily[];
+  /** The real tensor the request's base config names, read from its file (absent for generated data). */
+  weight?: WeightOperand;
   post: (msg: WorkerResponse) => void;
   isCancelled: () => boolean;
 }
@@ -71,6 +90,38 @@ export interface GpuCore {
 }
 
 const BUILT_CACHE = 2;
+// Opened GGUFs kept (a File is a handle, not its bytes); the last tensor read is kept as an operand.
+const MODELS_KEPT = 4;
+
+/** A model file that is not open in this worker (the app asks for it again), or not a usable GGUF. */
+class ModelFileError extends Error {}
+
+interface OpenModel {
+  ref: GgufFileRef;
+  gguf: GgufFile;
+  src: ByteSource;
+  /** Bytes read from the file so far. */
+  bytesRead: () => number;
+}
+
+const modelKey = (f: GgufFileRef) => `${f.headerHash}:${f.size}`;
+
+/** A source that counts the bytes read through it (for the reports of what a tensor cost to read). */
+function countingSource(src: ByteSource): { src: ByteSource; bytesRead: () => number } {
+  let bytes = 0;
+  return {
+    src: {
+      size: src.size,
+      ...(src.name === undefined ? {} : { name: src.name }),
+      read: async (offset, length) => {
+        const b = await src.read(offset, length);
+        bytes += b.length;
+        return b;
+      },
+    },
+    bytesRead: () => bytes,
+  };
+}
 
 /** A message that points past the user's text lies in the host suffix: say so, keep the position. */
 export function noteSuffixMessages(messages: readonly WgslMessage[], editorLines: number): WgslMessage[] {
@@ -114,8 +165,9 @@ function toBuffers(map: OwnershipMap): OwnershipBuffers {
   };
 }
 
-function errorKind(e: unknown): 'shape' | 'validation' | 'internal' {
+function errorKind(e: unknown): 'shape' | 'validation' | 'file' | 'internal' {
   if (e instanceof ShapeError) return 'shape';
+  if (e instanceof GgufError || e instanceof ModelFileError) return 'file';
   if (e instanceof GpuValidationError) return 'validation';
   return 'internal';
 }
@@ -147,6 +199,8 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
   const cancelled = new Set<number>();
   const pending = new Set<number>();
   const built = new Map<string, BuiltProblem>();
+  const models = new Map<string, OpenModel>();
+  let lastWeight: { key: string; weight: WeightOperand } | undefined;
 
   const post = (msg: WorkerResponse) => opts.post(msg, transferablesOf(msg));
 
@@ -197,15 +251,74 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
   };
 
   /** Validate once and build (memoized per config, so a run after its generate rebuilds nothing). */
-  const build = (config: RunConfig, caps: AdapterCaps): BuiltProblem => {
+  const build = (config: RunConfig, caps: AdapterCaps, weight?: WeightOperand): BuiltProblem => {
     const resolved = resolveConfig(config, caps);
     const key = JSON.stringify(resolved);
     const hit = built.get(key);
     if (hit) return hit;
-    const problem = familyOf(config).build(resolved, caps);
+    const problem = familyOf(config).build(resolved, caps, weight);
     built.set(key, problem);
     while (built.size > BUILT_CACHE) built.delete(built.keys().next().value as string);
     return problem;
+  };
+
+  const openModel = async (id: number, blob: Blob, given?: string) => {
+    const name = given ?? ('name' in blob && typeof blob.name === 'string' ? blob.name : 'model.gguf');
+    const file = countingSource(blobSource(blob));
+    // Tensor reads are counted on the (inflated) GGUF itself, the open on the file as picked.
+    const counted = countingSource(await inflatedSource({ ...file.src, name }));
+    const src = counted.src;
+    checkCancel(id);
+    const gguf = await openGguf(src);
+    // A file cut short is refused now, not at the first run of a tensor past its end.
+    checkTensorData(gguf, src.size);
+    const ref: GgufFileRef = { name, size: blob.size, headerHash: gguf.headerHash };
+    const key = modelKey(ref);
+    models.delete(key);
+    models.set(key, { ref, gguf, src, bytesRead: counted.bytesRead });
+    while (models.size > MODELS_KEPT) models.delete(models.keys().next().value as string);
+    const model: OpenedModel = {
+      file: ref,
+      version: gguf.version,
+      bytesRead: file.bytesRead(),
+      metadata: metadataRows(gguf),
+      tensors: listTensors(gguf.tensors, opts.families, ref),
+    };
+    try {
+      model.preset = presetFromGgufMetadata(gguf.metadata, gguf.tensors);
+    } catch (e) {
+      model.presetProblem = message(e);
+    }
+    post({ type: 'gguf-opened', id, model });
+  };
+
+  /**
+   * The real tensor a config names, read from its open file (the last one read is kept), after the
+   * family has checked the tensor's shape against the config. Undefined for generated data.
+   */
+  const weightFor = async (
+    config: RunConfig,
+  ): Promise<{ weight: WeightOperand; read?: RunOutcome['tensorRead'] } | undefined> => {
+    const t = config.data.source === 'tensor' ? config.data.tensor : undefined;
+    if (!t) return undefined;
+    const m = models.get(modelKey(t.file));
+    if (!m)
+      throw new ModelFileError(
+        `${t.tensor} is in ${t.file.name} (${t.file.size} bytes), which is not open here: open that file again`,
+      );
+    const info = ggufTensor(m.gguf, t.tensor);
+    const problems = tensorProblems(familyOf(config), config, weightShape(info));
+    if (problems.length) throw new ShapeError(problems.join('; '));
+    const key = `${modelKey(t.file)}/${t.tensor}`;
+    if (lastWeight?.key === key) return { weight: lastWeight.weight };
+    const before = m.bytesRead();
+    const t0 = performance.now();
+    const weight = await readTensorOperand(m.src, m.gguf, t.tensor);
+    lastWeight = { key, weight };
+    return {
+      weight,
+      read: { tensor: t.tensor, bytes: m.bytesRead() - before, ms: performance.now() - t0 },
+    };
   };
 
   const generate = async (id: number, config: RunConfig) => {
@@ -218,7 +331,7 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
     }
     let b: BuiltProblem;
     try {
-      b = build(config, caps);
+      b = build(config, caps, (await weightFor(config))?.weight);
     } catch (e) {
       if (!(e instanceof ShapeError)) throw e;
       post({ type: 'generated', id, kernel: kernelWithProblems(e.message.split('; '), resolved.plane) });
@@ -254,7 +367,9 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
     progress('preparing inputs', 0.02);
     const problems = familyOf(config).validate(config, dev.caps);
     if (problems.length) throw new ShapeError(problems.join('; '));
-    const b = build(config, dev.caps);
+    if (config.data.source === 'tensor') progress('reading the tensor', 0.03);
+    const tensor = await weightFor(config);
+    const b = build(config, dev.caps, tensor?.weight);
     const { plan, facts } = b;
     const main = plan.mainPass;
     const { kernel, suffix } = splitHostSuffix(plan.passes[main]!.wgsl);
@@ -369,6 +484,7 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       ops: facts.ops,
     };
     if (fullPrecision) outcome.fullPrecision = fullPrecision;
+    if (tensor?.read) outcome.tensorRead = tensor.read;
     if (facts.outputTile) outcome.outputTile = { ...facts.outputTile };
     if (ownership) outcome.ownership = ownership;
     if (timing) {
@@ -390,11 +506,13 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       return;
     }
     const dev = await ensureDevice(req.id);
+    const tensor = await weightFor(req.base);
     await opts.tune(req, {
       device: dev.device,
       caps: dev.caps,
       deviceId: dev.deviceId,
       families: opts.families,
+      ...(tensor ? { weight: tensor.weight } : {}),
       post,
       isCancelled: () => cancelled.has(req.id),
     });
@@ -416,6 +534,8 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
         case 'tune':
         case 'autokernel':
           return await tune(req);
+        case 'open-gguf':
+          return await openModel(req.id, req.file, req.name);
         case 'lose-device': {
           // Diagnostics: destroy the device so the loss-and-recovery path can be exercised end to end.
           const d = live;

@@ -1,10 +1,18 @@
 // The one typed message protocol between the app (main thread) and the GPU worker. Every message is a
 // member of a discriminated union on `type`; typed arrays in results are transferred, not copied.
 import type { Verdict } from '../kernels/compare';
-import type { FamilyParams, KernelId, OwnershipPhase, ResolvedConfig, RunConfig } from '../kernels/family';
+import type {
+  FamilyParams,
+  GgufFileRef,
+  KernelId,
+  OwnershipPhase,
+  ResolvedConfig,
+  RunConfig,
+} from '../kernels/family';
 import type { AdapterCaps, Arm } from '../kernels/gpu/caps';
 import type { OwnershipMap } from '../kernels/gpu/instrument';
 import type { Timing, WgslMessage } from '../kernels/gpu/runner';
+import type { ModelPreset, TensorListing } from '../kernels/models';
 
 /** How a run or a tuning measurement is timed (the runner's TimingOptions a user can set). */
 export interface TimingRequest {
@@ -57,6 +65,16 @@ export type WorkerRequest =
       cached?: TuneReport;
     }
   | { type: 'autokernel'; id: number; base: RunConfig; cachedWinner?: string }
+  /**
+   * Open a GGUF (a browser File, or a Blob over a file on disk): the header is read, never the whole
+   * file; a tensor's bytes are read when a config names it. The worker keeps the last few files open.
+   */
+  | {
+      type: 'open-gguf';
+      id: number;
+      file: Blob;
+      /** The file's name where the Blob is not a File. */ name?: string;
+    }
   | { type: 'cancel'; id: number }
   /** Diagnostics: destroy the worker's device, to exercise device-loss reporting and recovery. */
   | { type: 'lose-device'; id: number };
@@ -127,6 +145,21 @@ export interface RunOutcome {
   runWallMs: number;
   /** Multiply-adds x 2 of the op (for estimates). */
   ops: number;
+  /** A real tensor this run read from its file (absent when it was already loaded, or for generated data). */
+  tensorRead?: { tensor: string; bytes: number; ms: number };
+}
+
+/** An opened GGUF as the app shows it: what the file is, its metadata and tensors, its model GEMMs. */
+export interface OpenedModel {
+  file: GgufFileRef;
+  version: number;
+  /** Bytes read to open it (the header, or the whole file when it was gzip-compressed). */
+  bytesRead: number;
+  metadata: { key: string; type: string; value: string }[];
+  tensors: TensorListing[];
+  /** The model's GEMMs from its metadata and tensors, or why none could be derived. */
+  preset?: ModelPreset;
+  presetProblem?: string;
 }
 
 export type TuneVerdict = 'measured' | 'rejected' | 'failed-gate';
@@ -214,8 +247,15 @@ export type WorkerResponse =
       /** Why a cached winner that was offered did not serve (unparsable, infeasible, rejected here). */
       fallback?: string;
     }
+  | { type: 'gguf-opened'; id: number; model: OpenedModel }
   | { type: 'cancelled'; id: number }
-  | { type: 'error'; id: number; kind: 'shape' | 'validation' | 'unsupported' | 'internal'; message: string }
+  /** 'file': a GGUF that is not one, is cut short, or is not open (pick it again). */
+  | {
+      type: 'error';
+      id: number;
+      kind: 'shape' | 'validation' | 'file' | 'unsupported' | 'internal';
+      message: string;
+    }
   | { type: 'device-lost'; reason: string; message: string };
 
 /** Typed arrays inside a response, for postMessage's transfer list. */

@@ -64,7 +64,7 @@ export const coopmatCatalog: FamilyCatalog = {
   arithmetic: 'f16',
   arms: [{ ...SCALAR_ARM, label: 'scalar (f16 rounding in core WGSL)' }, F16_MATRIX_ARM],
   controls,
-  takes: { format: 'Q4_K', bank: false },
+  takes: { format: 'Q4_K', bank: false, rows: 'm' },
   defaults: { m: 64, n: 64, k: 256, wm: 2, wn: 2, rm: 1, rn: 1, staging: 'prepass' },
   validate(config: RunConfig, caps?: AdapterCaps) {
     const q = config.params;

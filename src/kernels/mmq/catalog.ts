@@ -114,7 +114,7 @@ function denseCatalog(def: DenseDef): FamilyCatalog {
     arithmetic: 'int8',
     arms: MMQ_ARMS,
     controls,
-    takes: { format: p.weights === 'q8_0' ? 'Q8_0' : 'Q4_K', bank: false },
+    takes: { format: p.weights === 'q8_0' ? 'Q8_0' : 'Q4_K', bank: false, rows: 'm' },
     defaults: { ...def.shape, ...(p.tileIsParam ? { ...MMQ_BLK_TILE } : {}) },
     validate(config: RunConfig, caps?: AdapterCaps) {
       const q = config.params;

@@ -40,7 +40,7 @@ export const moeCatalog: FamilyCatalog = {
   arithmetic: 'int8',
   arms: MMQ_ARMS,
   controls,
-  takes: { format: 'Q4_K', bank: true },
+  takes: { format: 'Q4_K', bank: true, rows: 'tokens' },
   defaults: { tokens: 32, n: 128, k: 512, experts: 8, topk: 2, ytiles: 1 },
   validate(config: RunConfig, caps?: AdapterCaps) {
     const q = config.params;

@@ -4,7 +4,7 @@
 // value}, then n_tensors x {string name, u32 n_dims, u64 ne[n_dims], u32 ggml_type, u64 offset}, then
 // padding to `general.alignment` (default 32) and the tensor data; offsets are relative to that start.
 // A GGUF string is u64 length + UTF-8 bytes. ne[0] is the contiguous (row, K) axis.
-import type { ByteSource } from './byteSource';
+import { bytesSource, type ByteSource } from './byteSource';
 import { f16BitsToF32 } from './f16';
 import { fnv1a64 } from './fnv';
 import { GgmlType, ggmlTensorByteLength, ggmlTypeName, ggmlTypeTraits } from './ggml';
@@ -398,6 +398,34 @@ async function readExactly(
     throw new GgufError(`truncated GGUF: ${what}: asked for ${length} bytes at ${offset}, got ${b.length}`);
   }
   return b;
+}
+
+// A gzip-compressed GGUF is inflated in memory (it cannot be read in pieces); past this size, gunzip it first.
+const GZIP_LIMIT = 1 << 30;
+
+/**
+ * The source itself, or for a gzip-compressed file (magic 1f 8b, e.g. `model.gguf.gz`) its inflated
+ * bytes: small files ship compressed (the test data does). GgufError for a compressed file over 1 GiB or
+ * a broken gzip stream.
+ * @example const g = await openGguf(await inflatedSource(blobSource(file)));
+ */
+export async function inflatedSource(src: ByteSource): Promise<ByteSource> {
+  if (src.size < 2) return src;
+  const magic = await src.read(0, 2);
+  if (magic[0] !== 0x1f || magic[1] !== 0x8b) return src;
+  const name = src.name ?? 'the file';
+  if (src.size > GZIP_LIMIT) {
+    throw new GgufError(
+      `${name} is gzip-compressed (${src.size} bytes): gunzip it first, a compressed GGUF over 1 GiB is not read in pieces`,
+    );
+  }
+  const packed = await src.read(0, src.size);
+  try {
+    const stream = new Blob([packed.slice()]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return bytesSource(await new Response(stream).arrayBuffer(), src.name);
+  } catch (e) {
+    throw new GgufError(`${name} is not a valid gzip file: ${e instanceof Error ? e.message : String(e)}`);
+  }
 }
 
 /**

@@ -8,3 +8,4 @@ export * from './ggml';
 export * from './fnv';
 export * from './byteSource';
 export * from './gguf';
+export * from './ggufText';

@@ -14,8 +14,11 @@ export function tuneProblemKey(
   const shape = catalog.controls
     .filter((c) => c.group !== 'tile')
     .map((c) => `${c.key}=${String(config.params[c.key])}`);
-  const { source, seed } = config.data;
+  const { source, seed, tensor } = config.data;
   if (source !== 'reference' || seed !== 0) shape.push(`data=${source}#${seed}`);
+  // A real tensor: its file (by header hash) and name, and the activation it multiplies.
+  if (source === 'tensor' && tensor)
+    shape.push(`tensor=${tensor.file.headerHash}/${tensor.tensor}/${tensor.activation}`);
   return shape.join(',');
 }
 

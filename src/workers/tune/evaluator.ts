@@ -12,6 +12,7 @@ import {
   type ProblemFacts,
   type RunConfig,
   type TuningSearch,
+  type WeightOperand,
 } from '../../kernels/family';
 import { resolveConfig } from '../../kernels/gpu/arms';
 import type { AdapterCaps } from '../../kernels/gpu/caps';
@@ -42,6 +43,8 @@ export interface PlanEvaluatorOptions {
   /** CPU oracle multiply-adds before the search's gate samples rows (default ORACLE_MAC_BUDGET). */
   oracleMacBudget?: number;
   cancelled?: () => boolean;
+  /** The real tensor the problem's data names (read by the worker core). */
+  weight?: WeightOperand;
 }
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -94,6 +97,7 @@ export class ProblemSession {
       warmMs: number;
       oracleMacBudget?: number;
       cancelled?: () => boolean;
+      weight?: WeightOperand;
     },
   ) {
     if (!Number.isInteger(opts.banks) || opts.banks < 1)
@@ -105,7 +109,7 @@ export class ProblemSession {
   }
 
   build(config: RunConfig): BuiltProblem {
-    return this.family.build(resolveConfig(config, this.caps), this.caps);
+    return this.family.build(resolveConfig(config, this.caps), this.caps, this.opts.weight);
   }
 
   /** Why a config cannot run here (the family's validation, then the plan's limits), or undefined. */

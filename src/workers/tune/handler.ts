@@ -4,7 +4,7 @@
 // hit or miss over a cache seeded with it, and the app stores what comes back, entry by entry. A cancel
 // takes effect between configs and between timed batches.
 import { CancelledError } from '../../kernels/cancel';
-import { ShapeError, type KernelFamily, type RunConfig } from '../../kernels/family';
+import { ShapeError, type KernelFamily, type RunConfig, type WeightOperand } from '../../kernels/family';
 import { resolveConfig } from '../../kernels/gpu/arms';
 import { deviceId as deviceIdOf, type AdapterCaps } from '../../kernels/gpu/caps';
 import { clockWarmMs, GpuValidationError, WgslCompileError } from '../../kernels/gpu/runner';
@@ -34,6 +34,8 @@ export interface TuneHandlerContext {
   families: readonly KernelFamily[];
   /** The core's device id; defaults to deviceId(caps). */
   deviceId?: string;
+  /** The real tensor the request's base config names (read by the worker core). */
+  weight?: WeightOperand;
   isCancelled(id: number): boolean;
 }
 
@@ -133,6 +135,7 @@ async function tune(
     batches: evo.batches,
     warmMs: clockWarmMs(ctx.caps),
     cancelled,
+    ...(ctx.weight ? { weight: ctx.weight } : {}),
   });
   const started = new Date();
   const t0 = performance.now();
@@ -243,6 +246,7 @@ async function autokernel(
     batches: 3,
     warmMs: clockWarmMs(ctx.caps),
     cancelled,
+    ...(ctx.weight ? { weight: ctx.weight } : {}),
   });
   try {
     const choice = pickAutokernel(search.space, req.cachedWinner, search.incumbent, (cfg) =>

@@ -1,0 +1,299 @@
+// mmq run: one kernel config on this machine's WebGPU (Dawn; SwiftShader where there is no GPU), through
+// the same worker core the app runs in its web worker: the verdict against the oracle, the max relative
+// error, the whole plan's time and throughput. On generated data (--m --n --k) or a real GGUF tensor.
+import { basename } from 'node:path';
+import { openAsBlob } from 'node:fs';
+import { create, globals } from 'webgpu';
+import { FULL_DAWN_FLAGS } from '../bench/dawn';
+import { KERNEL_FAMILIES } from '../src/kernels';
+import { FAMILY_CATALOG } from '../src/kernels/catalog';
+import { verdictText } from '../src/kernels/compare';
+import {
+  DATA_SOURCES,
+  type ControlDecl,
+  type DataSource,
+  type FamilyCatalog,
+  type FamilyParams,
+  type RunConfig,
+  type TensorChoice,
+} from '../src/kernels/family';
+import { defaultArm } from '../src/kernels/gpu/arms';
+import type { AdapterCaps } from '../src/kernels/gpu/caps';
+import { tensorConfig } from '../src/kernels/models';
+import { TILE_KEYS } from '../src/kernels/tile';
+import { createGpuCore, type GpuCore } from '../src/workers/core';
+import type {
+  OpenedModel,
+  RunOutcome,
+  WorkerRequest,
+  WorkerRequestBody,
+  WorkerResponse,
+} from '../src/workers/protocol';
+import { CliError, parseArgs, positiveInt, type ParsedArgs } from './args';
+import { openError, type Subcommand } from './subcommand';
+
+const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
+const ACTIVATIONS: readonly TensorChoice['activation'][] = ['normal', 'outliers'];
+
+// The Dawn entry points stay reachable while their device lives (bench/dawn.ts says why).
+const liveGpus: GPU[] = [];
+const keep = (gpu: GPU) => (liveGpus.push(gpu), gpu);
+
+/**
+ * Dawn with every accelerated arm exposed; without an adapter (no GPU, no Vulkan driver) it falls back to
+ * SwiftShader, saying so, when Chromium's copy is installed.
+ */
+async function openGpu(note: (text: string) => void): Promise<GPU> {
+  Object.assign(globalThis, globals);
+  const gpu = create([...FULL_DAWN_FLAGS]);
+  if (await gpu.requestAdapter({ powerPreference: 'high-performance' })) return keep(gpu);
+  if (process.env.VK_ICD_FILENAMES === undefined) {
+    const { existsSync } = await import('node:fs');
+    if (existsSync(SWIFTSHADER_ICD)) {
+      process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
+      note(`mmq run: no GPU adapter; running on SwiftShader (the CPU), timings are not a GPU's\n`);
+      return keep(create([...FULL_DAWN_FLAGS]));
+    }
+  }
+  throw new CliError(
+    `mmq run: no WebGPU adapter (no Vulkan driver found; without a GPU set VK_ICD_FILENAMES to a SwiftShader ICD such as ${SWIFTSHADER_ICD})`,
+  );
+}
+
+/** The worker core in this process, answering each request with its responses. */
+function inProcessCore(gpu: GPU) {
+  const messages: WorkerResponse[] = [];
+  const core: GpuCore = createGpuCore({ gpu, families: KERNEL_FAMILIES, post: (m) => messages.push(m) });
+  let id = 0;
+  return async (req: Exclude<WorkerRequestBody, { type: 'cancel' }>): Promise<WorkerResponse> => {
+    const rid = ++id;
+    await core.handle({ ...req, id: rid } as WorkerRequest);
+    const mine = messages.filter((m) => 'id' in m && m.id === rid && m.type !== 'progress');
+    const failed = mine.find((m) => m.type === 'error' || m.type === 'compile-error');
+    if (failed?.type === 'error') throw new CliError(`mmq run: ${failed.message}`);
+    if (failed?.type === 'compile-error')
+      throw new CliError(`mmq run: WGSL compile error: ${failed.messages.map((m) => m.message).join('; ')}`);
+    const last = mine.at(-1);
+    if (!last) throw new Error(`no answer to '${req.type}'`);
+    return last;
+  };
+}
+
+function familyOf(id: string | undefined): FamilyCatalog {
+  const ids = FAMILY_CATALOG.map((f) => f.id).join(', ');
+  if (id === undefined) throw new CliError(`mmq run: --kernel is required (${ids})`, 2);
+  const f = FAMILY_CATALOG.find((x) => x.id === id);
+  if (!f) throw new CliError(`mmq run: unknown kernel '${id}' (${ids})`, 2);
+  return f;
+}
+
+function controlOf(family: FamilyCatalog, key: string): ControlDecl {
+  const c = family.controls.find((x) => x.key === key);
+  if (!c) {
+    const keys = family.controls.map((x) => x.key).join(', ');
+    throw new CliError(`mmq run: ${family.id} has no param '${key}' (it has ${keys})`, 2);
+  }
+  return c;
+}
+
+/** --m/--n/--k, --tile and --set key=value,... over the family's defaults, each checked against its control. */
+function paramsOf(family: FamilyCatalog, a: ParsedArgs, fromTensor: boolean): FamilyParams {
+  const params: Record<string, FamilyParams[string]> = { ...family.defaults };
+  const set = (key: string, text: string, flag: string) => {
+    const c = controlOf(family, key);
+    params[key] =
+      c.kind === 'choice'
+        ? choiceValue(
+            c.options.map((o) => o.value),
+            text,
+            flag,
+          )
+        : positiveInt('run', flag, text);
+  };
+  for (const key of ['n', 'k'] as const) {
+    const v = a.values.get(`--${key}`);
+    if (v === undefined) continue;
+    if (fromTensor)
+      throw new CliError(`mmq run: --${key} comes from the tensor's shape; drop it or --gguf`, 2);
+    set(key, v, `--${key}`);
+  }
+  const m = a.values.get('--m');
+  if (m !== undefined) set(family.takes?.rows ?? 'm', m, '--m');
+  const tile = a.values.get('--tile');
+  if (tile !== undefined) {
+    const parts = tile.split(',');
+    if (parts.length !== TILE_KEYS.length)
+      throw new CliError(`mmq run: --tile takes ${TILE_KEYS.join(',').toUpperCase()}, got '${tile}'`, 2);
+    if (!family.controls.some((c) => c.key === TILE_KEYS[0]))
+      throw new CliError(`mmq run: ${family.id} has a fixed tile (no --tile)`, 2);
+    TILE_KEYS.forEach((key, i) => set(key, parts[i]!, '--tile'));
+  }
+  for (const pair of (a.values.get('--set') ?? '').split(',').filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new CliError(`mmq run: --set takes key=value pairs, got '${pair}'`, 2);
+    set(pair.slice(0, eq), pair.slice(eq + 1), `--set ${pair.slice(0, eq)}`);
+  }
+  return params;
+}
+
+function choiceValue<T extends string | number>(options: readonly T[], text: string, flag: string): T {
+  const hit = options.find((o) => String(o) === text);
+  if (hit === undefined)
+    throw new CliError(`mmq run: ${flag} must be one of ${options.join(', ')}, got '${text}'`, 2);
+  return hit;
+}
+
+async function openModel(request: ReturnType<typeof inProcessCore>, path: string): Promise<OpenedModel> {
+  const blob = await openAsBlob(path).catch((e: unknown) => {
+    throw openError(path, e);
+  });
+  const r = await request({ type: 'open-gguf', file: blob, name: basename(path) });
+  if (r.type !== 'gguf-opened') throw new Error(`unexpected '${r.type}' to open-gguf`);
+  return r.model;
+}
+
+/** The config a real tensor runs as on `family`, or one line saying why it cannot. */
+function tensorRun(
+  family: FamilyCatalog,
+  base: RunConfig,
+  model: OpenedModel,
+  name: string,
+  activation: TensorChoice['activation'],
+): RunConfig {
+  const t = model.tensors.find((x) => x.name === name);
+  if (!t) {
+    const some = model.tensors.slice(0, 6).map((x) => x.name);
+    throw new CliError(
+      `mmq run: no tensor '${name}' in ${model.file.name} (it has ${model.tensors.length}: ${some.join(', ')}${model.tensors.length > 6 ? ', ...' : ''})`,
+    );
+  }
+  const what = `${name} (${t.typeName}, ne [${t.ne.join(', ')}])`;
+  if (t.note) throw new CliError(`mmq run: ${what} is ${t.note}`);
+  if (!t.kernels.some((k) => k.kernel === family.id)) {
+    throw new CliError(
+      `mmq run: ${family.id} does not take ${what}; these do: ${t.kernels.map((k) => k.kernel).join(', ')}`,
+    );
+  }
+  return tensorConfig(family, base, { file: model.file, tensor: name, activation }, t);
+}
+
+function describeConfig(family: FamilyCatalog, c: RunConfig): string {
+  const shape = family.controls.map((x) => `${x.key}=${String(c.params[x.key])}`).join(' ');
+  const t = c.data.tensor;
+  const data = t
+    ? `${t.tensor} of ${t.file.name}, ${t.activation} activation seed ${c.data.seed}`
+    : `${c.data.source} data seed ${c.data.seed}`;
+  return `${family.id} (${c.arm} arm) ${shape} on ${data}`;
+}
+
+function human(family: FamilyCatalog, o: RunOutcome): string {
+  const lines = [describeConfig(family, o.config), `verdict: ${verdictText(o.verdict)}`];
+  if (o.tensorRead)
+    lines.push(
+      `read ${o.tensorRead.bytes} bytes of ${o.tensorRead.tensor} in ${o.tensorRead.ms.toFixed(1)} ms`,
+    );
+  const t = o.timing;
+  if (t) {
+    const per = t.passes?.map((p) => `${p.label} ${p.ms.toFixed(4)} ms`).join(', ');
+    lines.push(
+      `time: ${t.ms.toFixed(4)} ms per run (${t.method}, fastest of ${t.samples.length} batches of ${t.runs} runs${t.coarse ? '; coarse: the run is near the timer resolution' : ''})${per ? `; passes: ${per}` : ''}`,
+    );
+  }
+  if (o.throughput) lines.push(`throughput: ${o.throughput.value.toPrecision(3)} ${o.throughput.unit}`);
+  return lines.join('\n') + '\n';
+}
+
+function json(o: RunOutcome, adapter: string): string {
+  const { output: _o, oracle: _r, fullPrecision: _f, ownership: _w, analyticOwnership: _a, ...rest } = o;
+  return JSON.stringify({ adapter, ...rest }, null, 2) + '\n';
+}
+
+export const run: Subcommand = {
+  name: 'run',
+  usage:
+    'mmq run --kernel ID [--gguf FILE --tensor NAME | --m M --n N --k K] [--m M] [--arm A] [--tile WM,WN,RM,RN] [--set key=v,...] [--data SOURCE] [--seed S] [--activation normal|outliers] [--target-ms MS] [--batches B] [--no-time] [--json]',
+  summary: 'one kernel on this WebGPU: verdict vs the oracle, max rel error, ms, throughput',
+  async run(args, io) {
+    const a = parseArgs('run', args, {
+      value: [
+        '--kernel',
+        '--gguf',
+        '--tensor',
+        '--m',
+        '--n',
+        '--k',
+        '--arm',
+        '--tile',
+        '--set',
+        '--data',
+        '--seed',
+        '--activation',
+        '--target-ms',
+        '--batches',
+      ],
+      boolean: ['--json', '--no-time'],
+    });
+    if (a.positionals.length) throw new CliError(`mmq run: unexpected argument '${a.positionals[0]!}'`, 2);
+    const family = familyOf(a.values.get('--kernel'));
+    const ggufPath = a.values.get('--gguf');
+    const tensor = a.values.get('--tensor');
+    if ((ggufPath === undefined) !== (tensor === undefined))
+      throw new CliError('mmq run: --gguf and --tensor go together', 2);
+    if (ggufPath !== undefined && !family.takes)
+      throw new CliError(`mmq run: ${family.id} runs on generated data only (no --gguf)`, 2);
+    const params = paramsOf(family, a, ggufPath !== undefined);
+    const seedText = a.values.get('--seed');
+    const seed = seedText === undefined ? 0 : seedText === '0' ? 0 : positiveInt('run', '--seed', seedText);
+    const dataText = a.values.get('--data');
+    if (dataText !== undefined && ggufPath !== undefined)
+      throw new CliError('mmq run: --data is for generated data; a --gguf tensor is the data', 2);
+    const source: DataSource =
+      dataText === undefined
+        ? 'reference'
+        : choiceValue(
+            DATA_SOURCES.filter((s) => s !== 'tensor'),
+            dataText,
+            '--data',
+          );
+    const activation = choiceValue(ACTIVATIONS, a.values.get('--activation') ?? 'normal', '--activation');
+    const timing = a.booleans.has('--no-time')
+      ? undefined
+      : {
+          targetMs: a.values.has('--target-ms')
+            ? positiveInt('run', '--target-ms', a.values.get('--target-ms')!)
+            : 25,
+          batches: a.values.has('--batches')
+            ? positiveInt('run', '--batches', a.values.get('--batches')!)
+            : 6,
+        };
+    const armText = a.values.get('--arm');
+    const arm =
+      armText === undefined
+        ? undefined
+        : choiceValue(
+            family.arms.map((x) => x.arm),
+            armText,
+            '--arm',
+          );
+
+    const request = inProcessCore(await openGpu(io.stderr));
+    const ready = await request({ type: 'init' });
+    if (ready.type !== 'ready') throw new Error(`unexpected '${ready.type}' to init`);
+    const caps: AdapterCaps = ready.caps;
+    let config: RunConfig = {
+      kernel: family.id,
+      arm: arm ?? defaultArm(family, caps, params),
+      data: { source, seed },
+      params,
+    };
+    if (ggufPath !== undefined)
+      config = tensorRun(family, config, await openModel(request, ggufPath), tensor!, activation);
+    const problems = family.validate(config, caps);
+    if (problems.length) throw new CliError(`mmq run: ${problems.join('; ')}`);
+    const r = await request({ type: 'run', config, instrument: false, ...(timing ? { timing } : {}) });
+    if (r.type !== 'run-result') throw new Error(`unexpected '${r.type}' to run`);
+    const adapter = `${caps.vendor} ${caps.description || caps.architecture}`.trim();
+    io.stdout(a.booleans.has('--json') ? json(r.outcome, adapter) : human(family, r.outcome));
+    return r.outcome.verdict.pass ? 0 : 1;
+  },
+};
