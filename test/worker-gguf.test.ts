@@ -6,9 +6,10 @@ import { KERNEL_FAMILIES } from '../src/kernels';
 import { catalogOf } from '../src/kernels/catalog';
 import type { RunConfig } from '../src/kernels/family';
 import { tensorConfig } from '../src/kernels/models';
+import { modelActivation } from '../src/kernels/quant';
 import { createGpuCore } from '../src/workers/core';
 import type { OpenedModel, WorkerRequest, WorkerRequestBody, WorkerResponse } from '../src/workers/protocol';
-import { goldenBytes } from './golden';
+import { goldenBytes, goldenF32 } from './golden';
 import { getDawnGpu } from './gpu';
 
 const messages: WorkerResponse[] = [];
@@ -85,8 +86,18 @@ describe('a GGUF through the worker core', () => {
       if (r?.type !== 'run-result') throw new Error(JSON.stringify(msgs));
       expect(r.outcome.verdict.pass).toBe(true);
       expect([r.outcome.rows, r.outcome.cols]).toEqual([16, 10]);
-      // The weight's own quantization error shows in the split (f32 GEMM on the dequantized weight).
-      expect(r.outcome.fullPrecision?.length).toBe(160);
+      // The tensor really is the weight: the split's f32 GEMM equals the activation times gguf-py's own
+      // dequantization of the tensor (so the error split's "quantization" part is the weight's).
+      const x = modelActivation(16, 512, 'outliers', 3);
+      const w = goldenF32('gguf/peer_default.blk.0.ffn_down.weight.gguf_py_dequant.f32');
+      const want = Array.from({ length: 160 }, (_, i) => {
+        let acc = 0;
+        for (let c = 0; c < 512; c++) acc += x[Math.floor(i / 10) * 512 + c]! * w[(i % 10) * 512 + c]!;
+        return acc;
+      });
+      const full = r.outcome.fullPrecision!;
+      const scale = Math.max(...want.map(Math.abs));
+      expect(Math.max(...want.map((v, i) => Math.abs(v - full[i]!))) / scale).toBeLessThan(1e-5);
       // The first run reads the tensor's 2,880 bytes (10 rows x 2 super-blocks x 144); the next reuses it.
       expect(r.outcome.tensorRead?.bytes).toBe(kernel === 'mmq-q4k-rt' ? (10 * 512 * 144) / 256 : undefined);
     },

@@ -107,13 +107,20 @@ export interface CoopmatBuilt extends BuiltProblem {
   data: () => CoopmatData;
 }
 
-function build(config: ResolvedConfig, caps: AdapterCaps): CoopmatBuilt {
-  assertNoProblems(coopmatCatalog.validate(config, caps));
+function build(config: ResolvedConfig, caps: AdapterCaps, weight?: WeightOperand): CoopmatBuilt {
+  assertNoProblems([
+    ...coopmatCatalog.validate(config, caps),
+    ...tensorProblems(coopmatCatalog, config, weight),
+  ]);
   const spec = coopmatSpecOf(config, caps);
   const { m, n, k } = spec;
+  const tensor = config.data.tensor;
+  // A real tensor: it is the weight (tensorProblems checked it is Q4_K [n, k]); the activation is generated.
   const data = () =>
     memo.get(JSON.stringify([m, n, k, config.data]), () =>
-      coopmatData(m, n, k, config.data.source, config.data.seed),
+      weight?.type === 'Q4_K' && tensor
+        ? { x: modelActivation(m, k, tensor.activation, config.data.seed), w: weight.weight }
+        : coopmatData(m, n, k, config.data.source, config.data.seed),
     );
   const plan = coopmatPlan(spec, data);
   assertNoProblems(planLimitProblems(plan, caps.limits));
