@@ -498,16 +498,34 @@ describe('family searches (fake caps, no GPU: the static tier is the family vali
 
   it('coopmat: tile x staging x arm, the incumbent on the default staging, the priors seeded', () => {
     const { search } = tier('coopmat-f16', h200);
-    expect(search.space.params.map((p) => p.name)).toEqual(['WM', 'WN', 'RM', 'RN', 'STAGING', 'ARM']);
-    expect(search.space.enumerate()).toHaveLength(121 * COOPMAT_STAGINGS.length);
+    expect(search.space.params.map((p) => p.name)).toEqual([
+      'WM',
+      'WN',
+      'RM',
+      'RN',
+      'STAGING',
+      'ARM',
+      'KSPLIT',
+    ]);
+    const all = search.space.enumerate();
+    expect(all.filter((c) => search.space.get(c, 'KSPLIT') === 1)).toHaveLength(
+      121 * COOPMAT_STAGINGS.length,
+    );
+    // Split-K only where k divides into its parts' 64-wide stages, never with the one-pass kernel.
+    const k = search.apply(search.incumbent).params.k as number;
+    for (const c of all)
+      if (search.space.get(c, 'KSPLIT') > 1) {
+        expect(k % (search.space.get(c, 'KSPLIT') * 64)).toBe(0);
+        expect(search.space.get(c, 'STAGING')).not.toBe(COOPMAT_STAGINGS.indexOf('one-pass'));
+      }
     expect(search.apply(search.incumbent)).toMatchObject({
       arm: 'subgroup-matrix',
-      params: { wm: 2, wn: 4, rm: 1, rn: 1, staging: 'prepass' },
+      params: { wm: 2, wn: 4, rm: 1, rn: 1, staging: 'prepass', ksplit: 1 },
     });
     const seeds = search.seeds.map((c) => search.space.name(c));
     expect(new Set(seeds).size).toBe(seeds.length);
     expect(seeds).toContain(
-      search.space.name(search.space.config({ WM: 8, WN: 1, RM: 2, RN: 8, STAGING: 2, ARM: 0 })!),
+      search.space.name(search.space.config({ WM: 8, WN: 1, RM: 2, RN: 8, STAGING: 2, ARM: 0, KSPLIT: 1 })!),
     );
     for (const c of search.seeds) expect(search.space.feasible(c)).toBe(true);
   });
@@ -531,7 +549,7 @@ describe('family searches (fake caps, no GPU: the static tier is the family vali
     const lds = ev.staticCheck(at({ wm: 1, wn: 1, rm: 4, rn: 4 }));
     expect(lds).toEqual(PASS); // the register accumulator holds no f32 tile in workgroup memory
     const { ev: cm, search: cs } = tier('coopmat-f16', small, { m: 64, n: 64, k: 256 });
-    const wide = cs.space.config({ WM: 4, WN: 2, RM: 4, RN: 2, STAGING: 0, ARM: 0 })!; // 256 x 128 one-pass: 24 KiB
+    const wide = cs.space.config({ WM: 4, WN: 2, RM: 4, RN: 2, STAGING: 0, ARM: 0, KSPLIT: 1 })!; // 256 x 128 one-pass: 24 KiB
     const v = cm.staticCheck(wide);
     expect(v.kind === 'reject' ? v.reason : '').toMatch(/bytes of workgroup memory > this adapter's 16384/);
   });

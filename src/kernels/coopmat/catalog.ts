@@ -53,6 +53,16 @@ const controls: ControlDecl[] = [
     hint: 'how the operands reach the matrix work; the tuner searches it with the tile',
     options: COOPMAT_STAGINGS.map((value) => ({ value, label: STAGING_LABELS[value] })),
   },
+  {
+    kind: 'int',
+    key: 'ksplit',
+    label: 'split-K',
+    group: 'tile',
+    min: 1,
+    max: 16,
+    step: () => 1,
+    hint: 'K parts summed by a reduction pass (split stagings): more workgroups when m is small',
+  },
 ];
 
 export const coopmatCatalog: FamilyCatalog = {
@@ -65,11 +75,16 @@ export const coopmatCatalog: FamilyCatalog = {
   arms: [{ ...SCALAR_ARM, label: 'scalar (f16 rounding in core WGSL)' }, F16_MATRIX_ARM],
   controls,
   takes: { format: 'Q4_K', bank: false, rows: 'm' },
-  defaults: { m: 64, n: 64, k: 256, wm: 2, wn: 2, rm: 1, rn: 1, staging: 'prepass' },
+  defaults: { m: 64, n: 64, k: 256, wm: 2, wn: 2, rm: 1, rn: 1, staging: 'prepass', ksplit: 1 },
   validate(config: RunConfig, caps?: AdapterCaps) {
     const q = config.params;
     const out = controlProblems(controls, q);
     out.push(...multipleProblem('k', q.k, 256, 'the Q4_K super-block'));
+    if (!out.length && q.ksplit !== 1) {
+      const ks = q.ksplit as number;
+      if (q.staging === 'one-pass') out.push('split-K needs a split staging (the one-pass kernel has none)');
+      else out.push(...multipleProblem('k', q.k, ks * 64, `split-K ${ks} x the 64-wide stage of the GEMM`));
+    }
     const plane = config.plane ?? (caps ? planeWidth(caps) : undefined);
     if (!out.length && config.arm === 'scalar' && plane !== undefined) {
       const t = tileOf(q);

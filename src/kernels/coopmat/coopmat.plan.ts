@@ -4,7 +4,7 @@
 import { emptyOwnership, ownerBufferSpec, type OwnershipMap } from '../gpu/instrument';
 import { kernelPass, type BufferSpec, type KernelPlan } from '../gpu/plan';
 import type { CoopmatData } from './coopmat.oracle';
-import { coopmatPrePasses } from './coopmat.split';
+import { coopmatPrePasses, coopmatReducePass } from './coopmat.split';
 import { coopmatGeometry, type CoopmatSpec } from './coopmat.spec';
 import { buildCoopmatKernel } from './coopmat.wgsl';
 
@@ -48,17 +48,29 @@ export function coopmatPlan(
     ...coopmatInputBuffers(m, n, k, data),
     { name: 'out', kind: 'storage', size: m * n * 4 },
   ];
-  if (instrument) buffers.push(ownerBufferSpec(m * n, COOPMAT_OWNER_BUFFER));
+  // Split-K: the GEMM writes [ksplit, m, n] partial sums (the owner buffer covers them all; the map
+  // shows part 0's), and a reduction pass adds them into out.
+  const ksplit = spec.ksplit ?? 1;
+  if (ksplit > 1) buffers.push({ name: 'part', kind: 'storage', size: ksplit * m * n * 4 });
+  if (instrument) buffers.push(ownerBufferSpec(ksplit * m * n, COOPMAT_OWNER_BUFFER));
   const { wm, wn, rm, rn } = spec.tile;
-  const main = kernelPass(kc, kc.workgroups(m, n), `coopmat-f16 ${spec.arm} ${wm}x${wn}x${rm}x${rn}`);
+  const main = kernelPass(
+    kc,
+    kc.workgroups(m, n),
+    `coopmat-f16 ${spec.arm} ${wm}x${wn}x${rm}x${rn}${ksplit > 1 ? ` split-K ${ksplit}` : ''}`,
+  );
   const pre = spec.staging === 'one-pass' ? [] : coopmatPrePasses(spec);
   for (const [p] of pre)
     buffers.push(...p.writes.map((w) => ({ name: w.name, kind: 'storage' as const, size: w.bytes })));
+  const reduce = ksplit > 1 ? coopmatReducePass(spec) : undefined;
   return {
     buffers,
     passes: [
       ...pre.map(([p, what]) => kernelPass({ ...p, workgroupBytes: 0 }, p.grid, `coopmat-f16 ${what}`)),
       main,
+      ...(reduce
+        ? [kernelPass({ ...reduce, workgroupBytes: 0 }, reduce.grid, 'coopmat-f16 split-K sum')]
+        : []),
     ],
     output: 'out',
     outputType: 'f32',

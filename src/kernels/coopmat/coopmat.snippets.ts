@@ -56,16 +56,29 @@ const PER = ${g.per}u; // elements of a 16x16 subtile each lane owns: 256 / PLAN
 `;
 }
 
+/**
+ * Where an output element (orow, ocol) of a tile goes: the guard and the index into `out`, after
+ * `lookup` (lines that define what they use). Dense: row orow of M; a routed GEMM (MoE) looks up the
+ * slot a row stands for; split-K adds its part's offset.
+ */
+export interface OutRows {
+  lookup: string;
+  guard: string;
+  index: string;
+}
+
+export const DENSE_OUT: OutRows = { lookup: '', guard: 'orow < M && ocol < N', index: 'orow * N + ocol' };
+
 /** One 16x16 f32 spill per plane and the per-lane copy out of it (tail guards, ownership hooks). */
-export const SPILL_COPY_OUT = `var<workgroup> sc: array<f32, WM * WN * 256u>;
+export const spillCopyOut = (o: OutRows = DENSE_OUT) => `var<workgroup> sc: array<f32, WM * WN * 256u>;
 
 fn copy_out(warp: u32, lane: u32, row0: u32, col0: u32) {
   for (var e = 0u; e < PER; e++) {
     let p = lane * PER + e;
     let orow = row0 + p / 16u;
     let ocol = col0 + p % 16u;
-    if (orow < M && ocol < N) {
-      store_out(orow * N + ocol, sc[warp * 256u + p]);
+${o.lookup ? `    ${o.lookup}\n` : ''}    if (${o.guard}) {
+      store_out(${o.index}, sc[warp * 256u + p]);
     }
   }
 }
@@ -124,7 +137,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
 `;
 
 /** The scalar arm's store: each lane's PER elements of each subtile, guarded by the m and n tails. */
-export const SCALAR_STORE = `  for (var im = 0u; im < RM; im++) {
+export const scalarStore = (o: OutRows = DENSE_OUT) => `  for (var im = 0u; im < RM; im++) {
     for (var jn = 0u; jn < RN; jn++) {
       let sm = warp_m * RM + im;
       let sn = warp_n * RN + jn;
@@ -132,8 +145,8 @@ export const SCALAR_STORE = `  for (var im = 0u; im < RM; im++) {
         let p = lane * PER + e;
         let orow = mrow0 + sm * 16u + p / 16u;
         let ocol = ncol0 + sn * 16u + p % 16u;
-        if (orow < M && ocol < N) {
-          store_out(orow * N + ocol, acc[(im * RN + jn) * PER + e]);
+${o.lookup ? `        ${o.lookup}\n` : ''}        if (${o.guard}) {
+          store_out(${o.index}, acc[(im * RN + jn) * PER + e]);
         }
       }
     }
