@@ -473,8 +473,29 @@ describe('family searches (fake caps, no GPU: the static tier is the family vali
     const tunable = KERNEL_FAMILIES.filter((f) => f.tuning).map((f) => [f.id, f.tuning!.op, !!f.search]);
     expect(tunable).toEqual([
       ['mmq-q4k-tile', 'mmq_q4k_tile', true],
+      ['moe-q4k-id', 'mmq_q4k_id', true],
       ['coopmat-f16', 'mmq_q4k_coopmat', true],
     ]);
+  });
+
+  it('MoE: route x arm by measurement; each route its own knobs; the incumbent is the int8 route on the default arm', () => {
+    const { search } = tier('moe-q4k-id', h200, { tokens: 64, n: 256, k: 512 });
+    const routes = new Set<string>();
+    for (const c of search.space.enumerate()) {
+      const cfg = search.apply(c);
+      routes.add(`${String(cfg.params.route)}/${cfg.arm}`);
+      expect(search.choiceOf(cfg)).toEqual(c);
+    }
+    // The H200 offers every arm; dp4a is the int8 route's only (the f16 route has none).
+    expect([...routes].sort()).toEqual(['f16/subgroup-matrix', 'int8/dp4a', 'int8/subgroup-matrix']);
+    expect(search.apply(search.incumbent)).toMatchObject({
+      arm: 'subgroup-matrix',
+      params: { route: 'int8' },
+    });
+    const seeded = search.seeds.map((c) => search.apply(c).params.route);
+    expect(seeded).toContain('f16');
+    expect(seeded).toContain('int8');
+    for (const c of search.seeds) expect(search.space.feasible(c)).toBe(true);
   });
 
   it('int8 tile: the tile times the accelerated arms this adapter has; the incumbent is the reference tile on the fastest', () => {

@@ -171,6 +171,13 @@ export interface ProblemFacts {
   weightBytes: number;
   /** The output tile one workgroup covers, when the grid tiles the output (views hatch the tail). */
   outputTile?: { rows: number; cols: number };
+  /** The arithmetic of this config when a family has routes of both kinds (else the family's). */
+  arithmetic?: 'int8' | 'f16';
+  /**
+   * Configs of one problem whose inputs and oracle are the same share a key (a family with routes on
+   * different operands gives each route its own): a tuning session uploads and checks once per key.
+   */
+  dataKey?: string;
 }
 
 export interface BuiltProblem {

@@ -62,6 +62,7 @@ const controls: ControlDecl[] = [
     max: 16,
     step: () => 1,
     hint: 'K parts summed by a reduction pass (split stagings): more workgroups when m is small',
+    visible: (p) => p.staging !== 'one-pass',
   },
 ];
 
