@@ -5,11 +5,10 @@
 // written -- and the ratios that must come from one run. See docs/benchmarks.md for the method.
 import { KERNEL_FAMILIES } from '../src/kernels';
 import { gemmF32BaselineFamily } from '../src/kernels/baseline';
-import type { KernelFamily, RunConfig } from '../src/kernels/family';
+import { knobLabel, type KernelFamily, type RunConfig } from '../src/kernels/family';
 import { defaultArm, resolveConfig } from '../src/kernels/gpu/arms';
 import { bufferBytes } from '../src/kernels/gpu/plan';
 import { clockWarmMs, banksFor } from '../src/kernels/gpu/runner';
-import { tileString, tileOf } from '../src/kernels/tile';
 import { Evolution, finalsWallMs, type FinalTiming } from '../src/kernels/tune';
 import { PlanEvaluator, ProblemSession } from '../src/workers/tune';
 import type { BenchGpu } from './dawn';
@@ -48,6 +47,12 @@ export interface BenchOptions {
   tune: boolean;
   /** Tune the tunable families at every shape, not only the headline shape. */
   tuneEveryShape?: boolean;
+  /** Tune the dense tunable families at these shapes too (e.g. the small-m ones). */
+  tuneShapes?: Shape[];
+  /** Tune the MoE family at these cases (experts x tokens): its route, arm and knobs by measurement. */
+  moeTune?: { experts: number; tokens: number }[];
+  /** Beside each MoE case, the dense f16 plan at m = slots (one weight): the MoE route's yardstick. */
+  moeDense?: boolean;
   moe: boolean;
   /** MoE cases (default: 8 and 64 experts x 32..2048 tokens, top-2, n = k = 4096). */
   moeCases?: MoeCase[];
@@ -174,6 +179,8 @@ export interface BenchResult {
   tuning: TuneSummary[];
   headline?: Headline;
   torch?: unknown;
+  /** ONNX Runtime's version when its rows ran, or why they did not. */
+  ort?: { version?: string; note?: string };
 }
 
 // NVIDIA's H200 SXM datasheet (the H100 SXM's tensor rates, dense): int8 1979 TOPS, f16 989 TFLOP/s,
@@ -206,14 +213,7 @@ const familyOf = (id: string): KernelFamily => {
 
 /** The row name of a config: its tile (and staging, when the family has one) or '-'. */
 function configName(c: RunConfig): string {
-  const tiled = ['wm', 'wn', 'rm', 'rn'].every((k) => typeof c.params[k] === 'number');
-  const parts = [
-    tiled ? tileString(tileOf(c.params)) : '',
-    typeof c.params.staging === 'string' ? c.params.staging : '',
-  ]
-    .concat(typeof c.params.tile === 'string' ? [c.params.tile] : [])
-    .filter(Boolean);
-  return parts.join(',') || '-';
+  return knobLabel(familyOf(c.kernel), c.params);
 }
 
 /** A row's shape as the tables print it: "MxNxK", and " eE" for an MoE row over E experts. */
@@ -430,8 +430,12 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
         k,
       });
     // The tunable families: tuned at the headline (or every) shape, the winner benched with the others.
+    const tuneHere =
+      shape === head ||
+      opts.tuneEveryShape ||
+      opts.tuneShapes?.some((t) => t.m === m && t.n === n && t.k === k);
     for (const fam of ['mmq-q4k-tile', 'coopmat-f16']) {
-      if (shape !== head && !opts.tuneEveryShape) continue;
+      if (!tuneHere) continue;
       const w = await tune(fam, config(fam, { m, n, k }), shape);
       if (w) tunedAt.set(fam, w);
     }
@@ -503,16 +507,33 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
         : [8, 64].flatMap((experts) =>
             [32, 128, 512, 2048].map((tokens) => ({ tokens, experts, topk: 2, n: 4096, k: 4096 })),
           ));
+    const moeFamily = familyOf('moe-q4k-id');
     for (const c of cases) {
+      const slots = c.tokens * c.topk;
       // grid.y sized for the average expert load (the reference's choice); the grid-stride covers the rest.
-      const ytiles = Math.max(1, Math.ceil((c.tokens * c.topk) / c.experts / 32));
+      const ytiles = Math.max(1, Math.ceil(slots / c.experts / 32));
       const params = { tokens: c.tokens, n: c.n, k: c.k, experts: c.experts, topk: c.topk, ytiles };
+      const base = config('moe-q4k-id', { ...params, route: 'int8' });
+      // The int8 route on every arm (the reference's kernel), the f16 route at the configs its search
+      // starts from, and the winner of the family's own search (route and arm by measurement).
+      const search = moeFamily.search?.(base, caps);
+      const f16Seeds = (search?.seeds ?? [])
+        .map((x) => search!.apply(x))
+        .filter((x) => x.params.route === 'f16')
+        .slice(0, opts.quick ? 1 : undefined);
+      const shape = { m: slots, n: c.n, k: c.k };
+      const tuned = opts.moeTune?.some((t) => t.experts === c.experts && t.tokens === c.tokens)
+        ? await tune('moe-q4k-id', base, shape)
+        : undefined;
       await benchProblem(
         'moe-q4k-id',
-        config('moe-q4k-id', params),
-        arms('moe-q4k-id')
-          .filter((a) => a !== 'scalar' || opts.quick)
-          .map((a) => ({ config: config('moe-q4k-id', params, a), role: 'fixed' })),
+        base,
+        [
+          ...arms('moe-q4k-id')
+            .filter((a) => a !== 'scalar' || opts.quick)
+            .map((a) => ({ config: config('moe-q4k-id', { ...params, route: 'int8' }, a), role: 'fixed' })),
+          ...f16Seeds.map((x) => ({ config: x, role: 'fixed' })),
+        ],
         (cfg, role) => ({
           id: `moe-q4k-id/${cfg.arm}/${configName(cfg)}`,
           family: 'moe-q4k-id',
@@ -526,14 +547,81 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
           experts: c.experts,
           topk: c.topk,
         }),
+        tuned ? [{ config: tuned, role: 'tuned' }] : [],
       );
+      // The yardstick: the dense f16 plan on the same rows with one weight (the headline's config, and the
+      // dense winner when this run tuned one).
+      if (opts.moeDense && !opts.quick) {
+        const dense = (cfg: RunConfig, role: string): BenchRow => ({
+          id: `coopmat-f16/${cfg.arm}/${configName(cfg)}`,
+          family: 'coopmat-f16',
+          weights: 'q4k',
+          arm: cfg.arm,
+          role,
+          tile: configName(cfg),
+          ...shape,
+        });
+        const at = (w: RunConfig) => ({ ...w, params: { ...w.params, ...shape } });
+        const headTile = config('coopmat-f16', { ...shape, ...HEADLINE_COOPMAT });
+        const won = tunedAt.get('coopmat-f16');
+        await benchProblem(
+          'coopmat-f16',
+          headTile,
+          [{ config: headTile, role: 'fixed' }, ...(won ? [{ config: at(won), role: 'fixed' }] : [])],
+          dense,
+        );
+      }
     }
   }
   deriveRatios(result.rows);
   result.headline = headline(result, head);
   for (const line of table(result)) log(line);
+  for (const line of moeRatioLines(result.rows, opts.torch)) log(line);
   return result;
 }
+
+/** What moeRatioLines reads of a torch_baseline.py JSON (key "moe"). */
+interface TorchMoe {
+  moe?: { experts: number; tokens: number; way: string; ms: number; check?: { pass?: boolean } }[];
+}
+
+/**
+ * Per MoE case: our fastest passing row (any route and arm) against torch's per-expert loop and
+ * `_grouped_mm` from the same command, and against the dense f16 plan at m = slots (one weight).
+ * @example for (const l of moeRatioLines(result.rows, torch)) console.log(l);
+ */
+export function moeRatioLines(rows: readonly BenchRow[], torch?: unknown): string[] {
+  const ok = (r: BenchRow) => r.ms !== undefined && !!r.correctness?.pass;
+  const t = (torch as TorchMoe | undefined)?.moe ?? [];
+  const cases = new Map<string, BenchRow>();
+  for (const r of rows)
+    if (r.family === 'moe-q4k-id' && r.experts && ok(r)) {
+      const key = `${r.experts}x${r.m / (r.topk ?? 1)}`;
+      const best = cases.get(key);
+      if (!best || r.ms! < best.ms!) cases.set(key, r);
+    }
+  return [...cases.entries()].map(([key, r]) => {
+    const tokens = r.m / (r.topk ?? 1);
+    const dense = rows
+      .filter(
+        (d) => d.family === 'coopmat-f16' && !d.experts && d.m === r.m && d.n === r.n && d.k === r.k && ok(d),
+      )
+      .reduce<BenchRow | undefined>((a, d) => (!a || d.ms! < a.ms! ? d : a), undefined);
+    const ways = t
+      .filter((x) => x.experts === r.experts && x.tokens === tokens && x.check?.pass !== false)
+      .map((x) => `torch ${x.way} ${fmt(x.ms, 4)} ms (ours / torch ${fmt(r.ms! / x.ms, 2)})`);
+    return (
+      `MOE ${key} (experts x tokens, top-${r.topk}, ${r.n}x${r.k}): ours ${fmt(r.ms, 4)} ms (${r.id})` +
+      (dense
+        ? `; dense plan at m = ${r.m} ${fmt(dense.ms, 4)} ms (ours / dense ${fmt(r.ms! / dense.ms!, 2)})`
+        : '') +
+      (ways.length ? `; ${ways.join('; ')}` : '')
+    );
+  });
+}
+
+/** The headline's coopmat config (the dense plan MoE rows are compared with). */
+const HEADLINE_COOPMAT = { wm: 8, wn: 1, rm: 2, rn: 8, staging: 'fused-prepass', ksplit: 1 };
 
 /** The family with its main pass's WGSL rewritten by `mutate` (the bench's wrong-kernel test hook). */
 function withMutation(family: KernelFamily, mutate: BenchOptions['mutateWgsl']): KernelFamily {

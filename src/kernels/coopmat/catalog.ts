@@ -10,7 +10,7 @@ import {
   type FamilyCatalog,
   type RunConfig,
 } from '../family';
-import { TILE_CONTROLS, tileOf } from '../tile';
+import { TILE_CONTROLS, tileOf, tileString } from '../tile';
 
 export type CoopmatArm = 'scalar' | 'subgroup-matrix';
 
@@ -101,5 +101,7 @@ export const coopmatCatalog: FamilyCatalog = {
       ...dataProblems(config.data, coopmatCatalog),
     ];
   },
-  tuning: { op: 'mmq_q4k_coopmat', label: 'f16 coopmat twin: tile and staging (mmq_q4k_coopmat)' },
+  tuning: { op: 'mmq_q4k_coopmat', label: 'f16 coopmat twin: tile, staging, split-K (mmq_q4k_coopmat)' },
+  knobLabel: (p) =>
+    `${tileString(tileOf(p))},${String(p.staging)}${typeof p.ksplit === 'number' && p.ksplit > 1 ? `,ksplit${p.ksplit}` : ''}`,
 };

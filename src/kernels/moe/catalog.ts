@@ -13,7 +13,7 @@ import {
   type RunConfig,
 } from '../family';
 import { COOPMAT_MAX_ACC_PER_LANE, STAGING_LABELS } from '../coopmat/catalog';
-import { TILE_CONTROLS, tileOf } from '../tile';
+import { TILE_CONTROLS, tileOf, tileString } from '../tile';
 
 /**
  * How the routed GEMM computes: 'int8' = the reference's mmq_q4k_id (q8_1 activation x Q4_K, int8 dot
@@ -132,4 +132,6 @@ export const moeCatalog: FamilyCatalog = {
     return [...out, ...armPlaneProblems(moeCatalog, config, caps), ...dataProblems(config.data, moeCatalog)];
   },
   tuning: { op: 'mmq_q4k_id', label: 'MoE: route, arm, tile and staging (mmq_q4k_id)' },
+  knobLabel: (p) =>
+    onF16(p) ? `f16,${tileString(tileOf(p))},${String(p.staging)}` : `int8,ytiles${String(p.ytiles)}`,
 };

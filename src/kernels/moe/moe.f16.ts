@@ -13,7 +13,7 @@ import { kernelPass, type BufferSpec, type KernelPlan } from '../gpu/plan';
 import { dequantizeQ4K, q4kRows } from '../quant';
 import { mmqQ4kF16RoundedRef, type CoopmatData, type DecodeRounding } from '../coopmat/coopmat.oracle';
 import { coopmatInputBuffers, COOPMAT_OWNER_BUFFER, coopmatOwner } from '../coopmat/coopmat.plan';
-import { coopmatPrePasses, prePassKernel, tiledItem, type PrePassPart } from '../coopmat/coopmat.split';
+import { coopmatPrePasses, tiledItem, type PrePassPart } from '../coopmat/coopmat.split';
 import {
   coopmatGeometry,
   ROUTED_NONE,
