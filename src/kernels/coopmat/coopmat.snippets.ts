@@ -2,30 +2,6 @@
 // (the format's scales from quant/q4k.wgsl.ts, plus the nibbles), the tile constants, the matrix
 // arm's entry and its spill-and-copy store, and the scalar arm's 32-block sum.
 
-import { Q4K_SCALES_REGS_WGSL } from '../quant/q4k.wgsl';
-
-// The split plan prefetches a super-block's 3 scale words into registers and decodes from them.
-export const Q4K_DECODE_REGS = `${Q4K_SCALES_REGS_WGSL}// The 4 nibbles at bit sh of the bytes of word q as f32, exactly f32(q): OR-ing a 4-bit value into the
-// mantissa of 2^23 and subtracting 2^23 is exact and avoids int-to-float conversions (a quarter-rate unit).
-fn nib_f32(q: u32, sh: vec4u) -> vec4f {
-  let nib = ((vec4u(q) >> vec4u(0u, 8u, 16u, 24u)) >> sh) & vec4u(15u);
-  return bitcast<vec4f>(nib | vec4u(0x4b000000u)) - vec4f(8388608.0);
-}
-`;
-
-/**
- * The Q4_K weight's four read-only buffers from @binding `at` on: qs viewed as `qs` (32 u32 words, 16 vec2u
- * or 8 vec4u per 128-byte super-block), the packed scales, d and dmin.
- */
-export function q4kWeightBindings(at: number, qs: 'u32' | 'vec2u' | 'vec4u'): string {
-  const per = { u32: 32, vec2u: 16, vec4u: 8 }[qs];
-  return `@group(0) @binding(${at}) var<storage, read> wqs: array<${qs}>; // Q4_K qs: ${per} ${qs} (128 B) per super-block
-@group(0) @binding(${at + 1}) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
-@group(0) @binding(${at + 2}) var<storage, read> wd: array<f32>; // d per super-block
-@group(0) @binding(${at + 3}) var<storage, read> wdm: array<f32>; // dmin per super-block
-`;
-}
-
 /** 0, 1, ..., n - 1 (the generators unroll over it). */
 export const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
@@ -153,14 +129,3 @@ ${o.lookup ? `        ${o.lookup}\n` : ''}        if (${o.guard}) {
   }
 }
 `;
-
-/** Workgroup size of the element-wise pre-passes, and the most workgroups they put on one grid row. */
-export const PRE_PASS_WG = 256;
-const PRE_PASS_MAX_X = 32768;
-
-/** Grid of a pre-pass with one invocation per item: rows of up to 32768 workgroups, the rest on y. */
-export function prePassGrid(items: number): [number, number, number] {
-  const groups = Math.max(1, Math.ceil(items / PRE_PASS_WG));
-  const gx = Math.min(groups, PRE_PASS_MAX_X);
-  return [gx, Math.ceil(groups / gx), 1];
-}

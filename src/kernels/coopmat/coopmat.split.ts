@@ -13,14 +13,11 @@
 // stage decodes B from the Q4_K words with the pre-pass's arithmetic, so the f16 operand is the same.
 // Both pre-passes are core WGSL (pack2x16float), so every adapter and both arms share them; the scalar
 // arm reads the same f16 pairs and sums each 32-block in K order, exactly as mmqQ4kF16RoundedRef.
-import { q4kScaleWords, Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
+import { PRE_PASS_WG, prePassGrid, prePassKernel, type PrePassPart, type SplitPrePass } from '../gpu/prepass';
+import { Q4K_DECODE_REGS, q4kScaleWords, Q4K_SCALES_WGSL, q4kWeightBindings } from '../quant/q4k.wgsl';
 import type { CoopmatStaging } from './catalog';
 import {
   MATRIX_MAIN_HEAD,
-  PRE_PASS_WG,
-  prePassGrid,
-  q4kWeightBindings,
-  Q4K_DECODE_REGS,
   range,
   scalarBlock,
   SCALAR_MAIN_HEAD,
@@ -59,28 +56,6 @@ const tiledPairAt = (row: string, k: string) =>
 /** Index of element (row, col) of a [rows, k] matrix in 16x16 fragment tiles [rows/16][k/16][16][16] (xt). */
 export const fragmentTileIndex = (row: number, col: number, k: number): number =>
   ((((row >> 4) * (k >> 4) + (col >> 4)) * 16 + (row & 15)) << 4) + (col & 15);
-
-export interface SplitPrePass {
-  wgsl: string;
-  entryPoint: 'main';
-  bindings: readonly string[];
-  workgroupSize: number;
-  grid: [number, number, number];
-  /** The buffers the pass writes and their bytes (including the slack): the plan allocates them. */
-  writes: readonly { name: string; bytes: number }[];
-}
-
-/**
- * One pre-pass body: its declarations (from binding `at` on), the function `${fn}(t)` doing item t, the
- * number of items, its buffers in binding order and the buffer it writes.
- */
-export interface PrePassPart {
-  decls: (at: number) => string;
-  fn: string;
-  items: number;
-  bindings: readonly string[];
-  out: { name: string; bytes: number };
-}
 
 /**
  * The weight pre-pass: Q4_K [n, k] decoded to f16 wh [NP, k] (rows n..NP-1 zero), 8 consecutive weights
@@ -190,46 +165,6 @@ ${tiledItem('col')}
 }
 
 /**
- * A pre-pass module running `parts` one after another over one grid: part i takes the invocations after
- * part i - 1's, rounded up to whole workgroups so each workgroup runs one part (a uniform branch).
- */
-export function prePassKernel(k: number, title: string, parts: readonly PrePassPart[]): SplitPrePass {
-  let at = 0;
-  let first = 0;
-  const decls: string[] = [];
-  const calls: string[] = [];
-  for (const [i, part] of parts.entries()) {
-    decls.push(part.decls(at));
-    at += part.bindings.length;
-    // Part 0 starts at invocation 0, so it needs no lower bound.
-    calls.push(
-      i === 0
-        ? `  if (t < ${part.items}u) { ${part.fn}(t); }`
-        : `  if (t >= ${first}u && t < ${first + part.items}u) { ${part.fn}(t - ${first}u); }`,
-    );
-    first += Math.ceil(part.items / PRE_PASS_WG) * PRE_PASS_WG;
-  }
-  const grid = prePassGrid(first);
-  const wgsl = `// coopmat-f16 split plan, ${title}
-const K = ${k}u;
-${decls.join('\n')}
-@compute @workgroup_size(${PRE_PASS_WG})
-fn main(@builtin(global_invocation_id) gid: vec3u) {
-  let t = gid.y * ${grid[0] * PRE_PASS_WG}u + gid.x;
-${calls.join('\n')}
-}
-`;
-  return {
-    wgsl,
-    entryPoint: 'main',
-    bindings: parts.flatMap((p) => p.bindings),
-    workgroupSize: PRE_PASS_WG,
-    grid,
-    writes: parts.map((p) => p.out),
-  };
-}
-
-/**
  * The pre-passes of a split staging, in dispatch order, each with what it is for (the plan's labels):
  * 'prepass' the weight pre-pass then the activation's; 'fused-prepass' both in one dispatch; 'in-gemm'
  * the activation's alone.
@@ -238,12 +173,13 @@ ${calls.join('\n')}
 export function coopmatPrePasses(
   spec: CoopmatSpec,
   act: PrePassPart = activationPrePassPart(spec),
+  plan = 'coopmat-f16 split plan',
 ): [SplitPrePass, string][] {
   const { k } = spec;
   if (spec.staging === 'fused-prepass')
     return [
       [
-        prePassKernel(k, 'pass 0: the weight to f16 and the activation to f16 tiles, one dispatch', [
+        prePassKernel(k, `${plan}, pass 0: the weight to f16 and the activation to f16 tiles, one dispatch`, [
           weightPrePassPart(spec),
           act,
         ]),
@@ -251,12 +187,12 @@ export function coopmatPrePasses(
       ],
     ];
   const activation: [SplitPrePass, string] = [
-    prePassKernel(k, 'pass 1: the activation to f16 tiles', [act]),
+    prePassKernel(k, `${plan}, pass 1: the activation to f16 tiles`, [act]),
     'activation to f16 tiles',
   ];
   if (decodesB(spec.staging)) return [activation];
   return [
-    [prePassKernel(k, 'pass 0: the weight to f16', [weightPrePassPart(spec)]), 'weight Q4_K to f16'],
+    [prePassKernel(k, `${plan}, pass 0: the weight to f16`, [weightPrePassPart(spec)]), 'weight Q4_K to f16'],
     activation,
   ];
 }

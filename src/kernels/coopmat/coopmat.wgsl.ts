@@ -18,10 +18,9 @@
 //                     ownership hooks need element stores).
 // The kernel calls set_owner / store_out, which the host defines in a suffix (gpu/instrument.ts).
 import { ownerSuffix } from '../gpu/instrument';
-import { Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
+import { Q4K_SCALES_WGSL, q4kWeightBindings } from '../quant/q4k.wgsl';
 import {
   MATRIX_MAIN_HEAD,
-  q4kWeightBindings,
   scalarBlock,
   SCALAR_MAIN_HEAD,
   scalarStore,

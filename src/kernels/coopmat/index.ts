@@ -169,7 +169,7 @@ function build(config: ResolvedConfig, caps: AdapterCaps, weight?: WeightOperand
 
 /**
  * Tile and staging pairs that were the fastest coopmat plan at some prefill shape on the H200
- * (docs/decisions/0007-tuner-priors.md): large m wants big register tiles with the weight decoded once,
+ * (docs/decisions/0010-tuner-seeds-and-finalists.md): large m wants big register tiles with the weight decoded once,
  * small m small blocks with B decoded in the GEMM. Seeding them puts each shape class's known winner in
  * generation 0, and the search has to beat it.
  */
@@ -180,6 +180,7 @@ const PRIORS: readonly [TileParams, CoopmatStaging, number][] = [
   [{ wm: 4, wn: 1, rm: 1, rn: 4 }, 'in-gemm', 1],
   [{ wm: 2, wn: 1, rm: 1, rn: 2 }, 'in-gemm', 1],
   [{ wm: 2, wn: 2, rm: 1, rn: 1 }, 'fused-prepass', 1],
+  [{ wm: 4, wn: 1, rm: 1, rn: 2 }, 'prepass', 1],
   // Small m: too few output tiles to fill the GPU; split-K multiplies the workgroups streaming the weight.
   [{ wm: 2, wn: 1, rm: 1, rn: 2 }, 'in-gemm', 4],
   [{ wm: 2, wn: 2, rm: 1, rn: 2 }, 'in-gemm', 8],

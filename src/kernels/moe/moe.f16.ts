@@ -13,7 +13,8 @@ import { kernelPass, type BufferSpec, type KernelPlan } from '../gpu/plan';
 import { dequantizeQ4K, q4kRows } from '../quant';
 import { mmqQ4kF16RoundedRef, type CoopmatData, type DecodeRounding } from '../coopmat/coopmat.oracle';
 import { coopmatInputBuffers, COOPMAT_OWNER_BUFFER, coopmatOwner } from '../coopmat/coopmat.plan';
-import { coopmatPrePasses, tiledItem, type PrePassPart } from '../coopmat/coopmat.split';
+import { coopmatPrePasses, tiledItem } from '../coopmat/coopmat.split';
+import type { PrePassPart } from '../gpu/prepass';
 import {
   coopmatGeometry,
   ROUTED_NONE,
@@ -164,7 +165,7 @@ export function moeF16Plan(
   const { bm } = coopmatGeometry(spec);
   const tiles = spec.routed!.tiles;
   const kc = buildCoopmatKernel(spec, { instrument: opts.instrument ?? false });
-  const pre = coopmatPrePasses(spec, gatherPart(spec, slots));
+  const pre = coopmatPrePasses(spec, gatherPart(spec, slots), 'moe f16 route');
   const buffers: BufferSpec[] = [
     ...coopmatInputBuffers(slots, p.experts * p.n, p.k, data),
     { name: 'ids', kind: 'read-only-storage', data: p.ids },
