@@ -117,7 +117,7 @@ async function main() {
   if (opts.ort !== false) {
     const seen = new Map<string, Shape>();
     for (const r of result.rows)
-      if (!r.experts && r.family !== 'gemm-f32') seen.set(`${r.m}x${r.n}x${r.k}`, { m: r.m, n: r.n, k: r.k });
+      if (!r.experts && r.role !== 'baseline') seen.set(`${r.m}x${r.n}x${r.k}`, { m: r.m, n: r.n, k: r.k });
     const ort = await benchOrt([...seen.values()], {
       quick: opts.quick,
       ...(result.peak ? { l2Bytes: result.peak.l2Bytes } : {}),

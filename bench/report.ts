@@ -25,11 +25,19 @@ const fastestAt = (rows: BenchRow[], s: string, pick: (r: BenchRow) => boolean) 
     .reduce<BenchRow | undefined>((b, r) => (!b || r.ms! < b.ms! ? r : b), undefined);
 /** The fastest passing quantized GEMM at shape `s` (any family but the f32 baseline): the row a shape's
  * torch ratio is about, so the merge takes torch from its command and the ratio table divides by it. */
-const bestQuantizedAt = (rows: BenchRow[], s: string) => fastestAt(rows, s, (r) => r.family !== 'gemm-f32');
+const bestQuantizedAt = (rows: BenchRow[], s: string) => fastestAt(rows, s, (r) => r.role !== 'baseline');
 
 /** The fastest passing row of each family at each dense shape. */
 export function bestPerFamily(rows: BenchRow[]): string[] {
-  const fams = ['mmq-q8-tiled', 'mmq-q8-tile', 'mmq-q4k-rt', 'mmq-q4k-tile', 'coopmat-f16', 'gemm-f32'];
+  // The families in the files, in the order they first appear (the baseline last).
+  const dense = rows.filter((r) => !r.experts);
+  const fams = [
+    ...new Set(
+      [...dense.filter((r) => r.role !== 'baseline'), ...dense.filter((r) => r.role === 'baseline')].map(
+        (r) => r.family,
+      ),
+    ),
+  ];
   const shapes = [...new Set(rows.filter((r) => !r.experts).map(shapeOf))];
   const out = [`| m x n x k | ${fams.join(' | ')} |`, `| --- | ${fams.map(() => '---').join(' | ')} |`];
   for (const s of shapes) {
@@ -326,11 +334,11 @@ export function renderSummary(files: ReportFile[]): string {
     ...row('best quantized GEMM', best),
     ...row(
       'best int8 MMQ',
-      fastestAt(b.rows, s, (r) => r.family.startsWith('mmq-')),
+      fastestAt(b.rows, s, (r) => r.role !== 'baseline' && r.arithmetic === 'int8'),
     ),
     ...row(
       'f32 GEMM baseline',
-      fastestAt(b.rows, s, (r) => r.family === 'gemm-f32'),
+      fastestAt(b.rows, s, (r) => r.role === 'baseline'),
     ),
   ];
   if (t)

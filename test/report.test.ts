@@ -31,7 +31,9 @@ function row(
     family,
     weights: 'q4k',
     arm: 'subgroup-matrix',
-    role: 'fixed',
+    // As the bench writes them: the f32 GEMM is the baseline; the int8 MMQ families count int8 ops.
+    role: family === 'gemm-f32' ? 'baseline' : 'fixed',
+    arithmetic: family.startsWith('mmq') ? 'int8' : family === 'gemm-f32' ? 'f32' : 'f16',
     tile: '4,1,4,4',
     m: m!,
     n: n!,
