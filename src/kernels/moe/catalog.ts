@@ -42,6 +42,20 @@ export const moeCatalog: FamilyCatalog = {
   controls,
   takes: { format: 'Q4_K', bank: true, rows: 'tokens' },
   defaults: { tokens: 32, n: 128, k: 512, experts: 8, topk: 2, ytiles: 1 },
+  checks: [
+    {
+      label: 'one expert, m and n tails',
+      params: { tokens: 17, n: 50, k: 512, experts: 1, topk: 1, ytiles: 1 },
+    },
+    {
+      label: '8 experts top-2, tails, 2 row tiles',
+      params: { tokens: 40, n: 100, k: 256, experts: 8, topk: 2, ytiles: 2 },
+    },
+    {
+      label: 'grid-stride: 100 rows per expert on 2 row tiles',
+      params: { tokens: 100, n: 64, k: 256, experts: 2, topk: 2, ytiles: 2 },
+    },
+  ],
   validate(config: RunConfig, caps?: AdapterCaps) {
     const q = config.params;
     const out = controlProblems(controls, q);
