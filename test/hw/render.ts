@@ -110,7 +110,7 @@ function mutantSection(mutants: readonly [string, TierSummary][]): string[] {
   for (const [name, s] of mutants) {
     const failing = s.rows.filter((r) => r.status === 'fail');
     const first = failing
-      .slice(0, 4)
+      .slice(0, 3)
       .map((r) => {
         const c = r.checks.find((x) => x.status !== 'pass' && x.status !== 'not-offered')!;
         return `${rowId(r)} ${c.label}: ${c.oracle ? `${c.oracle.mismatches}/${(c.rows ?? 0) * (c.cols ?? 0)} off, rel ${c.oracle.relToMax.toExponential(2)}` : c.status}`;
@@ -140,7 +140,17 @@ export function renderHardware(
     "family's own conformance shapes (`checks` in its catalog: tails and multi-workgroup grids), the FULL output",
     "compared with the family's oracle under its own gate (bit-exact for the int8 families, the f16 emulation",
     "gate for the twin, plus the twin's full-precision gate). An arm the adapter lacks is _not offered_, with",
-    "the family's reason. How to run it: [benchmarks.md](benchmarks.md) (`bench/h200.sh tier`) or `npm run test:gpu`.",
+    "the family's reason.",
+    '',
+    '- Any adapter Dawn finds (SwiftShader where there is no GPU): `npm run test:gpu -- --json tier.json`.',
+    '- The lent H200: `bash bench/build-carry.sh` here, then on the device `bash bench/h200.sh tier mutants`',
+    '  (carry `.gl` and `.gpu/bench`; writes `tier.json` and `tier-mut-NAME.json`).',
+    '- This page (one column per run), from the JSON files:',
+    '',
+    '  ```sh',
+    '  npx tsx test/hw/render.ts tier.json docs/bench-results/tier-swiftshader.json \\',
+    '    --mutant NAME=tier-mut-NAME.json ... --out docs/hardware.md',
+    '  ```',
     '',
     '## Overview',
     '',
