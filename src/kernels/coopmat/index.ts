@@ -151,6 +151,7 @@ function build(config: ResolvedConfig, caps: AdapterCaps, weight?: WeightOperand
       },
       // The f32 GEMM on the unquantized activation and the dequantized weight: what the f16 rounding costs.
       fullPrecision: () => gemmF32(data().x, dequantizeQ4K(data().w, n, k), m, n, k),
+      fullPrecisionGate: COOPMAT_REFERENCE_GATE,
       gate: COOPMAT_EMULATION_GATE,
       phases: [phase],
       analyticOwnership(p: OwnershipPhase) {

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The hardware tier against known-bad kernels: each mutant below is applied to a temporary copy of the tree
+# (the working tree is never touched), the tier is bundled from that copy, and the bundle must FAIL on a
+# GPU that can show the mutation (issue 27: before the tier, both passed everything but snapshots).
+#   scripts/mutate-hw.sh build        here: .gpu/bench/tier-mut-NAME.mjs for every mutant (build-carry.sh calls it)
+#   scripts/mutate-hw.sh run [OUT]    run every built mutant (node: $NODE, default node; bundles in $RUN,
+#                                     default .gpu/bench); writes OUT/tier-mut-NAME.json and .log, and exits 1
+#                                     if a mutant SURVIVED (every row passed). bench/h200.sh's `mutants` step.
+#   scripts/mutate-hw.sh              both, here (on SwiftShader only the control is killed: no subgroup
+#                                     matrices, and a compiler that never contracts; test/noFuse.spirv.test.ts
+#                                     covers no_fuse in CI)
+# Mutants (NAME@@FILE@@FROM@@TO; FROM must occur exactly once):
+#   a-fragment-offset: the int8 matrix arm's A fragment of M-subtile sm starts at row sm*8 of the staged
+#     tile instead of sm*16: every output row r with (r mod BM) >= 16 reads the wrong activation rows.
+#   no-fuse-identity: no_fuse returns its argument, so a contracting compiler (NVIDIA's) fuses the epilogue
+#     multiply into the add and the int8 kernels stop matching their oracles bit for bit.
+#   control-scalar-a-row: the scalar and dp4a arms read the staged A row gmm ^ 1: a positive control that
+#     any adapter kills (the shared-staging int8 families fail on those arms), so a run shows the harness works.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MUTANTS=(
+  'a-fragment-offset@@src/kernels/mmq/mmq.wgsl.ts@@(&sa, sm * 16u * 8u, 8u)@@(&sa, sm * 8u * 8u, 8u)'
+  "no-fuse-identity@@src/kernels/mmq/mmq.wgsl.ts@@'  return bitcast<f32>(bitcast<u32>(x) | nofuse_zero);',@@'  return x;',"
+  "control-scalar-a-row@@src/kernels/mmq/mmq.wgsl.ts@@'sa[gmm * 8u + w]'@@'sa[(gmm ^ 1u) * 8u + w]'"
+)
+
+build() {
+  local commit tmp
+  commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  mkdir -p .gpu/bench
+  for m in "${MUTANTS[@]}"; do
+    IFS=$'\x1f' read -r name file from to <<<"${m//@@/$'\x1f'}"
+    tmp=$(mktemp -d)
+    cp -r src test bench package.json tsconfig.json "$tmp/"
+    ln -s "$PWD/node_modules" "$tmp/node_modules"
+    FROM="$from" TO="$to" python3 - "$tmp/$file" <<'EOF'
+import os, sys
+path = sys.argv[1]
+text = open(path).read()
+n = text.count(os.environ['FROM'])
+if n != 1:
+    sys.exit(f'{path}: the mutant text occurs {n} times, not once')
+open(path, 'w').write(text.replace(os.environ['FROM'], os.environ['TO']))
+EOF
+    (cd "$tmp" && npx esbuild test/hw/main.ts --bundle --platform=node --format=esm --target=node20 \
+      --external:webgpu --define:MMQ_BUILD_COMMIT="'$commit+mutant:$name'" \
+      --outfile="$OLDPWD/.gpu/bench/tier-mut-$name.mjs" --log-level=warning)
+    rm -rf "$tmp"
+    echo "[mutate-hw] built .gpu/bench/tier-mut-$name.mjs ($file: '$from' -> '$to')"
+  done
+}
+
+run() {
+  local out=${1:-bench-out} node=${NODE:-node} dir=${RUN:-.gpu/bench} rc=0 name
+  mkdir -p "$out"
+  for m in "${MUTANTS[@]}"; do
+    name=${m%%@@*}
+    if [ ! -f "$dir/tier-mut-$name.mjs" ]; then
+      echo "[mutate-hw] no $dir/tier-mut-$name.mjs: run scripts/mutate-hw.sh build (bench/build-carry.sh does)"
+      rc=1
+      continue
+    fi
+    # --expect-fail: exit 0 when some row fails (the mutant is killed), 1 when every row passes.
+    if "$node" "$dir/tier-mut-$name.mjs" --expect-fail --json "$out/tier-mut-$name.json" "${@:2}" > "$out/tier-mut-$name.log" 2>&1; then
+      echo "[mutate-hw] $name: KILLED"
+    else
+      echo "[mutate-hw] $name: SURVIVED (or crashed: see $out/tier-mut-$name.log)"
+      rc=1
+    fi
+    grep -E '^(fail|\[tier\] [0-9])|^    (fail|error|invalid) ' "$out/tier-mut-$name.log" | head -40 || true
+  done
+  return $rc
+}
+
+case "${1:-all}" in
+  build) build ;;
+  run) shift; run "$@" ;;
+  all) build; run bench-out ;;
+  *) echo "usage: scripts/mutate-hw.sh [build | run [OUT] | all]"; exit 2 ;;
+esac
