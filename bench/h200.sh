@@ -5,6 +5,7 @@
 #   | ort[:ARGS] (ONNX Runtime's WebGPU MatMulNBits alone, bench/ort-bench.ts; the kit's ort/ when it has one)
 #   | tier[:ARGS] (the hardware tier, test/hw/main.ts: every family x arm x choice in full vs its oracle: tier.json)
 #   | mutants[:ARGS] (the tier built with each mutation of scripts/mutate-hw.sh; each must fail: tier-mut-*.json)
+#   | node:FILE.mjs[:ARGS] (another bundle of the kit with --json NAME.json, e.g. an older commit's bench)
 # Logs and JSON go to $OUT (the device tool's return folder), else bench-out/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -96,6 +97,14 @@ for step in "$@"; do
       # shellcheck disable=SC2086
       /tmp/node $RUN/tier.mjs --json "$OUT/tier$sfx.json" $args 2>&1 | tee "$OUT/tier$sfx.log"
       [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+    node:*)
+      # node:FILE.mjs[:ARGS]: another bundle in the kit, e.g. an older commit's bench for a same-command
+      # comparison (`git worktree add ... TAG`, esbuild its bench/bench.ts to .gpu/bench/bench-TAG.mjs).
+      spec=${step#node:}; file=${spec%%:*}; args=${spec#"$file"}; args=${args#:}; args=${args//+/ }
+      name=${file%.mjs}
+      suffix "$name"
+      # shellcheck disable=SC2086
+      /tmp/node "$RUN/$file" --json "$OUT/$name$sfx.json" $args 2>&1 | tee "$OUT/$name$sfx.log" || rc=1 ;;
     *) echo "unknown step $step"; rc=2 ;;
   esac
 done
