@@ -8,8 +8,7 @@
 //     the --readme file (renderSummary); nothing outside the markers changes, and a second run changes
 //     nothing.
 // Several bench files (one H200 command holds ~6 shapes in its 10 minutes): the first gives the headline
-// and the tuning; each later file adds the (shape, family) pairs (and MoE rows) no earlier file has, so
-// the int8 families can come from another command than coopmat's at the same shape.
+// and the tuning; each later file adds the configs (at a shape, or an MoE case) no earlier file has.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { eachFlag } from './args';
@@ -172,7 +171,8 @@ export interface ReportFile {
  */
 export function mergeBenches(benches: ReportFile[]) {
   if (!benches.length) throw new Error('no bench JSON (with rows) among the arguments');
-  const keyOf = (r: BenchRow) => (r.experts ? `moe ${r.experts}` : `${shapeOf(r)} ${r.family}`);
+  // A config at a shape (an MoE case) is taken from the first file that has it.
+  const keyOf = (r: BenchRow) => `${shapeOf(r)} e${r.experts ?? 0} ${r.id}`;
   const name = (p: string) => p.split('/').pop()!;
   const b = { ...(benches[0]!.j as unknown as BenchResult) };
   const have = new Set<string>();
