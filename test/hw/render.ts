@@ -117,7 +117,7 @@ function mutantSection(mutants: readonly [string, TierSummary][]): string[] {
       })
       .join('; ');
     out.push(
-      `| ${name} | ${cell(adapterName(s))} | ${failing.length ? 'killed' : '**survived**'} | ${failing.length} of ${s.totals.rows - s.totals.notOffered} run | ${cell(first || '-')} |`,
+      `| ${name} | ${cell(adapterName(s))} | ${failing.length ? 'killed' : s.totals.checks ? '**survived**' : 'not tested (no row it affects runs here)'} | ${failing.length} of ${s.totals.rows - s.totals.notOffered} run | ${cell(first || '-')} |`,
     );
   }
   return out;
