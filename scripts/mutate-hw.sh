@@ -37,7 +37,7 @@ build() {
   for m in "${MUTANTS[@]}"; do
     IFS=$'\x1f' read -r name file from to _ <<<"${m//@@/$'\x1f'}"
     tmp=$(mktemp -d)
-    cp -r src test bench package.json tsconfig.json "$tmp/"
+    tar -c --exclude=bench/.ort --exclude=__pycache__ src test bench package.json tsconfig.json | tar -x -C "$tmp"
     ln -s "$PWD/node_modules" "$tmp/node_modules"
     FROM="$from" TO="$to" python3 - "$tmp/$file" <<'EOF'
 import os, sys
