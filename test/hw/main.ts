@@ -8,7 +8,8 @@
 //   --dawn-toggles T   more Dawn toggles (',' separated; '-T' disables), as the bench takes them
 //   --dawn-standalone  without the toggles Chrome enables by default
 //   --adapter-only     print the adapter and exit (the loader check of `bench/h200.sh vkdebug`)
-//   --expect-fail      exit 0 only when some row FAILS (a mutant's run: scripts/mutate-hw.sh)
+//   --expect-fail      a mutant's run (scripts/mutate-hw.sh): exit 0 when some row FAILS (killed), 1 when every
+//                      row passes (survived), 3 when no check ran (nothing here can show it)
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { eachFlag } from '../../bench/args';
@@ -84,6 +85,11 @@ if (summary.undeclared.length)
 if (json) writeFileSync(json, `${JSON.stringify(summary, null, 1)}\n`);
 device.destroy();
 const failed = t.fail > 0;
+if (expectFail && !failed && t.checks === 0) {
+  // Nothing that could show the mutant runs on this adapter (e.g. no subgroup matrices): not a verdict.
+  console.log('[tier] mutant NOT TESTED (no row it can affect runs on this adapter)');
+  process.exit(3);
+}
 if (expectFail)
   console.log(`[tier] mutant ${failed ? 'KILLED (some row fails)' : 'SURVIVED (every row passes)'}`);
 process.exit(expectFail ? (failed ? 0 : 1) : failed ? 1 : 0);
