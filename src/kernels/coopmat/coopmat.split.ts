@@ -51,6 +51,22 @@ export const tiledItem = (col: string) => `  let tile = t / 32u; // 32 items = o
   let row = (tile / (K / 16u)) * 16u + (t % 32u) / 2u;
   let ${col} = (tile % (K / 16u)) * 16u + (t % 2u) * 8u;`;
 
+/**
+ * WGSL fn `name(t)`: item t of the f16 fragment tiles xt from row `src` of x (zero unless `live`), after
+ * the `head` lines (which may return, or define `src`). The activation pre-pass and the MoE gather.
+ */
+export const f16TileItem = (name: string, head: string, src: string, live: string) => `fn ${name}(t: u32) {
+${tiledItem('col')}
+${head}  var a = vec4f(0.0);
+  var b = vec4f(0.0);
+  if (${live}) {
+    a = x[(${src} * K + col) / 4u];
+    b = x[(${src} * K + col) / 4u + 1u];
+  }
+  xt[t] = vec4u(pack2x16float(a.xy), pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));
+}
+`;
+
 /** WGSL: the u32 (f16 pair) index of element (row, k), k even, in 16x16 fragment tiles. */
 const tiledPairAt = (row: string, k: string) =>
   `(((${row} / 16u) * KT + ${k} / 16u) * 256u + (${row} % 16u) * 16u + ${k} % 16u) / 2u`;
@@ -146,17 +162,7 @@ const M = ${m}u;
 @group(0) @binding(${at}) var<storage, read> x: array<vec4f>; // [M, K] row-major
 @group(0) @binding(${at + 1}) var<storage, read_write> xt: array<vec4u>; // f16 tiles as pack2x16float pairs
 
-fn activation_item(t: u32) {
-${tiledItem('col')}
-  var a = vec4f(0.0);
-  var b = vec4f(0.0);
-  if (row < M) {
-    a = x[(row * K + col) / 4u];
-    b = x[(row * K + col) / 4u + 1u];
-  }
-  xt[t] = vec4u(pack2x16float(a.xy), pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));
-}
-`;
+${f16TileItem('activation_item', '', 'row', 'row < M')}`;
   return {
     decls,
     fn: 'activation_item',

@@ -13,7 +13,7 @@ import { kernelPass, type BufferSpec, type KernelPlan } from '../gpu/plan';
 import { dequantizeQ4K, q4kRows } from '../quant';
 import { mmqQ4kF16RoundedRef, type CoopmatData, type DecodeRounding } from '../coopmat/coopmat.oracle';
 import { coopmatInputBuffers, COOPMAT_OWNER_BUFFER, coopmatOwner } from '../coopmat/coopmat.plan';
-import { coopmatPrePasses, tiledItem } from '../coopmat/coopmat.split';
+import { coopmatPrePasses, f16TileItem } from '../coopmat/coopmat.split';
 import type { PrePassPart } from '../gpu/prepass';
 import {
   coopmatGeometry,
@@ -128,19 +128,12 @@ const GATHER_SLOTS_AT = ${t.slotAt}u;
 @group(0) @binding(${at + 1}) var<storage, read> groups: array<u32>; // the routing table
 @group(0) @binding(${at + 2}) var<storage, read_write> xt: array<vec4u>; // f16 tiles as pack2x16float pairs
 
-fn gather_item(t: u32) {
-${tiledItem('col')}
-  if (row >= groups[0] * GATHER_BM) { return; }
-  let s = groups[GATHER_SLOTS_AT + row];
-  var a = vec4f(0.0);
-  var b = vec4f(0.0);
-  if (s != ${ROUTED_NONE}u) {
-    a = x[(s * K + col) / 4u];
-    b = x[(s * K + col) / 4u + 1u];
-  }
-  xt[t] = vec4u(pack2x16float(a.xy), pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));
-}
-`;
+${f16TileItem(
+  'gather_item',
+  '  if (row >= groups[0] * GATHER_BM) { return; }\n  let s = groups[GATHER_SLOTS_AT + row];\n',
+  's',
+  `s != ${ROUTED_NONE}u`,
+)}`;
   return {
     decls,
     fn: 'gather_item',

@@ -71,6 +71,12 @@ export function moeProblemOf(c: ResolvedConfig, o: MoeOverrides = {}): MoeProble
   return { tokens, topk, experts, n, k, ids, cap: o.cap ?? tokens, ytiles };
 }
 
+/** Both routes: the config's problems (and its tensor's) as one ShapeError, else its routed problem. */
+function validProblem(c: ResolvedConfig, caps: AdapterCaps, o: MoeOverrides, weight?: WeightOperand) {
+  assertNoProblems([...moeCatalog.validate(c, caps), ...tensorProblems(moeCatalog, c, weight)]);
+  return moeProblemOf(c, o);
+}
+
 const memo = new DatasetMemo<MmqDataset>();
 
 /**
@@ -83,8 +89,7 @@ export function buildMoe(
   o: MoeOverrides = {},
   weight?: WeightOperand,
 ): BuiltProblem & { problem: MoeProblem; spec: MmqSpec } {
-  assertNoProblems([...moeCatalog.validate(c, caps), ...tensorProblems(moeCatalog, c, weight)]);
-  const problem = moeProblemOf(c, o);
+  const problem = validProblem(c, caps, o, weight);
   const slots = problem.tokens * problem.topk;
   const spec = mmqPresetSpec('moe-q4k-id', {
     m: slots,
@@ -157,8 +162,7 @@ export function buildMoeF16(
   o: MoeOverrides = {},
   weight?: WeightOperand,
 ): BuiltProblem & { problem: MoeProblem; spec: CoopmatSpec; data: () => CoopmatData } {
-  assertNoProblems([...moeCatalog.validate(c, caps), ...tensorProblems(moeCatalog, c, weight)]);
-  const problem = moeProblemOf(c, o);
+  const problem = validProblem(c, caps, o, weight);
   const { ids, n, k, experts } = problem;
   const slots = problem.tokens * problem.topk;
   const tile = tileOf(c.params);
