@@ -10,6 +10,9 @@
 // --quick: CI-size problems (seconds on SwiftShader): checks the harness, not speed.
 // --reps N: timed batches a row (default TIMING_DEFAULTS.batches; as many again when they disagree).
 // --sweeps N: time every passing row N times, in sweeps over each problem's rows; the fastest counts.
+// --tune-shapes m,n,k;...: tune the dense families at these shapes too (the headline shape always).
+// --moe-tune e,t,k;...: tune the MoE family (route, arm, knobs) at these cases. --moe-dense: the dense f16
+//   plan at m = slots beside each MoE case. --no-ort: skip ONNX Runtime (it runs when installed).
 // --moe e,t,k;...: MoE cases as experts,tokens,top-k at n = k = 4096 (default: 8 and 64 experts x 32..2048 tokens, top-2).
 // --torch: a torch_baseline.py JSON from the same machine (bench/h200.sh writes one first), so the
 //          bench can print the ratios measured in the same command.
@@ -17,9 +20,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { TIMING_DEFAULTS } from '../src/kernels/gpu/runner';
 import { eachFlag } from './args';
 import { adapterInfoRecord, dawnFlags, openBenchGpu, type BenchGpu } from './dawn';
-import { parseShapes, runBench, type BenchOptions, type MoeCase } from './harness';
+import { parseShapes, runBench, type BenchOptions, type MoeCase, type Shape } from './harness';
+import { benchOrt, ortRatioLines, ortRatios } from './ort';
 
 type CliOptions = BenchOptions & {
+  /** Time ONNX Runtime's WebGPU MatMulNBits at the dense shapes (when installed; bench/ort.ts). */
+  ort?: boolean;
   json?: string;
   torchPath?: string;
   extraToggles?: string;
@@ -68,6 +74,11 @@ function parseArgs(argv: string[]): CliOptions {
     // Dawn standalone: without the toggles Chrome enables by default (see BROWSER_DEFAULT_TOGGLES).
     else if (a === '--dawn-standalone') opts.standalone = true;
     else if (a === '--shapes') opts.shapes = parseShapes(next());
+    else if (a === '--tune-shapes') opts.tuneShapes = parseShapes(next());
+    else if (a === '--moe-tune')
+      opts.moeTune = parseMoe(next()).map(({ experts, tokens }) => ({ experts, tokens }));
+    else if (a === '--moe-dense') opts.moeDense = true;
+    else if (a === '--no-ort') opts.ort = false;
     else throw new Error(`unknown argument ${a}`);
   });
   return opts;
@@ -102,6 +113,25 @@ async function main() {
   });
   result.adapterInfo = adapterInfoRecord(gpu.adapter);
   save(result);
+  // ONNX Runtime beside ours, in this same command, at every dense shape the bench ran.
+  if (opts.ort !== false) {
+    const seen = new Map<string, Shape>();
+    for (const r of result.rows)
+      if (!r.experts && r.role !== 'baseline') seen.set(`${r.m}x${r.n}x${r.k}`, { m: r.m, n: r.n, k: r.k });
+    const ort = await benchOrt([...seen.values()], {
+      quick: opts.quick,
+      ...(result.peak ? { l2Bytes: result.peak.l2Bytes } : {}),
+      log: (line) => console.log(line),
+    });
+    if (ort.note) console.log(`[bench] ${ort.note}`);
+    result.rows.push(...ort.rows);
+    result.ort = {
+      ...(ort.ort ? { version: ort.ort.version } : {}),
+      ...(ort.note ? { note: ort.note } : {}),
+    };
+    for (const line of ortRatioLines(ortRatios(result.rows), torch)) console.log(line);
+    save(result);
+  }
   gpu.device.destroy();
 }
 

@@ -5,11 +5,11 @@
 // written -- and the ratios that must come from one run. See docs/benchmarks.md for the method.
 import { KERNEL_FAMILIES } from '../src/kernels';
 import { gemmF32BaselineFamily } from '../src/kernels/baseline';
-import type { KernelFamily, RunConfig } from '../src/kernels/family';
+import { knobLabel, type FamilyParams, type KernelFamily, type RunConfig } from '../src/kernels/family';
+import { shapeParams } from '../src/kernels/models';
 import { defaultArm, resolveConfig } from '../src/kernels/gpu/arms';
 import { bufferBytes } from '../src/kernels/gpu/plan';
 import { clockWarmMs, banksFor } from '../src/kernels/gpu/runner';
-import { tileString, tileOf } from '../src/kernels/tile';
 import { Evolution, finalsWallMs, type FinalTiming } from '../src/kernels/tune';
 import { PlanEvaluator, ProblemSession } from '../src/workers/tune';
 import type { BenchGpu } from './dawn';
@@ -48,6 +48,12 @@ export interface BenchOptions {
   tune: boolean;
   /** Tune the tunable families at every shape, not only the headline shape. */
   tuneEveryShape?: boolean;
+  /** Tune the dense tunable families at these shapes too (e.g. the small-m ones). */
+  tuneShapes?: Shape[];
+  /** Tune the MoE family at these cases (experts x tokens): its route, arm and knobs by measurement. */
+  moeTune?: { experts: number; tokens: number }[];
+  /** Beside each MoE case, the dense f16 plan at m = slots (one weight): the MoE route's yardstick. */
+  moeDense?: boolean;
   moe: boolean;
   /** MoE cases (default: 8 and 64 experts x 32..2048 tokens, top-2, n = k = 4096). */
   moeCases?: MoeCase[];
@@ -89,6 +95,8 @@ export interface BenchRow {
   id: string;
   family: string;
   weights: 'q8_0' | 'q4k' | 'f32' | 'q4';
+  /** What its throughput counts: int8 ops, f16 or f32 FLOPs (the config's, for a family of two routes). */
+  arithmetic?: 'int8' | 'f16' | 'f32';
   arm: string;
   /** 'incumbent' | 'tuned' | 'fixed' (a config the product seeds or defaults to) | 'baseline'. */
   role: string;
@@ -174,6 +182,8 @@ export interface BenchResult {
   tuning: TuneSummary[];
   headline?: Headline;
   torch?: unknown;
+  /** ONNX Runtime's version when its rows ran, or why they did not. */
+  ort?: { version?: string; note?: string };
 }
 
 // NVIDIA's H200 SXM datasheet (the H100 SXM's tensor rates, dense): int8 1979 TOPS, f16 989 TFLOP/s,
@@ -206,14 +216,7 @@ const familyOf = (id: string): KernelFamily => {
 
 /** The row name of a config: its tile (and staging, when the family has one) or '-'. */
 function configName(c: RunConfig): string {
-  const tiled = ['wm', 'wn', 'rm', 'rn'].every((k) => typeof c.params[k] === 'number');
-  const parts = [
-    tiled ? tileString(tileOf(c.params)) : '',
-    typeof c.params.staging === 'string' ? c.params.staging : '',
-  ]
-    .concat(typeof c.params.tile === 'string' ? [c.params.tile] : [])
-    .filter(Boolean);
-  return parts.join(',') || '-';
+  return knobLabel(familyOf(c.kernel), c.params);
 }
 
 /** A row's shape as the tables print it: "MxNxK", and " eE" for an MoE row over E experts. */
@@ -284,6 +287,7 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     candidates: Candidate[],
     row: (c: RunConfig, role: string) => BenchRow,
     tuned: Candidate[] = [],
+    keep?: Map<string, RunConfig>,
   ) => {
     const all = [...candidates, ...tuned];
     const rows = all.map((c) => row(c.config, c.role)).filter((r) => want(`${r.id}@${rowShape(r)}`));
@@ -318,7 +322,10 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
         await measure(s, r, c.config, timing);
         result.rows.push(r);
         log(rowLine(r));
-        if (r.correctness?.pass) done.push({ row: r, c: c.config });
+        if (r.correctness?.pass) {
+          done.push({ row: r, c: c.config });
+          keep?.set(r.id, c.config);
+        }
         opts.onProgress?.(result);
       }
       for (let sweep = 2; sweep <= sweeps; sweep++)
@@ -355,14 +362,12 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
       r.timing = out.timing.method;
       if (out.passes) r.passMs = out.passes.map((p) => p.ms);
       r.tops = s.facts.ops / (r.ms * 1e-3) / 1e12;
+      r.arithmetic =
+        r.weights === 'f32' ? 'f32' : (s.build(c).facts.arithmetic ?? familyOf(r.family).arithmetic);
       r.weightGBs = s.facts.weightBytes / (r.ms * 1e-3) / 1e9;
       if (peak) {
         const rate =
-          r.weights === 'f32'
-            ? peak.f32Tflops
-            : familyOf(r.family).arithmetic === 'int8'
-              ? peak.int8Tops
-              : peak.f16Tflops;
+          r.arithmetic === 'f32' ? peak.f32Tflops : r.arithmetic === 'int8' ? peak.int8Tops : peak.f16Tflops;
         r.peakFraction = r.tops / rate;
       }
     } catch (e) {
@@ -411,87 +416,75 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     }
   };
 
-  const order = [head, ...shapes.filter((s) => s !== head)];
+  // The families: every one that multiplies real weights (catalog `takes`), dense ones at the dense
+  // shapes and bank ones (MoE) at the MoE cases, each on every arm at its incumbent, with its search's
+  // seeds and its tuned winner when it has a search; the f32 GEMM as the baseline. Nothing here names a
+  // family: their declarations say what to run.
+  const benched = KERNEL_FAMILIES.filter((f) => f.takes);
+  const weightsOf = (f: KernelFamily): BenchRow['weights'] => (f.takes?.format === 'Q8_0' ? 'q8_0' : 'q4k');
+  const rowOf =
+    (f: KernelFamily, shape: Shape & { experts?: number; topk?: number }) =>
+    (c: RunConfig, role: string): BenchRow => ({
+      id: `${f.id}/${c.arm}/${configName(c)}`,
+      family: f.id,
+      weights: f === gemmF32BaselineFamily ? 'f32' : weightsOf(f),
+      arm: f === gemmF32BaselineFamily ? 'f32' : c.arm,
+      role,
+      tile: configName(c),
+      ...shape,
+    });
+  /** A family's candidates at `params`: each arm at its incumbent (or its defaults), then its search's seeds. */
+  const candidatesOf = (f: KernelFamily, params: FamilyParams): { base: RunConfig; list: Candidate[] } => {
+    const base = config(f.id, params);
+    const search = f.search?.(base, caps);
+    const incumbent = search ? search.apply(search.incumbent).params : params;
+    const list: Candidate[] = arms(f.id)
+      .filter((a) => a !== 'scalar' || opts.quick || f.arms.length === 1)
+      .map((a) => ({
+        config: { ...config(f.id, incumbent, a), params: incumbent },
+        role: search ? 'incumbent' : 'fixed',
+      }));
+    const all = search?.seeds ?? [];
+    // Quick: the first and the last seed (a family of two routes seeds each).
+    const seeds = opts.quick ? [...new Set([all[0], all.at(-1)])].filter((c) => c !== undefined) : all;
+    for (const c of seeds) list.push({ config: search!.apply(c), role: 'fixed' });
+    return { base: { ...base, params: incumbent }, list };
+  };
   const tunedAt = new Map<string, RunConfig>();
+  /** Passing configs by row id (the MoE yardstick reruns the headline's fastest dense one). */
+  const configs = new Map<string, RunConfig>();
+
+  const order = [head, ...shapes.filter((s) => s !== head)];
   for (const shape of opts.dense === false ? [] : order) {
     const { m, n, k } = shape;
     log(`\n== ${m} x ${n} x ${k} ==`);
-    const dense =
-      (family: string, weights: BenchRow['weights']) =>
-      (c: RunConfig, role: string): BenchRow => ({
-        id: `${family}/${c.arm}/${configName(c)}`,
-        family,
-        weights,
-        arm: c.arm,
-        role,
-        tile: configName(c),
-        m,
-        n,
-        k,
-      });
-    // The tunable families: tuned at the headline (or every) shape, the winner benched with the others.
-    for (const fam of ['mmq-q4k-tile', 'coopmat-f16']) {
-      if (shape !== head && !opts.tuneEveryShape) continue;
-      const w = await tune(fam, config(fam, { m, n, k }), shape);
-      if (w) tunedAt.set(fam, w);
+    const tuneHere =
+      shape === head ||
+      opts.tuneEveryShape ||
+      opts.tuneShapes?.some((t) => t.m === m && t.n === n && t.k === k);
+    for (const f of benched.filter((x) => !x.takes!.bank)) {
+      const params = shapeParams(f, f.defaults, { n, k, rows: m });
+      const { base, list } = candidatesOf(f, params);
+      const won = tuneHere && f.search ? await tune(f.id, base, shape) : undefined;
+      if (won) tunedAt.set(`${f.id}@${m}x${n}x${k}`, won);
+      await benchProblem(
+        f.id,
+        base,
+        list,
+        rowOf(f, shape),
+        won ? [{ config: won, role: 'tuned' }] : [],
+        configs,
+      );
     }
-    const tunedRow = (fam: string): Candidate[] => {
-      const w = tunedAt.get(fam);
-      return w ? [{ config: { ...w, params: { ...w.params, m, n, k } }, role: 'tuned' }] : [];
-    };
-    // Q4_K: the runtime-dims kernel on every arm, the tile kernel's incumbent on every arm, the coopmat
-    // twin's incumbent on each staging and its seeds (the configs its tuner starts from).
+    const b = gemmF32BaselineFamily;
     await benchProblem(
-      'mmq-q4k-rt',
-      config('mmq-q4k-rt', { m, n, k }),
-      arms('mmq-q4k-rt').map((a) => ({ config: config('mmq-q4k-rt', { m, n, k }, a), role: 'fixed' })),
-      dense('mmq-q4k-rt', 'q4k'),
-    );
-    await benchProblem(
-      'mmq-q4k-tile',
-      config('mmq-q4k-tile', { m, n, k }),
-      arms('mmq-q4k-tile').map((a) => ({
-        config: config('mmq-q4k-tile', { m, n, k }, a),
-        role: 'incumbent',
-      })),
-      dense('mmq-q4k-tile', 'q4k'),
-      tunedRow('mmq-q4k-tile'),
-    );
-    const cm = familyOf('coopmat-f16');
-    const cmBase = config('coopmat-f16', { m, n, k, wm: 2, wn: 4, rm: 1, rn: 1 });
-    const seeds = cm.search ? cm.search(cmBase, caps) : undefined;
-    await benchProblem(
-      'coopmat-f16',
-      cmBase,
-      [
-        ...arms('coopmat-f16').map((a) => ({
-          config: config('coopmat-f16', { m, n, k, wm: 2, wn: 4, rm: 1, rn: 1 }, a),
-          role: 'incumbent',
-        })),
-        ...(seeds && !opts.quick ? seeds.seeds.map((c) => ({ config: seeds.apply(c), role: 'fixed' })) : []),
-        ...(seeds && opts.quick ? [{ config: seeds.apply(seeds.seeds[0]!), role: 'fixed' }] : []),
-      ],
-      dense('coopmat-f16', 'q4k'),
-      tunedRow('coopmat-f16'),
-    );
-    await benchProblem(
-      gemmF32BaselineFamily.id,
-      config(gemmF32BaselineFamily.id, { m, n, k }),
+      b.id,
+      config(b.id, { m, n, k }),
       (opts.quick ? ['32x32x16/4x4'] : ['128x128x16/8x8', '64x128x16/4x8', '128x64x16/8x4']).map((tile) => ({
-        config: config(gemmF32BaselineFamily.id, { m, n, k, tile }),
+        config: config(b.id, { m, n, k, tile }),
         role: 'baseline',
       })),
-      (c, role) => ({
-        ...dense('gemm-f32', 'f32')(c, role),
-        id: `gemm-f32/${String(c.params.tile)}`,
-        arm: 'f32',
-      }),
-    );
-    await benchProblem(
-      'mmq-q8-tiled',
-      config('mmq-q8-tiled', { m, n, k }),
-      arms('mmq-q8-tiled').map((a) => ({ config: config('mmq-q8-tiled', { m, n, k }, a), role: 'fixed' })),
-      dense('mmq-q8-tiled', 'q8_0'),
+      rowOf(b, shape),
     );
   }
 
@@ -503,36 +496,83 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
         : [8, 64].flatMap((experts) =>
             [32, 128, 512, 2048].map((tokens) => ({ tokens, experts, topk: 2, n: 4096, k: 4096 })),
           ));
+    // The yardstick: the headline's fastest dense config, rerun at m = slots (one weight, not a bank).
+    const headBest = result.rows
+      .filter(
+        (r) => r.role !== 'baseline' && !r.experts && r.m === head.m && r.n === head.n && r.k === head.k,
+      )
+      .filter((r) => r.ms !== undefined && r.correctness?.pass && configs.has(r.id))
+      .reduce<BenchRow | undefined>((a, r) => (!a || r.ms! < a.ms! ? r : a), undefined);
     for (const c of cases) {
-      // grid.y sized for the average expert load (the reference's choice); the grid-stride covers the rest.
-      const ytiles = Math.max(1, Math.ceil((c.tokens * c.topk) / c.experts / 32));
-      const params = { tokens: c.tokens, n: c.n, k: c.k, experts: c.experts, topk: c.topk, ytiles };
-      await benchProblem(
-        'moe-q4k-id',
-        config('moe-q4k-id', params),
-        arms('moe-q4k-id')
-          .filter((a) => a !== 'scalar' || opts.quick)
-          .map((a) => ({ config: config('moe-q4k-id', params, a), role: 'fixed' })),
-        (cfg, role) => ({
-          id: `moe-q4k-id/${cfg.arm}/${configName(cfg)}`,
-          family: 'moe-q4k-id',
-          weights: 'q4k',
-          arm: cfg.arm,
-          role,
-          tile: configName(cfg),
-          m: c.tokens * c.topk,
+      const slots = c.tokens * c.topk;
+      const shape = { m: slots, n: c.n, k: c.k, experts: c.experts, topk: c.topk };
+      for (const f of benched.filter((x) => x.takes!.bank)) {
+        const params = shapeParams(f, f.defaults, {
           n: c.n,
           k: c.k,
+          rows: c.tokens,
           experts: c.experts,
           topk: c.topk,
-        }),
-      );
+        });
+        const { base, list } = candidatesOf(f, params);
+        const won = opts.moeTune?.some((t) => t.experts === c.experts && t.tokens === c.tokens)
+          ? await tune(f.id, base, { m: slots, n: c.n, k: c.k })
+          : undefined;
+        await benchProblem(f.id, base, list, rowOf(f, shape), won ? [{ config: won, role: 'tuned' }] : []);
+      }
+      if (opts.moeDense && headBest && !opts.quick) {
+        const cfg = configs.get(headBest.id)!;
+        const f = familyOf(cfg.kernel);
+        const at = { ...cfg, params: shapeParams(f, cfg.params, { n: c.n, k: c.k, rows: slots }) };
+        await benchProblem(f.id, at, [{ config: at, role: 'fixed' }], rowOf(f, { m: slots, n: c.n, k: c.k }));
+      }
     }
   }
   deriveRatios(result.rows);
   result.headline = headline(result, head);
   for (const line of table(result)) log(line);
+  for (const line of moeRatioLines(result.rows, opts.torch)) log(line);
   return result;
+}
+
+/** What moeRatioLines reads of a torch_baseline.py JSON (key "moe"). */
+interface TorchMoe {
+  moe?: { experts: number; tokens: number; way: string; ms: number; check?: { pass?: boolean } }[];
+}
+
+/**
+ * Per MoE case: our fastest passing row (any route and arm) against torch's per-expert loop and
+ * `_grouped_mm` from the same command, and against the dense f16 plan at m = slots (one weight).
+ * @example for (const l of moeRatioLines(result.rows, torch)) console.log(l);
+ */
+export function moeRatioLines(rows: readonly BenchRow[], torch?: unknown): string[] {
+  const ok = (r: BenchRow) => r.ms !== undefined && !!r.correctness?.pass;
+  const t = (torch as TorchMoe | undefined)?.moe ?? [];
+  const cases = new Map<string, BenchRow>();
+  for (const r of rows)
+    if (r.experts && ok(r)) {
+      const key = `${r.experts}x${r.m / (r.topk ?? 1)}`;
+      const best = cases.get(key);
+      if (!best || r.ms! < best.ms!) cases.set(key, r);
+    }
+  return [...cases.entries()].map(([key, r]) => {
+    const tokens = r.m / (r.topk ?? 1);
+    const dense = rows
+      .filter(
+        (d) => d.role !== 'baseline' && !d.experts && d.m === r.m && d.n === r.n && d.k === r.k && ok(d),
+      )
+      .reduce<BenchRow | undefined>((a, d) => (!a || d.ms! < a.ms! ? d : a), undefined);
+    const ways = t
+      .filter((x) => x.experts === r.experts && x.tokens === tokens && x.check?.pass !== false)
+      .map((x) => `torch ${x.way} ${fmt(x.ms, 4)} ms (ours / torch ${fmt(r.ms! / x.ms, 2)})`);
+    return (
+      `MOE ${key} (experts x tokens, top-${r.topk}, ${r.n}x${r.k}): ours ${fmt(r.ms, 4)} ms (${r.id})` +
+      (dense
+        ? `; dense plan at m = ${r.m} ${fmt(dense.ms, 4)} ms (ours / dense ${fmt(r.ms! / dense.ms!, 2)})`
+        : '') +
+      (ways.length ? `; ${ways.join('; ')}` : '')
+    );
+  });
 }
 
 /** The family with its main pass's WGSL rewritten by `mutate` (the bench's wrong-kernel test hook). */
@@ -564,12 +604,11 @@ function deriveRatios(rows: BenchRow[]) {
   const ok = (r: BenchRow) => r.ms !== undefined && r.correctness?.pass;
   const bestF32 = new Map<string, number>();
   for (const r of rows)
-    if (r.family === 'gemm-f32' && ok(r))
-      bestF32.set(key(r), Math.min(bestF32.get(key(r)) ?? Infinity, r.ms!));
+    if (r.role === 'baseline' && ok(r)) bestF32.set(key(r), Math.min(bestF32.get(key(r)) ?? Infinity, r.ms!));
   for (const r of rows) {
     if (!ok(r)) continue;
     const f = bestF32.get(key(r));
-    if (f !== undefined && r.family !== 'gemm-f32') r.vsF32 = f / r.ms!;
+    if (f !== undefined && r.role !== 'baseline') r.vsF32 = f / r.ms!;
     if (r.arm !== 'scalar') {
       const s =
         rows.find(
@@ -605,7 +644,7 @@ interface TorchJson {
 const withCall = (ms: number | undefined) => (ms === undefined ? {} : { msCall: ms });
 
 /** Ours, not a baseline: the rows a shape's best plan and its ratios are about. */
-const ours = (r: BenchRow) => r.role !== 'baseline' && r.family !== 'gemm-f32';
+const ours = (r: BenchRow) => r.role !== 'baseline';
 
 /** The headline at `shape` from a run's rows and its torch JSON (bench/report.ts recomputes it from files). */
 export function headline(result: Pick<BenchResult, 'rows' | 'torch'>, shape: Shape): Headline {
@@ -620,7 +659,7 @@ export function headline(result: Pick<BenchResult, 'rows' | 'torch'>, shape: Sha
   );
   const best = (rows: BenchRow[]) =>
     rows.reduce<BenchRow | undefined>((b, r) => (!b || r.ms! < b.ms! ? r : b), undefined);
-  const int8 = best(at.filter((r) => r.family.startsWith('mmq-')));
+  const int8 = best(at.filter((r) => ours(r) && r.arithmetic === 'int8'));
   const any = best(at.filter(ours));
   const h: Headline = { shape };
   if (int8) h.bestInt8 = { id: int8.id, ms: int8.ms!, tops: int8.tops! };

@@ -1,20 +1,20 @@
-// Markdown tables for docs/benchmarks.md and README.md from bench JSONs (and optionally the probe's),
+// Markdown tables for docs/benchmarks.md and README.md from bench JSONs,
 // formatted with the same digits the bench's own table prints, so the docs hold no number the bench did
 // not print.
-//   npx tsx bench/report.ts bench.json [more-bench.json ...] [probe.json]     the full report on stdout
-//   npx tsx bench/report.ts --write docs/benchmarks.md --readme README.md bench.json ... [probe.json]
+//   npx tsx bench/report.ts bench.json [more-bench.json ...]     the full report on stdout
+//   npx tsx bench/report.ts --write docs/benchmarks.md --readme README.md bench.json ...
 //     rewrites, in place, the block between `<!-- bench-report:begin tables -->` and
 //     `<!-- bench-report:end tables -->` of the --write file (renderDocTables) and the `summary` block of
 //     the --readme file (renderSummary); nothing outside the markers changes, and a second run changes
 //     nothing.
 // Several bench files (one H200 command holds ~6 shapes in its 10 minutes): the first gives the headline
 // and the tuning; each later file adds the (shape, family) pairs (and MoE rows) no earlier file has, so
-// the int8 families can come from another command than coopmat's at the same shape. Files are told apart
-// by content (a probe JSON has `rates`, a bench JSON `rows`).
+// the int8 families can come from another command than coopmat's at the same shape.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { eachFlag } from './args';
-import { fmt, headline, headlineLines, type BenchResult, type BenchRow } from './harness';
+import { fmt, headline, headlineLines, moeRatioLines, type BenchResult, type BenchRow } from './harness';
+import { ortRatioLines, ortRatios } from './ort';
 
 const ok = (r: BenchRow) => r.ms !== undefined && r.correctness?.pass === true;
 const shapeOf = (r: BenchRow) => `${r.m}x${r.n}x${r.k}`;
@@ -25,11 +25,19 @@ const fastestAt = (rows: BenchRow[], s: string, pick: (r: BenchRow) => boolean) 
     .reduce<BenchRow | undefined>((b, r) => (!b || r.ms! < b.ms! ? r : b), undefined);
 /** The fastest passing quantized GEMM at shape `s` (any family but the f32 baseline): the row a shape's
  * torch ratio is about, so the merge takes torch from its command and the ratio table divides by it. */
-const bestQuantizedAt = (rows: BenchRow[], s: string) => fastestAt(rows, s, (r) => r.family !== 'gemm-f32');
+const bestQuantizedAt = (rows: BenchRow[], s: string) => fastestAt(rows, s, (r) => r.role !== 'baseline');
 
 /** The fastest passing row of each family at each dense shape. */
 export function bestPerFamily(rows: BenchRow[]): string[] {
-  const fams = ['mmq-q8-tiled', 'mmq-q8-tile', 'mmq-q4k-rt', 'mmq-q4k-tile', 'coopmat-f16', 'gemm-f32'];
+  // The families in the files, in the order they first appear (the baseline last).
+  const dense = rows.filter((r) => !r.experts);
+  const fams = [
+    ...new Set(
+      [...dense.filter((r) => r.role !== 'baseline'), ...dense.filter((r) => r.role === 'baseline')].map(
+        (r) => r.family,
+      ),
+    ),
+  ];
   const shapes = [...new Set(rows.filter((r) => !r.experts).map(shapeOf))];
   const out = [`| m x n x k | ${fams.join(' | ')} |`, `| --- | ${fams.map(() => '---').join(' | ')} |`];
   for (const s of shapes) {
@@ -201,10 +209,9 @@ export interface ReportOptions {
   torchTables?: 'every' | 'first';
 }
 
-/** The markdown report of several bench runs (and a probe run), as `tsx bench/report.ts FILES` prints it. */
+/** The markdown report of several bench runs, as `tsx bench/report.ts FILES` prints it. */
 export function renderReport(files: ReportFile[], opts: ReportOptions = {}): string {
   const benches = files.filter((f) => Array.isArray(f.j.rows));
-  const probe = files.find((f) => Array.isArray(f.j.rates))?.j;
   const { b, torch } = mergeBenches(benches);
   // Recomputed from the merged rows and the headline command's torch, so older files get every line.
   const h = b.headline && headline(b, b.headline.shape);
@@ -230,8 +237,29 @@ export function renderReport(files: ReportFile[], opts: ReportOptions = {}): str
     if (b.rows.some((r) => shapeOf(r) === s))
       lines.push('', `### Every config at ${s}`, '', ...rowsAt(b.rows, s));
   }
-  if (b.rows.some((r) => r.experts))
-    lines.push('', '### MoE (expert-indexed Q4_K MMQ, top-2)', '', ...moeRows(b.rows));
+  const ort = ortRatios(b.rows);
+  if (ort.length)
+    lines.push(
+      '',
+      '### ONNX Runtime WebGPU MatMulNBits (4-bit, block 32), same command',
+      '',
+      ...ortRatioLines(
+        ort,
+        benches.find(({ j }) => j.torch && (j.rows as BenchRow[]).some((r) => r.family === 'ort-matmulnbits'))
+          ?.j.torch,
+      ).map((l) => `- ${l}`),
+    );
+  if (b.rows.some((r) => r.experts)) {
+    const moeTorch = benches.find(({ j }) => (j.rows as BenchRow[]).some((r) => r.experts))?.j.torch;
+    lines.push(
+      '',
+      '### MoE (top-2; the int8 and f16 routes)',
+      '',
+      ...moeRows(b.rows),
+      '',
+      ...moeRatioLines(b.rows, moeTorch).map((l) => `- ${l}`),
+    );
+  }
   lines.push('', '### Tuning at the headline shape (Evolution hunt, sampled-oracle gate)', '');
   for (const t of b.tuning) {
     lines.push(
@@ -251,18 +279,6 @@ export function renderReport(files: ReportFile[], opts: ReportOptions = {}): str
     '',
     `${b.rows.length} rows; ${b.rows.filter(ok).length} measured and passing; ${failed.length} failed; ${b.rows.filter((r) => r.skipped).length} skipped.`,
   );
-  if (probe) {
-    const p = probe as { rates?: { name: string; tops?: number; ms?: number; error?: string }[] };
-    lines.push(
-      '',
-      '### Probe: what WGSL subgroup matrices reach here (no global memory in the loop)',
-      '',
-      '| kernel | TOPS |',
-      '| --- | --- |',
-    );
-    for (const r of p.rates ?? [])
-      lines.push(`| ${r.name} | ${r.error ? `error: ${r.error.slice(0, 80)}` : fmt(r.tops, 1)} |`);
-  }
   return lines.join('\n');
 }
 
@@ -326,11 +342,11 @@ export function renderSummary(files: ReportFile[]): string {
     ...row('best quantized GEMM', best),
     ...row(
       'best int8 MMQ',
-      fastestAt(b.rows, s, (r) => r.family.startsWith('mmq-')),
+      fastestAt(b.rows, s, (r) => r.role !== 'baseline' && r.arithmetic === 'int8'),
     ),
     ...row(
       'f32 GEMM baseline',
-      fastestAt(b.rows, s, (r) => r.family === 'gemm-f32'),
+      fastestAt(b.rows, s, (r) => r.role === 'baseline'),
     ),
   ];
   if (t)
@@ -419,7 +435,7 @@ async function main() {
   });
   if (!paths.length)
     throw new Error(
-      'usage: tsx bench/report.ts [--write docs/benchmarks.md] [--readme README.md] bench.json [more-bench.json ...] [probe.json]',
+      'usage: tsx bench/report.ts [--write docs/benchmarks.md] [--readme README.md] bench.json [more-bench.json ...]',
     );
   const files = paths.map((p) => ({ p, j: JSON.parse(readFileSync(p, 'utf8')) as Record<string, unknown> }));
   if (!doc && !readme) {

@@ -178,7 +178,10 @@ function tensorRun(
 }
 
 function describeConfig(family: FamilyCatalog, c: RunConfig): string {
-  const shape = family.controls.map((x) => `${x.key}=${String(c.params[x.key])}`).join(' ');
+  const shape = family.controls
+    .filter((x) => x.visible?.(c.params) ?? true)
+    .map((x) => `${x.key}=${String(c.params[x.key])}`)
+    .join(' ');
   const t = c.data.tensor;
   const data = t
     ? `${t.tensor} of ${t.file.name}, ${t.activation} activation seed ${c.data.seed}`

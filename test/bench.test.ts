@@ -75,7 +75,12 @@ describe('bench harness (quick, SwiftShader)', () => {
     // MoE rows carry their experts; the headline is about our rows, never a baseline.
     expect(measured.some((x) => x.family === 'moe-q4k-id' && x.experts === 4)).toBe(true);
     expect(r.headline?.bestAny?.id).not.toMatch(/^gemm-f32/);
-    expect(lines.at(-1)).toMatch(/best WebGPU/);
+    expect(lines.some((l) => /best WebGPU/.test(l))).toBe(true);
+    // Both MoE routes ran (the int8 reference kernel and the f16 split plan), and the case's ratio line.
+    const moeIds = measured.filter((x) => x.family === 'moe-q4k-id').map((x) => x.id);
+    expect(moeIds.some((id) => /\/int8,ytiles/.test(id))).toBe(true);
+    expect(moeIds.some((id) => /\/f16,/.test(id))).toBe(true);
+    expect(lines.at(-1)).toMatch(/^MOE 4x8 \(experts x tokens, top-2, 64x256\): ours \d/);
   });
 
   it('flags a wrong kernel as WRONG instead of reporting its speed', async () => {

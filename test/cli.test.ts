@@ -193,7 +193,11 @@ describe('bad input: one line on stderr, a non-zero exit, no hang', () => {
     );
   });
   it('an unknown subcommand, and none at all', () => {
-    expectOneLineError(mmq('frobnicate'), 2, /^mmq: unknown subcommand 'frobnicate' \(inspect, quantize, run\)/);
+    expectOneLineError(
+      mmq('frobnicate'),
+      2,
+      /^mmq: unknown subcommand 'frobnicate' \(inspect, quantize, run\)/,
+    );
     const r = mmq();
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^usage: mmq <subcommand>/);

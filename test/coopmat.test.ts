@@ -49,14 +49,14 @@ function cfg(
   n: number,
   k: number,
   plane: number,
-  over: { staging?: CoopmatStaging; data?: DataChoice; arm?: ResolvedConfig['arm'] } = {},
+  over: { staging?: CoopmatStaging; ksplit?: number; data?: DataChoice; arm?: ResolvedConfig['arm'] } = {},
 ): ResolvedConfig {
   return {
     kernel: 'coopmat-f16',
     arm: over.arm ?? 'scalar',
     plane,
     data: over.data ?? { source: 'reference', seed: 0 },
-    params: { m, n, k, wm, wn, rm, rn, staging: over.staging ?? 'one-pass' },
+    params: { m, n, k, wm, wn, rm, rn, staging: over.staging ?? 'one-pass', ksplit: over.ksplit ?? 1 },
   };
 }
 
@@ -103,6 +103,30 @@ describe('coopmat-f16 on the GPU', async () => {
       [[2, 1, 1, 2], 17, 50, 512],
     ] as const)
       await check(coopmatF16Family.build(cfg(t, m, n, k, plane), caps), `(${t.join(',')}) ${m}x${n}x${k}`);
+  });
+
+  it('split-K: parts of K summed by a reduction pass in z order, bit-exact vs the emulation of that order', async () => {
+    let reordered = 0;
+    for (const [t, m, n, k, staging, ksplit] of [
+      [[2, 2, 1, 1], 20, 40, 1024, 'in-gemm', 4],
+      [[1, 2, 1, 1], 17, 50, 512, 'prepass', 2],
+      [[2, 1, 1, 2], 33, 64, 2048, 'fused-prepass', 8],
+    ] as const) {
+      const label = `(${t.join(',')}) ${m}x${n}x${k} ${staging} split-K ${ksplit}`;
+      const b = coopmatF16Family.build(
+        cfg(t, m, n, k, plane, { staging, ksplit, data: { source: 'random', seed: k } }),
+        caps,
+      );
+      expect(b.plan.passes.at(-1)!.label).toBe('coopmat-f16 split-K sum');
+      expect(b.plan.passes[b.plan.mainPass]!.workgroups[2]).toBe(ksplit);
+      const got = new Float32Array((await withValidation(device, () => runPlan(device, b.plan))).output);
+      const { x, w } = b.data();
+      expect(bitMismatches(got, b.facts.oracle()), label).toEqual([]);
+      expect(judge(got, mmqQ4kF16Ref(x, w, m, n, k), COOPMAT_REFERENCE_GATE).pass, label).toBe(true);
+      // The order matters: one accumulator over all of K rounds differently somewhere.
+      reordered += bitMismatches(got, mmqQ4kF16RoundedRef(x, w, m, n, k), m * n).length;
+    }
+    expect(reordered).toBeGreaterThan(0);
   });
 
   it("random data (ggml-quantized gaussian weights) and a logical plane wider than the hardware's", async () => {

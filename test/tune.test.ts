@@ -473,8 +473,29 @@ describe('family searches (fake caps, no GPU: the static tier is the family vali
     const tunable = KERNEL_FAMILIES.filter((f) => f.tuning).map((f) => [f.id, f.tuning!.op, !!f.search]);
     expect(tunable).toEqual([
       ['mmq-q4k-tile', 'mmq_q4k_tile', true],
+      ['moe-q4k-id', 'mmq_q4k_id', true],
       ['coopmat-f16', 'mmq_q4k_coopmat', true],
     ]);
+  });
+
+  it('MoE: route x arm by measurement; each route its own knobs; the incumbent is the int8 route on the default arm', () => {
+    const { search } = tier('moe-q4k-id', h200, { tokens: 64, n: 256, k: 512 });
+    const routes = new Set<string>();
+    for (const c of search.space.enumerate()) {
+      const cfg = search.apply(c);
+      routes.add(`${String(cfg.params.route)}/${cfg.arm}`);
+      expect(search.choiceOf(cfg)).toEqual(c);
+    }
+    // The H200 offers every arm; dp4a is the int8 route's only (the f16 route has none).
+    expect([...routes].sort()).toEqual(['f16/subgroup-matrix', 'int8/dp4a', 'int8/subgroup-matrix']);
+    expect(search.apply(search.incumbent)).toMatchObject({
+      arm: 'subgroup-matrix',
+      params: { route: 'int8' },
+    });
+    const seeded = search.seeds.map((c) => search.apply(c).params.route);
+    expect(seeded).toContain('f16');
+    expect(seeded).toContain('int8');
+    for (const c of search.seeds) expect(search.space.feasible(c)).toBe(true);
   });
 
   it('int8 tile: the tile times the accelerated arms this adapter has; the incumbent is the reference tile on the fastest', () => {
@@ -498,16 +519,34 @@ describe('family searches (fake caps, no GPU: the static tier is the family vali
 
   it('coopmat: tile x staging x arm, the incumbent on the default staging, the priors seeded', () => {
     const { search } = tier('coopmat-f16', h200);
-    expect(search.space.params.map((p) => p.name)).toEqual(['WM', 'WN', 'RM', 'RN', 'STAGING', 'ARM']);
-    expect(search.space.enumerate()).toHaveLength(121 * COOPMAT_STAGINGS.length);
+    expect(search.space.params.map((p) => p.name)).toEqual([
+      'WM',
+      'WN',
+      'RM',
+      'RN',
+      'STAGING',
+      'ARM',
+      'KSPLIT',
+    ]);
+    const all = search.space.enumerate();
+    expect(all.filter((c) => search.space.get(c, 'KSPLIT') === 1)).toHaveLength(
+      121 * COOPMAT_STAGINGS.length,
+    );
+    // Split-K only where k divides into its parts' 64-wide stages, never with the one-pass kernel.
+    const k = search.apply(search.incumbent).params.k as number;
+    for (const c of all)
+      if (search.space.get(c, 'KSPLIT') > 1) {
+        expect(k % (search.space.get(c, 'KSPLIT') * 64)).toBe(0);
+        expect(search.space.get(c, 'STAGING')).not.toBe(COOPMAT_STAGINGS.indexOf('one-pass'));
+      }
     expect(search.apply(search.incumbent)).toMatchObject({
       arm: 'subgroup-matrix',
-      params: { wm: 2, wn: 4, rm: 1, rn: 1, staging: 'prepass' },
+      params: { wm: 2, wn: 4, rm: 1, rn: 1, staging: 'prepass', ksplit: 1 },
     });
     const seeds = search.seeds.map((c) => search.space.name(c));
     expect(new Set(seeds).size).toBe(seeds.length);
     expect(seeds).toContain(
-      search.space.name(search.space.config({ WM: 8, WN: 1, RM: 2, RN: 8, STAGING: 2, ARM: 0 })!),
+      search.space.name(search.space.config({ WM: 8, WN: 1, RM: 2, RN: 8, STAGING: 2, ARM: 0, KSPLIT: 1 })!),
     );
     for (const c of search.seeds) expect(search.space.feasible(c)).toBe(true);
   });
@@ -531,7 +570,7 @@ describe('family searches (fake caps, no GPU: the static tier is the family vali
     const lds = ev.staticCheck(at({ wm: 1, wn: 1, rm: 4, rn: 4 }));
     expect(lds).toEqual(PASS); // the register accumulator holds no f32 tile in workgroup memory
     const { ev: cm, search: cs } = tier('coopmat-f16', small, { m: 64, n: 64, k: 256 });
-    const wide = cs.space.config({ WM: 4, WN: 2, RM: 4, RN: 2, STAGING: 0, ARM: 0 })!; // 256 x 128 one-pass: 24 KiB
+    const wide = cs.space.config({ WM: 4, WN: 2, RM: 4, RN: 2, STAGING: 0, ARM: 0, KSPLIT: 1 })!; // 256 x 128 one-pass: 24 KiB
     const v = cm.staticCheck(wide);
     expect(v.kind === 'reject' ? v.reason : '').toMatch(/bytes of workgroup memory > this adapter's 16384/);
   });

@@ -146,6 +146,24 @@ export interface FamilyCatalog {
    * Its params `n` and `k` (and `experts` for a bank) then come from the tensor's shape.
    */
   takes?: { format: 'Q8_0' | 'Q4_K'; bank: boolean; rows: string };
+  /** A config's knobs in a few characters, for tables and row ids (default: knobLabel's generic form). */
+  knobLabel?: (params: FamilyParams) => string;
+}
+
+/**
+ * A config's knobs (the visible 'tile' controls) as tables print them: the family's own label, else the
+ * values joined, e.g. "2,4,1,1" or "8,1,2,8,fused-prepass"; "-" when it has none.
+ * @example knobLabel(catalogOf('coopmat-f16')!, config.params)
+ */
+export function knobLabel(
+  family: Pick<FamilyCatalog, 'controls' | 'knobLabel'>,
+  params: FamilyParams,
+): string {
+  if (family.knobLabel) return family.knobLabel(params);
+  const parts = family.controls
+    .filter((c) => c.group === 'tile' && (c.visible?.(params) ?? true))
+    .map((c) => String(params[c.key]));
+  return parts.join(',') || '-';
 }
 
 /** A phase of a kernel that assigns output elements to lanes (for the ownership view). */
@@ -171,6 +189,13 @@ export interface ProblemFacts {
   weightBytes: number;
   /** The output tile one workgroup covers, when the grid tiles the output (views hatch the tail). */
   outputTile?: { rows: number; cols: number };
+  /** The arithmetic of this config when a family has routes of both kinds (else the family's). */
+  arithmetic?: 'int8' | 'f16';
+  /**
+   * Configs of one problem whose inputs and oracle are the same share a key (a family with routes on
+   * different operands gives each route its own): a tuning session uploads and checks once per key.
+   */
+  dataKey?: string;
 }
 
 export interface BuiltProblem {

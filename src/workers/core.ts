@@ -493,7 +493,7 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       if (timing.ms > 0)
         outcome.throughput = {
           value: facts.ops / (timing.ms * 1e-3) / 1e12,
-          unit: family.arithmetic === 'int8' ? 'int8 TOPS' : 'TFLOP/s',
+          unit: (facts.arithmetic ?? family.arithmetic) === 'int8' ? 'int8 TOPS' : 'TFLOP/s',
         };
     }
     checkCancel(id);

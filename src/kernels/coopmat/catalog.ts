@@ -10,7 +10,7 @@ import {
   type FamilyCatalog,
   type RunConfig,
 } from '../family';
-import { TILE_CONTROLS, tileOf } from '../tile';
+import { TILE_CONTROLS, tileOf, tileString } from '../tile';
 
 export type CoopmatArm = 'scalar' | 'subgroup-matrix';
 
@@ -53,6 +53,17 @@ const controls: ControlDecl[] = [
     hint: 'how the operands reach the matrix work; the tuner searches it with the tile',
     options: COOPMAT_STAGINGS.map((value) => ({ value, label: STAGING_LABELS[value] })),
   },
+  {
+    kind: 'int',
+    key: 'ksplit',
+    label: 'split-K',
+    group: 'tile',
+    min: 1,
+    max: 16,
+    step: () => 1,
+    hint: 'K parts summed by a reduction pass (split stagings): more workgroups when m is small',
+    visible: (p) => p.staging !== 'one-pass',
+  },
 ];
 
 export const coopmatCatalog: FamilyCatalog = {
@@ -65,11 +76,16 @@ export const coopmatCatalog: FamilyCatalog = {
   arms: [{ ...SCALAR_ARM, label: 'scalar (f16 rounding in core WGSL)' }, F16_MATRIX_ARM],
   controls,
   takes: { format: 'Q4_K', bank: false, rows: 'm' },
-  defaults: { m: 64, n: 64, k: 256, wm: 2, wn: 2, rm: 1, rn: 1, staging: 'prepass' },
+  defaults: { m: 64, n: 64, k: 256, wm: 2, wn: 2, rm: 1, rn: 1, staging: 'prepass', ksplit: 1 },
   validate(config: RunConfig, caps?: AdapterCaps) {
     const q = config.params;
     const out = controlProblems(controls, q);
     out.push(...multipleProblem('k', q.k, 256, 'the Q4_K super-block'));
+    if (!out.length && q.ksplit !== 1) {
+      const ks = q.ksplit as number;
+      if (q.staging === 'one-pass') out.push('split-K needs a split staging (the one-pass kernel has none)');
+      else out.push(...multipleProblem('k', q.k, ks * 64, `split-K ${ks} x the 64-wide stage of the GEMM`));
+    }
     const plane = config.plane ?? (caps ? planeWidth(caps) : undefined);
     if (!out.length && config.arm === 'scalar' && plane !== undefined) {
       const t = tileOf(q);
@@ -85,5 +101,7 @@ export const coopmatCatalog: FamilyCatalog = {
       ...dataProblems(config.data, coopmatCatalog),
     ];
   },
-  tuning: { op: 'mmq_q4k_coopmat', label: 'f16 coopmat twin: tile and staging (mmq_q4k_coopmat)' },
+  tuning: { op: 'mmq_q4k_coopmat', label: 'f16 coopmat twin: tile, staging, split-K (mmq_q4k_coopmat)' },
+  knobLabel: (p) =>
+    `${tileString(tileOf(p))},${String(p.staging)}${typeof p.ksplit === 'number' && p.ksplit > 1 ? `,ksplit${p.ksplit}` : ''}`,
 };

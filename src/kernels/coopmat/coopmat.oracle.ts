@@ -129,6 +129,7 @@ function roundAllToF16(v: Float32Array): Float32Array {
  * Exact emulation of the kernel's normative (scalar) arm: x and w rounded to f16, each 32-block's
  * products summed in f32 in K order (a product of two f16 values is exact in f32), then added to the
  * f32 accumulator block by block. `decode` picks how the weight decode rounds (see DecodeRounding).
+ * With split-K, each of `ksplit` K parts has its own accumulator, and the parts are added in order.
  * @example relToMax(gpu, mmqQ4kF16RoundedRef(x, w, m, n, k)) // 0 for the scalar arm on SwiftShader
  */
 export function mmqQ4kF16RoundedRef(
@@ -138,20 +139,26 @@ export function mmqQ4kF16RoundedRef(
   n: number,
   k: number,
   decode: DecodeRounding = 'separate',
+  ksplit = 1,
 ): Float32Array {
   checkShape(x, w, m, n, k);
   const xh = roundAllToF16(x);
   const wh = roundAllToF16(dequantQ4kRows(w, n, k, decode));
   const out = new Float32Array(m * n);
+  const part = k / ksplit;
   for (let i = 0; i < m; i++) {
     for (let j = 0; j < n; j++) {
-      let acc = 0;
-      for (let b = 0; b < k; b += 32) {
-        let s = 0;
-        for (let l = b; l < b + 32; l++) s = f(s + xh[i * k + l]! * wh[j * k + l]!);
-        acc = f(acc + s);
+      let total = 0;
+      for (let z = 0; z < ksplit; z++) {
+        let acc = 0;
+        for (let b = z * part; b < (z + 1) * part; b += 32) {
+          let s = 0;
+          for (let l = b; l < b + 32; l++) s = f(s + xh[i * k + l]! * wh[j * k + l]!);
+          acc = f(acc + s);
+        }
+        total = z === 0 ? acc : f(total + acc);
       }
-      out[i * n + j] = acc;
+      out[i * n + j] = total;
     }
   }
   return out;

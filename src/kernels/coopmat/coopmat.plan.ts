@@ -4,7 +4,7 @@
 import { emptyOwnership, ownerBufferSpec, type OwnershipMap } from '../gpu/instrument';
 import { kernelPass, type BufferSpec, type KernelPlan } from '../gpu/plan';
 import type { CoopmatData } from './coopmat.oracle';
-import { coopmatPrePasses } from './coopmat.split';
+import { coopmatPrePasses, coopmatReducePass } from './coopmat.split';
 import { coopmatGeometry, type CoopmatSpec } from './coopmat.spec';
 import { buildCoopmatKernel } from './coopmat.wgsl';
 
@@ -48,17 +48,29 @@ export function coopmatPlan(
     ...coopmatInputBuffers(m, n, k, data),
     { name: 'out', kind: 'storage', size: m * n * 4 },
   ];
-  if (instrument) buffers.push(ownerBufferSpec(m * n, COOPMAT_OWNER_BUFFER));
+  // Split-K: the GEMM writes [ksplit, m, n] partial sums (the owner buffer covers them all; the map
+  // shows part 0's), and a reduction pass adds them into out.
+  const ksplit = spec.ksplit ?? 1;
+  if (ksplit > 1) buffers.push({ name: 'part', kind: 'storage', size: ksplit * m * n * 4 });
+  if (instrument) buffers.push(ownerBufferSpec(ksplit * m * n, COOPMAT_OWNER_BUFFER));
   const { wm, wn, rm, rn } = spec.tile;
-  const main = kernelPass(kc, kc.workgroups(m, n), `coopmat-f16 ${spec.arm} ${wm}x${wn}x${rm}x${rn}`);
+  const main = kernelPass(
+    kc,
+    kc.workgroups(m, n),
+    `coopmat-f16 ${spec.arm} ${wm}x${wn}x${rm}x${rn}${ksplit > 1 ? ` split-K ${ksplit}` : ''}`,
+  );
   const pre = spec.staging === 'one-pass' ? [] : coopmatPrePasses(spec);
   for (const [p] of pre)
     buffers.push(...p.writes.map((w) => ({ name: w.name, kind: 'storage' as const, size: w.bytes })));
+  const reduce = ksplit > 1 ? coopmatReducePass(spec) : undefined;
   return {
     buffers,
     passes: [
       ...pre.map(([p, what]) => kernelPass({ ...p, workgroupBytes: 0 }, p.grid, `coopmat-f16 ${what}`)),
       main,
+      ...(reduce
+        ? [kernelPass({ ...reduce, workgroupBytes: 0 }, reduce.grid, 'coopmat-f16 split-K sum')]
+        : []),
     ],
     output: 'out',
     outputType: 'f32',
@@ -67,26 +79,33 @@ export function coopmatPlan(
 }
 
 /**
- * Who stores each output of a coopmat tile: workgroup (row-major over the grid), plane warp_m*WN+warp_n,
- * lane p / PER for element p = (row % 16)*16 + col % 16 of its 16x16 subtile. Both arms store by this
- * partition (the scalar arm from its register accumulators, the matrix arm after its spill).
+ * Who stores output (row, col) of a coopmat tile: workgroup (row-major over the grid), plane
+ * warp_m*WN+warp_n, lane p / PER for element p = (row % 16)*16 + col % 16 of its 16x16 subtile. Both arms
+ * store by this partition (the scalar arm from its register accumulators, the matrix arm after its spill).
  */
-export function coopmatAnalyticOwnership(spec: CoopmatSpec): OwnershipMap {
-  const { m, n } = spec;
+export function coopmatOwner(spec: CoopmatSpec, row: number, col: number) {
   const g = coopmatGeometry(spec);
   const { wn, rm, rn } = spec.tile;
-  const gridX = Math.ceil(n / g.bn);
-  const map = emptyOwnership(m, n);
-  for (let row = 0; row < m; row++) {
-    for (let col = 0; col < n; col++) {
-      const i = row * n + col;
-      const sm = Math.floor((row % g.bm) / 16); // M-subtile within the block
-      const sn = Math.floor((col % g.bn) / 16);
-      const p = (row % 16) * 16 + (col % 16);
+  const sm = Math.floor((row % g.bm) / 16); // M-subtile within the block
+  const sn = Math.floor((col % g.bn) / 16);
+  return {
+    workgroup: Math.floor(row / g.bm) * Math.ceil(spec.n / g.bn) + Math.floor(col / g.bn),
+    plane: Math.floor(sm / rm) * wn + Math.floor(sn / rn),
+    lane: Math.floor(((row % 16) * 16 + (col % 16)) / g.per),
+  };
+}
+
+/** coopmatOwner of every output element of a tile's m x n (split-K: part 0's workgroups). */
+export function coopmatAnalyticOwnership(spec: CoopmatSpec): OwnershipMap {
+  const map = emptyOwnership(spec.m, spec.n);
+  for (let row = 0; row < spec.m; row++) {
+    for (let col = 0; col < spec.n; col++) {
+      const i = row * spec.n + col;
+      const o = coopmatOwner(spec, row, col);
       map.count[i] = 1;
-      map.workgroup[i] = Math.floor(row / g.bm) * gridX + Math.floor(col / g.bn);
-      map.plane[i] = Math.floor(sm / rm) * wn + Math.floor(sn / rn);
-      map.lane[i] = Math.floor(p / g.per);
+      map.workgroup[i] = o.workgroup;
+      map.plane[i] = o.plane;
+      map.lane[i] = o.lane;
     }
   }
   return map;

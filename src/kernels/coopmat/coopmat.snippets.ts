@@ -2,30 +2,6 @@
 // (the format's scales from quant/q4k.wgsl.ts, plus the nibbles), the tile constants, the matrix
 // arm's entry and its spill-and-copy store, and the scalar arm's 32-block sum.
 
-import { Q4K_SCALES_REGS_WGSL } from '../quant/q4k.wgsl';
-
-// The split plan prefetches a super-block's 3 scale words into registers and decodes from them.
-export const Q4K_DECODE_REGS = `${Q4K_SCALES_REGS_WGSL}// The 4 nibbles at bit sh of the bytes of word q as f32, exactly f32(q): OR-ing a 4-bit value into the
-// mantissa of 2^23 and subtracting 2^23 is exact and avoids int-to-float conversions (a quarter-rate unit).
-fn nib_f32(q: u32, sh: vec4u) -> vec4f {
-  let nib = ((vec4u(q) >> vec4u(0u, 8u, 16u, 24u)) >> sh) & vec4u(15u);
-  return bitcast<vec4f>(nib | vec4u(0x4b000000u)) - vec4f(8388608.0);
-}
-`;
-
-/**
- * The Q4_K weight's four read-only buffers from @binding `at` on: qs viewed as `qs` (32 u32 words, 16 vec2u
- * or 8 vec4u per 128-byte super-block), the packed scales, d and dmin.
- */
-export function q4kWeightBindings(at: number, qs: 'u32' | 'vec2u' | 'vec4u'): string {
-  const per = { u32: 32, vec2u: 16, vec4u: 8 }[qs];
-  return `@group(0) @binding(${at}) var<storage, read> wqs: array<${qs}>; // Q4_K qs: ${per} ${qs} (128 B) per super-block
-@group(0) @binding(${at + 1}) var<storage, read> wsc: array<u32>; // packed 6-bit scales: 3 words per super-block
-@group(0) @binding(${at + 2}) var<storage, read> wd: array<f32>; // d per super-block
-@group(0) @binding(${at + 3}) var<storage, read> wdm: array<f32>; // dmin per super-block
-`;
-}
-
 /** 0, 1, ..., n - 1 (the generators unroll over it). */
 export const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
@@ -56,16 +32,29 @@ const PER = ${g.per}u; // elements of a 16x16 subtile each lane owns: 256 / PLAN
 `;
 }
 
+/**
+ * Where an output element (orow, ocol) of a tile goes: the guard and the index into `out`, after
+ * `lookup` (lines that define what they use). Dense: row orow of M; a routed GEMM (MoE) looks up the
+ * slot a row stands for; split-K adds its part's offset.
+ */
+export interface OutRows {
+  lookup: string;
+  guard: string;
+  index: string;
+}
+
+export const DENSE_OUT: OutRows = { lookup: '', guard: 'orow < M && ocol < N', index: 'orow * N + ocol' };
+
 /** One 16x16 f32 spill per plane and the per-lane copy out of it (tail guards, ownership hooks). */
-export const SPILL_COPY_OUT = `var<workgroup> sc: array<f32, WM * WN * 256u>;
+export const spillCopyOut = (o: OutRows = DENSE_OUT) => `var<workgroup> sc: array<f32, WM * WN * 256u>;
 
 fn copy_out(warp: u32, lane: u32, row0: u32, col0: u32) {
   for (var e = 0u; e < PER; e++) {
     let p = lane * PER + e;
     let orow = row0 + p / 16u;
     let ocol = col0 + p % 16u;
-    if (orow < M && ocol < N) {
-      store_out(orow * N + ocol, sc[warp * 256u + p]);
+${o.lookup ? `    ${o.lookup}\n` : ''}    if (${o.guard}) {
+      store_out(${o.index}, sc[warp * 256u + p]);
     }
   }
 }
@@ -124,7 +113,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
 `;
 
 /** The scalar arm's store: each lane's PER elements of each subtile, guarded by the m and n tails. */
-export const SCALAR_STORE = `  for (var im = 0u; im < RM; im++) {
+export const scalarStore = (o: OutRows = DENSE_OUT) => `  for (var im = 0u; im < RM; im++) {
     for (var jn = 0u; jn < RN; jn++) {
       let sm = warp_m * RM + im;
       let sn = warp_n * RN + jn;
@@ -132,22 +121,11 @@ export const SCALAR_STORE = `  for (var im = 0u; im < RM; im++) {
         let p = lane * PER + e;
         let orow = mrow0 + sm * 16u + p / 16u;
         let ocol = ncol0 + sn * 16u + p % 16u;
-        if (orow < M && ocol < N) {
-          store_out(orow * N + ocol, acc[(im * RN + jn) * PER + e]);
+${o.lookup ? `        ${o.lookup}\n` : ''}        if (${o.guard}) {
+          store_out(${o.index}, acc[(im * RN + jn) * PER + e]);
         }
       }
     }
   }
 }
 `;
-
-/** Workgroup size of the element-wise pre-passes, and the most workgroups they put on one grid row. */
-export const PRE_PASS_WG = 256;
-const PRE_PASS_MAX_X = 32768;
-
-/** Grid of a pre-pass with one invocation per item: rows of up to 32768 workgroups, the rest on y. */
-export function prePassGrid(items: number): [number, number, number] {
-  const groups = Math.max(1, Math.ceil(items / PRE_PASS_WG));
-  const gx = Math.min(groups, PRE_PASS_MAX_X);
-  return [gx, Math.ceil(groups / gx), 1];
-}

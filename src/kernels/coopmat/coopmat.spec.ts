@@ -18,7 +18,36 @@ export interface CoopmatSpec {
   f16: 'native' | 'emulated';
   /** How the operands reach the contraction (catalog.ts COOPMAT_STAGINGS). */
   staging: CoopmatStaging;
+  /**
+   * Split-K (split stagings): the GEMM's grid z takes K / ksplit each into partial sums [ksplit, M, N],
+   * which a reduction pass adds in z order: more workgroups where m x n alone leaves the GPU idle.
+   */
+  ksplit?: number;
+  /** A routed GEMM (the MoE family's f16 route): see CoopmatRouted. */
+  routed?: CoopmatRouted;
 }
+
+/**
+ * A routed GEMM over an expert bank: M = tiles * BM rows gathered tile by tile, each row tile all of one
+ * expert's slots, read through the routing table the MoE family's grouping pass writes (routedTable).
+ */
+export interface CoopmatRouted {
+  experts: number;
+  /** Row tiles the grid covers (an upper bound on the tiles the routing fills). */
+  tiles: number;
+}
+
+/**
+ * Word offsets in the routing table of a routed GEMM: [0] the row tiles in use, then the expert of each
+ * row tile, then the slot of each row (NONE past an expert's count).
+ */
+export const routedTable = (tiles: number, bm: number) => ({
+  count: 0,
+  expertAt: 1,
+  slotAt: 1 + tiles,
+  words: 1 + tiles + tiles * bm,
+});
+export const ROUTED_NONE = 0xffffffff;
 
 /** Whether a staging is one of the split plans (pre-passes, then a GEMM on f16 operands). */
 export const isSplit = (staging: CoopmatStaging): boolean => staging !== 'one-pass';
@@ -104,6 +133,16 @@ export function coopmatSpecErrors(spec: CoopmatSpec): string[] {
       `plane ${plane} must be a power of two in 1..256 (each lane owns 256/plane elements of a 16x16 subtile)`,
     );
   if (!COOPMAT_STAGINGS.includes(spec.staging)) errs.push(`unknown staging '${String(spec.staging)}'`);
+  const ks = spec.ksplit ?? 1;
+  if (ks !== 1) {
+    if (!Number.isInteger(ks) || ks < 1 || ks > 64) errs.push(`ksplit = ${ks} must be an integer in 1..64`);
+    else if (!isSplit(spec.staging))
+      errs.push('split-K needs a split staging (the one-pass kernel has none)');
+    else if (k % (ks * SPLIT_K_STAGE) !== 0)
+      errs.push(`k = ${k} is not a multiple of ksplit ${ks} x the ${SPLIT_K_STAGE}-wide stage`);
+    if (spec.routed) errs.push('a routed GEMM has no split-K');
+  }
+  if (spec.routed && !isSplit(spec.staging)) errs.push('a routed GEMM needs a split staging');
   if (spec.arm === 'subgroup-matrix' && spec.f16 !== 'native')
     errs.push('the subgroup-matrix arm needs native f16 (shader-f16)');
   return errs;

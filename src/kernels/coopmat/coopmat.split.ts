@@ -13,25 +13,25 @@
 // stage decodes B from the Q4_K words with the pre-pass's arithmetic, so the f16 operand is the same.
 // Both pre-passes are core WGSL (pack2x16float), so every adapter and both arms share them; the scalar
 // arm reads the same f16 pairs and sums each 32-block in K order, exactly as mmqQ4kF16RoundedRef.
-import { q4kScaleWords, Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
+import { PRE_PASS_WG, prePassGrid, prePassKernel, type PrePassPart, type SplitPrePass } from '../gpu/prepass';
+import { Q4K_DECODE_REGS, q4kScaleWords, Q4K_SCALES_WGSL, q4kWeightBindings } from '../quant/q4k.wgsl';
 import type { CoopmatStaging } from './catalog';
 import {
   MATRIX_MAIN_HEAD,
-  PRE_PASS_WG,
-  prePassGrid,
-  q4kWeightBindings,
-  Q4K_DECODE_REGS,
   range,
   scalarBlock,
   SCALAR_MAIN_HEAD,
-  SCALAR_STORE,
-  SPILL_COPY_OUT,
+  scalarStore,
+  spillCopyOut,
   spillStore,
   tileConsts,
+  type OutRows,
 } from './coopmat.snippets';
 import {
   coopmatSplitExtents,
   coopmatSplitGeometry,
+  routedTable,
+  ROUTED_NONE,
   SPLIT_K_STAGE,
   SPLIT_SLACK_BYTES,
   W_PRE_PASS_PER,
@@ -45,7 +45,7 @@ const decodesB = (staging: CoopmatStaging) => staging === 'in-gemm';
  * WGSL: (row, col) of pre-pass item t (8 halves, one vec4u) in the fragment-tiled order of xt, so
  * consecutive items (a subgroup's 16-byte stores) are contiguous. `col` names the K variable.
  */
-const tiledItem = (col: string) => `  let tile = t / 32u; // 32 items = one 16x16 tile [16 rows][16 K]
+export const tiledItem = (col: string) => `  let tile = t / 32u; // 32 items = one 16x16 tile [16 rows][16 K]
   let row = (tile / (K / 16u)) * 16u + (t % 32u) / 2u;
   let ${col} = (tile % (K / 16u)) * 16u + (t % 2u) * 8u;`;
 
@@ -57,28 +57,6 @@ const tiledPairAt = (row: string, k: string) =>
 export const fragmentTileIndex = (row: number, col: number, k: number): number =>
   ((((row >> 4) * (k >> 4) + (col >> 4)) * 16 + (row & 15)) << 4) + (col & 15);
 
-export interface SplitPrePass {
-  wgsl: string;
-  entryPoint: 'main';
-  bindings: readonly string[];
-  workgroupSize: number;
-  grid: [number, number, number];
-  /** The buffers the pass writes and their bytes (including the slack): the plan allocates them. */
-  writes: readonly { name: string; bytes: number }[];
-}
-
-/**
- * One pre-pass body: its declarations (from binding `at` on), the function `${fn}(t)` doing item t, the
- * number of items, its buffers in binding order and the buffer it writes.
- */
-interface PrePassPart {
-  decls: (at: number) => string;
-  fn: string;
-  items: number;
-  bindings: readonly string[];
-  out: { name: string; bytes: number };
-}
-
 /**
  * The weight pre-pass: Q4_K [n, k] decoded to f16 wh [NP, k] (rows n..NP-1 zero), 8 consecutive weights
  * per item (one 16-byte store, so a subgroup writes 512 contiguous bytes). An invocation takes
@@ -87,17 +65,23 @@ interface PrePassPart {
  * super-block takes the low (s = 0) or high (s = 1) nibbles of qs bytes 32g .. 32g+31. w = ds*q - ms
  * with ds = d*sc, ms = dmin*m in f32, as dequantQ4kRows; pack2x16float rounds to f16.
  */
-function weightPrePassPart(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile'>): PrePassPart {
+function weightPrePassPart(spec: Pick<CoopmatSpec, 'm' | 'n' | 'k' | 'tile' | 'routed'>): PrePassPart {
   const { n, k } = spec;
   const per = W_PRE_PASS_PER;
   const { np } = coopmatSplitExtents(spec);
-  const items = (np * k) / 8;
+  // An expert bank: each expert's rows padded to NP, one after another.
+  const e = spec.routed?.experts ?? 1;
+  const items = (e * np * k) / 8;
   // items is a multiple of 32 (k of 256), so every per divides it.
   const inv = items / per;
   const ts = range(per).map((i) => (i === 0 ? 't' : `t + ${i}u * W_INV`));
-  const decls = (
-    at: number,
-  ) => `// Weight: Q4_K W [${n}, ${k}] decoded ONCE to f16 wh, [${np}, ${k}] row-major (rows ${n}..${np - 1} zero).
+  const decls = (at: number) => `${
+    spec.routed
+      ? `// Weight: the Q4_K bank of ${e} experts [${n}, ${k}] decoded ONCE to f16 wh, [${e} x ${np}, ${k}] row-major
+// (each expert's rows ${n}..${np - 1} zero).
+const NP = ${np}u;`
+      : `// Weight: Q4_K W [${n}, ${k}] decoded ONCE to f16 wh, [${np}, ${k}] row-major (rows ${n}..${np - 1} zero).`
+  }
 const N = ${n}u;
 const NSB = K / 256u; // super-blocks per row
 const W_INV = ${inv}u; // invocations, each taking items t, t + W_INV, ... (${per} items) of the ${items} vec4u (8 weights each) of wh
@@ -108,10 +92,10 @@ ${Q4K_DECODE_REGS}
 struct Item { q: vec2u, w: vec3u, d: f32, dm: f32, j: u32, live: bool }
 
 fn load_item(t: u32) -> Item {
-  let row = t / (K / 8u);
+  let row = t / (K / 8u)${spec.routed ? ' % NP' : ''};
   let k0 = (t % (K / 8u)) * 8u;
   // Rows n..NP-1 are written as zeros; they read row N - 1's words (in bounds, unused).
-  let blk = min(row, N - 1u) * NSB + k0 / 256u;
+  let blk = ${spec.routed ? '(t / (K / 8u) / NP * N + min(row, N - 1u))' : 'min(row, N - 1u)'} * NSB + k0 / 256u;
   let j = (k0 % 256u) / 32u; // sub-block 2g + s
   let q = wqs[blk * 16u + (j / 2u) * 4u + (k0 % 32u) / 8u]; // qs bytes 32g + k0 % 32 .. +7
   let w = ${q4kScaleWords('blk')};
@@ -139,7 +123,7 @@ ${ts.map((e, i) => `  store_item(${e}, it${i});`).join('\n')}
     fn: 'weight_items',
     items: inv,
     bindings: ['wqs', 'wsc', 'wd', 'wdm', 'wh'],
-    out: { name: 'wh', bytes: np * k * 2 + SPLIT_SLACK_BYTES },
+    out: { name: 'wh', bytes: e * np * k * 2 + SPLIT_SLACK_BYTES },
   };
 }
 
@@ -181,78 +165,97 @@ ${tiledItem('col')}
 }
 
 /**
- * A pre-pass module running `parts` one after another over one grid: part i takes the invocations after
- * part i - 1's, rounded up to whole workgroups so each workgroup runs one part (a uniform branch).
- */
-function prePassKernel(k: number, title: string, parts: readonly PrePassPart[]): SplitPrePass {
-  let at = 0;
-  let first = 0;
-  const decls: string[] = [];
-  const calls: string[] = [];
-  for (const [i, part] of parts.entries()) {
-    decls.push(part.decls(at));
-    at += part.bindings.length;
-    // Part 0 starts at invocation 0, so it needs no lower bound.
-    calls.push(
-      i === 0
-        ? `  if (t < ${part.items}u) { ${part.fn}(t); }`
-        : `  if (t >= ${first}u && t < ${first + part.items}u) { ${part.fn}(t - ${first}u); }`,
-    );
-    first += Math.ceil(part.items / PRE_PASS_WG) * PRE_PASS_WG;
-  }
-  const grid = prePassGrid(first);
-  const wgsl = `// coopmat-f16 split plan, ${title}
-const K = ${k}u;
-${decls.join('\n')}
-@compute @workgroup_size(${PRE_PASS_WG})
-fn main(@builtin(global_invocation_id) gid: vec3u) {
-  let t = gid.y * ${grid[0] * PRE_PASS_WG}u + gid.x;
-${calls.join('\n')}
-}
-`;
-  return {
-    wgsl,
-    entryPoint: 'main',
-    bindings: parts.flatMap((p) => p.bindings),
-    workgroupSize: PRE_PASS_WG,
-    grid,
-    writes: parts.map((p) => p.out),
-  };
-}
-
-/**
  * The pre-passes of a split staging, in dispatch order, each with what it is for (the plan's labels):
  * 'prepass' the weight pre-pass then the activation's; 'fused-prepass' both in one dispatch; 'in-gemm'
  * the activation's alone.
  * @example coopmatPrePasses(spec).map(([, what]) => what) // ['weight Q4_K to f16', 'activation to f16 tiles']
  */
-export function coopmatPrePasses(spec: CoopmatSpec): [SplitPrePass, string][] {
+export function coopmatPrePasses(
+  spec: CoopmatSpec,
+  act: PrePassPart = activationPrePassPart(spec),
+  plan = 'coopmat-f16 split plan',
+): [SplitPrePass, string][] {
   const { k } = spec;
   if (spec.staging === 'fused-prepass')
     return [
       [
-        prePassKernel(k, 'pass 0: the weight to f16 and the activation to f16 tiles, one dispatch', [
+        prePassKernel(k, `${plan}, pass 0: the weight to f16 and the activation to f16 tiles, one dispatch`, [
           weightPrePassPart(spec),
-          activationPrePassPart(spec),
+          act,
         ]),
         'weight and activation to f16',
       ],
     ];
   const activation: [SplitPrePass, string] = [
-    prePassKernel(k, 'pass 1: the activation to f16 tiles', [activationPrePassPart(spec)]),
+    prePassKernel(k, `${plan}, pass 1: the activation to f16 tiles`, [act]),
     'activation to f16 tiles',
   ];
   if (decodesB(spec.staging)) return [activation];
   return [
-    [prePassKernel(k, 'pass 0: the weight to f16', [weightPrePassPart(spec)]), 'weight Q4_K to f16'],
+    [prePassKernel(k, `${plan}, pass 0: the weight to f16`, [weightPrePassPart(spec)]), 'weight Q4_K to f16'],
     activation,
   ];
 }
 
 function splitConsts(spec: CoopmatSpec): string {
+  const ks = spec.ksplit ?? 1;
+  const r = spec.routed;
+  const t = r && routedTable(r.tiles, coopmatSplitGeometry(spec).bm);
   return `${tileConsts(spec, coopmatSplitGeometry(spec))}const KB = K / 32u; // 32-wide K blocks (the scalar arm's sums; the trip count of 32-wide stages)
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
+${
+  ks > 1
+    ? `const KSPLIT = ${ks}u; // K parts: workgroup z sums K / KSPLIT into partial sums out[z][M][N]
+var<private> kz0: u32; // out offset of this part
+`
+    : ''
+}${
+    t
+      ? `const NONE = ${ROUTED_NONE}u;
+const SLOTS_AT = ${t.slotAt}u; // routing table: [0] row tiles in use, [1 + y] expert of row tile y, [SLOTS_AT + row] slot of a row
+var<workgroup> tile_expert: u32;
+var<private> w0: u32; // first weight row of this row tile's expert
+const NP = ${coopmatSplitExtents(spec).np}u; // weight rows of an expert, padded to whole tiles
+`
+      : ''
+  }`;
+}
+
+/** Where a split GEMM's output element goes: dense, a routed row's slot, or a split-K part. */
+function outRows(spec: CoopmatSpec): OutRows {
+  if (spec.routed)
+    return {
+      lookup: 'let slot = groups[SLOTS_AT + orow];',
+      guard: 'slot != NONE && ocol < N',
+      index: 'slot * N + ocol',
+    };
+  const index = 'orow * N + ocol';
+  return {
+    lookup: '',
+    guard: 'orow < M && ocol < N',
+    index: (spec.ksplit ?? 1) > 1 ? `kz0 + ${index}` : index,
+  };
+}
+
+/** The routing table's binding after the GEMM's own (`at`), for a routed GEMM. */
+const routedBinding = (spec: CoopmatSpec, at: number) =>
+  spec.routed
+    ? `@group(0) @binding(${at}) var<storage, read> groups: array<u32>; // the routing table\n`
+    : '';
+
+/**
+ * What a split GEMM does first: a routed one finds its row tile's expert (uniformly, so the matrix
+ * loads stay uniform) and exits past the tiles in use; split-K sets its part's output offset.
+ */
+function splitPrologue(spec: CoopmatSpec): string {
+  if (spec.routed)
+    return `  // Routed: row tile wg.y holds one expert's rows, or none past the tiles in use (the workgroup exits).
+  if (tid == 0u) { tile_expert = select(NONE, groups[1u + wg.y], wg.y < groups[0]); }
+  let expert = workgroupUniformLoad(&tile_expert);
+  if (expert == NONE) { return; }
+  w0 = expert * ${decodesB(spec.staging) ? 'N' : 'NP'};
 `;
+  return (spec.ksplit ?? 1) > 1 ? '  kz0 = wg.z * M * N;\n' : '';
 }
 
 const splitHeader = (spec: CoopmatSpec) => {
@@ -270,11 +273,11 @@ function splitScalarMain(spec: CoopmatSpec): string {
   const weight = decodesB(spec.staging)
     ? `const NSB = K / 256u; // Q4_K super-blocks per weight row
 ${q4kWeightBindings(1, 'u32')}@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
-
+${routedBinding(spec, 6)}
 ${Q4K_SCALES_WGSL}
 // f16 pair (k, k+1), k even, of weight row c (rows n..NP-1 read row n - 1: never stored).
 fn wh_pair(c: u32, k: u32) -> vec2f {
-  let blk = min(c, N - 1u) * NSB + k / 256u;
+  let blk = ${spec.routed ? '(w0 + min(c, N - 1u))' : 'min(c, N - 1u)'} * NSB + k / 256u;
   let j = (k % 256u) / 32u; // sub-block 2g + s: nibble s of qs bytes 32g .. 32g + 31
   let ds = wd[blk] * f32(q4k_sc(blk * 3u, j));
   let ms = wdm[blk] * f32(q4k_m(blk * 3u, j));
@@ -286,9 +289,10 @@ fn wh_pair(c: u32, k: u32) -> vec2f {
 }`
     : `@group(0) @binding(1) var<storage, read> wh: array<u32>; // f16 pairs, [NP, K] row-major
 @group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
-
+${routedBinding(spec, 3)}
 // f16 pair (k, k+1), k even, of weight row c.
-fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[(c * K + k) / 2u]); }`;
+fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[(${spec.routed ? '(w0 + c)' : 'c'} * K + k) / 2u]); }`;
+  const ks = spec.ksplit ?? 1;
   return `${splitHeader(spec)}
 ${splitConsts(spec)}
 @group(0) @binding(0) var<storage, read> xt: array<u32>; // f16 pairs, 16x16 fragment tiles
@@ -296,7 +300,7 @@ ${weight}
 // f16 pair (k, k+1), k even, of activation row r.
 fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[${tiledPairAt('r', 'k')}]); }
 
-${SCALAR_MAIN_HEAD}  for (var kb = 0u; kb < KB; kb++) {
+${SCALAR_MAIN_HEAD}${splitPrologue(spec)}  for (var kb = ${ks > 1 ? 'wg.z * (KB / KSPLIT); kb < (wg.z + 1u) * (KB / KSPLIT)' : '0u; kb < KB'}; kb++) {
     for (var im = 0u; im < RM; im++) {
       for (var jn = 0u; jn < RN; jn++) {
         for (var e = 0u; e < PER; e++) {
@@ -311,7 +315,7 @@ ${scalarBlock(
       }
     }
   }
-${SCALAR_STORE}`;
+${scalarStore(outRows(spec))}`;
 }
 
 /** `pad` + each line, joined (the split GEMM emits its blocks at the indent where they go). */
@@ -329,6 +333,10 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
   const ks = range(g.kc);
   const q4kB = decodesB(spec.staging);
   const stages = `K / ${SPLIT_K_STAGE}u`;
+  // Split-K: workgroup z runs stages ks0 .. ks0 + KS - 1 of the K / 64 (the prefetch wraps over all of K).
+  const split = (spec.ksplit ?? 1) > 1;
+  const st = (kb: string) => (split ? `ks0 + ${kb}` : kb);
+  const routed = !!spec.routed;
   // Offset of staging buffer `buf` of B (bufAt), and the one this stage reads (curAt).
   const bufAt = (buf: string) => `(${buf}) * ${g.bn * g.rs}u + `;
   const curAt = `cur * ${g.bn * g.rs}u + `;
@@ -336,7 +344,7 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
   // the offset and the stride all constants, a browser's bounds checks do not wrap the load in a branch
   // (they predicate every subgroupMatrixLoad whose three are not constants); the tile index gets a clamp.
   const loadA = (im: number, kc: number, kb: string) =>
-    `subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + ${im}u) * KT + (${kb}) * ${g.kc}u + ${kc}u], 0u, 16u)`;
+    `subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + ${im}u) * KT + (${st(kb)}) * ${g.kc}u + ${kc}u], 0u, 16u)`;
   const item = (it: number) => `tid + ${it * g.threads}u`;
   const unit = (u: number) => `tid + ${u * g.threads}u`;
   // A statement whose body spans lines: its first line at `pad`, the rest one level in.
@@ -352,8 +360,8 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
       ? range(g.iq)
           .map((u) =>
             block(pad, qGuard(u), [
-              `let kk = ((${kb}) % (${stages})) * ${SPLIT_K_STAGE}u + (((${unit(u)}) % ${g.qpr}u) / 2u) * 64u;`,
-              `let blk = min(ncol0 + (${unit(u)}) / ${g.qpr}u, N - 1u) * NSB + kk / 256u;`,
+              `let kk = ((${st(kb)}) % (${stages})) * ${SPLIT_K_STAGE}u + (((${unit(u)}) % ${g.qpr}u) / 2u) * 64u;`,
+              `let blk = ${routed ? '(w0 + ' : ''}min(ncol0 + (${unit(u)}) / ${g.qpr}u, N - 1u)${routed ? ')' : ''} * NSB + kk / 256u;`,
               `gq${u} = wqs[blk * 8u + ((kk % 256u) / 64u) * 2u + (${unit(u)}) % 2u];`,
               `gw${u} = ${q4kScaleWords('blk')};`,
               `gd${u} = vec2f(wd[blk], wdm[blk]);`,
@@ -363,7 +371,7 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
           .join('\n')
       : range(g.ib)
           .map((it) => {
-            const load = `gb${it} = wh[((ncol0 + (${item(it)}) / 8u) * K + (${kb}) * ${SPLIT_K_STAGE}u + ((${item(it)}) % 8u) * 8u) / 8u];`;
+            const load = `gb${it} = wh[((${routed ? 'w0 + ' : ''}ncol0 + (${item(it)}) / 8u) * K + (${st(kb)}) * ${SPLIT_K_STAGE}u + ((${item(it)}) % 8u) * 8u) / 8u];`;
             return `${pad}${bGuard(it) ? `${bGuard(it)}{ ${load} }` : load}`;
           })
           .join('\n');
@@ -444,20 +452,23 @@ ${mmas}
     ids
       .map(
         ([im, jn]) =>
-          `${pad}subgroupMatrixStore<row_major>(&out, (mrow0 + (warp_m * RM + ${im}u) * 16u) * N + ncol0 + (warp_n * RN + ${jn}u) * 16u, acc_${im}_${jn}, N);`,
+          `${pad}subgroupMatrixStore<row_major>(&out, ${split ? 'kz0 + ' : ''}(mrow0 + (warp_m * RM + ${im}u) * 16u) * N + ncol0 + (warp_n * RN + ${jn}u) * 16u, acc_${im}_${jn}, N);`,
       )
       .join('\n');
   const spilled = ids.map(([im, jn]) => spillStore(im, jn, '    ')).join('\n');
   // The edge path is emitted only where m or n leaves a partial block (the kernel is generated per
   // shape), so a kernel of whole blocks carries no spill code or spill memory.
   const edges = spec.m % g.bm !== 0 || spec.n % g.bn !== 0;
-  const stores = !directStore
-    ? `  // Instrumented: every fragment is spilled and copied by lanes, so store_out records the owners.
+  const stores = routed
+    ? `  // Routed: rows scatter to their slots, so every fragment is spilled and copied by lanes.
 ${spilled}`
-    : !edges
-      ? `  // m and n are whole blocks: every fragment goes straight to out.
+    : !directStore
+      ? `  // Instrumented: every fragment is spilled and copied by lanes, so store_out records the owners.
+${spilled}`
+      : !edges
+        ? `  // m and n are whole blocks: every fragment goes straight to out.
 ${direct('  ')}`
-      : `  if (mrow0 + BM <= M && ncol0 + BN <= N) {
+        : `  if (mrow0 + BM <= M && ncol0 + BN <= N) {
     // The whole block is inside m x n: every fragment goes straight to out.
 ${direct('    ')}
   } else {
@@ -477,11 +488,11 @@ ${spilled}
   const weight = q4kB
     ? `const NSB = K / 256u; // Q4_K super-blocks per weight row
 ${q4kWeightBindings(1, 'vec4u')}@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
-
+${routedBinding(spec, 6)}
 ${Q4K_DECODE_REGS}`
     : `@group(0) @binding(1) var<storage, read> wh: array<vec4u>; // f16 [NP, K] row-major, 8 halves per vec4
 @group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
-`;
+${routedBinding(spec, 3)}`;
   return `enable f16;
 enable subgroups;
 enable chromium_experimental_subgroup_matrix;
@@ -494,19 +505,19 @@ ${weight}
 var<workgroup> sb: array<f16, ${2 * g.bn * g.rs}u>;
 
 ${
-  !directStore || edges
+  !directStore || edges || routed
     ? `// One 16x16 f32 spill per plane for edge subtiles: the fragment's lane layout is opaque.
-${SPILL_COPY_OUT}`
+${spillCopyOut(outRows(spec))}`
     : ''
 }
-${MATRIX_MAIN_HEAD}${ids.map(([im, jn]) => `  var acc_${im}_${jn} = subgroup_matrix_result<f32, 16, 16>();`).join('\n')}
+${MATRIX_MAIN_HEAD}${splitPrologue(spec)}${split ? `  let ks0 = wg.z * (${stages} / KSPLIT);\n` : ''}${ids.map(([im, jn]) => `  var acc_${im}_${jn} = subgroup_matrix_result<f32, 16, 16>();`).join('\n')}
   // Stage 0: B into buffer 0, A fragments into registers.
 ${regs}
 ${fetch('0u', '  ')}
 ${put('0u', '  ')}
 ${firstA}
   workgroupBarrier();
-  for (var kb = 0u; kb < ${stages}; kb++) {
+  for (var kb = 0u; kb < ${split ? `${stages} / KSPLIT` : stages}; kb++) {
     let cur = kb % 2u;
     // Take this stage's A and issue the next stage's loads (the last stage's prefetch reads the slack).
 ${takeA}
@@ -537,3 +548,36 @@ export const COOPMAT_SPLIT_Q4K_BINDINGS = ['xt', 'wqs', 'wsc', 'wd', 'wdm', 'out
 /** The split GEMM's buffers in @binding order. */
 export const coopmatSplitBindings = (staging: CoopmatStaging): readonly string[] =>
   decodesB(staging) ? COOPMAT_SPLIT_Q4K_BINDINGS : COOPMAT_SPLIT_BINDINGS;
+
+/**
+ * Split-K's reduction: out = the KSPLIT partial sums of each element added in z order, as the
+ * emulation adds them (one invocation an element).
+ * @example coopmatReducePass({ ...spec, ksplit: 4 }).bindings // ['part', 'out']
+ */
+export function coopmatReducePass(spec: CoopmatSpec): SplitPrePass {
+  const mn = spec.m * spec.n;
+  const ks = spec.ksplit ?? 1;
+  const grid = prePassGrid(mn);
+  return {
+    wgsl: `// coopmat-f16 split-K reduction: out = part[0] + part[1] + ... + part[${ks - 1}], in that order.
+const MN = ${mn}u;
+@group(0) @binding(0) var<storage, read> part: array<f32>; // [KSPLIT, M, N] partial sums
+@group(0) @binding(1) var<storage, read_write> out: array<f32>; // [M, N]
+
+@compute @workgroup_size(${PRE_PASS_WG})
+fn main(@builtin(global_invocation_id) gid: vec3u) {
+  let i = gid.y * ${grid[0] * PRE_PASS_WG}u + gid.x;
+  if (i < MN) {
+    var s = part[i];
+    for (var z = 1u; z < ${ks}u; z++) { s += part[z * MN + i]; }
+    out[i] = s;
+  }
+}
+`,
+    entryPoint: 'main',
+    bindings: ['part', 'out'],
+    workgroupSize: PRE_PASS_WG,
+    grid,
+    writes: [{ name: 'out', bytes: mn * 4 }],
+  };
+}

@@ -18,14 +18,13 @@
 //                     ownership hooks need element stores).
 // The kernel calls set_owner / store_out, which the host defines in a suffix (gpu/instrument.ts).
 import { ownerSuffix } from '../gpu/instrument';
-import { Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
+import { Q4K_SCALES_WGSL, q4kWeightBindings } from '../quant/q4k.wgsl';
 import {
   MATRIX_MAIN_HEAD,
-  q4kWeightBindings,
   scalarBlock,
   SCALAR_MAIN_HEAD,
-  SCALAR_STORE,
-  SPILL_COPY_OUT,
+  scalarStore,
+  spillCopyOut,
   spillStore,
   tileConsts,
 } from './coopmat.snippets';
@@ -134,7 +133,7 @@ ${scalarBlock(
     }
     workgroupBarrier();
   }
-${SCALAR_STORE}`;
+${scalarStore()}`;
 
 function matrixMain(spec: CoopmatSpec): string {
   const { rm, rn } = spec.tile;
@@ -165,7 +164,7 @@ ${perA}
   };
   return `// One 16x16 f32 spill per plane: the result matrix's lane layout is opaque, so it is stored here and
 // copied out by the per-lane partition, which also applies the tail guards and the ownership hooks.
-${SPILL_COPY_OUT}
+${spillCopyOut()}
 ${MATRIX_MAIN_HEAD}  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
 ${ids.map(([im, jn]) => `  var acc_${im}_${jn} = subgroup_matrix_result<f32, 16, 16>();`).join('\n')}
   for (var kb = 0u; kb < KB; kb++) {
@@ -214,7 +213,7 @@ export interface CoopmatKernel {
   /** Buffer names in @binding order (the owner debug buffer last, when instrumented). */
   bindings: readonly string[];
   workgroupSize: number;
-  /** Workgroup grid covering an m x n output with this tile: (ceil(n/BN), ceil(m/BM), 1). */
+  /** Workgroup grid covering an m x n output with this tile: (ceil(n/BN), ceil(m/BM), ksplit). */
   workgroups(m: number, n: number): [number, number, number];
   workgroupBytes: number;
 }
@@ -228,9 +227,12 @@ export function buildCoopmatKernel(spec: CoopmatSpec, opts: { instrument?: boole
   // The split GEMM stores interior fragments straight to out, except instrumented (see coopmat.split.ts).
   const kernelWgsl = coopmatWgsl(spec, { directStore: !instrument });
   const g = coopmatGeometry(spec);
+  // Split-K stores partial sums (the reduction pass writes out); a routed GEMM reads its routing table.
+  const ksplit = spec.ksplit ?? 1;
   const bindings: string[] = isSplit(spec.staging)
-    ? [...coopmatSplitBindings(spec.staging)]
+    ? coopmatSplitBindings(spec.staging).map((b) => (b === 'out' && ksplit > 1 ? 'part' : b))
     : [...COOPMAT_BINDINGS];
+  if (spec.routed) bindings.push('groups');
   const ownerBinding = bindings.length; // the debug buffer goes one past the kernel's own bindings
   if (instrument) bindings.push('owner');
   return {
@@ -239,7 +241,7 @@ export function buildCoopmatKernel(spec: CoopmatSpec, opts: { instrument?: boole
     entryPoint: 'main',
     bindings,
     workgroupSize: g.threads,
-    workgroups: (m: number, n: number) => [Math.ceil(n / g.bn), Math.ceil(m / g.bm), 1],
+    workgroups: (m: number, n: number) => [Math.ceil(n / g.bn), Math.ceil(m / g.bm), ksplit],
     workgroupBytes: coopmatWorkgroupBytes(spec),
   };
 }

@@ -78,6 +78,7 @@ export function coopmatSpecOf(config: ResolvedConfig, caps: Pick<AdapterCaps, 's
     arm: config.arm as CoopmatArm,
     f16: caps.shaderF16 ? 'native' : 'emulated',
     staging: choiceParam(q, 'staging', COOPMAT_STAGINGS),
+    ksplit: intParam(q, 'ksplit'),
   };
 }
 
@@ -144,9 +145,9 @@ function build(config: ResolvedConfig, caps: AdapterCaps, weight?: WeightOperand
           const x = data().x;
           const picked = new Float32Array(rows.length * k);
           rows.forEach((r, i) => picked.set(x.subarray(r * k, (r + 1) * k), i * k));
-          return mmqQ4kF16RoundedRef(picked, data().w, rows.length, n, k);
+          return mmqQ4kF16RoundedRef(picked, data().w, rows.length, n, k, 'separate', spec.ksplit);
         }
-        return (oracle ??= mmqQ4kF16RoundedRef(data().x, data().w, m, n, k));
+        return (oracle ??= mmqQ4kF16RoundedRef(data().x, data().w, m, n, k, 'separate', spec.ksplit));
       },
       // The f32 GEMM on the unquantized activation and the dequantized weight: what the f16 rounding costs.
       fullPrecision: () => gemmF32(data().x, dequantizeQ4K(data().w, n, k), m, n, k),
@@ -168,18 +169,25 @@ function build(config: ResolvedConfig, caps: AdapterCaps, weight?: WeightOperand
 
 /**
  * Tile and staging pairs that were the fastest coopmat plan at some prefill shape on the H200
- * (docs/decisions/0007-tuner-priors.md): large m wants big register tiles with the weight decoded once,
+ * (docs/decisions/0010-tuner-seeds-and-finalists.md): large m wants big register tiles with the weight decoded once,
  * small m small blocks with B decoded in the GEMM. Seeding them puts each shape class's known winner in
  * generation 0, and the search has to beat it.
  */
-const PRIORS: readonly [TileParams, CoopmatStaging][] = [
-  [{ wm: 8, wn: 1, rm: 2, rn: 8 }, 'fused-prepass'],
-  [{ wm: 4, wn: 1, rm: 4, rn: 4 }, 'fused-prepass'],
-  [{ wm: 8, wn: 1, rm: 2, rn: 4 }, 'prepass'],
-  [{ wm: 4, wn: 1, rm: 1, rn: 4 }, 'in-gemm'],
-  [{ wm: 2, wn: 1, rm: 1, rn: 2 }, 'in-gemm'],
-  [{ wm: 2, wn: 2, rm: 1, rn: 1 }, 'fused-prepass'],
+const PRIORS: readonly [TileParams, CoopmatStaging, number][] = [
+  [{ wm: 8, wn: 1, rm: 2, rn: 8 }, 'fused-prepass', 1],
+  [{ wm: 4, wn: 1, rm: 4, rn: 4 }, 'fused-prepass', 1],
+  [{ wm: 8, wn: 1, rm: 2, rn: 4 }, 'prepass', 1],
+  [{ wm: 4, wn: 1, rm: 1, rn: 4 }, 'in-gemm', 1],
+  [{ wm: 2, wn: 1, rm: 1, rn: 2 }, 'in-gemm', 1],
+  [{ wm: 2, wn: 2, rm: 1, rn: 1 }, 'fused-prepass', 1],
+  [{ wm: 4, wn: 1, rm: 1, rn: 2 }, 'prepass', 1],
+  // Small m: too few output tiles to fill the GPU; split-K multiplies the workgroups streaming the weight.
+  [{ wm: 2, wn: 1, rm: 1, rn: 2 }, 'in-gemm', 4],
+  [{ wm: 2, wn: 2, rm: 1, rn: 2 }, 'in-gemm', 8],
 ];
+
+/** Split-K parts the search tries. */
+const KSPLITS = [1, 2, 4, 8, 16];
 
 /** The reference's tile, where every hunt starts. */
 const INCUMBENT_TILE: TileParams = { wm: 2, wn: 4, rm: 1, rn: 1 };
@@ -189,6 +197,7 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
   {
     const arms = coopmatCatalog.arms.filter((a) => !a.unavailable(caps, base.params)).map((a) => a.arm);
     const fast = arms.length > 1 ? arms.filter((a) => a !== 'scalar') : arms;
+    const k = intParam(base.params, 'k');
     const space = tileSpace([1, 2, 4, 8])
       .param(
         'STAGING',
@@ -197,18 +206,26 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
       .param(
         'ARM',
         fast.map((_, i) => i),
+      )
+      .param('KSPLIT', KSPLITS)
+      .constraint(
+        (c, sp) =>
+          sp.get(c, 'KSPLIT') === 1 ||
+          (COOPMAT_STAGINGS[sp.get(c, 'STAGING')] !== 'one-pass' && k % (sp.get(c, 'KSPLIT') * 64) === 0),
+        'split-K: a split staging, and k a multiple of ksplit x 64',
       );
-    const at = (tile: TileParams, staging: CoopmatStaging, arm = fast.at(-1)!): Config =>
+    const at = (tile: TileParams, staging: CoopmatStaging, ksplit = 1, arm = fast.at(-1)!) =>
       space.config({
         ...tileValues(tile),
         STAGING: COOPMAT_STAGINGS.indexOf(staging),
         ARM: fast.indexOf(arm),
-      })!;
-    const incumbent = at(INCUMBENT_TILE, 'prepass');
+        KSPLIT: ksplit,
+      });
+    const incumbent = at(INCUMBENT_TILE, 'prepass')!;
     const seeds = [
       ...COOPMAT_STAGINGS.filter((s) => s !== 'prepass').map((s) => at(INCUMBENT_TILE, s)),
-      ...PRIORS.map(([t, s]) => at(t, s)),
-    ];
+      ...PRIORS.map(([t, s, ks]) => at(t, s, ks)),
+    ].filter((c): c is Config => c !== undefined && space.feasible(c));
     return {
       space,
       apply: (cfg) => ({
@@ -218,6 +235,7 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
           ...base.params,
           ...tileFromSpace(space, cfg),
           staging: COOPMAT_STAGINGS[space.get(cfg, 'STAGING')]!,
+          ksplit: space.get(cfg, 'KSPLIT'),
         },
       }),
       choiceOf(config) {
@@ -225,7 +243,12 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
         const staging = COOPMAT_STAGINGS.indexOf(config.params.staging as CoopmatStaging);
         return arm < 0 || staging < 0
           ? undefined
-          : space.config({ ...tileValues(tileOf(config.params)), STAGING: staging, ARM: arm });
+          : space.config({
+              ...tileValues(tileOf(config.params)),
+              STAGING: staging,
+              ARM: arm,
+              KSPLIT: typeof config.params.ksplit === 'number' ? config.params.ksplit : 1,
+            });
       },
       incumbent,
       seeds,

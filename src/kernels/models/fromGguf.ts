@@ -4,7 +4,6 @@
 import { GgufError, type GgufTensorInfo, type GgufValue } from '../quant/gguf';
 import { fits, modelGemms, PREFILL_M, type ModelDims, type ModelGemm, type ModelPreset } from './presets';
 
-
 /** A non-negative integer metadata value; per-layer arrays give their largest entry. */
 function count(metadata: ReadonlyMap<string, GgufValue>, key: string): number | undefined {
   const v = metadata.get(key);

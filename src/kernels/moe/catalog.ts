@@ -1,16 +1,32 @@
-// What the app knows of the MoE family before any WGSL exists: routed tokens, experts and top-k, the
-// expert-indexed Q4_K MMQ's arms and rules. Light: no generator, oracle or quant code (see ../family.ts).
-import { armPlaneProblems } from '../gpu/arms';
-import type { AdapterCaps } from '../gpu/caps';
+// What the app knows of the MoE family before any WGSL exists: routed tokens, experts and top-k, its two
+// routes and their arms and rules. Light: no generator, oracle or quant code (see ../family.ts).
+import { armPlaneProblems, DP4A_ARM, F16_MATRIX_ARM, int8MatrixArm, SCALAR_ARM } from '../gpu/arms';
+import { planeWidth, type AdapterCaps } from '../gpu/caps';
 import { multipleProblem, shapeControl } from '../controls';
 import {
   controlProblems,
   dataProblems,
+  type ArmDecl,
   type ControlDecl,
   type FamilyCatalog,
+  type FamilyParams,
   type RunConfig,
 } from '../family';
-import { MMQ_ARMS } from '../mmq/catalog';
+import { COOPMAT_MAX_ACC_PER_LANE, STAGING_LABELS } from '../coopmat/catalog';
+import { TILE_CONTROLS, tileOf, tileString } from '../tile';
+
+/**
+ * How the routed GEMM computes: 'int8' = the reference's mmq_q4k_id (q8_1 activation x Q4_K, int8 dot
+ * products, bit-exact); 'f16' = the coopmat twin's split plan per expert (f16 operands, f32 sums).
+ */
+export const MOE_ROUTES = ['int8', 'f16'] as const;
+export type MoeRoute = (typeof MOE_ROUTES)[number];
+export const MOE_F16_STAGINGS = ['prepass', 'fused-prepass', 'in-gemm'] as const;
+/** Experts the f16 route's grouping keeps a histogram of in workgroup memory. */
+export const MOE_F16_MAX_EXPERTS = 2048;
+
+const routeOf = (p: FamilyParams): MoeRoute => (p.route === 'f16' ? 'f16' : 'int8');
+const onF16 = (p: FamilyParams) => routeOf(p) === 'f16';
 
 const controls: ControlDecl[] = [
   shapeControl('tokens', 'tokens', {
@@ -24,30 +40,98 @@ const controls: ControlDecl[] = [
   }),
   shapeControl('experts', 'experts', { group: 'route', max: 4096, hint: 'expert weights in the bank' }),
   shapeControl('topk', 'top-k', { group: 'route', max: 64, hint: 'distinct experts per token' }),
-  shapeControl('ytiles', 'row tiles', {
-    group: 'route',
-    max: 65535,
-    hint: "row tiles per expert in the grid; a grid-stride loop covers the expert's other rows",
-  }),
+  {
+    kind: 'choice',
+    key: 'route',
+    label: 'route',
+    group: 'tile',
+    hint: 'int8: the reference kernel (q8_1 x Q4_K int8 dot products); f16: the coopmat split plan per expert',
+    options: [
+      { value: 'int8', label: 'int8 MMQ (mmq_q4k_id)' },
+      { value: 'f16', label: 'f16 split plan, expert-grouped' },
+    ],
+  },
+  {
+    ...shapeControl('ytiles', 'row tiles', {
+      group: 'tile',
+      max: 65535,
+      hint: "int8 route: row tiles per expert in the grid; a grid-stride loop covers the expert's other rows",
+    }),
+    visible: (p) => !onF16(p),
+  },
+  ...TILE_CONTROLS.map((c) => ({ ...c, visible: onF16 })),
+  {
+    kind: 'choice',
+    key: 'staging',
+    label: 'staging',
+    group: 'tile',
+    hint: 'f16 route: how the operands reach the GEMM',
+    options: MOE_F16_STAGINGS.map((value) => ({ value, label: STAGING_LABELS[value] })),
+    visible: onF16,
+  },
+];
+
+const INT8_MATRIX = int8MatrixArm(() => [16, 16, 32]);
+const F16_ONLY = 'the f16 route runs on the scalar and the f16 subgroup-matrix arms';
+
+/** The arms of both routes: dp4a is the int8 route's; the matrix arm is each route's own kind. */
+export const MOE_ARMS: readonly ArmDecl[] = [
+  SCALAR_ARM,
+  { ...DP4A_ARM, unavailable: (caps, p) => (onF16(p) ? F16_ONLY : DP4A_ARM.unavailable(caps, p)) },
+  {
+    arm: 'subgroup-matrix',
+    label: 'subgroup matrix (int8, or f16 on the f16 route)',
+    unavailable: (caps, p) => (onF16(p) ? F16_MATRIX_ARM : INT8_MATRIX).unavailable(caps, p),
+  },
 ];
 
 export const moeCatalog: FamilyCatalog = {
   id: 'moe-q4k-id',
   title: 'MoE Q4_K MMQ, expert-indexed',
   summary:
-    'Routed slots grouped per expert (moe_expert_rows), then one Q4_K MMQ over (n-tiles, row tiles, experts) gathering A and scattering out through the slot lists: twin of mmq_q4k_id.',
+    'Routed slots grouped per expert, then one GEMM gathering each expert rows and scattering them back: the int8 route is the twin of mmq_q4k_id; the f16 route runs the coopmat split plan per expert.',
   reference: 'mmq_q4k_id',
   arithmetic: 'int8',
-  arms: MMQ_ARMS,
+  arms: MOE_ARMS,
   controls,
   takes: { format: 'Q4_K', bank: true, rows: 'tokens' },
-  defaults: { tokens: 32, n: 128, k: 512, experts: 8, topk: 2, ytiles: 1 },
+  defaults: {
+    tokens: 32,
+    n: 128,
+    k: 512,
+    experts: 8,
+    topk: 2,
+    route: 'int8',
+    ytiles: 1,
+    wm: 2,
+    wn: 2,
+    rm: 1,
+    rn: 1,
+    staging: 'prepass',
+  },
   validate(config: RunConfig, caps?: AdapterCaps) {
     const q = config.params;
     const out = controlProblems(controls, q);
     out.push(...multipleProblem('k', q.k, 256, 'the Q4_K super-block'));
     if (typeof q.topk === 'number' && typeof q.experts === 'number' && q.topk > q.experts)
       out.push(`top-k = ${q.topk} > experts = ${q.experts}: each token's experts must be distinct`);
+    if (!out.length && onF16(q)) {
+      if ((q.experts as number) > MOE_F16_MAX_EXPERTS)
+        out.push(`experts = ${String(q.experts)}: the f16 route groups at most ${MOE_F16_MAX_EXPERTS}`);
+      const plane = config.plane ?? (caps ? planeWidth(caps) : undefined);
+      const t = tileOf(q);
+      if (
+        config.arm === 'scalar' &&
+        plane !== undefined &&
+        t.rm * t.rn * (256 / plane) > COOPMAT_MAX_ACC_PER_LANE
+      )
+        out.push(
+          `tile rm ${t.rm} x rn ${t.rn} at plane width ${plane} holds ${t.rm * t.rn * (256 / plane)} f32 accumulators per lane (at most ${COOPMAT_MAX_ACC_PER_LANE})`,
+        );
+    }
     return [...out, ...armPlaneProblems(moeCatalog, config, caps), ...dataProblems(config.data, moeCatalog)];
   },
+  tuning: { op: 'mmq_q4k_id', label: 'MoE: route, arm, tile and staging (mmq_q4k_id)' },
+  knobLabel: (p) =>
+    onF16(p) ? `f16,${tileString(tileOf(p))},${String(p.staging)}` : `int8,ytiles${String(p.ytiles)}`,
 };

@@ -1,15 +1,29 @@
-// The expert-indexed Q4_K MMQ family (twin of mmq_q4k_id + moe_expert_rows): routed slots grouped per
+// The MoE family. The int8 route is the twin of mmq_q4k_id + moe_expert_rows: routed slots grouped per
 // expert on the GPU, then one GEMM over (n-tiles, ytiles, experts) with gather/scatter through the lists.
+// The f16 route (moe.f16.ts) runs the coopmat twin's split plan per expert. The search picks the route,
+// the arm and the route's own knobs by measurement.
 import {
   assertNoProblems,
+  choiceParam,
   intParam,
   tensorProblems,
   type WeightOperand,
   type BuiltProblem,
   type KernelFamily,
+  type OwnershipPhase,
   type ResolvedConfig,
+  type RunConfig,
+  type TuningSearch,
 } from '../family';
-import type { AdapterCaps } from '../gpu/caps';
+import { defaultArm } from '../gpu/arms';
+import type { AdapterCaps, Arm } from '../gpu/caps';
+import { coopmatData, COOPMAT_EMULATION_GATE, type CoopmatArm, type CoopmatData } from '../coopmat';
+import { coopmatGeometry, type CoopmatSpec } from '../coopmat/coopmat.spec';
+import { COOPMAT_OWNER_BUFFER } from '../coopmat/coopmat.plan';
+import { modelActivation } from '../quant/gen';
+import { tileOf, type TileParams } from '../tile';
+import type { Config } from '../tune/space';
+import { tileFromSpace, tileSpace, tileValues } from '../tune/tileSpace';
 import { planLimitProblems } from '../gpu/plan';
 import {
   fullPrecisionOf,
@@ -28,7 +42,8 @@ import {
 import { DatasetMemo } from '../memo';
 import { selectRows } from '../oracle';
 import { streamSeed } from '../quant/gen';
-import { moeCatalog } from './catalog';
+import { MOE_F16_STAGINGS, MOE_ROUTES, moeCatalog, type MoeRoute } from './catalog';
+import { moeF16Ownership, moeF16Plan, moeF16RoundedRef, moeF16Tiles, moeF32Ref } from './moe.f16';
 import {
   buildMoePlan,
   moeAnalyticOwnership,
@@ -115,6 +130,7 @@ export function buildMoe(
       fullPrecision: () => fullPrecisionOf(dataset(), n, ids),
       // int8 sums are exact and the epilogue runs in the oracle's order, as in the dense kernels.
       gate: { kind: 'bit-exact' },
+      dataKey: 'int8',
       phases: mmqPhases(spec),
       analyticOwnership: ownershipAccessor(
         spec,
@@ -129,7 +145,189 @@ export function buildMoe(
   };
 }
 
+const f16Memo = new DatasetMemo<CoopmatData>();
+
+/**
+ * The f16 route: the routing table, the gathered f16 rows and the per-expert split GEMM (moe.f16.ts).
+ * @example buildMoeF16({ ...config, params: { ...config.params, route: 'f16' } }, caps)
+ */
+export function buildMoeF16(
+  c: ResolvedConfig,
+  caps: AdapterCaps,
+  o: MoeOverrides = {},
+  weight?: WeightOperand,
+): BuiltProblem & { problem: MoeProblem; spec: CoopmatSpec; data: () => CoopmatData } {
+  assertNoProblems([...moeCatalog.validate(c, caps), ...tensorProblems(moeCatalog, c, weight)]);
+  const problem = moeProblemOf(c, o);
+  const { ids, n, k, experts } = problem;
+  const slots = problem.tokens * problem.topk;
+  const tile = tileOf(c.params);
+  const { bm } = coopmatGeometry({ tile, plane: c.plane });
+  const tiles = moeF16Tiles(slots, experts, bm);
+  const spec: CoopmatSpec = {
+    m: tiles * bm,
+    n,
+    k,
+    tile,
+    plane: c.plane,
+    arm: c.arm as CoopmatArm,
+    f16: caps.shaderF16 ? 'native' : 'emulated',
+    staging: choiceParam(c.params, 'staging', MOE_F16_STAGINGS),
+    routed: { experts, tiles },
+  };
+  const tensor = c.data.tensor;
+  const data = () =>
+    f16Memo.get(JSON.stringify([slots, experts, n, k, c.data]), () =>
+      weight?.type === 'Q4_K' && tensor
+        ? { x: modelActivation(slots, k, tensor.activation, c.data.seed), w: weight.weight }
+        : coopmatData(slots, experts * n, k, c.data.source, c.data.seed),
+    );
+  const plan = moeF16Plan(problem, spec, data);
+  assertNoProblems(planLimitProblems(plan, caps.limits));
+  const phase: OwnershipPhase = spec.arm === 'scalar' ? 'register-accumulator' : 'scalar-epilogue';
+  let oracle: Float32Array | undefined;
+  let analytic: ReturnType<typeof moeF16Ownership> | undefined;
+  return {
+    config: c,
+    problem,
+    spec,
+    data,
+    plan,
+    instrumentedPlan: () => moeF16Plan(problem, spec, data, { instrument: true }),
+    ownerBuffer: COOPMAT_OWNER_BUFFER,
+    facts: {
+      rows: slots,
+      cols: n,
+      oracle: (rows) =>
+        rows
+          ? moeF16RoundedRef(data(), ids, n, k, rows, slots)
+          : (oracle ??= moeF16RoundedRef(data(), ids, n, k, undefined, slots)),
+      fullPrecision: () => moeF32Ref(data(), ids, n, k, slots),
+      gate: COOPMAT_EMULATION_GATE,
+      phases: [phase],
+      analyticOwnership(p) {
+        if (p !== phase)
+          throw new RangeError(`the f16 route (${spec.arm} arm) stores in '${phase}', not '${p}'`);
+        return (analytic ??= moeF16Ownership(spec, problem));
+      },
+      ops: 2 * slots * n * k,
+      weightBytes: (usedExperts(ids, experts) * n * k * 144) / 256,
+      arithmetic: 'f16',
+      dataKey: 'f16',
+    },
+  };
+}
+
+const routeOf = (c: Pick<RunConfig, 'params'>): MoeRoute => choiceParam(c.params, 'route', MOE_ROUTES);
+
+/** Tiles and stagings of the f16 route worth starting from: the dense twin's winners by rows per expert. */
+const F16_SEEDS: readonly [TileParams, (typeof MOE_F16_STAGINGS)[number]][] = [
+  [{ wm: 8, wn: 1, rm: 2, rn: 8 }, 'fused-prepass'],
+  [{ wm: 4, wn: 1, rm: 2, rn: 4 }, 'prepass'],
+  [{ wm: 4, wn: 1, rm: 1, rn: 4 }, 'in-gemm'],
+  [{ wm: 2, wn: 1, rm: 1, rn: 2 }, 'in-gemm'],
+  [{ wm: 1, wn: 2, rm: 1, rn: 2 }, 'in-gemm'],
+];
+const YTILES = [1, 2, 4, 8, 16];
+const INT8_TILE: TileParams = { wm: 1, wn: 1, rm: 1, rn: 1 };
+
+/**
+ * The MoE search: route x arm, the f16 route's tile and staging, the int8 route's row tiles (its tile is
+ * the preset's: int8 configs carry a canonical tile so each is one point of the space).
+ */
+function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
+  const armsOf = (route: MoeRoute) =>
+    moeCatalog.arms.filter((a) => !a.unavailable(caps, { ...base.params, route })).map((a) => a.arm);
+  const all = [...new Set(MOE_ROUTES.flatMap(armsOf))];
+  // The scalar arm only where a route has nothing faster.
+  const fast = (route: MoeRoute) => {
+    const arms = armsOf(route);
+    return arms.length > 1 ? arms.filter((a) => a !== 'scalar') : arms;
+  };
+  const space = tileSpace([1, 2, 4, 8])
+    .param(
+      'ROUTE',
+      MOE_ROUTES.map((_, i) => i),
+    )
+    .param(
+      'ARM',
+      all.map((_, i) => i),
+    )
+    .param(
+      'STAGING',
+      MOE_F16_STAGINGS.map((_, i) => i),
+    )
+    .param('YTILES', YTILES)
+    .constraint(
+      (c, sp) => fast(MOE_ROUTES[sp.get(c, 'ROUTE')]!).includes(all[sp.get(c, 'ARM')]!),
+      'an arm of the route, here',
+    )
+    .constraint((c, sp) => {
+      const int8 = MOE_ROUTES[sp.get(c, 'ROUTE')] === 'int8';
+      const t = tileFromSpace(sp, c);
+      return int8 ? sp.get(c, 'STAGING') === 0 && t.wm * t.wn * t.rm * t.rn === 1 : sp.get(c, 'YTILES') === 1;
+    }, 'each route its own knobs');
+  const at = (route: MoeRoute, arm: Arm, tile = INT8_TILE, staging = 0, ytiles = 1) =>
+    space.config({
+      ...tileValues(tile),
+      ROUTE: MOE_ROUTES.indexOf(route),
+      ARM: all.indexOf(arm),
+      STAGING: staging,
+      YTILES: ytiles,
+    });
+  const int8Arm = defaultArm(moeCatalog, caps, { ...base.params, route: 'int8' });
+  const ytiles = YTILES.includes(base.params.ytiles as number) ? (base.params.ytiles as number) : 1;
+  const incumbent = at(
+    'int8',
+    fast('int8').includes(int8Arm) ? int8Arm : fast('int8')[0]!,
+    INT8_TILE,
+    0,
+    ytiles,
+  )!;
+  const seeds = [
+    ...fast('int8').flatMap((a) => [1, 4, 16].map((y) => at('int8', a, INT8_TILE, 0, y))),
+    ...fast('f16').flatMap((a) => F16_SEEDS.map(([t, s]) => at('f16', a, t, MOE_F16_STAGINGS.indexOf(s)))),
+  ].filter((c): c is Config => c !== undefined && space.feasible(c));
+  return {
+    space,
+    apply: (cfg) => {
+      const route = MOE_ROUTES[space.get(cfg, 'ROUTE')]!;
+      return {
+        ...base,
+        arm: all[space.get(cfg, 'ARM')]!,
+        params: {
+          ...base.params,
+          route,
+          ...(route === 'f16'
+            ? { ...tileFromSpace(space, cfg), staging: MOE_F16_STAGINGS[space.get(cfg, 'STAGING')]! }
+            : { ytiles: space.get(cfg, 'YTILES') }),
+        },
+      };
+    },
+    choiceOf(config) {
+      const route = routeOf(config);
+      const f16 = route === 'f16';
+      const staging = MOE_F16_STAGINGS.indexOf(config.params.staging as (typeof MOE_F16_STAGINGS)[number]);
+      const c = at(
+        route,
+        config.arm,
+        f16 ? tileOf(config.params) : INT8_TILE,
+        f16 ? staging : 0,
+        f16 ? 1 : (config.params.ytiles as number),
+      );
+      return c && space.feasible(c) ? c : undefined;
+    },
+    incumbent,
+    seeds,
+    // Both routes pass it (int8 outputs are bit-exact); the winner is checked against its own route's
+    // gate on the whole output before it is stored.
+    gate: COOPMAT_EMULATION_GATE,
+  };
+}
+
 export const moeFamily: KernelFamily = {
   ...moeCatalog,
-  build: (c, caps, weight) => buildMoe(c, caps, {}, weight),
+  build: (c, caps, weight) =>
+    routeOf(c) === 'f16' ? buildMoeF16(c, caps, {}, weight) : buildMoe(c, caps, {}, weight),
+  search,
 };

@@ -103,10 +103,9 @@ export interface EvolutionOptions {
   /**
    * The fastest measured configs re-timed at the end with longer batches (`finalMs`), together with every
    * measured seed (the incumbent first), the fastest re-timing winning: one short timing per config is a
-   * few percent noisy, about the gap between the top configs on the H200 (docs/benchmarks.md, "Follow-up
-   * 10"), and a seed is a config the caller expects to be good: on the H200 a seed's one search timing
-   * came out 1.3-1.4x its bench row twice, and the hunt lost it (Follow-ups 10 and 11). 0: the search's
-   * own fastest wins.
+   * few percent noisy, about the gap between the top configs, and a seed is a config the caller expects
+   * to be good, whose one search timing can come out well off its real speed
+   * (docs/decisions/0010-tuner-seeds-and-finalists.md). 0: the search's own fastest wins.
    */
   finalists: number;
   /** GPU time per timed batch of a finalist re-timing, ms; 0 = 4 x measureMs. */

@@ -80,11 +80,15 @@ export interface SessionRun {
  * const r = await s.run(config, { targetMs: 25, batches: 6 }); s.destroy();
  */
 export class ProblemSession {
+  /** The base config's facts (its shape; every config of the problem has the same output). */
   readonly facts: ProblemFacts;
   /** Output rows the gate checks (undefined: every row). */
   readonly sampled: number[] | undefined;
-  private readonly oracle: Float32Array | Int32Array;
-  private resident: ResidentBuffers | undefined;
+  /** Per data key (ProblemFacts.dataKey): the inputs uploaded once, and the oracle of the gate's rows. */
+  private readonly data = new Map<
+    string,
+    { facts: ProblemFacts; oracle: Float32Array | Int32Array; resident?: ResidentBuffers }
+  >();
   private destroyed = false;
 
   constructor(
@@ -102,10 +106,17 @@ export class ProblemSession {
   ) {
     if (!Number.isInteger(opts.banks) || opts.banks < 1)
       throw new RangeError(`banks = ${opts.banks}: need >= 1`);
-    // Every config of the problem shares its data (the families memoize it), so one build's facts serve.
+    // Configs of one data key share their data (the families memoize it): one build's facts serve them.
     this.facts = this.build(base).facts;
     this.sampled = gateRows(this.facts.rows, this.facts.ops / 2, opts.oracleMacBudget);
-    this.oracle = this.facts.oracle(this.sampled);
+    this.dataOf(this.facts);
+  }
+
+  private dataOf(facts: ProblemFacts) {
+    const key = facts.dataKey ?? '';
+    let d = this.data.get(key);
+    if (!d) this.data.set(key, (d = { facts, oracle: facts.oracle(this.sampled) }));
+    return d;
   }
 
   build(config: RunConfig): BuiltProblem {
@@ -124,33 +135,39 @@ export class ProblemSession {
     return undefined;
   }
 
-  private async prepare(config: RunConfig): Promise<PreparedPlan> {
+  private async prepare(config: RunConfig) {
     if (this.destroyed) throw new Error('problem session used after destroy()');
     const built = this.build(config);
-    // The problem's inputs are uploaded once (from the first config's plan) and bound by every config.
-    this.resident ??= uploadResident(
+    const d = this.dataOf(built.facts);
+    // The inputs are uploaded once per data key (from its first config's plan) and bound by every config.
+    d.resident ??= uploadResident(
       this.device,
       built.plan.buffers.filter((b) => b.data && b.kind !== 'uniform'),
       { banks: this.opts.banks, label: this.family.id },
     );
-    return preparePlan(this.device, built.plan, { resident: this.resident });
+    return { p: await preparePlan(this.device, built.plan, { resident: d.resident }), d };
   }
 
   /** Run once into a NaN-filled output, judge the gate's rows under `gate`, count unwritten elements. */
-  private async gate(p: PreparedPlan, gate: Gate): Promise<{ verdict: Verdict; unwritten: number }> {
+  private async gate(
+    p: PreparedPlan,
+    d: { facts: ProblemFacts; oracle: Float32Array | Int32Array },
+    gate: Gate,
+  ): Promise<{ verdict: Verdict; unwritten: number }> {
     await p.run();
-    const out = typed(await p.read(p.plan.output), this.facts, this.oracle);
-    const { cols } = this.facts;
+    const oracle = d.oracle;
+    const out = typed(await p.read(p.plan.output), d.facts, oracle);
+    const { cols } = d.facts;
     let unwritten = 0;
     if (out instanceof Float32Array)
       for (let i = 0; i < out.length; i++) if (!Number.isFinite(out[i]!)) unwritten++;
     let verdict: Verdict;
-    if (!this.sampled) verdict = judge(out, this.oracle, gate);
+    if (!this.sampled) verdict = judge(out, oracle, gate);
     else {
       const picked =
-        out instanceof Int32Array ? new Int32Array(this.oracle.length) : new Float32Array(this.oracle.length);
+        out instanceof Int32Array ? new Int32Array(oracle.length) : new Float32Array(oracle.length);
       this.sampled.forEach((r, i) => picked.set(out.subarray(r * cols, (r + 1) * cols), i * cols));
-      verdict = judge(picked, this.oracle, gate);
+      verdict = judge(picked, oracle, gate);
     }
     // Rows the oracle skips must still have been written.
     if (unwritten)
@@ -164,17 +181,17 @@ export class ProblemSession {
   }
 
   /**
-   * Gate a config (under `gate`, default the family's own) and, when it passes, time its whole plan and,
-   * with `passes`, each pass alone.
+   * Gate a config (under `gate`, default the config's own family gate) and, when it passes, time its
+   * whole plan and, with `passes`, each pass alone.
    */
   async run(
     config: RunConfig,
     timing: { targetMs: number; batches: number; passes?: boolean; maxRuns?: number },
-    gate: Gate = this.facts.gate,
+    gate?: Gate,
   ): Promise<SessionRun> {
-    const p = await this.prepare(config);
+    const { p, d } = await this.prepare(config);
     try {
-      const g = await this.gate(p, gate);
+      const g = await this.gate(p, d, gate ?? d.facts.gate);
       if (!g.verdict.pass) return g;
       checkCancelled(this.opts.cancelled);
       const t = {
@@ -198,13 +215,13 @@ export class ProblemSession {
     }
   }
 
-  /** A config against the family's own gate on its whole output (what a tuned winner must pass). */
+  /** A config against its family's own gate on its whole output (what a tuned winner must pass). */
   async verify(config: RunConfig): Promise<Verdict> {
-    const p = await this.prepare(config);
+    const { p, d } = await this.prepare(config);
     try {
       await p.run();
-      const full = this.facts.oracle();
-      return judge(typed(await p.read(p.plan.output), this.facts, full), full, this.facts.gate);
+      const full = d.facts.oracle();
+      return judge(typed(await p.read(p.plan.output), d.facts, full), full, d.facts.gate);
     } finally {
       p.destroy();
     }
@@ -213,7 +230,7 @@ export class ProblemSession {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    this.resident?.destroy();
+    for (const d of this.data.values()) d.resident?.destroy();
   }
 }
 
