@@ -65,13 +65,14 @@ export async function waitForRun(
   for (;;) {
     const st = await page.evaluate(() => ({
       run: window.__mmq?.status().run,
+      current: window.__mmq?.status().current,
       kernel: window.__mmq?.summary()?.kernel,
       rows: window.__mmq?.summary()?.rows,
       cols: window.__mmq?.summary()?.cols,
       problems: document.querySelector('[data-testid="problems"]')?.textContent ?? null,
     }));
     const sized = !size || (st.rows === size.rows && st.cols === size.cols);
-    if (st.run === 'done' && st.kernel === kernel && sized) return summary(page);
+    if (st.run === 'done' && st.current && st.kernel === kernel && sized) return summary(page);
     if (st.problems) throw new Error(`${kernel}: the app rejected the config: ${st.problems}`);
     if (Date.now() > deadline)
       throw new Error(`${kernel}: no finished run after 60 s (status ${JSON.stringify(st)})`);

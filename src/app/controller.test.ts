@@ -113,33 +113,38 @@ class ScriptedWorker implements WorkerClient {
             true,
           );
         this.emit(id, { type: 'progress', id, stage: 'running', fraction: 0.1 }, false);
-        return this.emit(
-          id,
-          {
-            type: 'run-result',
-            id,
-            outcome: {
-              config: { ...body.config, plane: 4 },
-              rows: 1,
-              cols: 1,
-              output: new Float32Array(1),
-              oracle: new Float32Array(1),
-              verdict: {
-                pass: true,
-                gate: { kind: 'bit-exact' },
-                relToMax: 0,
-                maxAbsDelta: 0,
-                maxAbsRef: 0,
-                mismatches: 0,
-                firstBad: [],
+        // A run takes a few ms here: the long-run estimate scales what runs took.
+        return setTimeout(
+          () =>
+            this.emit(
+              id,
+              {
+                type: 'run-result',
+                id,
+                outcome: {
+                  config: { ...body.config, plane: 4 },
+                  rows: 1,
+                  cols: 1,
+                  output: new Float32Array(1),
+                  oracle: new Float32Array(1),
+                  verdict: {
+                    pass: true,
+                    gate: { kind: 'bit-exact' },
+                    relToMax: 0,
+                    maxAbsDelta: 0,
+                    maxAbsRef: 0,
+                    mismatches: 0,
+                    firstBad: [],
+                  },
+                  warnings: [],
+                  edited: body.wgsl !== undefined,
+                  runWallMs: 5,
+                  ops: 2,
+                },
               },
-              warnings: [],
-              edited: body.wgsl !== undefined,
-              runWallMs: 1,
-              ops: 2,
-            },
-          },
-          true,
+              true,
+            ),
+          3,
         );
       case 'tune':
         return this.hunt(body, id);
@@ -373,7 +378,7 @@ describe('controller', () => {
     await until(() => getApp().confirm !== undefined, 'the question');
     const est = getApp().confirm!;
     expect(est.ms).toBeGreaterThan(10_000);
-    expect(est.basis).toMatch(/the last run of mmq-q4k-tile took/);
+    expect(est.basis).toMatch(/one run of mmq-q4k-tile took/);
     const before = worker.sent.length;
     ctl.runNow({ confirmed: true, untimed: true });
     await until(() => getApp().run.status === 'done' && worker.sent.length > before, 'the untimed run');
@@ -440,18 +445,26 @@ describe('controller', () => {
 });
 
 describe('run estimates', () => {
-  it("scale the last run of the family by the work of the shape (its 'shape' controls)", () => {
+  it("scale the last run of the family by the work of the shape (its 'shape' controls), and add the timing", () => {
     const state = { catalogs: FAMILY_CATALOG };
     const cfg = (m: number) => ({
       ...initialState(FAMILY_CATALOG, 'mmq-q4k-rt').config,
       params: { m, n: 100, k: 512 },
     });
     expect(workOf(state, cfg(50))).toBe(50 * 100 * 512);
-    const costs = [{ kernel: 'mmq-q4k-rt', work: workOf(state, cfg(50)), wallMs: 2000, untimedMs: 500 }];
-    const e = estimateRun(costs, 'mmq-q4k-rt', workOf(state, cfg(500)), true)!;
-    expect(e.ms).toBeCloseTo(20_000);
-    expect(e.untimedMs).toBeCloseTo(5000);
-    expect(estimateRun(costs, 'mmq-q4k-rt', workOf(state, cfg(500)), false)!.ms).toBeCloseTo(5000);
-    expect(estimateRun([], 'mmq-q4k-rt', 1, true)).toBeUndefined();
+    const costs = [{ kernel: 'mmq-q4k-rt', work: workOf(state, cfg(50)), runMs: 2000 }];
+    const run = { timed: true, instrument: true, targetMs: 25, batches: 6, passes: 1 };
+    const e = estimateRun(costs, 'mmq-q4k-rt', workOf(state, cfg(500)), run)!;
+    // 20 s a run: twice (ownership), then six batches of one run each.
+    expect(e.untimedMs).toBeCloseTo(500 + 40_000);
+    expect(e.ms).toBeCloseTo(500 + 40_000 + 6 * 20_000);
+    expect(e.basis).toMatch(/one run of mmq-q4k-rt took 2.0 s for 10.0x less work/);
+    // A small run is dominated by the batches' target duration, not by the kernel.
+    const small = estimateRun([{ kernel: 'mmq-q4k-rt', work: 1000, runMs: 1 }], 'mmq-q4k-rt', 4000, {
+      ...run,
+      passes: 3,
+    })!;
+    expect(small.ms).toBeCloseTo(500 + 8 + 4 * 6 * 25);
+    expect(estimateRun([], 'mmq-q4k-rt', 1, run)).toBeUndefined();
   });
 });

@@ -119,32 +119,48 @@ export function workOf(state: Pick<AppState, 'catalogs'>, config: RunConfig): nu
 interface RunCost {
   kernel: string;
   work: number;
-  /** From the run's first progress to its result, ms. */
-  wallMs: number;
-  /** The correctness run (and its ownership recording) alone, ms. */
-  untimedMs: number;
+  /** The correctness run's wall time (compile excluded), ms: what scales with the work. */
+  runMs: number;
 }
 
+/** How a run would be made (what its time is made of besides the kernel itself). */
+export interface RunShape {
+  timed: boolean;
+  instrument: boolean;
+  targetMs: number;
+  batches: number;
+  /** Passes of the plan (each is timed alone too when there are several). */
+  passes: number;
+}
+
+/** Compiling, uploading and checking: a run's cost that does not scale with its work, ms (a guess). */
+const FIXED_MS = 500;
+
 /**
- * Estimate a run from the last run of the same family (else of any family), scaled by work.
- * @example estimateRun(costs, 'mmq-q4k-rt', 2 ** 31, true) // { ms: 164000, untimedMs: 21000, basis: '...' }
+ * Estimate a run from the last run of the same family (else of any family): its correctness run scaled
+ * by work, once more to record ownership, and the timing: every timed batch lasts at least the target
+ * and at least one run, for the plan and (several passes) each pass.
+ * @example estimateRun(costs, 'mmq-q4k-rt', 2 ** 31, { timed: true, instrument: true, targetMs: 25, batches: 6, passes: 1 })
  */
 export function estimateRun(
   costs: readonly RunCost[],
   kernel: string,
   work: number,
-  timed: boolean,
+  run: RunShape,
 ): RunEstimate | undefined {
   const last = [...costs].reverse();
   const base = last.find((c) => c.kernel === kernel) ?? last[0];
   if (!base || base.work <= 0) return undefined;
   const scale = work / base.work;
-  const untimedMs = base.untimedMs * scale;
-  const ms = timed ? base.wallMs * scale : untimedMs;
+  const runMs = base.runMs * scale;
+  const untimedMs = FIXED_MS + runMs * (run.instrument ? 2 : 1);
+  const steps = run.passes > 1 ? run.passes + 1 : 1;
+  const timingMs = steps * run.batches * Math.max(run.targetMs, runMs);
+  const ms = untimedMs + (run.timed ? timingMs : 0);
   return {
     ms,
     untimedMs,
-    basis: `the last run of ${base.kernel} took ${(base.wallMs / 1000).toFixed(1)} s for ${scale >= 1 ? `${scale.toPrecision(3)}x less` : `${(1 / scale).toPrecision(3)}x more`} work`,
+    basis: `one run of ${base.kernel} took ${base.runMs >= 1000 ? `${(base.runMs / 1000).toFixed(1)} s` : `${base.runMs.toPrecision(2)} ms`} for ${scale >= 1 ? `${scale.toPrecision(3)}x less` : `${(1 / scale).toPrecision(3)}x more`} work; timing runs ${run.batches} batches${steps > 1 ? ` for the plan and each of its ${run.passes} passes` : ''}`,
   };
 }
 
@@ -265,7 +281,13 @@ export function createController(env: ControllerEnv): Controller {
     const timed = opts.timed && !choice.untimed;
     const instrument = opts.instrument && !choice.noOwnership;
     if (!choice.confirmed) {
-      const est = estimateRun(tracker.costs, state.config.kernel, workOf(state, state.config), timed);
+      const est = estimateRun(tracker.costs, state.config.kernel, workOf(state, state.config), {
+        timed,
+        instrument,
+        targetMs: opts.targetMs,
+        batches: opts.batches,
+        passes: state.generated?.passes.length ?? 1,
+      });
       if (est && est.ms > confirmMs) {
         act(askToRun, est);
         return;
@@ -274,25 +296,19 @@ export function createController(env: ControllerEnv): Controller {
     if (state.run.status === 'running' && state.run.id !== undefined) client.cancel(state.run.id);
     const wgsl = editedWgsl(state);
     const config = state.config;
-    let startedAt: number | undefined;
-    const { id, done } = client.request(
-      {
-        type: 'run',
-        config,
-        instrument,
-        ...(timed ? { timing: { targetMs: opts.targetMs, batches: opts.batches } } : {}),
-        ...(wgsl !== undefined ? { wgsl } : {}),
-      },
-      (msg) => {
-        if (msg.type === 'progress' && startedAt === undefined) startedAt = now();
-      },
-    );
+    const { id, done } = client.request({
+      type: 'run',
+      config,
+      instrument,
+      ...(timed ? { timing: { targetMs: opts.targetMs, batches: opts.batches } } : {}),
+      ...(wgsl !== undefined ? { wgsl } : {}),
+    });
     const hunting = getApp().tuner.hunt?.status === 'running';
     act(runStarted, id, hunting && !client.inFlight(id), now());
     void done.then((msg) => {
       switch (msg.type) {
         case 'run-result':
-          record(msg.outcome, startedAt);
+          record(msg.outcome);
           act(runFinished, id, msg.outcome);
           return;
         case 'compile-error':
@@ -311,15 +327,8 @@ export function createController(env: ControllerEnv): Controller {
     });
   };
 
-  const record = (o: RunOutcome, startedAt: number | undefined) => {
-    if (startedAt === undefined) return;
-    const s = getApp();
-    tracker.add({
-      kernel: o.config.kernel,
-      work: workOf(s, o.config),
-      wallMs: now() - startedAt,
-      untimedMs: o.runWallMs * (o.ownership ? 2 : 1),
-    });
+  const record = (o: RunOutcome) => {
+    tracker.add({ kernel: o.config.kernel, work: workOf(getApp(), o.config), runMs: o.runWallMs });
   };
 
   const scheduleRun = () => {

@@ -6,7 +6,7 @@ import type { OwnershipPhase } from '../kernels/family';
 import type { RunOutcome } from '../workers/protocol';
 import type { Controller } from './controller';
 import { mountedEditor, type EditorHandle } from './editor/editorHandle';
-import { getApp } from './store';
+import { getApp, isCurrentResult } from './store';
 import {
   badByOwner,
   badMask,
@@ -115,6 +115,8 @@ export interface MmqTestHook {
     throughputUnit?: string | undefined;
     cancelMs?: number | undefined;
     params: Record<string, number | string>;
+    /** The result shown is of the current config (not of the one before an edit). */
+    current: boolean;
   };
   tuner(): {
     status: string;
@@ -162,6 +164,7 @@ export function installTestHook(target: Window, controller: Controller): void {
         throughputUnit: s.outcome?.throughput?.unit,
         cancelMs: s.run.cancelMs,
         params: { ...s.config.params },
+        current: !!s.outcome && isCurrentResult(s, s.outcome.config),
       };
     },
     tuner() {

@@ -42,7 +42,13 @@ describe('permalink codec', () => {
           activation: 'outliers',
         },
       },
-      params: { m: 16, n: 10, k: 512, wm: 2, wn: 2, rm: 1, rn: 1, staging: 'fused-prepass' },
+      params: {
+        ...FAMILY_CATALOG.find((c) => c.id === 'coopmat-f16')!.defaults,
+        m: 16,
+        n: 10,
+        k: 512,
+        staging: 'fused-prepass',
+      },
     };
     expect(decode(encodePermalink({ config: coop, tab: 'model' }))).toEqual({
       ok: true,
@@ -86,7 +92,19 @@ describe('permalink codec', () => {
           kernel: 'moe-q4k-id',
           arm: 'scalar',
           data: { source: 'reference', seed: 7 },
-          params: { tokens: 8, n: 64, k: 256, experts: 4, topk: 2, ytiles: 1 },
+          params: {
+            ...FAMILY_CATALOG.find((c) => c.id === 'moe-q4k-id')!.defaults,
+            tokens: 8,
+            n: 64,
+            k: 256,
+            experts: 4,
+            topk: 2,
+            ytiles: 1,
+            wm: 1,
+            wn: 1,
+            rm: 1,
+            rn: 1,
+          },
         },
       },
     });

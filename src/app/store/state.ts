@@ -21,7 +21,7 @@ import { tensorConfig, weightShape } from '../../kernels/models/tensors';
 import type { GeneratedKernel, OpenedModel, RunOutcome } from '../../workers/protocol';
 import type { PermalinkState, ViewTab } from '../permalink/codec';
 import { draftProblems, dropDrafts, type Draft } from './drafts';
-import { initialTuner, type TunerState } from './tunerState';
+import { formFor, initialTuner, type TunerState } from './tunerState';
 
 export type DeviceStatus = 'starting' | 'ready' | 'lost' | 'unavailable';
 
@@ -360,9 +360,21 @@ export function permalinkOf(state: AppState): PermalinkState {
 
 const CONFIG_DRAFTS = ['param', 'data'];
 
+/**
+ * The tuner's form follows the playground to another tunable family (while no hunt runs), so the Tuner
+ * tab opens on the family being looked at; within one family the form keeps what was typed.
+ */
+function followTuner(state: AppState, config: RunConfig): Partial<AppState> {
+  const catalog = catalogIn(state, config.kernel);
+  const t = state.tuner;
+  if (!catalog?.tuning || t.form.kernel === config.kernel || t.hunt?.status === 'running') return {};
+  return { tuner: { ...t, form: formFor(catalog, config, t.form.evo) } };
+}
+
 /** A new config replaces the old one: its results, kernel and field drafts go with it. */
 function withConfig(state: AppState, config: RunConfig): Partial<AppState> {
   return {
+    ...followTuner(state, config),
     config,
     drafts: dropDrafts(state.drafts, CONFIG_DRAFTS),
     selected: undefined,
