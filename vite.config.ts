@@ -95,6 +95,9 @@ function monacoChunks(): (id: string, meta: ManualChunkMeta) => string | undefin
   };
 
   return (id, meta) => {
+    // Vite's preload helper serves the entry's dynamic imports and Monaco's own: a chunk of its own, or
+    // Rollup puts it in a Monaco chunk and the entry would load that chunk (and its CSS) at startup.
+    if (id.includes('vite/preload-helper')) return 'preload-helper';
     if (!isMonaco(id)) return undefined;
     assigned ??= plan(id, meta.getModuleInfo);
     return assigned.get(id);
