@@ -2,10 +2,12 @@
 // opened by the file picker and by drag and drop, its tensors listed with the kernels that take them,
 // blk.0.ffn_down.weight run through the int8 MMQ and the f16 twin and the expert bank through the MoE
 // kernel, each matching its oracle; a permalink to a tensor asks for its file and says when the file
-// picked is another one; a file that is not a GGUF, or is cut short, gets one clear message.
+// picked is another one; a file that is not a GGUF, or is cut short, gets one clear message; a sparse file
+// over 4 GiB opens from its header and its tensor past 2^32 runs.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { expect, test, type Page } from '@playwright/test';
+import { writeSparseGguf } from '../test/ggufSparse';
 import { openApp } from './helpers';
 
 const PEER = 'test/golden/gguf/peer_default.gguf.gz';
@@ -153,4 +155,27 @@ test('a file that is not a GGUF, or is cut short, gets one clear message and not
   await expect(page.getByTestId('model-error')).toContainText('truncated GGUF');
   await expect(page.getByTestId('tensor-row')).toHaveCount(0);
   await expect(page.getByTestId('verdict')).toContainText('matches oracle');
+});
+
+test('a GGUF over 4 GiB (a sparse file) opens at once and its tensor past 2^32 runs', async ({ page }) => {
+  test.setTimeout(120_000);
+  const sparse = await writeSparseGguf();
+  try {
+    await openApp(page);
+    await page.getByTestId('tab-model').click();
+    const t0 = Date.now();
+    await page.getByTestId('model-file-input').setInputFiles(sparse.path);
+    await expect(page.getByTestId('model-file')).toContainText('4.00 GiB');
+    console.log(`[gguf] ${sparse.size} bytes opened in ${Date.now() - t0} ms`);
+    // Only the head of the file was read to open it, not its 4 GiB.
+    await expect(page.getByTestId('model-file')).toContainText(/ [\d.]+ (KiB|MiB) read to open it/);
+    await expect(page.locator('[data-name="pad"]')).toContainText('not taken by these kernels (Q8_0, Q4_K)');
+    await page.getByTestId('model-rows').fill('8');
+    const t1 = Date.now();
+    await runTensor(page, sparse.tensor.name, 'mmq-q4k-rt');
+    console.log(`[gguf] its tensor past 2^32 ran in ${Date.now() - t1} ms`);
+    expect(await page.evaluate(() => window.__mmq!.status().params)).toMatchObject({ m: 8, n: 2, k: 256 });
+  } finally {
+    await sparse.remove();
+  }
 });
