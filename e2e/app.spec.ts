@@ -25,6 +25,13 @@ test('loads, highlights the generated WGSL and runs the default kernel', async (
   await expect(page.getByTestId('ms')).not.toHaveText('–');
   await expect(page.getByTestId('tops')).not.toHaveText('–');
   // How the figure was taken: batches x runs, the timer and its resolution.
+  // The words the UI uses are explained in the glossary, which links the README.
+  await page.getByTestId('glossary-open').click();
+  for (const term of ['plane', 'arm', 'island', 'staging', 'reference generator', 'data seed', 'coarse'])
+    await expect(page.getByTestId('glossary')).toContainText(term);
+  await expect(page.getByTestId('readme-link')).toHaveAttribute('href', './README.md');
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('glossary')).toHaveCount(0);
   await expect(page.getByTestId('timing-detail')).toHaveText(
     /^fastest of \d+ batch(es)? × \d+ runs? back to back · (GPU timestamps|wall clock.*), resolution [\d.]+ (ns|µs|ms)$/,
   );

@@ -13,7 +13,8 @@ const WORKER_ONLY = ['var<storage', 'store_out', 'dot4I8Packed(', 'enable f16', 
 const LAZY = ['editor.action.', 'recharts-'];
 
 function build(dir: string) {
-  if (!existsSync(join(dir, 'index.html'))) throw new Error(`${dir}/ is missing: run \`npm run build\` first`);
+  if (!existsSync(join(dir, 'index.html')))
+    throw new Error(`${dir}/ is missing: run \`npm run build\` first`);
   const html = readFileSync(join(dir, 'index.html'), 'utf8');
   const entry = /<script type="module"[^>]*src="\.\/assets\/([^"]+\.js)"/.exec(html)?.[1];
   if (!entry) throw new Error(`${dir}/index.html names no entry chunk`);
@@ -36,9 +37,10 @@ test('the production main chunk is light: no generator, oracle, quant, Monaco or
   }
   for (const marker of LAZY) {
     expect(main, `the main chunk holds no "${marker}"`).not.toContain(marker);
-    expect(b.assets.some((f) => f !== b.entry && b.read(f).includes(marker)), `a lazy chunk holds "${marker}"`).toBe(
-      true,
-    );
+    expect(
+      b.assets.some((f) => f !== b.entry && b.read(f).includes(marker)),
+      `a lazy chunk holds "${marker}"`,
+    ).toBe(true);
   }
   // The editor's chunks load after the first paint: the entry only knows them through dynamic imports.
   expect(b.html).not.toMatch(/modulepreload[^>]*monaco/);

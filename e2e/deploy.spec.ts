@@ -5,7 +5,9 @@ import { expect, test } from '@playwright/test';
 
 const SUBPATH = 'http://127.0.0.1:4174/mmq/';
 
-test('the build runs under a sub-path: no request fails and a kernel matches its oracle', async ({ page }) => {
+test('the build runs under a sub-path: no request fails and a kernel matches its oracle', async ({
+  page,
+}) => {
   const failed: string[] = [];
   page.on('response', (r) => {
     if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
@@ -14,7 +16,9 @@ test('the build runs under a sub-path: no request fails and a kernel matches its
   // Without the trailing slash the server redirects, as static hosts do.
   await page.goto(SUBPATH.replace(/\/$/, ''));
   expect(page.url()).toBe(SUBPATH);
-  await expect(page.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', { timeout: 30_000 });
+  await expect(page.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', {
+    timeout: 30_000,
+  });
   await expect(page.getByTestId('verdict')).toContainText('matches oracle', { timeout: 60_000 });
   await expect(page.getByTestId('editor').locator('.view-line').first()).toBeVisible();
   await page.getByTestId('tab-tuner').click();

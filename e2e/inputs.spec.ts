@@ -12,7 +12,9 @@ async function retype(field: Locator, keys: string[]) {
   for (const k of keys) await field.press(k);
 }
 
-test('typing in a number field: backspace to empty and type, negative, exponent, fraction', async ({ page }) => {
+test('typing in a number field: backspace to empty and type, negative, exponent, fraction', async ({
+  page,
+}) => {
   await openApp(page);
   await waitForRun(page, 'mmq-q8-naive');
   await pickKernel(page, 'mmq-q4k-rt', {});
@@ -22,7 +24,9 @@ test('typing in a number field: backspace to empty and type, negative, exponent,
   // 100 -> 10 -> 1 -> '' (a draft, said why), then 256: never 1256.
   await retype(n, ['Backspace', 'Backspace', 'Backspace']);
   await expect(n).toHaveValue('');
-  await expect(page.getByTestId('param-n-problem')).toHaveText('n is empty: type a whole number from 1 to 1048576');
+  await expect(page.getByTestId('param-n-problem')).toHaveText(
+    'n is empty: type a whole number from 1 to 1048576',
+  );
   await expect(page.getByTestId('run')).toBeDisabled();
   await expect(page.getByTestId('run-blocked')).toContainText('a field holds an invalid value');
   await n.pressSequentially('256');
@@ -53,7 +57,9 @@ test('typing in a number field: backspace to empty and type, negative, exponent,
   await waitForRun(page, 'mmq-q4k-rt', { rows: 50, cols: 64 });
 });
 
-test("a tile field takes a new digit after backspace; arrows step by the value's valid step", async ({ page }) => {
+test("a tile field takes a new digit after backspace; arrows step by the value's valid step", async ({
+  page,
+}) => {
   await openApp(page);
   await pickKernel(page, 'mmq-q4k-tile', {});
   await waitForRun(page, 'mmq-q4k-tile');
@@ -82,6 +88,14 @@ test("a tile field takes a new digit after backspace; arrows step by the value's
   await m.press('ArrowDown');
   await m.press('ArrowDown');
   await expect(m).toHaveValue('32');
+  // A model preset sets a real GEMM's shape (through the family's own shapeParams).
+  await page.getByTestId('auto-run').uncheck();
+  await page.getByTestId('shape-preset-model').selectOption('llama-3.1-8b');
+  await page.getByTestId('shape-preset-gemm').selectOption('ffn_down');
+  await page.getByTestId('shape-preset-rows').selectOption('64');
+  await page.getByTestId('shape-preset-apply').click();
+  expect(await params(page)).toMatchObject({ m: 64, n: 4096, k: 14336 });
+  await expect(page.getByTestId('problems')).toHaveCount(0);
 });
 
 test("the tuner's form says why it cannot hunt, inline", async ({ page }) => {

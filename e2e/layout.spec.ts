@@ -2,7 +2,7 @@
 // cut off; at 1440 px the editor shows at least 80 columns; the splitter moves; a heatmap click brings
 // the inspector into view. Screenshot baselines at 1024x768 and 1440x900 (run timings masked).
 import { expect, test, type Locator, type Page } from '@playwright/test';
-import { openApp, pickKernel, waitForRun } from './helpers';
+import { openApp, waitForRun } from './helpers';
 
 async function inViewport(page: Page, el: Locator) {
   const box = await el.boundingBox();
@@ -73,8 +73,12 @@ test.describe('at 1440x900', () => {
   test('the editor shows 80 columns, the splitter moves, nothing is cut off', async ({ page }) => {
     await openApp(page);
     await waitForRun(page, 'mmq-q8-naive');
-    await expect.poll(() => page.evaluate(() => window.__mmq!.editor()?.columns() ?? 0)).toBeGreaterThanOrEqual(80);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+    await expect
+      .poll(() => page.evaluate(() => window.__mmq!.editor()?.columns() ?? 0))
+      .toBeGreaterThanOrEqual(80);
+    expect(
+      await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
+    ).toBeLessThanOrEqual(0);
     expect(await clipped(page)).toEqual([]);
     await expect(page).toHaveScreenshot('layout-1440x900.png', { mask: masks(page) });
     // Drag the splitter 200 px left: the results widen, the editor narrows.

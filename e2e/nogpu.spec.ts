@@ -18,7 +18,9 @@ async function expectNoGpuPage(page: Page, cause: RegExp) {
   await expect(page.getByTestId('run-blocked')).toContainText('WebGPU is not available here');
   // The kernel is generated anyway (for the spec's minimum adapter) and shown.
   await expect(page.getByTestId('generated-note')).toContainText('No GPU device');
-  await expect.poll(() => page.evaluate(() => window.__mmq?.editor()?.getValue() ?? '')).toContain('@compute');
+  await expect
+    .poll(() => page.evaluate(() => window.__mmq?.editor()?.getValue() ?? ''))
+    .toContain('@compute');
   // The CPU oracle's output.
   await expect(page.getByTestId('oracle-preview')).toContainText('CPU oracle output');
   await expect(page.getByTestId('oracle-preview').locator('td').first()).not.toBeEmpty();
@@ -31,7 +33,9 @@ async function expectNoGpuPage(page: Page, cause: RegExp) {
   const before = await page.evaluate(() => window.__mmq!.editor()!.getValue());
   await page.getByTestId('kernel-select').selectOption('mmq-q4k-rt');
   await expect.poll(() => page.evaluate(() => window.__mmq?.editor()?.getValue() ?? '')).not.toBe(before);
-  await expect.poll(() => page.evaluate(() => window.__mmq?.editor()?.getValue() ?? '')).toContain('@compute');
+  await expect
+    .poll(() => page.evaluate(() => window.__mmq?.editor()?.getValue() ?? ''))
+    .toContain('@compute');
   await expect(page.getByTestId('oracle-preview')).toContainText('50 × 100');
 }
 

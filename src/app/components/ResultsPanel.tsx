@@ -172,8 +172,16 @@ export function ResultsPanel() {
   const outcome = useApp((s) => s.outcome);
   const run = useApp((s) => s.run);
   const current = useApp((s) => (s.outcome ? isCurrentResult(s, s.outcome.config) : true));
+  // A config's arithmetic: the worker's throughput unit says it (a family may have routes of both
+  // kinds); an untimed run falls back to the family's.
   const arithmetic = useApp((s) =>
-    s.outcome ? catalogIn(s, s.outcome.config.kernel)?.arithmetic : undefined,
+    s.outcome?.throughput
+      ? s.outcome.throughput.unit === 'TFLOP/s'
+        ? 'f16'
+        : 'int8'
+      : s.outcome
+        ? catalogIn(s, s.outcome.config.kernel)?.arithmetic
+        : undefined,
   );
   // After a failed run the last result stays for reference, marked as such.
   const stale = run.status === 'compile-error' || run.status === 'error';

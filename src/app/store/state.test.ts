@@ -119,6 +119,15 @@ describe('playground state', () => {
     }
   });
 
+  it('one message per problem: a routed top-k above the experts is one sentence, nothing internal', () => {
+    let s = ready('moe-q4k-id');
+    s = apply(s, setParam(s, 'topk', 9));
+    expect(configProblems(s)).toEqual(["top-k = 9 > experts = 8: each token's experts must be distinct"]);
+    s = ready('mmq-q4k-tile');
+    s = apply(s, setParam(s, 'wm', 0));
+    expect(configProblems(s)).toEqual(['wm = 0 must be at least 1']);
+  });
+
   it('a draft that is not a value blocks runs and says why; clearing it unblocks', () => {
     let s = ready();
     s = apply(
