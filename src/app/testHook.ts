@@ -117,6 +117,8 @@ export interface MmqTestHook {
     params: Record<string, number | string>;
     /** The result shown is of the current config (not of the one before an edit). */
     current: boolean;
+    /** Times the GPU worker was replaced after a cancel it could not answer in time. */
+    restarts: number;
   };
   tuner(): {
     status: string;
@@ -165,6 +167,7 @@ export function installTestHook(target: Window, controller: Controller): void {
         cancelMs: s.run.cancelMs,
         params: { ...s.config.params },
         current: !!s.outcome && isCurrentResult(s, s.outcome.config),
+        restarts: s.device.restarts ?? 0,
       };
     },
     tuner() {

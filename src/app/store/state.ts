@@ -5,7 +5,6 @@
 // The kernel families are data here: their light catalogs (ids, controls, arms, defaults, validate) sit
 // in the state, and every control, arm and rule is read from them -- no family is named.
 import {
-  dataProblems,
   tensorProblems,
   type FamilyCatalog,
   type KernelId,
@@ -35,6 +34,8 @@ export interface DeviceState {
   message?: string | undefined;
   /** Times the device was lost in this session (shown so a recovery is visible). */
   losses: number;
+  /** Times the GPU worker was replaced because a cancelled request did not stop in time. */
+  restarts?: number | undefined;
 }
 
 /** The editor text of one family's main pass: what the user has, and the generated text it started from. */
@@ -400,7 +401,14 @@ export function deviceReady(
   const keep = state.armExplicit && current && !current.unavailable(caps, state.config.params);
   const arm = keep ? state.config.arm : defaultArm(catalog, caps, state.config.params);
   return {
-    device: { status: 'ready', caps, deviceId, plane, losses: state.device.losses },
+    device: {
+      status: 'ready',
+      caps,
+      deviceId,
+      plane,
+      losses: state.device.losses,
+      restarts: state.device.restarts,
+    },
     config: arm === state.config.arm ? state.config : { ...state.config, arm },
   };
 }
@@ -426,7 +434,9 @@ export function deviceUnavailable(state: AppState, message: string): Partial<App
 
 /** The worker is being restarted (a cancelled run did not stop in time): a new device will open. */
 export function deviceRestarting(state: AppState, message: string): Partial<AppState> {
-  return { device: { ...state.device, status: 'starting', message } };
+  return {
+    device: { ...state.device, status: 'starting', message, restarts: (state.device.restarts ?? 0) + 1 },
+  };
 }
 
 /**
@@ -695,9 +705,4 @@ export function restoreBuffers(
   const restored: Record<KernelId, EditorBuffer> = {};
   for (const [id, b] of Object.entries(buffers)) if (b) restored[id] = b;
   return { buffers: { ...restored, ...state.buffers }, stash: state.stash ?? stash };
-}
-
-/** Why a data choice is invalid (for the data controls), in the family's words. */
-export function dataChoiceProblems(state: AppState): string[] {
-  return dataProblems(state.config.data, currentCatalog(state));
 }

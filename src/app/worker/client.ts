@@ -75,7 +75,7 @@ interface Waiting {
  * const { done } = client.request({ type: 'init' });
  */
 export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions = {}): WorkerClient {
-  const grace = opts.cancelGraceMs ?? 800;
+  const grace = opts.cancelGraceMs ?? 650;
   const kept = opts.filesKept ?? 4;
   let nextId = 1;
   const waiting = new Map<number, Waiting>();
