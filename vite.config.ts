@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import react from '@vitejs/plugin-react';
 import type { ManualChunkMeta } from 'rollup';
-import { defineConfig, type Plugin } from 'vite';
+import { defineConfig, searchForWorkspaceRoot, type Plugin } from 'vite';
 
 /**
  * Monaco's editor core is about 2.8 MB of minified JavaScript whatever features are picked (the
@@ -126,5 +126,16 @@ export default defineConfig({
     target: 'es2022',
     rollupOptions: { output: { manualChunks: monacoChunks() } },
   },
-  server: { host: '127.0.0.1', strictPort: true },
+  server: {
+    host: '127.0.0.1',
+    strictPort: true,
+    // node_modules may be a link to a shared install (a git worktree, pnpm): the dev server may serve
+    // from where it really is (Monaco's icon font is fetched from there).
+    fs: {
+      allow: [
+        searchForWorkspaceRoot(process.cwd()),
+        ...(existsSync('node_modules') ? [realpathSync('node_modules')] : []),
+      ],
+    },
+  },
 });
