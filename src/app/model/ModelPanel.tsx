@@ -2,7 +2,7 @@
 // a filter box -- name, type, shape, bytes, and the kernels that take each (or why one cannot run it as
 // is; "not taken by these kernels (Q8_0, Q4_K)" for other types) --, and the activation a tensor runs
 // with. Choosing "run on <kernel>" makes the tensor the weight operand of that family's config.
-import { useRef, useState } from 'react';
+import { Fragment, useRef, useState } from 'react';
 import { useServices } from '../appContext';
 import { NumberField } from '../components/NumberField';
 import { MODEL_FILE_ACCEPT } from '../modelController';
@@ -160,7 +160,18 @@ export function ModelPanel() {
                       data-name={t.name}
                       className={chosen ? 'chosen' : ''}
                     >
-                      <td className="mono">{t.name}</td>
+                      <td className="mono">
+                        {t.name.split('.').map((part, i) => (
+                          <Fragment key={i}>
+                            {i > 0 && (
+                              <>
+                                .<wbr />
+                              </>
+                            )}
+                            {part}
+                          </Fragment>
+                        ))}
+                      </td>
                       <td className="mono">{t.typeName}</td>
                       <td className="num">{t.shape.join(' × ')}</td>
                       <td className="num">{bytesText(t.bytes)}</td>
@@ -179,7 +190,14 @@ export function ModelPanel() {
                                     ? `at its default rows: ${k.problems.join('; ')}`
                                     : `run ${t.name} on ${k.title}`
                                 }
-                                onClick={() => catalog && controller.models.choose(catalog, file.file, t)}
+                                onClick={() => {
+                                  if (!catalog) return;
+                                  controller.models.choose(catalog, file.file, t);
+                                  // The verdict is what comes next: bring the results into view.
+                                  document
+                                    .querySelector('[data-testid="results"]')
+                                    ?.scrollIntoView({ block: 'nearest' });
+                                }}
                                 data-testid={`run-on-${k.kernel}`}
                               >
                                 {k.title}
