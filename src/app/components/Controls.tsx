@@ -51,7 +51,7 @@ export const DATA_LABEL: Record<DataSource, { label: string; hint: string }> = {
 /** The seed-like number fields' spec: a 32-bit data seed. */
 const SEED_SPEC = { label: 'data seed', min: 0, max: 0xffffffff };
 
-function ControlField({ control, catalog }: { control: ControlDecl; catalog: FamilyCatalog }) {
+function ControlField({ control }: { control: ControlDecl }) {
   const params = useApp((s) => s.config.params);
   const problems = useApp(configProblems);
   const invalid = problems.some((p) => p.startsWith(`${control.label} `));
@@ -86,7 +86,6 @@ function ControlField({ control, catalog }: { control: ControlDecl; catalog: Fam
       onCommit={(v) => act(setParam, control.key, v)}
       testId={`param-${control.key}`}
       invalid={invalid}
-      className={catalog.controls.length > 3 ? '' : 'wide'}
     />
   );
 }
@@ -334,7 +333,7 @@ export function Controls() {
             <h2>{title}</h2>
             <div className="grid3">
               {controls.map((c) => (
-                <ControlField key={c.key} control={c} catalog={catalog} />
+                <ControlField key={c.key} control={c} />
               ))}
             </div>
             {group === 'shape' && (
