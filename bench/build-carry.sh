@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Build the carry kit for running the bench on a lent GPU machine without node (see docs/benchmarks.md):
+# Build the carry kit for running the bench and the hardware tier on a lent GPU machine without node (see
+# docs/benchmarks.md and docs/hardware.md):
 #   .gl/   the Vulkan loader and the glvnd libraries that machine lacks (amd64 .debs; with libvulkan1 alone
 #          the loader cannot load NVIDIA's ICD, libGLX_nvidia.so.0: `git show lab-final:docs/benchmarks.md`,
 #          "H200 probe")
 #   .gpu/bench/  node.xz (this machine's node, xz'ed), webgpu/ (index.js, package.json, linux-x64 dawn.node.xz),
-#          zstd/, bench.mjs, apptune.mjs, probe.mjs and ort-bench.mjs (esbuild bundles with `webgpu` left external),
-#          ort/ (optional: onnxruntime-node's JS and linux-x64 binaries, libonnxruntime.so.1 xz'ed, from bench/.ort)
-# All three folders are git-ignored; `run` carries them (64 MiB limit in all).
+#          bench.mjs, ort-bench.mjs and tier.mjs (esbuild bundles with `webgpu` left external), tier-mut-*.mjs
+#          (the tier with one mutation each, scripts/mutate-hw.sh), ort/ (optional: onnxruntime-node's JS and
+#          linux-x64 binaries, libonnxruntime.so.1 xz'ed, from bench/.ort)
+# All three folders are git-ignored; `run` carries them (64 MiB limit in all; the script prints the size).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .gl .gpu/bench/webgpu/dist/linux-x64
@@ -24,10 +26,8 @@ fi
 cp node_modules/webgpu/index.js node_modules/webgpu/package.json .gpu/bench/webgpu/
 [ -s .gpu/bench/webgpu/dist/linux-x64/dawn.node.xz ] ||
   xz -T2 -6 -c node_modules/webgpu/dist/linux-x64/dawn.node > .gpu/bench/webgpu/dist/linux-x64/dawn.node.xz
-# zstd(1) and the libraries it links (the sass step decodes the driver's shader cache with it when the
-# image's pyarrow cannot).
-mkdir -p .gpu/bench/zstd
-cp "$(command -v zstd)" $(ldd "$(command -v zstd)" | awk '/liblzma|liblz4/{print $3}') .gpu/bench/zstd/
+# Bundles of steps whose sources are gone (apptune, probe, lab) and the sass step's zstd go.
+rm -rf .gpu/bench/zstd .gpu/bench/apptune.mjs .gpu/bench/probe.mjs .gpu/bench/lab.mjs
 # ONNX Runtime for the bench's ORT rows (bench/ort.ts), only when bench/install-ort.sh has put it in bench/.ort:
 # onnxruntime-node's package.json and dist/*.js, its linux-x64 binding and libonnxruntime.so.1 (~46 MB, xz'ed to
 # ~13 MB; h200.sh unpacks it and points MMQ_ORT_DIR at it), and onnxruntime-common's CommonJS build. The
@@ -51,9 +51,15 @@ else
   rm -rf .gpu/bench/ort
   echo "no bench/.ort: the kit carries no ONNX Runtime (bench/install-ort.sh adds it; the bench then skips its ORT rows)"
 fi
-# lab.ts exists only while an experiment is under way (docs/benchmarks.md names the commits).
-for entry in bench apptune probe ort-bench $([ -f bench/lab.ts ] && echo lab); do
+for entry in bench ort-bench; do
   npx esbuild "bench/$entry.ts" --bundle --platform=node --format=esm --target=node20 \
     --external:webgpu --outfile=".gpu/bench/$entry.mjs" --log-level=warning
 done
+# The hardware tier (`npm run test:gpu`), stamped with the commit it was built from (a tree with changes to
+# src/ or test/ is marked +dirty), and its mutants.
+commit="$(git rev-parse --short HEAD)$(git status --porcelain -- src test | grep -q . && echo +dirty || true)"
+npx esbuild test/hw/main.ts --bundle --platform=node --format=esm --target=node20 --external:webgpu \
+  --define:MMQ_BUILD_COMMIT="'$commit'" --outfile=.gpu/bench/tier.mjs --log-level=warning
+bash scripts/mutate-hw.sh build
 du -sh .gl .gpu/bench
+du -cb .gl .gpu/bench | awk 'END { printf "kit: %.1f MiB of the 64 MiB carry limit\n", $1 / 1048576 }'

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Entry point of a `run` on the lent NVIDIA machine (carry .gl and .gpu/bench, built by bench/build-carry.sh).
-# Usage: bench/h200.sh STEP...   STEP = vkdebug | probe | torch[:M,N,K or M1/M2/..,N,K, and/or --no-moe | --moe-only, '+' between]
-#   | bench[:ARGS with '+' for spaces] | apptune[:ARGS] | lab[:ARGS]
+# Usage: bench/h200.sh STEP...   STEP = vkdebug | torch[:M,N,K or M1/M2/..,N,K, and/or --no-moe | --moe-only, '+' between]
+#   | bench[:ARGS with '+' for spaces]
 #   | ort[:ARGS] (ONNX Runtime's WebGPU MatMulNBits alone, bench/ort-bench.ts; the kit's ort/ when it has one)
-#   | sass (registers, spills and SASS of the pipelines compiled so far, from the driver's cache: sass.tar.xz)
+#   | tier[:ARGS] (the hardware tier, test/hw/main.ts: every family x arm x choice in full vs its oracle: tier.json)
+#   | mutants[:ARGS] (the tier built with each mutation of scripts/mutate-hw.sh; each must fail: tier-mut-*.json)
+#   | node:FILE.mjs[:ARGS] (another bundle of the kit with --json NAME.json, e.g. an older commit's bench)
 # Logs and JSON go to $OUT (the device tool's return folder), else bench-out/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -13,10 +15,6 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-# The driver's shader disk cache holds the machine code of every pipeline compiled; `sass` reads it back.
-NVCACHE=/tmp/nvcache
-mkdir -p $NVCACHE
-export __GL_SHADER_DISK_CACHE=1 __GL_SHADER_DISK_CACHE_PATH=$NVCACHE __GL_SHADER_DISK_CACHE_SKIP_CLEANUP=1
 RUN=/tmp/mmqrun
 mkdir -p $RUN/node_modules/webgpu/dist/linux-x64
 [ -x /tmp/node ] || { xz -dc .gpu/bench/node.xz > /tmp/node && chmod +x /tmp/node; }
@@ -51,7 +49,7 @@ unpack_ort() {
 } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
 rc=0
-# A step's n-th run in one command writes NAME<n>.json / .log (n > 1): bench2.json, lab2.log, sass2.tar.xz.
+# A step's n-th run in one command writes NAME<n>.json / .log (n > 1): bench2.json, tier2.log.
 declare -A runs
 suffix() { runs[$1]=$((${runs[$1]:-0} + 1)); sfx=$([ "${runs[$1]}" -gt 1 ] && echo "${runs[$1]}"); }
 # Clocks, power, throttle reasons, P-state, utilization and the memory in use on the whole GPU, every SMI_MS
@@ -68,8 +66,7 @@ apps=$!
 trap 'kill $smi $apps 2>/dev/null' EXIT
 for step in "$@"; do
   case "$step" in
-    vkdebug) VK_LOADER_DEBUG=error,warn,driver PROBE_ONLY_ADAPTER=1 /tmp/node $RUN/probe.mjs > "$OUT/vkdebug.log" 2>&1; tail -40 "$OUT/vkdebug.log" ;;
-    probe) /tmp/node $RUN/probe.mjs --json "$OUT/probe.json" 2>&1 | tee "$OUT/probe.log" || rc=1 ;;
+    vkdebug) VK_LOADER_DEBUG=error,warn,driver /tmp/node $RUN/tier.mjs --adapter-only > "$OUT/vkdebug.log" 2>&1; tail -40 "$OUT/vkdebug.log" ;;
     torch*)
       # torch:M,N,K times that one shape only (M1/M2/...,N,K: those rows counts at N x K); the MoE timings
       # follow unless --no-moe (torch:--moe-only: those alone).
@@ -82,30 +79,32 @@ for step in "$@"; do
       unpack_ort
       # shellcheck disable=SC2086
       /tmp/node $RUN/bench.mjs --json "$OUT/bench$sfx.json" --torch "$OUT/torch.json" $args 2>&1 | tee "$OUT/bench$sfx.log" || rc=1 ;;
-    apptune*)
-      # The app's tuning path (the worker's handlers and evaluator), bench/apptune.ts.
-      args=${step#apptune}; args=${args#:}; args=${args//+/ }
-      suffix apptune
-      # shellcheck disable=SC2086
-      /tmp/node $RUN/apptune.mjs --json "$OUT/apptune$sfx.json" $args 2>&1 | tee "$OUT/apptune$sfx.log" || rc=1 ;;
     ort*)
       args=${step#ort}; args=${args#:}; args=${args//+/ }
       suffix ort
       unpack_ort
       # shellcheck disable=SC2086
       /tmp/node $RUN/ort-bench.mjs --json "$OUT/ort$sfx.json" $args 2>&1 | tee "$OUT/ort$sfx.log" || rc=1 ;;
-    lab*)
-      args=${step#lab}; args=${args#:}; args=${args//+/ }
-      suffix lab
+    mutants*)
+      # After `tier`: the same tier on each mutant's bundle; a mutant that passes every row SURVIVED (rc 1).
+      args=${step#mutants}; args=${args#:}; args=${args//+/ }
       # shellcheck disable=SC2086
-      /tmp/node $RUN/lab.mjs --json "$OUT/lab$sfx.json" $args 2>&1 | tee "$OUT/lab$sfx.log" || rc=1 ;;
-    sass)
-      # zstd(1) from the carry kit, in case the image's pyarrow cannot decode the cache.
-      [ -x .gpu/bench/zstd/zstd ] && export PATH="$PWD/.gpu/bench/zstd:$PATH" LD_LIBRARY_PATH="$PWD/.gpu/bench/zstd:${LD_LIBRARY_PATH:-}"
-      # Then empty the cache, so a later sass step shows only what was compiled after this one.
-      suffix sass
-      python3 bench/nvsass.py $NVCACHE "$OUT/sass$sfx.tar.xz" 2>&1 | tee "$OUT/sass$sfx.log" || rc=1
-      rm -rf "${NVCACHE:?}"/* ;;
+      NODE=/tmp/node RUN=$RUN bash scripts/mutate-hw.sh run "$OUT" $args 2>&1 | tee "$OUT/mutants.log"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+    tier*)
+      args=${step#tier}; args=${args#:}; args=${args//+/ }
+      suffix tier
+      # shellcheck disable=SC2086
+      /tmp/node $RUN/tier.mjs --json "$OUT/tier$sfx.json" $args 2>&1 | tee "$OUT/tier$sfx.log"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+    node:*)
+      # node:FILE.mjs[:ARGS]: another bundle in the kit, e.g. an older commit's bench for a same-command
+      # comparison (`git worktree add ... TAG`, esbuild its bench/bench.ts to .gpu/bench/bench-TAG.mjs).
+      spec=${step#node:}; file=${spec%%:*}; args=${spec#"$file"}; args=${args#:}; args=${args//+/ }
+      name=${file%.mjs}
+      suffix "$name"
+      # shellcheck disable=SC2086
+      /tmp/node "$RUN/$file" --json "$OUT/$name$sfx.json" $args 2>&1 | tee "$OUT/$name$sfx.log" || rc=1 ;;
     *) echo "unknown step $step"; rc=2 ;;
   esac
 done

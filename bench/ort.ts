@@ -87,6 +87,8 @@ export interface OrtModule {
 
 /** Where bench/install-ort.sh puts the package, relative to the repository root. */
 export const ORT_INSTALL_DIR = 'bench/.ort';
+/** The `family` of the bench rows ORT fills. */
+export const ORT_FAMILY = 'ort-matmulnbits';
 export const ORT_ABSENT_NOTE = 'ONNX Runtime not installed (bench/install-ort.sh)';
 
 /**
@@ -459,7 +461,7 @@ async function benchVariant(
   const { m, n, k } = shape;
   const row: OrtRow = {
     id: `ort-matmulnbits/${v.arm}/-`,
-    family: 'ort-matmulnbits',
+    family: ORT_FAMILY,
     weights: 'q4',
     arm: v.arm,
     role: 'baseline',
@@ -691,7 +693,7 @@ const passed = (r: BenchRow) => r.ms !== undefined && !!r.correctness?.pass;
 export function ortRatios(rows: readonly BenchRow[]): OrtRatio[] {
   const out = new Map<string, OrtRatio>();
   for (const r of rows) {
-    if (r.family !== 'ort-matmulnbits' || r.experts || !passed(r)) continue;
+    if (r.family !== ORT_FAMILY || r.experts || !passed(r)) continue;
     const key = shapeKey(r);
     const prev = out.get(key);
     if (!prev || r.ms! < prev.ortMs)

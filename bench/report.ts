@@ -8,13 +8,12 @@
 //     the --readme file (renderSummary); nothing outside the markers changes, and a second run changes
 //     nothing.
 // Several bench files (one H200 command holds ~6 shapes in its 10 minutes): the first gives the headline
-// and the tuning; each later file adds the (shape, family) pairs (and MoE rows) no earlier file has, so
-// the int8 families can come from another command than coopmat's at the same shape.
+// and the tuning; each later file adds the configs (at a shape, or an MoE case) no earlier file has.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { eachFlag } from './args';
 import { fmt, headline, headlineLines, moeRatioLines, type BenchResult, type BenchRow } from './harness';
-import { ortRatioLines, ortRatios } from './ort';
+import { ORT_FAMILY, ortRatioLines, ortRatios } from './ort';
 
 const ok = (r: BenchRow) => r.ms !== undefined && r.correctness?.pass === true;
 const shapeOf = (r: BenchRow) => `${r.m}x${r.n}x${r.k}`;
@@ -99,7 +98,8 @@ function torchBest(torch: unknown): Map<string, TorchIntMm> {
 }
 
 /** torch._int_mm at a shape, and the file (command) it came from. */
-type TorchAt = TorchIntMm & { from: string };
+/** torch at a shape, from the command (file) of `row`: the fastest quantized GEMM of a command that has torch there. */
+type TorchAt = TorchIntMm & { from: string; row: BenchRow };
 
 /** Best passing quantized GEMM (any family but the f32 baseline) per dense shape, against torch._int_mm. */
 export function versusTorch(rows: BenchRow[], torch: Map<string, TorchAt>) {
@@ -108,8 +108,8 @@ export function versusTorch(rows: BenchRow[], torch: Map<string, TorchAt>) {
     '| --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const s of [...new Set(rows.filter((r) => !r.experts).map(shapeOf))]) {
-    const best = bestQuantizedAt(rows, s);
     const t = torch.get(s);
+    const best = t?.row ?? bestQuantizedAt(rows, s);
     if (!best) continue;
     const passes = best.passMs?.map((v) => fmt(v, 4)).join(' + ') ?? '-';
     out.push(
@@ -172,7 +172,8 @@ export interface ReportFile {
  */
 export function mergeBenches(benches: ReportFile[]) {
   if (!benches.length) throw new Error('no bench JSON (with rows) among the arguments');
-  const keyOf = (r: BenchRow) => (r.experts ? `moe ${r.experts}` : `${shapeOf(r)} ${r.family}`);
+  // A config at a shape (an MoE case) is taken from the first file that has it.
+  const keyOf = (r: BenchRow) => `${shapeOf(r)} e${r.experts ?? 0} ${r.id}`;
   const name = (p: string) => p.split('/').pop()!;
   const b = { ...(benches[0]!.j as unknown as BenchResult) };
   const have = new Set<string>();
@@ -180,23 +181,31 @@ export function mergeBenches(benches: ReportFile[]) {
   const torchOf = new Map<string, Map<string, TorchIntMm>>();
   const torchJson = new Map<string, unknown>();
   b.rows = [];
+  const measured = new Set<string>();
   for (const { p, j } of benches) {
-    const more = (j as unknown as BenchResult).rows.filter((r) => !have.has(keyOf(r)));
-    // Marked after the whole file is filtered: a file may hold a family at a shape several times.
+    // A later file adds what no earlier file measured (one that failed, erred or was skipped is replaced).
+    const more = (j as unknown as BenchResult).rows.filter((r) => !measured.has(keyOf(r)));
+    const replaced = new Set(more.map(keyOf));
+    b.rows = b.rows.filter((r) => !replaced.has(keyOf(r)) || !have.has(keyOf(r)) || ok(r));
+    // Marked after the whole file is filtered: a file may hold a config at a shape several times.
     for (const r of more) {
       fileOf.set(r, name(p));
       have.add(keyOf(r));
+      if (ok(r)) measured.add(keyOf(r));
     }
-    b.rows = [...b.rows, ...more];
+    b.rows = [...b.rows.filter((r) => !(replaced.has(keyOf(r)) && !ok(r))), ...more];
     torchOf.set(name(p), torchBest((j as unknown as BenchResult).torch));
     torchJson.set(name(p), (j as unknown as BenchResult).torch);
   }
   const torch = new Map<string, TorchAt>();
   for (const s of new Set(b.rows.filter((r) => !r.experts).map(shapeOf))) {
-    const best = bestQuantizedAt(b.rows, s);
-    const own = best && fileOf.get(best);
-    const from = own && torchOf.get(own)?.has(s) ? own : [...torchOf].find(([, t]) => t.has(s))?.[0];
-    if (from) torch.set(s, { ...torchOf.get(from)!.get(s)!, from });
+    // A ratio pairs two rows of one command: the fastest row of a file that timed torch at this shape.
+    const best = bestQuantizedAt(
+      b.rows.filter((r) => torchOf.get(fileOf.get(r) ?? '')?.has(s)),
+      s,
+    );
+    const from = best && fileOf.get(best);
+    if (best && from) torch.set(s, { ...torchOf.get(from)!.get(s)!, from, row: best });
   }
   return { b, torch, fileOf, torchJson };
 }
@@ -245,8 +254,8 @@ export function renderReport(files: ReportFile[], opts: ReportOptions = {}): str
       '',
       ...ortRatioLines(
         ort,
-        benches.find(({ j }) => j.torch && (j.rows as BenchRow[]).some((r) => r.family === 'ort-matmulnbits'))
-          ?.j.torch,
+        benches.find(({ j }) => j.torch && (j.rows as BenchRow[]).some((r) => r.family === ORT_FAMILY))?.j
+          .torch,
       ).map((l) => `- ${l}`),
     );
   if (b.rows.some((r) => r.experts)) {
@@ -346,7 +355,11 @@ export function renderSummary(files: ReportFile[]): string {
     ),
     ...row(
       'f32 GEMM baseline',
-      fastestAt(b.rows, s, (r) => r.role === 'baseline'),
+      fastestAt(b.rows, s, (r) => r.role === 'baseline' && r.weights === 'f32'),
+    ),
+    ...row(
+      'ONNX Runtime MatMulNBits',
+      fastestAt(b.rows, s, (r) => r.family === ORT_FAMILY),
     ),
   ];
   if (t)
@@ -363,17 +376,48 @@ export function renderSummary(files: ReportFile[]): string {
   const nks = [...new Set(shapes.map(([, n, k]) => `${n}x${k}`))];
   lines.push(
     '',
-    `| best quantized GEMM, torch._int_mm ms / its ms (same command) | ${nks.map((nk) => `n x k = ${nk}`).join(' | ')} |`,
+    `| best quantized GEMM: torch._int_mm ms / its ms (ORT's / its), same command | ${nks.map((nk) => `n x k = ${nk}`).join(' | ')} |`,
     `| --- | ${nks.map(() => '---').join(' | ')} |`,
   );
   for (const m of ms) {
     const cells = nks.map((nk) => {
       const key = `${m}x${nk}`;
-      const r = bestQuantizedAt(b.rows, key);
       const tt = torch.get(key);
-      return r && tt ? fmt(tt.ms / r.ms!, 3) : '-';
+      const r = tt?.row;
+      // ORT against our fastest row of ORT's own command.
+      const ort = fastestAt(b.rows, key, (x) => x.family === ORT_FAMILY);
+      const mine =
+        ort &&
+        bestQuantizedAt(
+          b.rows.filter((x) => fileOf.get(x) === fileOf.get(ort)),
+          key,
+        );
+      return r && tt
+        ? `${fmt(tt.ms / r.ms!, 3)}${ort && mine ? ` (${fmt(ort.ms! / mine.ms!, 2)})` : ''}`
+        : '-';
     });
     lines.push(`| m = ${m} | ${cells.join(' | ')} |`);
+  }
+  // MoE: each case's fastest row per arithmetic (the int8 and f16 routes) and the dense plan on its rows.
+  const moe = b.rows.filter((r) => r.experts && ok(r));
+  const cases = [...new Set(moe.map((r) => `${r.experts}x${r.m / (r.topk ?? 1)}`))];
+  if (cases.length) {
+    const best = (rows: BenchRow[]) =>
+      rows.reduce<BenchRow | undefined>((a, r) => (!a || r.ms! < a.ms! ? r : a), undefined);
+    lines.push(
+      '',
+      '| MoE top-2 (experts x tokens), ms | int8 route | f16 route | dense plan at m = slots |',
+      '| --- | --- | --- | --- |',
+    );
+    for (const c of cases) {
+      const rows = moe.filter((r) => `${r.experts}x${r.m / (r.topk ?? 1)}` === c);
+      const r0 = rows[0]!;
+      const dense = fastestAt(b.rows, `${r0.m}x${r0.n}x${r0.k}`, (r) => r.role !== 'baseline');
+      const cell = (r: BenchRow | undefined) => (r ? fmt(r.ms, 4) : '-');
+      lines.push(
+        `| ${c}, ${r0.n}x${r0.k} | ${cell(best(rows.filter((r) => r.arithmetic === 'int8')))} | ${cell(best(rows.filter((r) => r.arithmetic === 'f16')))} | ${cell(dense)} |`,
+      );
+    }
   }
   return lines.join('\n');
 }

@@ -121,6 +121,27 @@ export interface TuningCatalog {
   label: string;
 }
 
+/**
+ * A conformance shape: the hardware tier (`npm run test:gpu`, test/hw/tier.ts) runs it on every arm the
+ * family declares and every value of every choice control, and compares the FULL output with the
+ * family's gate. `params` are merged over the family's defaults; the tier sets the choice params itself.
+ */
+export interface ConformanceCheck {
+  /** What the shape exercises, e.g. 'm and n tails, a 4 x 5 grid'. */
+  label: string;
+  params: FamilyParams;
+  /** Only with these values of choice controls (e.g. split-K exists on the split stagings alone). */
+  choices?: Readonly<Record<string, readonly string[]>>;
+}
+
+/**
+ * Whether a check runs with these choice-control values (its `choices` allow each of them).
+ * @example checkApplies({ label: 'split-K', params: {}, choices: { staging: ['prepass'] } }, { staging: 'one-pass' }) // false
+ */
+export function checkApplies(check: ConformanceCheck, choice: Readonly<Record<string, string>>): boolean {
+  return Object.entries(check.choices ?? {}).every(([key, values]) => values.includes(choice[key] ?? ''));
+}
+
 /** What a family declares: the app's main thread imports only these (see catalog.ts). */
 export interface FamilyCatalog {
   id: KernelId;
@@ -146,6 +167,13 @@ export interface FamilyCatalog {
    * Its params `n` and `k` (and `experts` for a bank) then come from the tensor's shape.
    */
   takes?: { format: 'Q8_0' | 'Q4_K'; bank: boolean; rows: string };
+  /**
+   * Shapes the hardware tier runs on every arm x every choice value (ConformanceCheck). Together they
+   * should hold a multi-workgroup grid and, where the kernel has tail guards, an m/n tail; they must
+   * validate on any adapter that offers the arm (test/hw/checks.test.ts holds them to it). Plain data:
+   * the app's main thread imports it.
+   */
+  checks?: readonly ConformanceCheck[];
   /** A config's knobs in a few characters, for tables and row ids (default: knobLabel's generic form). */
   knobLabel?: (params: FamilyParams) => string;
 }
@@ -178,6 +206,11 @@ export interface ProblemFacts {
   oracle(rowList?: readonly number[]): Float32Array | Int32Array;
   /** f32 GEMM on the dequantized weight and the unquantized activation (the error split's reference). */
   fullPrecision?(): Float32Array;
+  /**
+   * The gate the output also meets against fullPrecision(), where the family has one (the f16 twin: its
+   * reference's rel_to_max < 5e-2); absent where quantization error is what fullPrecision() shows.
+   */
+  fullPrecisionGate?: Gate;
   /** The family's own gate against the oracle (bit-exact for the int8 kernels). */
   gate: Gate;
   /** Phases that own output elements, and the analytic owner of each element per phase. */

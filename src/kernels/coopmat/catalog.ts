@@ -77,6 +77,22 @@ export const coopmatCatalog: FamilyCatalog = {
   controls,
   takes: { format: 'Q4_K', bank: false, rows: 'm' },
   defaults: { m: 64, n: 64, k: 256, wm: 2, wn: 2, rm: 1, rn: 1, staging: 'prepass', ksplit: 1 },
+  checks: [
+    { label: 'tile (1,1,1,1): a 3 x 5 grid', params: { m: 48, n: 80, k: 256, wm: 1, wn: 1, rm: 1, rn: 1 } },
+    {
+      label: 'tile (2,1,1,2): m and n tails, two super-blocks',
+      params: { m: 17, n: 50, k: 512, wm: 2, wn: 1, rm: 1, rn: 2 },
+    },
+    {
+      label: 'tile (2,2,2,2): a 2 x 2 grid with tails',
+      params: { m: 100, n: 72, k: 256, wm: 2, wn: 2, rm: 2, rn: 2 },
+    },
+    {
+      label: 'split-K 4 with m and n tails: four parts summed in order',
+      params: { m: 20, n: 40, k: 1024, wm: 2, wn: 2, rm: 1, rn: 1, ksplit: 4 },
+      choices: { staging: ['prepass', 'fused-prepass', 'in-gemm'] },
+    },
+  ],
   validate(config: RunConfig, caps?: AdapterCaps) {
     const q = config.params;
     const out = controlProblems(controls, q);

@@ -18,10 +18,12 @@ import { Q4K_DECODE_REGS, q4kScaleWords, Q4K_SCALES_WGSL, q4kWeightBindings } fr
 import type { CoopmatStaging } from './catalog';
 import {
   MATRIX_MAIN_HEAD,
+  NO_FUSE_DECODE,
   range,
   scalarBlock,
   SCALAR_MAIN_HEAD,
   scalarStore,
+  SET_NO_FUSE,
   spillCopyOut,
   spillStore,
   tileConsts,
@@ -274,7 +276,7 @@ function splitScalarMain(spec: CoopmatSpec): string {
     ? `const NSB = K / 256u; // Q4_K super-blocks per weight row
 ${q4kWeightBindings(1, 'u32')}@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
 ${routedBinding(spec, 6)}
-${Q4K_SCALES_WGSL}
+${Q4K_SCALES_WGSL}${NO_FUSE_DECODE}
 // f16 pair (k, k+1), k even, of weight row c (rows n..NP-1 read row n - 1: never stored).
 fn wh_pair(c: u32, k: u32) -> vec2f {
   let blk = ${spec.routed ? '(w0 + min(c, N - 1u))' : 'min(c, N - 1u)'} * NSB + k / 256u;
@@ -285,7 +287,7 @@ fn wh_pair(c: u32, k: u32) -> vec2f {
   let sh = 8u * (byte0 % 4u) + 4u * (j % 2u);
   let word = wqs[blk * 32u + byte0 / 4u];
   let q = vec2f(f32((word >> sh) & 15u), f32((word >> (sh + 8u)) & 15u));
-  return unpack2x16float(pack2x16float(ds * q - ms));
+  return unpack2x16float(pack2x16float(no_fuse2(ds * q) - ms));
 }`
     : `@group(0) @binding(1) var<storage, read> wh: array<u32>; // f16 pairs, [NP, K] row-major
 @group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
@@ -300,7 +302,7 @@ ${weight}
 // f16 pair (k, k+1), k even, of activation row r.
 fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[${tiledPairAt('r', 'k')}]); }
 
-${SCALAR_MAIN_HEAD}${splitPrologue(spec)}  for (var kb = ${ks > 1 ? 'wg.z * (KB / KSPLIT); kb < (wg.z + 1u) * (KB / KSPLIT)' : '0u; kb < KB'}; kb++) {
+${SCALAR_MAIN_HEAD}${decodesB(spec.staging) ? SET_NO_FUSE : ''}${splitPrologue(spec)}  for (var kb = ${ks > 1 ? 'wg.z * (KB / KSPLIT); kb < (wg.z + 1u) * (KB / KSPLIT)' : '0u; kb < KB'}; kb++) {
     for (var im = 0u; im < RM; im++) {
       for (var jn = 0u; jn < RN; jn++) {
         for (var e = 0u; e < PER; e++) {
@@ -333,7 +335,8 @@ function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): string {
   const ks = range(g.kc);
   const q4kB = decodesB(spec.staging);
   const stages = `K / ${SPLIT_K_STAGE}u`;
-  // Split-K: workgroup z runs stages ks0 .. ks0 + KS - 1 of the K / 64 (the prefetch wraps over all of K).
+  // Split-K: workgroup z runs stages ks0 .. ks0 + KS - 1 of the K / 64 (the prefetch wraps over all of K);
+  // its direct stores offset by wg.z * M * N, not the private kz0: a matrix store's offset must be uniform.
   const split = (spec.ksplit ?? 1) > 1;
   const st = (kb: string) => (split ? `ks0 + ${kb}` : kb);
   const routed = !!spec.routed;
@@ -452,7 +455,7 @@ ${mmas}
     ids
       .map(
         ([im, jn]) =>
-          `${pad}subgroupMatrixStore<row_major>(&out, ${split ? 'kz0 + ' : ''}(mrow0 + (warp_m * RM + ${im}u) * 16u) * N + ncol0 + (warp_n * RN + ${jn}u) * 16u, acc_${im}_${jn}, N);`,
+          `${pad}subgroupMatrixStore<row_major>(&out, ${split ? 'wg.z * M * N + ' : ''}(mrow0 + (warp_m * RM + ${im}u) * 16u) * N + ncol0 + (warp_n * RN + ${jn}u) * 16u, acc_${im}_${jn}, N);`,
       )
       .join('\n');
   const spilled = ids.map(([im, jn]) => spillStore(im, jn, '    ')).join('\n');

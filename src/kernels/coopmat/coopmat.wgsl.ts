@@ -21,9 +21,11 @@ import { ownerSuffix } from '../gpu/instrument';
 import { Q4K_SCALES_WGSL, q4kWeightBindings } from '../quant/q4k.wgsl';
 import {
   MATRIX_MAIN_HEAD,
+  NO_FUSE_DECODE,
   scalarBlock,
   SCALAR_MAIN_HEAD,
   scalarStore,
+  SET_NO_FUSE,
   spillCopyOut,
   spillStore,
   tileConsts,
@@ -108,14 +110,14 @@ const STAGE = `    let k0 = kb * 32u;
         let ds = wd[blk] * f32(q4k_sc(blk * 3u, is));
         let ms = wdm[blk] * f32(q4k_m(blk * 3u, is));
         let pair = wqs[blk * 32u + (g * 32u + qi) / 4u] >> (8u * (qi % 4u));
-        v = vec2f(ds * f32((pair >> shift) & 15u) - ms, ds * f32((pair >> (shift + 8u)) & 15u) - ms);
+        v = no_fuse2(ds * vec2f(f32((pair >> shift) & 15u), f32((pair >> (shift + 8u)) & 15u))) - ms;
       }
       put_b(i, v);
     }
     workgroupBarrier();
 `;
 
-const SCALAR_MAIN = `${SCALAR_MAIN_HEAD}  for (var kb = 0u; kb < KB; kb++) {
+const SCALAR_MAIN = `${SCALAR_MAIN_HEAD}${SET_NO_FUSE}  for (var kb = 0u; kb < KB; kb++) {
 ${STAGE}    for (var im = 0u; im < RM; im++) {
       for (var jn = 0u; jn < RN; jn++) {
         let sm = warp_m * RM + im;
@@ -165,7 +167,7 @@ ${perA}
   return `// One 16x16 f32 spill per plane: the result matrix's lane layout is opaque, so it is stored here and
 // copied out by the per-lane partition, which also applies the tail guards and the ownership hooks.
 ${spillCopyOut()}
-${MATRIX_MAIN_HEAD}  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
+${MATRIX_MAIN_HEAD}${SET_NO_FUSE}  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
 ${ids.map(([im, jn]) => `  var acc_${im}_${jn} = subgroup_matrix_result<f32, 16, 16>();`).join('\n')}
   for (var kb = 0u; kb < KB; kb++) {
 ${STAGE}${kHalf(0)}
@@ -199,7 +201,7 @@ export function coopmatWgsl(spec: CoopmatSpec, opts: { directStore?: boolean } =
   return `${enables ? `${enables}\n\n` : ''}${header(spec)}
 ${consts(spec)}
 ${bindings()}
-${Q4K_SCALES_WGSL}
+${Q4K_SCALES_WGSL}${NO_FUSE_DECODE}
 ${tileStorage(spec)}
 ${spec.arm === 'scalar' ? SCALAR_MAIN : matrixMain(spec)}`;
 }

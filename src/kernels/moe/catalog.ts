@@ -109,6 +109,25 @@ export const moeCatalog: FamilyCatalog = {
     rn: 1,
     staging: 'prepass',
   },
+  checks: [
+    {
+      label: 'one expert, m and n tails',
+      params: { tokens: 17, n: 50, k: 512, experts: 1, topk: 1, ytiles: 1 },
+    },
+    {
+      label: '8 experts top-2, tails, 2 row tiles',
+      params: { tokens: 40, n: 100, k: 256, experts: 8, topk: 2, ytiles: 2 },
+    },
+    {
+      label: 'f16 route: 5 experts, uneven loads, several row tiles per expert at (1,1,1,1)',
+      params: { tokens: 70, n: 40, k: 256, experts: 5, topk: 2, wm: 1, wn: 1, rm: 1, rn: 1 },
+      choices: { route: ['f16'] },
+    },
+    {
+      label: 'grid-stride: 100 rows per expert on 2 row tiles',
+      params: { tokens: 100, n: 64, k: 256, experts: 2, topk: 2, ytiles: 2 },
+    },
+  ],
   validate(config: RunConfig, caps?: AdapterCaps) {
     const q = config.params;
     const out = controlProblems(controls, q);

@@ -17,7 +17,7 @@ import {
 } from '../family';
 import { defaultArm } from '../gpu/arms';
 import type { AdapterCaps, Arm } from '../gpu/caps';
-import { coopmatData, COOPMAT_EMULATION_GATE, type CoopmatArm, type CoopmatData } from '../coopmat';
+import { coopmatData, coopmatGate, COOPMAT_MATRIX_GATE, type CoopmatArm, type CoopmatData } from '../coopmat';
 import { coopmatGeometry, type CoopmatSpec } from '../coopmat/coopmat.spec';
 import { COOPMAT_OWNER_BUFFER } from '../coopmat/coopmat.plan';
 import { modelActivation } from '../quant/gen';
@@ -203,7 +203,7 @@ export function buildMoeF16(
           ? moeF16RoundedRef(data(), ids, n, k, rows, slots)
           : (oracle ??= moeF16RoundedRef(data(), ids, n, k, undefined, slots)),
       fullPrecision: () => moeF32Ref(data(), ids, n, k, slots),
-      gate: COOPMAT_EMULATION_GATE,
+      gate: coopmatGate(spec.arm),
       phases: [phase],
       analyticOwnership(p) {
         if (p !== phase)
@@ -319,9 +319,9 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
     },
     incumbent,
     seeds,
-    // Both routes pass it (int8 outputs are bit-exact); the winner is checked against its own route's
-    // gate on the whole output before it is stored.
-    gate: COOPMAT_EMULATION_GATE,
+    // Every route and arm passes it (int8 outputs are bit-exact); the winner is checked against its own
+    // route's and arm's gate on the whole output before it is stored.
+    gate: COOPMAT_MATRIX_GATE,
   };
 }
 

@@ -41,6 +41,8 @@ fn q4kw_m(w: vec3u, j: u32) -> u32 {
 fn q4k_words(base: u32) -> vec3u { return vec3u(wsc[base], wsc[base + 1u], wsc[base + 2u]); }
 fn q4k_sc(base: u32, j: u32) -> u32 { return q4kw_sc(q4k_words(base), j); }
 fn q4k_m(base: u32, j: u32) -> u32 { return q4kw_m(q4k_words(base), j); }
+var<private> nofuse_zero: u32; // 0 at run time (set from num_workgroups), opaque to the compiler
+fn no_fuse2(x: vec2f) -> vec2f { return bitcast<vec2f>(bitcast<vec2u>(x) | vec2u(nofuse_zero)); }
 
 // f16 operand tiles, row-major with 32 K-values a row (the matrix arm loads them directly).
 var<workgroup> sa: array<f16, BM * 32u>; // A [BM, 32]
@@ -74,6 +76,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
   let mrow0 = wg.y * BM;
   let ncol0 = wg.x * BN;
   set_owner(wg.y * nwg.x + wg.x, warp, lane);
+  nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z
   // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
   var acc_0_0 = subgroup_matrix_result<f32, 16, 16>();
   var acc_0_1 = subgroup_matrix_result<f32, 16, 16>();
@@ -107,7 +110,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
         let ds = wd[blk] * f32(q4k_sc(blk * 3u, is));
         let ms = wdm[blk] * f32(q4k_m(blk * 3u, is));
         let pair = wqs[blk * 32u + (g * 32u + qi) / 4u] >> (8u * (qi % 4u));
-        v = vec2f(ds * f32((pair >> shift) & 15u) - ms, ds * f32((pair >> (shift + 8u)) & 15u) - ms);
+        v = no_fuse2(ds * vec2f(f32((pair >> shift) & 15u), f32((pair >> (shift + 8u)) & 15u))) - ms;
       }
       put_b(i, v);
     }

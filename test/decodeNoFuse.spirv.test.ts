@@ -1,0 +1,59 @@
+// The f16 twin's scalar arm matches its emulation exactly only if the Q4_K decode ds * q - ms rounds the
+// product on its own (the emulation's 'separate' decode); on the H200 the scalar arm with B decoded in the
+// GEMM was 1.4e-4 to 2.6e-4 of max off its oracle until the decode went through no_fuse2. SwiftShader never
+// contracts, so what CI checks is the SPIR-V Dawn hands a driver: in the decode (wh_pair, the one-pass
+// staging) no float subtract may take a multiply's result unrounded -- and without no_fuse2 it would.
+import { describe, expect, it } from 'vitest';
+import { compileToSpirv, contractibleAdds, type CompiledPass, type SpirvJob } from './spirv';
+
+const GUARD = 'no_fuse2(';
+const jobs: SpirvJob[] = [
+  { id: 'in-gemm', family: 'coopmat-f16', arm: 'scalar', params: { staging: 'in-gemm' } },
+  { id: 'one-pass', family: 'coopmat-f16', arm: 'scalar', params: { staging: 'one-pass' } },
+  {
+    id: 'moe-in-gemm',
+    family: 'moe-q4k-id',
+    arm: 'scalar',
+    params: { route: 'f16', staging: 'in-gemm' },
+  },
+  // The decode without its guard: the witness must see the contractible pair.
+  ...['in-gemm', 'one-pass'].map((staging) => ({
+    id: `${staging}/unguarded`,
+    family: 'coopmat-f16',
+    arm: 'scalar',
+    params: { staging },
+    replace: [['no_fuse2(ds', '(ds']] as [string, string][],
+  })),
+];
+
+/** Contractible pairs whose multiply is the decode's: ds (a d x scale product) times the nibbles. */
+const decodePairs = (p: CompiledPass) =>
+  p.spirv.flatMap(contractibleAdds).filter((c) => /OpFSub/.test(c.text) && !/OpFAdd/.test(c.text));
+
+describe('the f16 decode in the SPIR-V Dawn hands to the driver (dump_shaders)', () => {
+  let passes: CompiledPass[] = [];
+  const main = (job: string) => passes.filter((p) => p.job === job && p.wgsl.includes('fn main'));
+
+  it('compiles the scalar arm with B decoded in the GEMM and the one-pass staging, guarded and not', () => {
+    passes = compileToSpirv(jobs);
+    for (const j of jobs) expect(main(j.id).length, j.id).toBeGreaterThan(0);
+  });
+
+  it.each(['in-gemm', 'one-pass', 'moe-in-gemm'])('%s: the decode subtracts a rounded product', (job) => {
+    const gemm = main(job).filter((p) => p.wgsl.includes(GUARD));
+    expect(gemm.length, `${job}: a pass decodes through no_fuse2`).toBeGreaterThan(0);
+    for (const p of gemm)
+      expect(
+        decodePairs(p).map((c) => `${c.fn}: ${c.text}`),
+        p.label,
+      ).toEqual([]);
+  });
+
+  it.each(['in-gemm', 'one-pass'])(
+    '%s without no_fuse2: the witness finds the subtract of a product',
+    (s) => {
+      const found = main(`${s}/unguarded`).flatMap(decodePairs);
+      expect(found.length).toBeGreaterThan(0);
+    },
+  );
+});
