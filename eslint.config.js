@@ -3,8 +3,42 @@ import tseslint from 'typescript-eslint';
 import reactHooks from 'eslint-plugin-react-hooks';
 
 // Dependencies point one way: kernels -> workers -> app. Lint enforces it.
+
+const ZUSTAND_ONLY_IN_STORE = { name: 'zustand', message: 'Import the store from src/app/store only.' };
+const IDB_ONLY_IN_PERSISTENCE = { name: 'idb', message: 'IndexedDB lives in src/app/persistence only.' };
+
+// The app's main thread stays light: at run time it imports only the families' catalogs and the light
+// modules they are made of (declarations, validation, tile and adapter rules, model presets); the
+// generators, oracles and quant code load in the GPU worker. Type imports are fine from anywhere
+// (they vanish from the bundle); e2e/bundle.spec.ts checks the built main chunk as well.
+const LIGHT_MAIN_THREAD = [
+  {
+    regex:
+      '^(\\.{1,2}/)+([^/]+/)*kernels(?!/(catalog|family|controls|tile|compare|gpu/arms|gpu/caps|models/presets|models/tensors|tune/problem|[\\w-]+/catalog)$)(/.*)?$',
+    allowTypeImports: true,
+    message:
+      'The main thread imports only the light kernel catalogs (kernels/catalog.ts and its modules); generators, oracles and quant code load in the worker. `import type` is fine.',
+  },
+  {
+    regex: '^(\\.{1,2}/)+([^/]+/)*workers(?!/protocol$)(/.*)?$',
+    allowTypeImports: true,
+    message: 'The app talks to the worker through the protocol (src/workers/protocol.ts) only.',
+  },
+];
+
 export default tseslint.config(
-  { ignores: ['dist', 'node_modules', 'test-results', 'playwright-report', 'bench-out', '.gl', '.gpu'] },
+  {
+    ignores: [
+      'dist',
+      'dist-e2e',
+      'node_modules',
+      'test-results',
+      'playwright-report',
+      'bench-out',
+      '.gl',
+      '.gpu',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -65,23 +99,33 @@ export default tseslint.config(
     plugins: { 'react-hooks': reactHooks },
     rules: {
       ...reactHooks.configs.recommended.rules,
-      'no-restricted-imports': [
+      '@typescript-eslint/no-restricted-imports': [
         'error',
-        {
-          paths: [
-            { name: 'zustand', message: 'Import the store from src/app/store only.' },
-            { name: 'idb', message: 'IndexedDB lives in src/app/persistence only.' },
-          ],
-        },
+        { paths: [ZUSTAND_ONLY_IN_STORE, IDB_ONLY_IN_PERSISTENCE], patterns: LIGHT_MAIN_THREAD },
       ],
     },
   },
   {
     files: ['src/app/store/**/*.ts'],
-    rules: { 'no-restricted-imports': 'off' },
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [IDB_ONLY_IN_PERSISTENCE], patterns: LIGHT_MAIN_THREAD },
+      ],
+    },
   },
   {
     files: ['src/app/persistence/**/*.ts'],
-    rules: { 'no-restricted-imports': 'off' },
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [ZUSTAND_ONLY_IN_STORE], patterns: LIGHT_MAIN_THREAD },
+      ],
+    },
+  },
+  {
+    // Tests and their fixtures run in Node: they may import the full registry and the GPU helpers.
+    files: ['src/app/**/*.test.ts', 'src/app/**/*.fixture.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': 'off' },
   },
 );

@@ -1,9 +1,13 @@
-// Playwright against Debian's Chromium with WebGPU on SwiftShader (see ../shared/FINDINGS.md): the built
-// app is served by `vite preview` on 127.0.0.1 (a secure context, so navigator.gpu exists). One worker:
-// SwiftShader already uses both CI cores. Screenshots: fixed viewport, DPR 1, animations off.
+// Playwright against Debian's Chromium with WebGPU on SwiftShader (see ../shared/FINDINGS.md): the test
+// build (`npm run build:e2e`: vite --mode e2e into dist-e2e/, the only build with window.__mmq) is served
+// by `vite preview` on 127.0.0.1 (a secure context, so navigator.gpu exists), and again under /mmq/ by a
+// plain static server that serves nothing else (e2e/serve-subpath.ts) (e2e/deploy.spec.ts). One worker: SwiftShader already
+// uses both CI cores. Screenshots: fixed viewport, DPR 1, animations off.
 import { defineConfig } from '@playwright/test';
 
 const PORT = 4173;
+/** The sub-path server (e2e/serve-subpath.mjs). */
+export const SUBPATH_URL = 'http://127.0.0.1:4174/mmq/';
 
 export default defineConfig({
   testDir: 'e2e',
@@ -43,10 +47,18 @@ export default defineConfig({
       ],
     },
   },
-  webServer: {
-    command: `npx vite preview --host 127.0.0.1 --port ${PORT} --strictPort`,
-    url: `http://127.0.0.1:${PORT}/`,
-    reuseExistingServer: false,
-    timeout: 60_000,
-  },
+  webServer: [
+    {
+      command: `npx vite preview --outDir dist-e2e --host 127.0.0.1 --port ${PORT} --strictPort`,
+      url: `http://127.0.0.1:${PORT}/`,
+      reuseExistingServer: false,
+      timeout: 60_000,
+    },
+    {
+      command: 'npx tsx e2e/serve-subpath.ts dist-e2e 4174 /mmq/',
+      url: SUBPATH_URL,
+      reuseExistingServer: false,
+      timeout: 60_000,
+    },
+  ],
 });

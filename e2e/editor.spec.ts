@@ -1,5 +1,6 @@
 // Editing the kernel: compile errors as Monaco markers on the right line, a wrong edit lighting up the
-// heatmap (and the ownership summary naming the guilty lane), the buffer surviving a reload, Ctrl/Alt+Enter.
+// heatmap (and the ownership summary naming the guilty lane), the buffer surviving a reload, Ctrl/Alt+Enter
+// anywhere on the page.
 import { expect, test, type Page } from '@playwright/test';
 import { openApp, pickKernel, runId, summary, waitForNewRun, waitForRun } from './helpers';
 
@@ -92,12 +93,21 @@ test('the edited buffer survives a reload (localStorage), also without the perma
   await expect.poll(() => editorText(page)).toBe(edited);
 });
 
-test('Ctrl+Enter and Alt+Enter run the kernel', async ({ page }) => {
+test('Ctrl+Enter and Alt+Enter run the kernel, in the editor and anywhere on the page', async ({ page }) => {
   await page.getByTestId('auto-run').uncheck();
   await page.getByTestId('editor').locator('.view-lines').click();
   let before = await runId(page);
   await page.keyboard.press('Control+Enter');
   expect(await waitForNewRun(page, before)).toBe('done');
+  before = await runId(page);
+  await page.keyboard.press('Alt+Enter');
+  expect(await waitForNewRun(page, before)).toBe('done');
+  // Focus outside the editor: a number field, then the page itself.
+  await page.getByTestId('data-seed-number').click();
+  before = await runId(page);
+  await page.keyboard.press('Control+Enter');
+  expect(await waitForNewRun(page, before)).toBe('done');
+  await page.getByTestId('kernel-title').click();
   before = await runId(page);
   await page.keyboard.press('Alt+Enter');
   expect(await waitForNewRun(page, before)).toBe('done');

@@ -2,8 +2,8 @@
 import { expect, type Page } from '@playwright/test';
 import type { RunSummary } from '../src/app/testHook';
 
-/** Small shapes per family: each runs in a second or two on SwiftShader. */
-export const SMALL: Record<string, Partial<Record<'m' | 'n' | 'k' | 'experts' | 'topk', number>>> = {
+/** Small shapes per family (by the families' param keys): each runs in a second or two on SwiftShader. */
+export const SMALL: Record<string, Record<string, number>> = {
   'hello-wmma': {},
   'hello-mma': {},
   'mmq-q8-naive': { m: 32, n: 32, k: 64 },
@@ -11,7 +11,7 @@ export const SMALL: Record<string, Partial<Record<'m' | 'n' | 'k' | 'experts' | 
   'mmq-q4k-blk': { m: 32, n: 64, k: 256 },
   'mmq-q4k-rt': { m: 17, n: 50, k: 256 },
   'mmq-q4k-tile': { m: 20, n: 40, k: 256 },
-  'moe-q4k-id': { m: 8, n: 64, k: 256, experts: 4, topk: 2 },
+  'moe-q4k-id': { tokens: 8, n: 64, k: 256, experts: 4, topk: 2 },
   'coopmat-f16': { m: 32, n: 32, k: 256 },
 };
 
@@ -65,13 +65,14 @@ export async function waitForRun(
   for (;;) {
     const st = await page.evaluate(() => ({
       run: window.__mmq?.status().run,
+      current: window.__mmq?.status().current,
       kernel: window.__mmq?.summary()?.kernel,
       rows: window.__mmq?.summary()?.rows,
       cols: window.__mmq?.summary()?.cols,
       problems: document.querySelector('[data-testid="problems"]')?.textContent ?? null,
     }));
     const sized = !size || (st.rows === size.rows && st.cols === size.cols);
-    if (st.run === 'done' && st.kernel === kernel && sized) return summary(page);
+    if (st.run === 'done' && st.current && st.kernel === kernel && sized) return summary(page);
     if (st.problems) throw new Error(`${kernel}: the app rejected the config: ${st.problems}`);
     if (Date.now() > deadline)
       throw new Error(`${kernel}: no finished run after 60 s (status ${JSON.stringify(st)})`);
@@ -90,7 +91,7 @@ export async function pickKernel(
 ): Promise<{ rows: number; cols: number } | undefined> {
   await page.getByTestId('kernel-select').selectOption(kernel);
   for (const [field, value] of Object.entries(shape))
-    await page.getByTestId(`shape-${field}`).fill(String(value));
+    await page.getByTestId(`param-${field}`).fill(String(value));
   return shape.m !== undefined && shape.n !== undefined && shape.experts === undefined
     ? { rows: shape.m, cols: shape.n }
     : undefined;

@@ -1,5 +1,5 @@
 // Permalinks: the whole config and the edited WGSL in the URL hash; a fresh browser opening it sees the
-// same state (same numbers); a corrupt or old link gives a clear message and the default config.
+// same state (same numbers); a corrupt or old link gives a clear message that says what happens instead.
 import { expect, test } from '@playwright/test';
 import LZString from 'lz-string';
 import { openApp, pickKernel, runId, summary, waitForNewRun, waitForRun } from './helpers';
@@ -18,6 +18,7 @@ test('a copied link restores kernel, shape, plane, data, tab and the edited WGSL
   await page.getByTestId('data-random').click();
   await page.getByTestId('data-seed-number').fill('7');
   await waitForRun(page, 'mmq-q4k-rt', size);
+  await expect.poll(() => page.evaluate(() => window.__mmq!.status().params)).toMatchObject({ m: 17 });
   const before = await runId(page);
   // A harmless edit (a comment) so the link carries edited WGSL.
   await page.evaluate(() => window.__mmq!.editor()!.replace('^', '// shared via permalink\n'));
@@ -28,7 +29,7 @@ test('a copied link restores kernel, shape, plane, data, tab and the edited WGSL
   await page.getByTestId('copy-link').click();
   await expect(page.getByTestId('copy-link')).toHaveText('link copied');
   const link = await page.evaluate(() => navigator.clipboard.readText());
-  expect(link).toMatch(/#v=1&s=/);
+  expect(link).toMatch(/#v=2&s=/);
 
   const fresh = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
   const other = await fresh.newPage();
@@ -38,8 +39,8 @@ test('a copied link restores kernel, shape, plane, data, tab and the edited WGSL
   });
   await waitForRun(other, 'mmq-q4k-rt');
   await expect(other.getByTestId('kernel-select')).toHaveValue('mmq-q4k-rt');
-  await expect(other.getByTestId('shape-m')).toHaveValue('17');
-  await expect(other.getByTestId('shape-n')).toHaveValue('50');
+  await expect(other.getByTestId('param-m')).toHaveValue('17');
+  await expect(other.getByTestId('param-n')).toHaveValue('50');
   await expect(other.getByTestId('plane-select')).toHaveValue('8');
   await expect(other.getByTestId('data-seed-number')).toHaveValue('7');
   await expect(other.getByTestId('data-random')).toHaveAttribute('aria-checked', 'true');
@@ -53,16 +54,29 @@ test('a copied link restores kernel, shape, plane, data, tab and the edited WGSL
 });
 
 test('a corrupt link shows a clear message and the default config still runs', async ({ page }) => {
-  await openApp(page, '#v=1&s=NobodyCompressedThis');
+  await openApp(page, '#v=2&s=NobodyCompressedThis');
   await expect(page.getByTestId('link-error')).toContainText('corrupt');
+  await expect(page.getByTestId('link-error')).toContainText('Showing the default config instead.');
   await expect(page.getByTestId('verdict')).toContainText('matches oracle');
   await page.getByTestId('link-error').getByRole('button', { name: 'Dismiss' }).click();
   await expect(page.getByTestId('link-error')).toHaveCount(0);
 });
 
+test('a corrupt hash typed into the same tab keeps the current config, and says so', async ({ page }) => {
+  await openApp(page);
+  await pickKernel(page, 'mmq-q4k-rt', { m: 17, n: 50, k: 256 });
+  await waitForRun(page, 'mmq-q4k-rt', { rows: 17, cols: 50 });
+  await page.evaluate(() => (window.location.hash = '#v=2&s=garbage'));
+  await expect(page.getByTestId('link-error')).toContainText('corrupt');
+  await expect(page.getByTestId('link-error')).toContainText('The config you had is kept.');
+  await expect(page.getByTestId('kernel-select')).toHaveValue('mmq-q4k-rt');
+  await expect(page.getByTestId('param-m')).toHaveValue('17');
+});
+
 test('an old-version or invalid link says what is wrong', async ({ page }) => {
   await openApp(page, `#v=0&s=${compressToEncodedURIComponent('{}')}`);
-  await expect(page.getByTestId('link-error')).toContainText('format v=0; this build reads v=1');
+  await expect(page.getByTestId('link-error')).toContainText('format v=0; this build reads v=2');
+  // A v=1 link (flat fields, the tile object) with a bad m.
   const bad = {
     c: {
       kernel: 'mmq-q8-naive',
@@ -80,29 +94,45 @@ test('an old-version or invalid link says what is wrong', async ({ page }) => {
     },
   };
   await page.goto(`/#v=1&s=${compressToEncodedURIComponent(JSON.stringify(bad))}`);
-  await expect(page.getByTestId('link-error')).toContainText('config.m must be an integer in 1..16384');
+  await expect(page.getByTestId('link-error')).toContainText(
+    'm must be a whole number from 1 to 1048576 (got -4)',
+  );
   await expect(page.getByTestId('verdict')).toContainText('matches oracle');
 });
 
-test('a coopmat staging runs its split plan, shows the whole-plan time, and the link keeps it', async ({
+test('a split staging shows a tab per pass, times the plan and each pass apart, and the link keeps it', async ({
   page,
 }) => {
   await openApp(page);
   const size = await pickKernel(page, 'coopmat-f16');
   await waitForRun(page, 'coopmat-f16', size);
-  // The scalar arm's default is one pass: no plan figures, the seed's kernel in the editor.
-  await expect(page.getByTestId('staging-select')).toHaveValue('');
-  await expect(page.getByTestId('plan-ms')).toHaveCount(0);
+  await expect(page.getByTestId('verdict')).toContainText('matches oracle');
+  // f16 arithmetic: its throughput in TFLOP/s, the oracle's f16 emulation said, the full-precision split shown.
+  await expect(page.getByTestId('timing')).toContainText('TFLOP/s');
+  await expect(page.getByTestId('oracle-kind')).toContainText('emulates');
+  await expect(page.getByTestId('results-split-quant')).not.toHaveText('–');
+  // The default staging is a split plan: pre-passes and the GEMM, each a tab, the GEMM editable.
+  const tabs = page.getByTestId('pass-tabs').getByRole('tab');
+  const passes = await tabs.count();
+  expect(passes).toBeGreaterThan(1);
+  await expect(tabs.last()).toContainText('(editable)');
+  await expect(page.getByTestId('pass-ms').locator('li')).toHaveCount(passes);
+  await expect(page.getByTestId('pass-ms')).toContainText('separate measurements');
+  await page.getByTestId('pass-tab-0').click();
+  await expect.poll(() => page.evaluate(() => window.__mmq!.editor()?.readOnly())).toBe(true);
+  const pre = await page.evaluate(() => window.__mmq!.editor()!.getValue());
+  await page.getByTestId(`pass-tab-${passes - 1}`).click();
+  await expect.poll(() => page.evaluate(() => window.__mmq!.editor()?.readOnly())).toBe(false);
+  expect(await page.evaluate(() => window.__mmq!.editor()!.getValue())).not.toBe(pre);
+
   const before = await runId(page);
   const hashBefore = await page.evaluate(() => location.hash);
-  await page.getByTestId('staging-select').selectOption('in-gemm');
+  await page.getByTestId('param-staging').selectOption('in-gemm');
   expect(await waitForNewRun(page, before)).toBe('done');
   await expect(page.getByTestId('verdict')).toContainText('matches oracle');
-  // Two passes (activation tiles, then the GEMM that decodes B), each timed, and the whole plan.
-  await expect(page.getByTestId('pass-ms')).toHaveText(/= [\d.e+-]+ \+ [\d.e+-]+ alone/);
-  await expect
-    .poll(() => page.evaluate(() => window.__mmq!.editor()?.getValue() ?? ''))
-    .toContain('coopmat-f16 split plan, pass 2');
+  // Two passes now (activation tiles, then the GEMM that decodes B), each timed alone.
+  await expect(tabs).toHaveCount(2);
+  await expect(page.getByTestId('pass-ms').locator('li')).toHaveCount(2);
   const expected = await summary(page);
   await expect.poll(() => page.evaluate(() => location.hash)).not.toBe(hashBefore);
   await page.reload();
@@ -110,9 +140,9 @@ test('a coopmat staging runs its split plan, shows the whole-plan time, and the 
     timeout: 30_000,
   });
   await waitForRun(page, 'coopmat-f16', size);
-  await expect(page.getByTestId('staging-select')).toHaveValue('in-gemm');
+  await expect(page.getByTestId('param-staging')).toHaveValue('in-gemm');
   expect(await summary(page)).toEqual(expected);
   // The Tuner tab opens on this family's hunt (tile and staging), not the int8 one.
   await page.getByTestId('tab-tuner').click();
-  await expect(page.getByTestId('tuner-op')).toHaveValue('mmq_q4k_coopmat');
+  await expect(page.getByTestId('tuner-kernel')).toHaveValue('coopmat-f16');
 });

@@ -1,42 +1,53 @@
-// The tuner in the browser: a small hunt on SwiftShader, its charts, and the run still there after a
-// reload (IndexedDB).
-import { expect, test } from '@playwright/test';
+// The tuner in the browser: a small hunt on SwiftShader, its charts, the hunt going on while another tab
+// is shown, a run asked for meanwhile queued behind it (and said so), every measured config saved as it
+// arrives, so a reload mid-hunt lists the run as interrupted and 'resume' finishes it without measuring
+// again what was measured.
+import { expect, test, type Page } from '@playwright/test';
 import { openApp } from './helpers';
 
-test('a small hunt runs, charts its configs, and is still listed after a reload', async ({ page }) => {
+async function fillHunt(page: Page, evo: Record<string, string>) {
+  for (const [id, v] of Object.entries({ 'param-m': '32', 'param-n': '64', 'param-k': '256', ...evo }))
+    await page.getByTestId(`tuner-${id}`).fill(v);
+}
+
+test('a small hunt runs, charts its configs, keeps going behind other tabs, and is listed after a reload', async ({
+  page,
+}) => {
   test.setTimeout(180_000);
   await openApp(page);
   await page.getByTestId('tab-tuner').click();
-  const dash = page.getByTestId('tuner-dashboard');
-  await expect(dash).toBeVisible();
-  for (const [id, v] of [
-    ['m', '32'],
-    ['n', '64'],
-    ['k', '256'],
-    ['population', '4'],
-    ['generations', '2'],
-    ['iters', '2'],
-    ['repeats', '1'],
-    ['banks', '1'],
-  ] as const) {
-    await page.getByTestId(`tuner-${id}`).fill(v);
-  }
-  await page.getByTestId('tuner-hunt').click();
+  await expect(page.getByTestId('tuner-dashboard')).toBeVisible();
+  await fillHunt(page, { population: '4', generations: '2', measureMs: '2', batches: '1', banks: '1' });
+  await page.getByTestId('tuner-rehunt').click();
+  await expect(page.getByTestId('tuner-running')).toBeVisible();
+  // Another tab while it hunts; the hunt goes on, and a run waits behind it, saying so.
+  await page.getByTestId('tab-ownership').click();
+  await expect(page.getByTestId('tab-tuner')).toContainText('hunting');
+  await page.getByTestId('run').click();
+  await expect(page.getByTestId('run-queued')).toContainText("Queued behind the tuner's hunt");
+  await page.getByTestId('tab-tuner').click();
+  // Coming back shows the same hunt (its form kept), and its result when it ends.
+  await expect(page.getByTestId('tuner-population')).toHaveValue('4');
   await expect(page.getByTestId('tuner-summary')).toBeVisible({ timeout: 150_000 });
   const winner = await page.getByTestId('tuner-summary').getAttribute('data-winner');
   expect(winner).toBeTruthy();
-  // The finalists' re-timings: the winner is one of them, next to at least one other (the incumbent).
   const finals = page.getByTestId('tuner-finals');
   await expect(finals).toBeVisible();
   await expect(finals.locator(`[data-config="${winner}"]`)).toHaveCount(1);
-  // What the re-timings added to the hunt, clocked.
   await expect(finals).toContainText(/; \d+\.\d s in all\)/);
-  expect(await finals.locator('[data-config]').count()).toBeGreaterThanOrEqual(2);
   await expect(page.getByTestId('tuner-convergence')).toHaveAttribute('data-winner-retimed', /^\d/);
   await expect(page.getByTestId('tuner-scatter')).toBeVisible();
-  await expect(page.getByTestId('tuner-convergence')).toBeVisible();
   await expect(page.getByTestId('tuner-row').first()).toBeVisible();
   await expect(page.getByTestId('tuner-history-row')).toHaveCount(1);
+  await expect(page.getByTestId('tuner-history-row')).toHaveAttribute('data-status', 'complete');
+  // The queued run ran after the hunt.
+  await expect.poll(() => page.evaluate(() => window.__mmq!.status().run)).toBe('done');
+
+  // Loading the winner goes to the playground; coming back shows the hunt, not "no generations yet".
+  await page.getByTestId('tuner-load-winner').click();
+  await expect(page.getByTestId('tab-ownership')).toHaveAttribute('aria-selected', 'true');
+  await page.getByTestId('tab-tuner').click();
+  await expect(page.getByTestId('tuner-summary')).toHaveAttribute('data-winner', winner!);
 
   await page.reload();
   await expect(page.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', {
@@ -45,4 +56,37 @@ test('a small hunt runs, charts its configs, and is still listed after a reload'
   await page.getByTestId('tab-tuner').click();
   await expect(page.getByTestId('tuner-history-row')).toHaveCount(1);
   await expect(page.getByTestId('tuner-history-row').first()).toContainText(winner!);
+  // The last run is shown again after the reload.
+  await expect(page.getByTestId('tuner-summary')).toHaveAttribute('data-winner', winner!);
+});
+
+test('a reload mid-hunt keeps what was measured: the run is listed interrupted and resumes', async ({
+  page,
+}) => {
+  test.setTimeout(240_000);
+  await openApp(page);
+  await page.getByTestId('tab-tuner').click();
+  await fillHunt(page, { population: '4', generations: '3', measureMs: '2', batches: '1', banks: '1' });
+  await page.getByTestId('tuner-rehunt').click();
+  // Reload once a few configs were measured (each is saved to IndexedDB as it arrives).
+  await expect
+    .poll(() => page.evaluate(() => window.__mmq!.tuner().entries), { timeout: 120_000 })
+    .toBeGreaterThanOrEqual(3);
+  const measured = await page.evaluate(() => window.__mmq!.tuner().entries);
+  await page.reload();
+  await expect(page.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', {
+    timeout: 30_000,
+  });
+  await page.getByTestId('tab-tuner').click();
+  await expect(page.getByTestId('tuner-history-row')).toHaveAttribute('data-status', 'interrupted');
+  await expect(page.getByTestId('tuner-status')).toHaveAttribute('data-state', 'interrupted');
+  const kept = await page.evaluate(() => window.__mmq!.tuner().runs[0]!.entries);
+  expect(kept).toBeGreaterThanOrEqual(measured - 1); // the last entry may still have been in flight
+  await expect(page.getByTestId('tuner-row')).toHaveCount(kept);
+
+  await page.getByTestId('tuner-resume').click();
+  await expect(page.getByTestId('tuner-running')).toContainText(`(${kept} replayed from before)`);
+  await expect(page.getByTestId('tuner-summary')).toBeVisible({ timeout: 200_000 });
+  await expect(page.getByTestId('tuner-history-row')).toHaveAttribute('data-status', 'complete');
+  expect(await page.evaluate(() => window.__mmq!.tuner().runs[0]!.entries)).toBeGreaterThan(kept);
 });

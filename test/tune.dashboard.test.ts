@@ -1,15 +1,34 @@
-// The dashboard's view-model (sorting, chart series) and its server-rendered markup: the stable
-// data-testids the e2e tests rely on, rejected configs listed with reasons, the winner marked.
+// The tuner dashboard: its view-model (sorting, chart series, formats), its server-rendered markup with
+// the stable data-testids the e2e tests rely on (rejected configs listed with reasons, the winner
+// marked, interrupted runs marked and resumable), and the form's blockers said inline.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
+import { AppContext } from '../src/app/appContext';
+import type { Controller } from '../src/app/controller';
+import type { TuneRun } from '../src/app/persistence/tuneRuns';
+import {
+  createAppStore,
+  deviceReady,
+  huntOfRun,
+  initialState,
+  partialReport,
+  runsLoaded,
+  setDraft,
+  setTunerParam,
+  showRun,
+  type AppState,
+  type HuntState,
+} from '../src/app/store';
+import { SWIFTSHADER_CAPS } from '../src/app/store/caps.fixture';
 import { ConfigTable } from '../src/app/tuner/ConfigTable';
 import { RunHistory } from '../src/app/tuner/RunHistory';
 import { ConfigScatter, ConvergenceChart } from '../src/app/tuner/TunerCharts';
-import { formProblems, DEFAULT_TUNE_EVO } from '../src/app/tuner/TunerDashboard';
+import { TunerDashboard } from '../src/app/tuner/TunerDashboard';
 import {
   bestPerGenerationOf,
   convergenceSeries,
+  finalsWallMs,
   formatCount,
   formatMs,
   log4Ticks,
@@ -17,6 +36,8 @@ import {
   sortRows,
   speedup,
 } from '../src/app/tuner/tunerData';
+import { tunerBlockers } from '../src/app/tunerController';
+import { FAMILY_CATALOG } from '../src/kernels/catalog';
 import type { TuneRecordEntry } from '../src/workers/protocol';
 
 const entry = (
@@ -29,7 +50,8 @@ const entry = (
   reason?: string,
 ): TuneRecordEntry => ({
   config,
-  tile: { wm: 1, wn: 1, rm: bm / 16, rn: bn / 16 },
+  params: { wm: 1, wn: 1, rm: bm / 16, rn: bn / 16 },
+  arm: 'scalar',
   generation,
   verdict,
   ms,
@@ -52,7 +74,7 @@ describe('tuner view-model', () => {
     expect(sortRows(entries, 'ms', 'asc').map((r) => r.entry.config)).toEqual(['C', 'E', 'A', 'D', 'B']);
     expect(sortRows(entries, 'ms', 'desc').map((r) => r.entry.config)).toEqual(['A', 'E', 'C', 'D', 'B']);
     expect(sortRows(entries, 'order', 'desc').map((r) => r.order)).toEqual([4, 3, 2, 1, 0]);
-    expect(sortRows(entries, 'area', 'asc').map((r) => r.entry.config)).toEqual(['A', 'D', 'C', 'E', 'B']); // C and E tie at 1024: evaluation order;
+    expect(sortRows(entries, 'area', 'asc').map((r) => r.entry.config)).toEqual(['A', 'D', 'C', 'E', 'B']);
   });
 
   it('builds the convergence series, live and from a report', () => {
@@ -71,44 +93,24 @@ describe('tuner view-model', () => {
     expect(m.measured.map((p) => p.config)).toEqual(['A', 'E']);
     expect(m.rejected.map((p) => p.config)).toEqual(['B']);
     expect(m.failedGate.map((p) => p.config)).toEqual(['D']);
-    expect(m.dividerY).toBeGreaterThan(0.5);
     expect(m.unmeasuredY).toBeGreaterThan(m.dividerY);
-    expect(m.yMax).toBeGreaterThan(m.unmeasuredY);
     expect(m.rejected[0]!.area).toBe(64 * 128);
-    expect(m.xDomain[0]).toBeLessThan(256);
   });
 
-  it('log-axis ticks cover the areas present', () => {
+  it('formats, ticks and sums', () => {
     expect(log4Ticks(256, 8192)).toEqual([256, 1024, 4096, 16384]);
-    expect(log4Ticks(1024, 1024)).toEqual([1024]);
     expect(formatCount(16384)).toBe('16k');
-  });
-
-  it('formats', () => {
-    expect(formatMs(0)).toBe('0');
     expect(formatMs(Infinity)).toBe('--');
     expect(formatMs(0.0123)).toBe('12.3 us');
-    expect(formatMs(1.5)).toBe('1.500 ms');
     expect(speedup({ bestMs: 0.2, incumbentMs: 0.5 })).toBe('2.50x');
-    expect(speedup({ bestMs: 0.2 })).toBeUndefined();
-  });
-
-  it('checks the form before a hunt', () => {
-    expect(formProblems({ m: 16, n: 16, k: 256 }, DEFAULT_TUNE_EVO)).toEqual([]);
-    expect(formProblems({ m: 16, n: 16, k: 300 }, DEFAULT_TUNE_EVO)).toEqual([
-      'k = 300 must be a multiple of 256 (the Q4_K super-block)',
-    ]);
-    expect(formProblems({ m: 0, n: 16, k: 256 }, { ...DEFAULT_TUNE_EVO, population: NaN })).toEqual([
-      'm must be a positive integer',
-      'population must be a positive integer',
-    ]);
+    expect(finalsWallMs([{ wallMs: 1 }, { wallMs: 2 }])).toBe(3);
+    expect(finalsWallMs([{ wallMs: 1 }, {}])).toBeUndefined();
   });
 });
 
 describe('tuner components (server-rendered)', () => {
   it('the table lists every config with verdicts and reasons, winner first, with stable test ids', () => {
     const html = renderToStaticMarkup(createElement(ConfigTable, { entries, winner: 'C', onPick: () => {} }));
-    expect(html).toContain('data-testid="tuner-table"');
     const rows = [
       ...html.matchAll(/data-testid="tuner-row" data-config="(\w)" data-verdict="([\w-]+)"/g),
     ].map((m) => `${m[1]}:${m[2]}`);
@@ -120,52 +122,129 @@ describe('tuner components (server-rendered)', () => {
 
   it('the charts carry their test ids and counts', () => {
     const scatter = renderToStaticMarkup(createElement(ConfigScatter, { entries, winner: 'C' }));
-    expect(scatter).toContain('data-testid="tuner-scatter"');
     expect(scatter).toContain('data-measured="3"');
     expect(scatter).toContain('data-rejected="1"');
     expect(scatter).toContain('data-failed="1"');
     const conv = renderToStaticMarkup(
       createElement(ConvergenceChart, { bestPerGeneration: [0.5, 0.2, 0.2] }),
     );
-    expect(conv).toContain('data-testid="tuner-convergence"');
     expect(conv).toContain('data-points="3"');
     expect(conv).not.toContain('data-winner-retimed');
-    // With finalists the winner's re-timing is drawn too (it can sit above the search's best).
     const retimed = renderToStaticMarkup(
       createElement(ConvergenceChart, { bestPerGeneration: [0.5, 0.2, 0.2], winnerRetimedMs: 0.25 }),
     );
     expect(retimed).toContain('data-winner-retimed="0.25"');
   });
 
-  it('the history lists stored runs and marks other devices', () => {
-    const run = (deviceId: string, k: number) => ({
+  const hunt: HuntState = {
+    key: 'here#plane4|mmq_q4k_tile|m=16,n=16,k=256',
+    base: {
+      kernel: 'mmq-q4k-tile',
+      arm: 'scalar',
+      data: { source: 'reference', seed: 0 },
+      params: { m: 16, n: 16, k: 256 },
+    },
+    evo: { population: 4, generations: 2, seed: 1, measureMs: 1, batches: 1, banks: 1 },
+    op: 'mmq_q4k_tile',
+    deviceId: 'here#plane4',
+    problem: 'm=16,n=16,k=256',
+    status: 'interrupted',
+    generation: 1,
+    evaluated: 3,
+    bestMs: 0.2,
+    entries: entries.slice(0, 3),
+    resumed: 0,
+    startedAt: '2025-01-02T03:04:05.000Z',
+    stored: true,
+  };
+  const stored = (h: HuntState, deviceId = h.deviceId): TuneRun => {
+    const report = { ...partialReport(h, 'mmq-q4k-tile', 100), deviceId };
+    return {
+      key: `${deviceId}|${h.op}|${h.problem}`,
       deviceId,
-      op: 'mmq_q4k_tile' as const,
-      m: 16,
-      n: 16,
-      k,
-      winner: 'WM=1,WN=1,RM=1,RN=1',
+      op: h.op,
+      kernel: 'mmq-q4k-tile',
+      problem: h.problem,
+      status: 'interrupted',
+      winner: '',
       bestMs: 0.2,
-      date: '2025-01-02T03:04:05.000Z',
-      report: {} as never,
-    });
+      date: h.startedAt,
+      report,
+    };
+  };
+
+  it('the history lists stored runs, marks interrupted ones and other devices', () => {
     const html = renderToStaticMarkup(
       createElement(RunHistory, {
-        runs: [run('here#plane4', 256), run('there#plane32', 512)],
+        runs: [stored(hunt), stored(hunt, 'there#plane32')],
         deviceId: 'here#plane4',
-        selected: 'here#plane4|mmq_q4k_tile|16|16|256',
+        selected: hunt.key,
         onShow: () => {},
         onDelete: () => {},
         onExport: () => {},
         onImport: () => {},
-        importError: 'runs[0].m: expected a positive integer, got 0',
+        importError: 'runs[0].problem: expected a string, got 0',
         importNote: undefined,
       }),
     );
     expect(html).toContain('data-testid="tuner-history" data-count="2"');
     expect(html.match(/data-testid="tuner-history-row"/g)).toHaveLength(2);
+    expect(html).toContain('data-status="interrupted"');
+    expect(html).toContain('interrupted: 3 measured');
     expect(html).toContain('tuner-selected');
     expect(html).toContain('other device: there#plane32');
     expect(html).toContain('data-testid="tuner-import-error"');
+  });
+
+  // Server rendering reads the store's initial state: each render gets a store built from that state.
+  const render = (state: AppState) => {
+    createAppStore(state);
+    return renderToStaticMarkup(
+      createElement(
+        AppContext.Provider,
+        { value: { controller: {} as Controller } },
+        createElement(TunerDashboard),
+      ),
+    );
+  };
+  const ready = (deviceId = 'here#plane4') => {
+    const s = initialState(FAMILY_CATALOG, 'mmq-q4k-tile');
+    return { ...s, ...deviceReady(s, SWIFTSHADER_CAPS, deviceId, 4) };
+  };
+  const with_ = (s: AppState, patch: Partial<AppState>): AppState => ({ ...s, ...patch });
+
+  it('after a reload the last stored run shows as interrupted, with resume on its own device only', () => {
+    let s = ready();
+    s = with_(s, runsLoaded(s, [stored(hunt)]));
+    s = with_(s, showRun(s, stored(hunt)));
+    expect(s.tuner.hunt).toMatchObject(huntOfRun(stored(hunt)));
+    let html = render(s);
+    expect(html).toContain('data-state="interrupted"');
+    expect(html).toMatch(/data-testid="tuner-resume"[^>]*>resume/);
+    expect(html).not.toMatch(/data-testid="tuner-resume"[^>]*disabled/);
+    expect(html.match(/data-testid="tuner-row"/g)).toHaveLength(3);
+    html = render(with_(s, deviceReady(s, SWIFTSHADER_CAPS, 'elsewhere#plane4', 4)));
+    expect(html).toMatch(/data-testid="tuner-resume"[^>]*disabled/);
+  });
+
+  it("the form's problems are said inline, not only in a tooltip, and block the hunt buttons", () => {
+    expect(tunerBlockers(initialState(FAMILY_CATALOG, 'mmq-q4k-tile'))).toEqual([
+      'the GPU device is starting',
+    ]);
+    let s = ready();
+    expect(tunerBlockers(s)).toEqual([]);
+    s = with_(s, setTunerParam(s, 'k', 300));
+    s = with_(
+      s,
+      setDraft(s, 'tuner:evo:population', '', 'population is empty: type a whole number from 1 to 256'),
+    );
+    expect(tunerBlockers(s)).toEqual([
+      'population is empty: type a whole number from 1 to 256',
+      'k = 300 is not a multiple of 256 (the Q4_K super-block)',
+    ]);
+    const html = render(s);
+    expect(html).toContain('data-testid="tuner-blockers"');
+    expect(html).toContain('k = 300 is not a multiple of 256 (the Q4_K super-block)');
+    expect(html).toMatch(/data-testid="tuner-hunt" disabled/);
   });
 });

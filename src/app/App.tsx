@@ -1,26 +1,53 @@
-// The playground layout: controls left, the WGSL editor center, results and the views right.
+// The playground layout: controls left (collapsible), the WGSL editor and the results side by side with a
+// draggable splitter on wide screens, stacked on narrow ones (from 1024 px wide nothing scrolls
+// sideways), the views under the results. Ctrl/Alt+Enter runs from anywhere on the page.
+import { lazy, Suspense, useEffect, useState } from 'react';
+import { useServices } from './appContext';
 import { Banners } from './components/Banners';
 import { ConfigJson } from './components/ConfigJson';
 import { Controls } from './components/Controls';
+import { DropZone } from './components/DropZone';
 import { EditorPanel } from './components/EditorPanel';
 import { ErrorBoundary } from './components/ErrorBoundary';
+import { Glossary } from './components/Glossary';
 import { Header } from './components/Header';
 import { ResultsPanel } from './components/ResultsPanel';
-import { TunerTab } from './components/TunerTab';
+import { Splitter } from './components/Splitter';
+import { ModelPanel } from './model/ModelPanel';
 import { VIEW_TABS, type ViewTab } from './permalink/codec';
 import { act, selectElement, setTab, useApp } from './store';
 import { ErrorView } from './views/ErrorView';
 import { OwnershipView } from './views/OwnershipView';
 
+// The tuner pulls in the charting library: loaded when its tab is first opened.
+const TunerDashboard = lazy(() => import('./tuner/TunerDashboard'));
+
 const TAB_LABEL: Record<ViewTab, string> = {
   ownership: 'Ownership',
   errors: 'Errors',
   tuner: 'Tuner',
+  model: 'Model file',
   config: 'Config JSON',
 };
 
+/** Below this width the editor and the results stack instead of sitting side by side. */
+export const STACK_BELOW_PX = 1200;
+
+function useStacked(): boolean {
+  const query = `(max-width: ${STACK_BELOW_PX - 1}px)`;
+  const [stacked, setStacked] = useState(() => window.matchMedia(query).matches);
+  useEffect(() => {
+    const m = window.matchMedia(query);
+    const on = () => setStacked(m.matches);
+    m.addEventListener('change', on);
+    return () => m.removeEventListener('change', on);
+  }, [query]);
+  return stacked;
+}
+
 function Tabs() {
   const tab = useApp((s) => s.tab);
+  const hunting = useApp((s) => s.tuner.hunt?.status === 'running');
   return (
     <section className="views">
       <nav className="tabs" role="tablist">
@@ -35,6 +62,7 @@ function Tabs() {
             data-testid={`tab-${t}`}
           >
             {TAB_LABEL[t]}
+            {t === 'tuner' && hunting ? ' (hunting…)' : ''}
           </button>
         ))}
       </nav>
@@ -46,7 +74,12 @@ function Tabs() {
         >
           {tab === 'ownership' && <OwnershipView />}
           {tab === 'errors' && <ErrorView />}
-          {tab === 'tuner' && <TunerTab />}
+          {tab === 'tuner' && (
+            <Suspense fallback={<p className="muted pad">loading the tuner…</p>}>
+              <TunerDashboard />
+            </Suspense>
+          )}
+          {tab === 'model' && <ModelPanel />}
           {tab === 'config' && <ConfigJson />}
         </ErrorBoundary>
       </div>
@@ -54,25 +87,50 @@ function Tabs() {
   );
 }
 
+/** Ctrl+Enter / Alt+Enter anywhere runs (the editor handles its own first, and marks the event). */
+function useRunShortcut() {
+  const { controller } = useServices();
+  useEffect(() => {
+    const key = (e: KeyboardEvent) => {
+      if (e.key !== 'Enter' || !(e.ctrlKey || e.metaKey || e.altKey) || e.defaultPrevented) return;
+      e.preventDefault();
+      controller.runNow();
+    };
+    window.addEventListener('keydown', key);
+    return () => window.removeEventListener('keydown', key);
+  }, [controller]);
+}
+
 export function App() {
+  useRunShortcut();
+  const stacked = useStacked();
+  const layout = useApp((s) => s.layout);
+  const style = stacked
+    ? { gridTemplateRows: `${layout.editorHeight}px 8px auto` }
+    : { gridTemplateColumns: `minmax(0, 1fr) 8px ${layout.sideWidth}px` };
   return (
     <div className="app">
       <Header />
       <Banners />
-      <main className="layout">
+      <main className={`layout${layout.controlsCollapsed ? ' collapsed' : ''}`}>
         <ErrorBoundary label="controls">
           <Controls />
         </ErrorBoundary>
-        <ErrorBoundary label="editor">
-          <EditorPanel />
-        </ErrorBoundary>
-        <div className="right">
-          <ErrorBoundary label="results">
-            <ResultsPanel />
+        <div className={`work ${stacked ? 'stacked' : 'side-by-side'}`} style={style} data-testid="work">
+          <ErrorBoundary label="editor">
+            <EditorPanel />
           </ErrorBoundary>
-          <Tabs />
+          <Splitter stacked={stacked} />
+          <div className="side">
+            <ErrorBoundary label="results">
+              <ResultsPanel />
+            </ErrorBoundary>
+            <Tabs />
+          </div>
         </div>
       </main>
+      <Glossary />
+      <DropZone />
     </div>
   );
 }

@@ -1,12 +1,10 @@
-// What components get from the app shell: the controller (their one way to the worker) and the
-// kernel families (pure data + validate(), for the controls).
+// What components get from the app shell: the controller, their one way to the worker. The kernel
+// families' declarations are in the store (state.catalogs).
 import { createContext, useContext } from 'react';
-import type { KernelFamily } from '../kernels/family';
 import type { Controller } from './controller';
 
 export interface AppServices {
   controller: Controller;
-  families: readonly KernelFamily[];
 }
 
 export const AppContext = createContext<AppServices | null>(null);

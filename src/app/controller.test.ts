@@ -1,115 +1,270 @@
-// The controller against a scripted worker: boot, generate -> auto-run, debounced edit runs with the
-// edited WGSL, compile errors, permalinks in and out, device loss and recovery -- no GPU, no React.
+// The controllers against a scripted worker: boot, generate -> auto-run, debounced edit runs with the
+// edited WGSL, compile errors, permalinks in and out (the corrupt-link text true to what happens),
+// drafts that hold runs back, the long-run question, device loss and recovery, a run queued behind a
+// hunt, and the tuner: entries persisted one by one, an interrupted hunt listed and resumed -- no GPU,
+// no React.
+import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { KERNEL_FAMILIES } from '../kernels';
-import type { WorkerRequestBody, WorkerResponse } from '../workers/protocol';
-import { createController, type Controller } from './controller';
+import { catalogOf, FAMILY_CATALOG } from '../kernels/catalog';
+import { tuneProblemKey } from '../kernels/tune/problem';
+import type { TuneRecordEntry, WorkerResponse } from '../workers/protocol';
+import { createController, estimateRun, workOf, type Controller } from './controller';
 import { encodePermalink } from './permalink/codec';
-import { act, createAppStore, dismissLinkError, getApp, initialState, permalinkOf, setTab } from './store';
+import { openTuneRuns, type TuneRunStore } from './persistence/tuneRuns';
+import {
+  act,
+  createAppStore,
+  dismissLinkError,
+  getApp,
+  initialState,
+  permalinkOf,
+  setDraft,
+  setParam,
+  setTab,
+  clearDraft,
+} from './store';
 import { SWIFTSHADER_CAPS } from './store/caps.fixture';
-import type { WorkerClient } from './worker/client';
+import type { RequestBody, WorkerClient } from './worker/client';
 
-type Body = Exclude<WorkerRequestBody, { type: 'cancel' }>;
-
+/** A worker client that answers like the real worker would, in a few ms. */
 class ScriptedWorker implements WorkerClient {
-  sent: (Body & { id: number })[] = [];
+  sent: (RequestBody & { id: number })[] = [];
   cancelled: number[] = [];
+  /** Entries a hunt reports, one per 5 ms. */
+  huntEntries = 4;
+  /** Requests the worker has not reached: it serves one at a time, and a hunt takes a while. */
+  private hunting = false;
+  private deferred: (() => void)[] = [];
   private listeners = new Set<(m: WorkerResponse) => void>();
+  private waiting = new Map<
+    number,
+    { resolve: (m: WorkerResponse) => void; on?: (m: WorkerResponse) => void }
+  >();
   private nextId = 1;
 
-  request(body: Body, onMessage?: (m: WorkerResponse) => void) {
+  request(body: RequestBody, onMessage?: (m: WorkerResponse) => void) {
     const id = this.nextId++;
     this.sent.push({ ...body, id });
-    const emit = (m: WorkerResponse) => {
-      for (const l of this.listeners) l(m);
-      onMessage?.(m);
-    };
     const done = new Promise<WorkerResponse>((resolve) => {
-      setTimeout(() => {
-        const reply = this.reply(body, id);
-        if (!reply) return;
-        emit(reply);
-        resolve(reply);
-      }, 1);
+      this.waiting.set(id, { resolve, ...(onMessage ? { on: onMessage } : {}) });
+      setTimeout(() => this.serve(body, id), 1);
     });
     return { id, done };
   }
 
-  private reply(body: Body, id: number): WorkerResponse | undefined {
+  private emit(id: number, m: WorkerResponse, final: boolean) {
+    for (const l of this.listeners) l(m);
+    const w = this.waiting.get(id);
+    w?.on?.(m);
+    if (final) {
+      this.waiting.delete(id);
+      w?.resolve(m);
+    }
+  }
+
+  private serve(body: RequestBody, id: number) {
+    if (this.hunting && body.type !== 'tune') {
+      this.deferred.push(() => this.serve(body, id));
+      return;
+    }
     switch (body.type) {
       case 'init':
-        return { type: 'ready', id, caps: SWIFTSHADER_CAPS, deviceId: 'google/swiftshader#plane4', plane: 4 };
+        return this.emit(
+          id,
+          { type: 'ready', id, caps: SWIFTSHADER_CAPS, deviceId: 'google/swiftshader#plane4', plane: 4 },
+          true,
+        );
       case 'generate':
-        return {
-          type: 'generated',
+        return this.emit(
           id,
-          kernel: {
-            wgsl: `// kernel m=${body.config.m}`,
-            suffix: '\n// suffix',
-            entryPoint: 'main',
-            workgroupSize: 4,
-            workgroups: [1, 1, 1],
-            phases: [],
-            problems: [],
-          },
-        };
-      case 'run':
-        if (body.wgsl?.includes('oops')) {
-          return {
-            type: 'compile-error',
+          {
+            type: 'generated',
             id,
-            messages: [{ type: 'error', message: 'oops', lineNum: 2, linePos: 1, offset: 0, length: 4 }],
-            code: body.wgsl,
-            editorLines: 2,
-          };
-        }
-        return {
-          type: 'run-result',
-          id,
-          outcome: {
-            config: body.config,
-            rows: 1,
-            cols: 1,
-            output: new Float32Array(1),
-            oracle: new Float32Array(1),
-            verdict: {
-              pass: true,
-              gate: { kind: 'bit-exact' },
-              relToMax: 0,
-              maxAbsDelta: 0,
-              maxAbsRef: 0,
-              mismatches: 0,
-              firstBad: [],
+            kernel: {
+              passes: [
+                {
+                  label: 'main',
+                  wgsl: `// kernel m=${String(body.config.params.m)}`,
+                  suffix: '\n// suffix',
+                  entryPoint: 'main',
+                  workgroupSize: 4,
+                  workgroups: [1, 1, 1],
+                },
+              ],
+              mainPass: 0,
+              phases: [],
+              plane: 4,
+              problems: [],
             },
-            warnings: [],
-            edited: body.wgsl !== undefined,
           },
-        };
+          true,
+        );
+      case 'run':
+        if (body.wgsl?.includes('oops'))
+          return this.emit(
+            id,
+            {
+              type: 'compile-error',
+              id,
+              messages: [{ type: 'error', message: 'oops', lineNum: 2, linePos: 1, offset: 0, length: 4 }],
+              code: body.wgsl,
+              editorLines: 2,
+            },
+            true,
+          );
+        this.emit(id, { type: 'progress', id, stage: 'running', fraction: 0.1 }, false);
+        // A run takes a few ms here: the long-run estimate scales what runs took.
+        return setTimeout(
+          () =>
+            this.emit(
+              id,
+              {
+                type: 'run-result',
+                id,
+                outcome: {
+                  config: { ...body.config, plane: 4 },
+                  rows: 1,
+                  cols: 1,
+                  output: new Float32Array(1),
+                  oracle: new Float32Array(1),
+                  verdict: {
+                    pass: true,
+                    gate: { kind: 'bit-exact' },
+                    relToMax: 0,
+                    maxAbsDelta: 0,
+                    maxAbsRef: 0,
+                    mismatches: 0,
+                    firstBad: [],
+                  },
+                  warnings: [],
+                  edited: body.wgsl !== undefined,
+                  runWallMs: 5,
+                  ops: 2,
+                },
+              },
+              true,
+            ),
+          3,
+        );
+      case 'tune':
+        return this.hunt(body, id);
       case 'lose-device':
-        setTimeout(() => this.broadcast({ type: 'device-lost', reason: 'destroyed', message: 'gone' }), 1);
-        return undefined;
+        this.waiting.delete(id);
+        return setTimeout(
+          () => this.broadcast({ type: 'device-lost', reason: 'destroyed', message: 'gone' }),
+          1,
+        );
       default:
-        return { type: 'error', id, kind: 'unsupported', message: 'no tuner here' };
+        return this.emit(
+          id,
+          { type: 'error', id, kind: 'unsupported', message: `no ${body.type} here` },
+          true,
+        );
     }
+  }
+
+  private hunt(body: Extract<RequestBody, { type: 'tune' }>, id: number) {
+    const replay = body.resume ?? [];
+    let i = 0;
+    this.hunting = true;
+    const end = () => {
+      this.hunting = false;
+      for (const f of this.deferred.splice(0)) f();
+    };
+    const step = () => {
+      if (this.cancelled.includes(id)) {
+        this.emit(id, { type: 'cancelled', id }, true);
+        return end();
+      }
+      if (i < this.huntEntries) {
+        const entry: TuneRecordEntry = replay[i] ?? {
+          config: `C${i}`,
+          params: { wm: 1 + i },
+          arm: 'scalar',
+          generation: Math.floor(i / 2),
+          verdict: 'measured',
+          ms: 1 + i,
+        };
+        i++;
+        this.emit(
+          id,
+          {
+            type: 'tune-progress',
+            id,
+            generation: entry.generation,
+            evaluated: i,
+            bestMs: 1,
+            entry,
+            stage: 'searching',
+          },
+          false,
+        );
+        return setTimeout(step, 5);
+      }
+      const entries = Array.from(
+        { length: this.huntEntries },
+        (_, j) =>
+          replay[j] ?? {
+            config: `C${j}`,
+            params: { wm: 1 + j },
+            arm: 'scalar' as const,
+            generation: Math.floor(j / 2),
+            verdict: 'measured' as const,
+            ms: 1 + j,
+          },
+      );
+      this.emit(
+        id,
+        {
+          type: 'tune-done',
+          id,
+          fromCache: false,
+          report: {
+            op: 'mmq_q4k_tile',
+            kernel: body.base.kernel,
+            deviceId: 'google/swiftshader#plane4',
+            problem: tuneProblemKey(catalogOf(body.base.kernel)!, body.base),
+            base: body.base,
+            winner: 'C0',
+            winnerConfig: { ...body.base, params: { ...body.base.params, wm: 1 } },
+            bestMs: 1,
+            entries,
+            bestPerGeneration: [1, 1],
+            evo: body.evo,
+            startedAt: new Date().toISOString(),
+            durationMs: 20,
+            status: 'complete',
+          },
+        },
+        true,
+      );
+      end();
+    };
+    setTimeout(step, 5);
   }
 
   broadcast(m: WorkerResponse) {
     for (const l of this.listeners) l(m);
   }
-
   cancel(id: number) {
     this.cancelled.push(id);
   }
-
+  inFlight(id: number) {
+    // The worker serves in order: the oldest request still waiting is the one in flight.
+    return [...this.waiting.keys()][0] === id;
+  }
   onEvent(l: (m: WorkerResponse) => void) {
     this.listeners.add(l);
     return () => this.listeners.delete(l);
+  }
+  onRespawn() {
+    return () => undefined;
   }
 }
 
 const settle = (ms = 30) => new Promise((r) => setTimeout(r, ms));
 const until = async (cond: () => boolean, what: string) => {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 400; i++) {
     if (cond()) return;
     await settle(5);
   }
@@ -121,14 +276,15 @@ describe('controller', () => {
   const storage = new Map<string, string>();
   let hash = '';
   let ctl: Controller;
+  let tuneStore: TuneRunStore;
 
-  beforeAll(() => {
-    createAppStore(initialState(KERNEL_FAMILIES));
-    const link = encodePermalink({ config: { ...getApp().config, m: 96 }, tab: 'errors' });
-    hash = link;
+  beforeAll(async () => {
+    createAppStore(initialState(FAMILY_CATALOG, 'mmq-q4k-tile'));
+    const c = getApp().config;
+    hash = encodePermalink({ config: { ...c, params: { ...c.params, m: 96 } }, tab: 'errors' });
+    tuneStore = await openTuneRuns('controller-test');
     ctl = createController({
       client: worker,
-      families: KERNEL_FAMILIES,
       storage: {
         getItem: (k) => storage.get(k) ?? null,
         setItem: (k, v) => void storage.set(k, v),
@@ -138,6 +294,7 @@ describe('controller', () => {
       replaceHash: (h) => {
         hash = h;
       },
+      openTuneStore: () => Promise.resolve(tuneStore),
       delays: { generate: 1, run: 5, hash: 1 },
     });
     ctl.start();
@@ -145,12 +302,15 @@ describe('controller', () => {
 
   it('opens the device, applies the permalink, generates and auto-runs', async () => {
     await until(() => getApp().run.status === 'done', 'the first run');
-    expect(getApp().config.m).toBe(96);
+    expect(getApp().config.params.m).toBe(96);
     expect(getApp().tab).toBe('errors');
-    const types = worker.sent.map((r) => r.type);
-    expect(types.slice(0, 3)).toEqual(['init', 'generate', 'run']);
+    expect(worker.sent.map((r) => r.type).slice(0, 3)).toEqual(['init', 'generate', 'run']);
     const run = worker.sent.find((r) => r.type === 'run');
-    expect(run).toMatchObject({ config: { m: 96, plane: 4 }, instrument: true });
+    expect(run).toMatchObject({
+      config: { params: { m: 96 } },
+      instrument: true,
+      timing: { targetMs: 25, batches: 6 },
+    });
     expect(run && 'wgsl' in run).toBe(false);
   });
 
@@ -164,7 +324,7 @@ describe('controller', () => {
     expect(runs[0]).toMatchObject({ wgsl: '// kernel m=96\n// mine!' });
     expect([...storage.values()].some((v) => v.includes('mine!'))).toBe(true);
     await settle();
-    expect(hash).toMatch(/^#v=1&s=/);
+    expect(hash).toMatch(/^#v=2&s=/);
   });
 
   it('a compile error lands in the state with its positions', async () => {
@@ -179,21 +339,56 @@ describe('controller', () => {
     expect(getApp().compile).toBeUndefined();
   });
 
-  it('a corrupt hash gives a message and keeps the current config', () => {
-    hash = '#v=1&s=garbage';
+  it('nothing runs while a field holds an invalid draft, nor for a config its family rejects', async () => {
+    await settle();
+    const before = worker.sent.length;
+    act(setDraft, 'param:n', '', 'n is empty: type a whole number from 1 to 1048576');
+    ctl.runNow();
+    act(setParam, 'k', 300); // not a multiple of 256: the family's validate() says so; no worker request
+    await settle(40);
+    expect(worker.sent.slice(before).filter((r) => r.type === 'run' || r.type === 'generate')).toEqual([]);
+    expect(getApp().generated?.problems.join()).toMatch(/k = 300 is not a multiple of 256/);
+    act(clearDraft, 'param:n');
+    act(setParam, 'k', 256);
+    await until(() => worker.sent.slice(before).some((r) => r.type === 'run'), 'the run once fixed');
+    await until(() => getApp().run.status === 'done', 'it to finish');
+  });
+
+  it('a corrupt hash edited in the tab says the current config is kept, and keeps it', () => {
+    hash = '#v=2&s=garbage';
     ctl.openHash();
-    expect(getApp().linkError).toMatch(/corrupt/);
-    expect(getApp().config.m).toBe(96);
+    expect(getApp().linkError).toMatch(/corrupt.*The config you had is kept\./);
+    expect(getApp().config.params.m).toBe(96);
+    act(dismissLinkError);
   });
 
   it('an opened link wins over a pending hash write of the previous state', async () => {
-    act(setTab, 'ownership'); // schedules a debounced write of the current state's hash
-    const pasted = '#v=1&s=garbage-pasted';
-    ctl.openHash(pasted); // the hashchange event carries the new hash; location may already be stale
+    act(setTab, 'ownership');
+    ctl.openHash('#v=2&s=garbage-pasted');
     expect(getApp().linkError).toMatch(/corrupt/);
     await settle();
-    expect(hash).not.toBe(encodePermalink(permalinkOf(getApp()))); // the pending write was cancelled
+    expect(hash).not.toBe(encodePermalink(permalinkOf(getApp())));
     act(dismissLinkError);
+  });
+
+  it('asks before a run expected to take long, with the estimate and a way to skip the timing', async () => {
+    // The last run of this family took 1 "ms" of wall clock for its work; a 10^6x bigger shape would take long.
+    act(setParam, 'm', 96 * 1024);
+    act(setParam, 'n', 16 * 1024);
+    await until(() => getApp().confirm !== undefined, 'the question');
+    const est = getApp().confirm!;
+    expect(est.ms).toBeGreaterThan(10_000);
+    expect(est.basis).toMatch(/one run of mmq-q4k-tile took/);
+    const before = worker.sent.length;
+    ctl.runNow({ confirmed: true, untimed: true });
+    await until(() => getApp().run.status === 'done' && worker.sent.length > before, 'the untimed run');
+    expect(worker.sent.slice(before).find((r) => r.type === 'run')).not.toHaveProperty('timing');
+    act(setParam, 'm', 96);
+    act(setParam, 'n', 16);
+    await until(
+      () => getApp().run.status === 'done' && getApp().outcome?.config.params.n === 16,
+      'back to small',
+    );
   });
 
   it('a lost device is reported, and recover() re-opens it and runs', async () => {
@@ -212,35 +407,64 @@ describe('controller', () => {
     expect(worker.sent.slice(before).map((r) => r.type)).toEqual(['init', 'generate', 'run']);
   });
 
-  it('loads a tuned config into the playground: kernel, shape, tile and staging, and runs it', async () => {
-    const before = worker.sent.length;
-    ctl.tuner.loadTile(
-      { wm: 4, wn: 1, rm: 1, rn: 2 },
-      'mmq_q4k_coopmat',
-      { m: 128, n: 64, k: 256 },
-      'in-gemm',
-    );
-    const c = getApp().config;
-    expect(c).toMatchObject({
-      kernel: 'coopmat-f16',
-      m: 128,
-      n: 64,
-      k: 256,
-      tile: { wm: 4, wn: 1, rm: 1, rn: 2 },
-      staging: 'in-gemm',
-    });
+  it('a hunt saves every measured config as it arrives; cancelled, it is listed interrupted and resumes', async () => {
+    worker.huntEntries = 4;
+    ctl.tuner.hunt(true);
+    await until(() => getApp().tuner.hunt?.entries.length === 2, 'two entries');
+    // A run asked for during the hunt waits behind it, and says so.
+    ctl.runNow({ confirmed: true });
+    await until(() => getApp().run.queued === true, 'the queued run');
+    const id = getApp().tuner.hunt!.id!;
+    const stored = await tuneStore.get(getApp().tuner.hunt!.key);
+    expect(stored?.status).toBe('interrupted');
+    expect(stored!.report.entries.length).toBeGreaterThanOrEqual(1);
+    worker.cancelled.push(id);
+    await until(() => getApp().tuner.hunt?.status === 'interrupted', 'the interruption');
+    const key = getApp().tuner.hunt!.key;
+    const run = await tuneStore.get(key);
+    expect(run).toMatchObject({ status: 'interrupted', winner: '' });
+    const measured = run!.report.entries.map((e) => e.config);
+    expect(measured.length).toBeGreaterThanOrEqual(2);
+    expect(getApp().tuner.runs?.[0]?.key).toBe(key);
+
+    ctl.tuner.resume();
+    await until(() => getApp().tuner.hunt?.status === 'complete', 'the resumed hunt');
+    const resume = worker.sent.filter((r) => r.type === 'tune').at(-1);
+    expect(resume && resume.type === 'tune' && resume.resume?.map((e) => e.config)).toEqual(measured);
+    await until(() => getApp().tuner.hunt?.stored === true, 'the report stored');
+    expect((await tuneStore.get(key))?.status).toBe('complete');
+    // Loading the winner puts its config in the playground.
+    ctl.tuner.load(getApp().tuner.hunt!.report!.winnerConfig!);
+    expect(getApp().config.params.wm).toBe(1);
     expect(getApp().tab).toBe('ownership');
-    await until(
-      () => worker.sent.slice(before).some((r) => r.type === 'run' && r.config.staging === 'in-gemm'),
-      'a run of the loaded config',
-    );
-    // An int8 winner has no staging, and the coopmat one is not carried over to it.
-    ctl.tuner.loadTile({ wm: 2, wn: 4, rm: 1, rn: 1 }, 'mmq_q4k_tile', { m: 32, n: 64, k: 256 });
-    expect(getApp().config.kernel).toBe('mmq-q4k-tile');
-    expect(getApp().config).not.toHaveProperty('staging');
-  });
+  }, 20_000);
 
   it('builds the permalink of the current state from a base URL', () => {
-    expect(ctl.link('http://127.0.0.1:4173/#old')).toMatch(/^http:\/\/127\.0\.0\.1:4173\/#v=1&s=/);
+    expect(ctl.link('http://127.0.0.1:4173/#old')).toMatch(/^http:\/\/127\.0\.0\.1:4173\/#v=2&s=/);
+  });
+});
+
+describe('run estimates', () => {
+  it("scale the last run of the family by the work of the shape (its 'shape' controls), and add the timing", () => {
+    const state = { catalogs: FAMILY_CATALOG };
+    const cfg = (m: number) => ({
+      ...initialState(FAMILY_CATALOG, 'mmq-q4k-rt').config,
+      params: { m, n: 100, k: 512 },
+    });
+    expect(workOf(state, cfg(50))).toBe(50 * 100 * 512);
+    const costs = [{ kernel: 'mmq-q4k-rt', work: workOf(state, cfg(50)), runMs: 2000 }];
+    const run = { timed: true, instrument: true, targetMs: 25, batches: 6, passes: 1 };
+    const e = estimateRun(costs, 'mmq-q4k-rt', workOf(state, cfg(500)), run)!;
+    // 20 s a run: twice (ownership), then six batches of one run each.
+    expect(e.untimedMs).toBeCloseTo(500 + 40_000);
+    expect(e.ms).toBeCloseTo(500 + 40_000 + 6 * 20_000);
+    expect(e.basis).toMatch(/one run of mmq-q4k-rt took 2.0 s for 10.0x less work/);
+    // A small run is dominated by the batches' target duration, not by the kernel.
+    const small = estimateRun([{ kernel: 'mmq-q4k-rt', work: 1000, runMs: 1 }], 'mmq-q4k-rt', 4000, {
+      ...run,
+      passes: 3,
+    })!;
+    expect(small.ms).toBeCloseTo(500 + 8 + 4 * 6 * 25);
+    expect(estimateRun([], 'mmq-q4k-rt', 1, run)).toBeUndefined();
   });
 });

@@ -1,26 +1,24 @@
 // The controller: the only place that turns state changes into worker requests and worker messages into
 // actions. Config edits regenerate the kernel (debounced), a generated kernel or an editor edit runs it
 // (debounced), and the URL hash and the editor buffers follow the state. React components call the
-// functions returned here and never see the worker or the GPU.
-import type { CoopmatStaging, KernelFamily, KernelId, TileParams } from '../kernels/family';
-import { kernelWithProblems, type TuneOp, type WorkerResponse } from '../workers/protocol';
-import type {
-  AutokernelRunRequest,
-  AutokernelRunResult,
-  ProblemShape,
-  TuneProgress,
-  TuneRunRequest,
-  TuneRunResult,
-} from './tuner/types';
+// functions returned here and never see the worker or the GPU. The tuner's and the model files' wiring
+// are in ./tunerController.ts and ./modelController.ts; they share this one worker client.
+import type { GgufFileRef, RunConfig } from '../kernels/family';
+import { kernelWithProblems, type RunOutcome, type WorkerResponse } from '../workers/protocol';
 import { loadBuffers, loadStash, saveBuffer, saveStash, type BufferStorage } from './editor/bufferStorage';
+import { createModelController, type ModelController } from './modelController';
 import { decodePermalink, encodePermalink } from './permalink/codec';
+import type { TuneRunStore } from './persistence/tuneRuns';
 import {
   act,
   applyPermalink,
+  askToRun,
+  catalogIn,
   configKey,
   configProblems,
   deviceLost,
   deviceReady,
+  deviceRestarting,
   deviceUnavailable,
   editBuffer,
   editedWgsl,
@@ -28,47 +26,63 @@ import {
   generating,
   getApp,
   linkFailed,
+  openTensor,
+  oracleFinished,
+  oracleStarted,
   permalinkOf,
   resetBuffer,
   restoreBuffers,
+  runBlockers,
   runCancelled,
   runCompileError,
-  runConfig,
   runFailed,
   runFinished,
   runProgress,
   runStarted,
-  selectKernel,
-  setField,
-  setStaging,
-  setTab,
-  setTile,
   subscribeApp,
+  wantTensor,
   type AppState,
+  type RunEstimate,
 } from './store';
+import { createTunerController, type TunerController } from './tunerController';
 import type { WorkerClient } from './worker/client';
 
 export interface ControllerEnv {
   client: WorkerClient;
-  families: readonly KernelFamily[];
   storage: BufferStorage;
   /** Current URL hash and a way to replace it without a history entry. */
   getHash(): string;
   replaceHash(hash: string): void;
+  /** Where tuning runs are kept (IndexedDB); tests pass their own. */
+  openTuneStore(): Promise<TuneRunStore>;
   /** Debounce delays in ms (tests shorten them). */
   delays?: { generate?: number; run?: number; hash?: number };
+  /** Runs estimated to take longer than this ask first, ms. */
+  confirmMs?: number;
+  /** The clock (performance.now in the app). */
+  now?: () => number;
+}
+
+/** How a run is asked for: `confirmed` skips the long-run question; `untimed` skips the timing. */
+export interface RunChoice {
+  confirmed?: boolean;
+  untimed?: boolean;
+  noOwnership?: boolean;
 }
 
 export interface Controller {
   /** Restore buffers and the permalink, open the device. */
   start(): void;
-  /** Run the current kernel now (Ctrl/Alt+Enter, the Run button). */
-  runNow(): void;
+  /** Run the current kernel now (Ctrl/Alt+Enter anywhere, the Run button). */
+  runNow(choice?: RunChoice): void;
   /** The user edited the kernel text: keep it, and re-run after a pause in typing. */
   edit(text: string): void;
   /** Back to the generated kernel (and run it). */
   reset(): void;
+  /** Cancel the run (answered within about a second, even mid-dispatch). */
   cancelRun(): void;
+  /** Compute the CPU oracle's output (no GPU needed). */
+  computeOracle(): void;
   /** Diagnostics: destroy the device; the next request re-opens it. */
   loseDevice(): void;
   /** Re-open a lost device and run again. */
@@ -80,48 +94,109 @@ export interface Controller {
    * a debounced hash write may already have replaced `location.hash` before the event is handled.
    */
   openHash(hash?: string): void;
-  /** The tuner dashboard's wiring to the worker (see src/app/tuner/types.ts). */
-  tuner: {
-    runTune(req: TuneRunRequest, onProgress: (p: TuneProgress) => void): Promise<TuneRunResult>;
-    cancelTune(): void;
-    runAutokernel(req: AutokernelRunRequest): Promise<AutokernelRunResult>;
-    loadTile(tile: TileParams, op: TuneOp, shape: ProblemShape, staging?: CoopmatStaging): void;
+  tuner: TunerController;
+  models: ModelController;
+}
+
+/** Estimated runs longer than this ask before they start (issue: "before a run expected to exceed ~10 s"). */
+export const CONFIRM_MS = 10_000;
+
+/**
+ * A config's work in the family's own terms: the product of its integer shape params (m x n x k, or
+ * tokens x n x k), what a run's time scales with at a fixed tile.
+ */
+export function workOf(state: Pick<AppState, 'catalogs'>, config: RunConfig): number {
+  const catalog = catalogIn(state, config.kernel);
+  let w = 1;
+  for (const c of catalog?.controls ?? []) {
+    const v = config.params[c.key];
+    if (c.group === 'shape' && c.kind === 'int' && typeof v === 'number') w *= Math.max(1, v);
+  }
+  return w;
+}
+
+/** What a finished run cost, to estimate the next one. */
+interface RunCost {
+  kernel: string;
+  work: number;
+  /** The correctness run's wall time (compile excluded), ms: what scales with the work. */
+  runMs: number;
+}
+
+/** How a run would be made (what its time is made of besides the kernel itself). */
+export interface RunShape {
+  timed: boolean;
+  instrument: boolean;
+  targetMs: number;
+  batches: number;
+  /** Passes of the plan (each is timed alone too when there are several). */
+  passes: number;
+}
+
+/** Compiling, uploading and checking: a run's cost that does not scale with its work, ms (a guess). */
+const FIXED_MS = 500;
+
+/**
+ * Estimate a run from the last run of the same family (else of any family): its correctness run scaled
+ * by work, once more to record ownership, and the timing: every timed batch lasts at least the target
+ * and at least one run, for the plan and (several passes) each pass.
+ * @example estimateRun(costs, 'mmq-q4k-rt', 2 ** 31, { timed: true, instrument: true, targetMs: 25, batches: 6, passes: 1 })
+ */
+export function estimateRun(
+  costs: readonly RunCost[],
+  kernel: string,
+  work: number,
+  run: RunShape,
+): RunEstimate | undefined {
+  const last = [...costs].reverse();
+  const base = last.find((c) => c.kernel === kernel) ?? last[0];
+  if (!base || base.work <= 0) return undefined;
+  const scale = work / base.work;
+  const runMs = base.runMs * scale;
+  const untimedMs = FIXED_MS + runMs * (run.instrument ? 2 : 1);
+  const steps = run.passes > 1 ? run.passes + 1 : 1;
+  const timingMs = steps * run.batches * Math.max(run.targetMs, runMs);
+  const ms = untimedMs + (run.timed ? timingMs : 0);
+  return {
+    ms,
+    untimedMs,
+    basis: `one run of ${base.kernel} took ${base.runMs >= 1000 ? `${(base.runMs / 1000).toFixed(1)} s` : `${base.runMs.toPrecision(2)} ms`} for ${scale >= 1 ? `${scale.toPrecision(3)}x less` : `${(1 / scale).toPrecision(3)}x more`} work; timing runs ${run.batches} batches${steps > 1 ? ` for the plan and each of its ${run.passes} passes` : ''}`,
   };
 }
 
-/** The kernel family a tuning op tunes. */
-export const TUNE_OP_KERNEL: Record<TuneOp, KernelId> = {
-  mmq_q4k_tile: 'mmq-q4k-tile',
-  mmq_q4k_coopmat: 'coopmat-f16',
-};
+const sameFile = (a: GgufFileRef, b: GgufFileRef) => a.headerHash === b.headerHash && a.size === b.size;
 
-class WorkerRequestError extends Error {
-  constructor(kind: string, message: string) {
-    super(message);
-    this.name = kind === 'cancelled' ? 'CancelledError' : 'WorkerRequestError';
+class RunTracker {
+  costs: RunCost[] = [];
+  add(c: RunCost) {
+    this.costs = [...this.costs.filter((x) => x.kernel !== c.kernel), c].slice(-16);
   }
 }
 
 /**
  * Create the controller and subscribe it to the store.
- * @example const ctl = createController({ client, families: KERNEL_FAMILIES, storage: localStorage, getHash: () => location.hash, replaceHash }); ctl.start();
+ * @example const ctl = createController({ client, storage: localStorage, getHash, replaceHash, openTuneStore: openTuneRuns }); ctl.start();
  */
 export function createController(env: ControllerEnv): Controller {
-  const { client, families } = env;
+  const { client } = env;
   const delay = { generate: 120, run: 600, hash: 250, ...env.delays };
+  const confirmMs = env.confirmMs ?? CONFIRM_MS;
+  const now = env.now ?? (() => performance.now());
   let generateTimer: ReturnType<typeof setTimeout> | undefined;
   let runTimer: ReturnType<typeof setTimeout> | undefined;
   let hashTimer: ReturnType<typeof setTimeout> | undefined;
-  let runAfterGenerate = false;
+  let runAfterGenerate: RunChoice | undefined;
   let lastWrittenHash = '';
-  let tuneId: number | undefined;
+  let cancelAt: number | undefined;
+  const tracker = new RunTracker();
 
-  const kernelIds = families.map((f) => f.id);
+  const tuner = createTunerController({ client, openStore: env.openTuneStore, now });
+  const models = createModelController({ client });
 
-  const onMessage = (msg: WorkerResponse) => {
+  client.onEvent((msg: WorkerResponse) => {
     switch (msg.type) {
       case 'ready':
-        act(deviceReady, msg.caps, msg.deviceId, msg.plane, families);
+        act(deviceReady, msg.caps, msg.deviceId, msg.plane);
         return;
       case 'device-lost':
         act(deviceLost, msg.reason, msg.message);
@@ -129,81 +204,122 @@ export function createController(env: ControllerEnv): Controller {
       case 'progress':
         act(runProgress, msg.id, msg.stage, msg.fraction);
         return;
+      case 'error':
+        if (msg.kind === 'unsupported') act(deviceUnavailable, msg.message);
+        return;
       default:
         return;
     }
+  });
+  client.onRespawn((reason) => {
+    act(deviceRestarting, `restarting the GPU worker: ${reason}`);
+  });
+
+  const oracle = () => {
+    const s = getApp();
+    if (runBlockers(s).some((b) => !b.startsWith('WebGPU is not available'))) return;
+    const key = configKey(s.config);
+    act(oracleStarted, key);
+    void client.request({ type: 'oracle', config: s.config }).done.then((msg) => {
+      if (msg.type === 'oracle-result')
+        act(oracleFinished, key, { rows: msg.rows, cols: msg.cols, values: msg.oracle });
+      else
+        act(oracleFinished, key, {
+          error: msg.type === 'error' ? msg.message : `unexpected reply ${msg.type}`,
+        });
+    });
   };
-  client.onEvent(onMessage);
 
   const generate = () => {
     const state = getApp();
-    if (state.device.status === 'unavailable') return;
-    if (state.device.status !== 'ready') return; // deviceReady triggers it
-    if (configProblems(state, families).length) {
-      act(generated, kernelWithProblems(configProblems(state, families)), configKey(runConfig(state)));
+    if (state.device.status === 'starting' || state.device.status === 'lost') return; // 'ready' triggers it
+    const key = configKey(state.config);
+    const problems = configProblems(state);
+    if (problems.length) {
+      // The family's own validation on this side: the worker is not asked.
+      act(generated, kernelWithProblems(problems), key);
+      runAfterGenerate = undefined;
       return;
     }
-    const config = runConfig(state);
-    const key = configKey(config);
     act(generating);
-    const { done } = client.request({ type: 'generate', config });
+    const { done } = client.request({ type: 'generate', config: state.config });
     void done.then((msg) => {
-      if (configKey(runConfig(getApp())) !== key) return; // the config moved on
+      const s = getApp();
+      if (configKey(s.config) !== key) return; // the config moved on
       if (msg.type === 'generated') {
         act(generated, msg.kernel, key);
-        const s = getApp();
-        if ((runAfterGenerate || s.autoRun) && !msg.kernel.problems.length) {
-          runAfterGenerate = false;
-          runNow();
-        }
+        const choice = runAfterGenerate;
+        runAfterGenerate = undefined;
+        if (msg.kernel.problems.length) return;
+        if (s.device.status === 'unavailable') {
+          if (s.config.data.source !== 'tensor') oracle();
+        } else if (choice || s.runOptions.autoRun) runNow(choice ?? {});
       } else if (msg.type === 'error') {
         act(generated, kernelWithProblems([msg.message]), key);
-        if (msg.kind === 'unsupported') act(deviceUnavailable, msg.message);
       }
     });
   };
 
-  const scheduleGenerate = () => {
+  const scheduleGenerate = (ms = delay.generate) => {
     clearTimeout(generateTimer);
-    generateTimer = setTimeout(generate, delay.generate);
+    generateTimer = setTimeout(generate, ms);
   };
 
-  const runNow = () => {
+  const runNow = (choice: RunChoice = {}) => {
     clearTimeout(runTimer);
     const state = getApp();
-    if (state.device.status === 'unavailable') return;
-    const config = runConfig(state);
-    if (state.generatedKey !== configKey(config) || state.device.status !== 'ready') {
-      runAfterGenerate = true;
+    if (runBlockers(state).length) return;
+    const key = configKey(state.config);
+    if (state.generatedKey !== key || state.device.status !== 'ready') {
+      runAfterGenerate = choice;
       if (state.device.status === 'lost') recover();
-      else scheduleGenerate();
+      else scheduleGenerate(0);
       return;
     }
     if (state.generated?.problems.length) return;
+    const opts = state.runOptions;
+    const timed = opts.timed && !choice.untimed;
+    const instrument = opts.instrument && !choice.noOwnership;
+    if (!choice.confirmed) {
+      const est = estimateRun(tracker.costs, state.config.kernel, workOf(state, state.config), {
+        timed,
+        instrument,
+        targetMs: opts.targetMs,
+        batches: opts.batches,
+        passes: state.generated?.passes.length ?? 1,
+      });
+      if (est && est.ms > confirmMs) {
+        act(askToRun, est);
+        return;
+      }
+    }
     if (state.run.status === 'running' && state.run.id !== undefined) client.cancel(state.run.id);
     const wgsl = editedWgsl(state);
+    const config = state.config;
     const { id, done } = client.request({
       type: 'run',
       config,
-      iters: state.iters,
-      instrument: true,
+      instrument,
+      ...(timed ? { timing: { targetMs: opts.targetMs, batches: opts.batches } } : {}),
       ...(wgsl !== undefined ? { wgsl } : {}),
     });
-    act(runStarted, id);
+    const hunting = getApp().tuner.hunt?.status === 'running';
+    act(runStarted, id, hunting && !client.inFlight(id), now());
     void done.then((msg) => {
       switch (msg.type) {
         case 'run-result':
+          record(msg.outcome);
           act(runFinished, id, msg.outcome);
           return;
         case 'compile-error':
           act(runCompileError, id, { messages: msg.messages, editorLines: msg.editorLines });
           return;
         case 'cancelled':
-          act(runCancelled, id);
+          act(runCancelled, id, cancelAt === undefined ? undefined : now() - cancelAt);
+          cancelAt = undefined;
           return;
         case 'error':
           act(runFailed, id, msg.kind, msg.message);
-          if (msg.kind === 'unsupported') act(deviceUnavailable, msg.message);
           return;
         default:
           act(runFailed, id, 'internal', `unexpected reply ${msg.type}`);
@@ -211,20 +327,23 @@ export function createController(env: ControllerEnv): Controller {
     });
   };
 
+  const record = (o: RunOutcome) => {
+    tracker.add({ kernel: o.config.kernel, work: workOf(getApp(), o.config), runMs: o.runWallMs });
+  };
+
   const scheduleRun = () => {
     clearTimeout(runTimer);
-    runTimer = setTimeout(runNow, delay.run);
+    runTimer = setTimeout(() => runNow(), delay.run);
   };
 
   const init = () => {
-    const { done } = client.request({ type: 'init' });
-    void done.then((msg) => {
+    void client.request({ type: 'init' }).done.then((msg) => {
       if (msg.type === 'error') act(deviceUnavailable, msg.message);
     });
   };
 
   const recover = () => {
-    runAfterGenerate = true;
+    runAfterGenerate ??= {};
     init();
   };
 
@@ -237,9 +356,21 @@ export function createController(env: ControllerEnv): Controller {
   };
 
   subscribeApp((s: AppState, prev: AppState) => {
-    const key = configKey(runConfig(s));
-    if (key !== configKey(runConfig(prev)) || (s.device.status === 'ready' && prev.device.status !== 'ready'))
-      scheduleGenerate();
+    const key = configKey(s.config);
+    const statusChanged =
+      s.device.status !== prev.device.status &&
+      (s.device.status === 'ready' || s.device.status === 'unavailable');
+    const filesChanged = s.models.files !== prev.models.files && s.config.data.source === 'tensor';
+    if (key !== configKey(prev.config) || statusChanged || filesChanged) scheduleGenerate();
+    if (s.config.data.tensor !== prev.config.data.tensor || filesChanged) {
+      // A config (a permalink) names a tensor of a file that is not open: ask for that file.
+      const t = s.config.data.source === 'tensor' ? s.config.data.tensor : undefined;
+      const want =
+        t && !openTensor(s.models, t) && !s.models.files.some((f) => sameFile(f.file, t.file))
+          ? t
+          : undefined;
+      if (want !== s.models.wanted) act(wantTensor, want);
+    }
     const id = s.config.kernel;
     if (s.buffers[id] !== prev.buffers[id]) saveBuffer(env.storage, id, s.buffers[id]);
     if (s.stash !== prev.stash) saveStash(env.storage, s.stash);
@@ -254,35 +385,46 @@ export function createController(env: ControllerEnv): Controller {
     }
   });
 
-  const openHash = (hash = env.getHash()) => {
+  const openHash = (hash = env.getHash(), atStart = false) => {
     // A pending write of the old state's hash must not clobber the link being opened.
     clearTimeout(hashTimer);
     if (!hash || hash === '#' || hash === lastWrittenHash) return;
-    const r = decodePermalink(hash, kernelIds);
+    const r = decodePermalink(hash, getApp().catalogs);
     if (r.ok) act(applyPermalink, r.state);
-    else act(linkFailed, r.error);
+    else
+      act(
+        linkFailed,
+        `${r.error} ${atStart ? 'Showing the default config instead.' : 'The config you had is kept.'}`,
+      );
   };
 
   return {
     start() {
-      act(restoreBuffers, loadBuffers(env.storage, kernelIds), loadStash(env.storage, kernelIds));
-      openHash();
+      const ids = getApp().catalogs.map((c) => c.id);
+      act(restoreBuffers, loadBuffers(env.storage, ids), loadStash(env.storage, ids));
+      openHash(env.getHash(), true);
       init();
+      tuner.start();
     },
     runNow,
     edit(text) {
-      if (text === getApp().buffers[getApp().config.kernel]?.text) return;
+      const s = getApp();
+      if (text === s.buffers[s.config.kernel]?.text) return;
       act(editBuffer, text);
-      if (getApp().autoRun) scheduleRun();
+      if (getApp().runOptions.autoRun) scheduleRun();
     },
     reset() {
       act(resetBuffer);
-      if (getApp().autoRun) scheduleRun();
+      if (getApp().runOptions.autoRun) scheduleRun();
     },
     cancelRun() {
       const s = getApp();
-      if (s.run.status === 'running' && s.run.id !== undefined) client.cancel(s.run.id);
+      if (s.run.status === 'running' && s.run.id !== undefined) {
+        cancelAt = now();
+        client.cancel(s.run.id);
+      }
     },
+    computeOracle: oracle,
     loseDevice() {
       client.request({ type: 'lose-device' });
     },
@@ -290,51 +432,8 @@ export function createController(env: ControllerEnv): Controller {
     link(base) {
       return base.replace(/#.*$/, '') + encodePermalink(permalinkOf(getApp()));
     },
-    openHash,
-    tuner: {
-      runTune(req, onProgress) {
-        const { id, done } = client.request({ type: 'tune', ...req }, (msg) => {
-          if (msg.type === 'tune-progress') {
-            const { generation, evaluated, bestMs, entry } = msg;
-            onProgress({ generation, evaluated, bestMs, ...(entry ? { entry } : {}) });
-          }
-        });
-        tuneId = id;
-        return done.then((msg) => {
-          if (tuneId === id) tuneId = undefined;
-          if (msg.type === 'tune-done') return { report: msg.report, fromCache: msg.fromCache };
-          if (msg.type === 'cancelled') throw new WorkerRequestError('cancelled', 'hunt cancelled');
-          throw new WorkerRequestError(
-            'error',
-            msg.type === 'error' ? msg.message : `unexpected reply ${msg.type}`,
-          );
-        });
-      },
-      cancelTune() {
-        if (tuneId !== undefined) client.cancel(tuneId);
-      },
-      runAutokernel(req) {
-        return client.request({ type: 'autokernel', ...req }).done.then((msg) => {
-          if (msg.type !== 'autokernel-result')
-            throw new WorkerRequestError(
-              'error',
-              msg.type === 'error' ? msg.message : `unexpected reply ${msg.type}`,
-            );
-          const { type: _type, id: _id, ...result } = msg;
-          return result;
-        });
-      },
-      loadTile(tile, op, shape, staging) {
-        const family = families.find((f) => f.id === TUNE_OP_KERNEL[op]);
-        if (!family) return;
-        act(selectKernel, family);
-        act(setField, 'm', shape.m);
-        act(setField, 'n', shape.n);
-        act(setField, 'k', shape.k);
-        for (const f of ['wm', 'wn', 'rm', 'rn'] as const) act(setTile, f, tile[f]);
-        if (staging) act(setStaging, staging);
-        act(setTab, 'ownership');
-      },
-    },
+    openHash: (hash) => openHash(hash, false),
+    tuner,
+    models,
   };
 }

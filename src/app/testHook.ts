@@ -1,10 +1,12 @@
 // `window.__mmq`: a read-mostly hook for the e2e tests, so they can assert on numbers (hashes and
 // summaries of the computed ownership and error buffers) instead of pixels, and drive the editor through
-// the same model-edit path typing uses. It exposes nothing the UI does not already show.
-import type { KernelFamily } from '../kernels/family';
+// the same model-edit path typing uses. It exposes nothing the UI does not already show. Installed only
+// by test builds (vite build --mode e2e): the production build does not contain it (e2e/bundle.spec.ts).
 import type { OwnershipPhase } from '../kernels/family';
 import type { RunOutcome } from '../workers/protocol';
-import { getApp } from './store';
+import type { Controller } from './controller';
+import { mountedEditor, type EditorHandle } from './editor/editorHandle';
+import { getApp, isCurrentResult } from './store';
 import {
   badByOwner,
   badMask,
@@ -16,21 +18,6 @@ import {
   ownershipFlags,
 } from './views/analysis';
 import { analyseRun } from './views/useRunAnalysis';
-
-export interface EditorHook {
-  getValue(): string;
-  /** Replace the first match of `pattern` (a RegExp source) as a user edit would. Returns false when nothing matched. */
-  replace(pattern: string, replacement: string): boolean;
-  /** Monaco markers of the current model. */
-  markers(): { line: number; column: number; message: string; severity: number }[];
-}
-
-let editorHook: EditorHook | undefined;
-
-/** The editor registers itself here while mounted. */
-export function registerEditorHook(hook: EditorHook | undefined): void {
-  editorHook = hook;
-}
 
 export interface OwnershipSummary {
   hash: string;
@@ -121,9 +108,28 @@ export interface MmqTestHook {
     kernel: string;
     linkError?: string | undefined;
     edited: boolean;
+    /** The last outcome's timing, as the results show it. */
+    timing?:
+      | { ms: number; runs: number; batches: number; resolutionNs: number; coarse: boolean; passes: number }
+      | undefined;
+    throughputUnit?: string | undefined;
+    cancelMs?: number | undefined;
+    params: Record<string, number | string>;
+    /** The result shown is of the current config (not of the one before an edit). */
+    current: boolean;
+    /** Times the GPU worker was replaced after a cancel it could not answer in time. */
+    restarts: number;
   };
-  editor(): EditorHook | undefined;
+  tuner(): {
+    status: string;
+    entries: number;
+    stored: boolean;
+    runs: { key: string; status: string; entries: number }[];
+  };
+  editor(): EditorHandle | undefined;
   kernels(): string[];
+  /** The controller (runs with a choice, e.g. untimed). */
+  controller: Controller;
 }
 
 declare global {
@@ -132,13 +138,15 @@ declare global {
   }
 }
 
-/** Install `window.__mmq`. */
-export function installTestHook(target: Window, families: readonly KernelFamily[]): void {
+/** Install `window.__mmq` (test builds only). */
+export function installTestHook(target: Window, controller: Controller): void {
   target.__mmq = {
     summary: runSummary,
     status() {
       const s = getApp();
       const b = s.buffers[s.config.kernel];
+      const gen = s.generated?.passes[s.generated.mainPass]?.wgsl;
+      const t = s.outcome?.timing;
       return {
         device: s.device.status,
         run: s.run.status,
@@ -146,10 +154,33 @@ export function installTestHook(target: Window, families: readonly KernelFamily[
         stage: s.run.stage,
         kernel: s.config.kernel,
         linkError: s.linkError,
-        edited: !!b && !!s.generated?.wgsl && b.text !== s.generated.wgsl,
+        edited: !!b && gen !== undefined && b.text !== gen,
+        timing: t && {
+          ms: t.ms,
+          runs: t.runs,
+          batches: t.samples.length,
+          resolutionNs: t.resolutionNs,
+          coarse: t.coarse,
+          passes: t.passes?.length ?? 1,
+        },
+        throughputUnit: s.outcome?.throughput?.unit,
+        cancelMs: s.run.cancelMs,
+        params: { ...s.config.params },
+        current: !!s.outcome && isCurrentResult(s, s.outcome.config),
+        restarts: s.device.restarts ?? 0,
       };
     },
-    editor: () => editorHook,
-    kernels: () => families.map((f) => f.id),
+    tuner() {
+      const t = getApp().tuner;
+      return {
+        status: t.hunt?.status ?? 'idle',
+        entries: t.hunt?.entries.length ?? 0,
+        stored: t.hunt?.stored ?? false,
+        runs: (t.runs ?? []).map((r) => ({ key: r.key, status: r.status, entries: r.report.entries.length })),
+      };
+    },
+    editor: mountedEditor,
+    kernels: () => getApp().catalogs.map((f) => f.id),
+    controller,
   };
 }

@@ -1,6 +1,6 @@
 // The one typed message protocol between the app (main thread) and the GPU worker. Every message is a
 // member of a discriminated union on `type`; typed arrays in results are transferred, not copied.
-import type { Verdict } from '../kernels/compare';
+import type { Gate, Verdict } from '../kernels/compare';
 import type {
   FamilyParams,
   GgufFileRef,
@@ -75,6 +75,11 @@ export type WorkerRequest =
       file: Blob;
       /** The file's name where the Blob is not a File. */ name?: string;
     }
+  /**
+   * The CPU oracle's output of a config, without running anything on a GPU: what the app shows where
+   * WebGPU is missing (the generators and oracles are pure TypeScript). Served by the worker shell.
+   */
+  | { type: 'oracle'; id: number; config: RunConfig }
   | { type: 'cancel'; id: number }
   /** Diagnostics: destroy the worker's device, to exercise device-loss reporting and recovery. */
   | { type: 'lose-device'; id: number };
@@ -108,6 +113,11 @@ export interface GeneratedKernel {
   plane: number;
   /** Why this config cannot run on this adapter; non-empty means no passes. */
   problems: string[];
+  /**
+   * Set when the kernel was generated without a GPU device (no WebGPU here): for which adapter it was
+   * generated instead, in words.
+   */
+  note?: string;
 }
 
 /** The "generated" reply for a config that cannot run: no kernel text, only the reasons. */
@@ -248,6 +258,15 @@ export type WorkerResponse =
       fallback?: string;
     }
   | { type: 'gguf-opened'; id: number; model: OpenedModel }
+  /** The answer to 'oracle': the exact CPU result [rows, cols] and the gate a GPU result is held to. */
+  | {
+      type: 'oracle-result';
+      id: number;
+      rows: number;
+      cols: number;
+      oracle: Float32Array | Int32Array;
+      gate: Gate;
+    }
   | { type: 'cancelled'; id: number }
   /** 'file': a GGUF that is not one, is cut short, or is not open (pick it again). */
   | {
@@ -264,6 +283,7 @@ export function transferablesOf(msg: WorkerResponse): Transferable[] {
   const add = (a: ArrayBufferView | undefined) => {
     if (a && a.buffer instanceof ArrayBuffer && !out.includes(a.buffer)) out.push(a.buffer);
   };
+  if (msg.type === 'oracle-result') add(msg.oracle);
   if (msg.type === 'run-result') {
     const o = msg.outcome;
     add(o.output);

@@ -1,6 +1,111 @@
-// Messages that need the user: a permalink that could not be applied, a lost or missing device.
+// Messages that need the user: a permalink that could not be applied, a link's model file to open (or
+// the wrong one picked), a run expected to take long, a lost or missing device.
+import { useRef } from 'react';
 import { useServices } from '../appContext';
-import { act, dismissLinkError, useApp } from '../store';
+import { MODEL_FILE_ACCEPT } from '../modelController';
+import { act, dismissConfirm, dismissLinkError, fileText, useApp } from '../store';
+
+/**
+ * What is missing, in a few words, from the worker's message (its own advice is not repeated: the
+ * banner gives it per browser).
+ */
+export function noWebGpuCause(message: string | undefined): string {
+  if (!message || /navigator\.gpu is missing/.test(message))
+    return 'the browser does not expose WebGPU (navigator.gpu)';
+  if (/no adapter/i.test(message)) return 'WebGPU is exposed, but the browser offers no adapter';
+  return message;
+}
+
+/** What to do without WebGPU, per browser (issue: one banner, naming what is missing and how to get it). */
+export function NoWebGpu({ message }: { message: string | undefined }) {
+  return (
+    <div className="banner bad" role="alert" data-testid="no-webgpu">
+      <div>
+        <strong>No WebGPU here: {noWebGpuCause(message)}.</strong> The generated WGSL and the CPU
+        oracle&apos;s output are shown; running on a GPU needs WebGPU:
+        <ul>
+          <li>
+            Chrome or Edge 113+: on by default on Windows, macOS and ChromeOS; on Linux start it with{' '}
+            <code>--enable-unsafe-webgpu</code> (plus <code>--enable-features=Vulkan</code> where needed).
+          </li>
+          <li>
+            Firefox: WebGPU on Windows from 141, on Apple-silicon macOS from 145 (no subgroups there: scalar
+            arms).
+          </li>
+          <li>Safari 26: WebGPU without subgroup matrices (scalar and dp4a arms).</li>
+        </ul>
+      </div>
+    </div>
+  );
+}
+
+function WantedFile() {
+  const { controller } = useServices();
+  const wanted = useApp((s) => s.models.wanted);
+  const mismatch = useApp((s) => s.models.mismatch);
+  const input = useRef<HTMLInputElement>(null);
+  if (!wanted) return null;
+  return (
+    <div className="banner warn" role="alert" data-testid="wanted-file">
+      <span>
+        {mismatch ?? (
+          <>
+            This config runs tensor <code>{wanted.tensor}</code> of the model file {fileText(wanted.file)}.
+            Open that file to run it (it stays on your machine).
+          </>
+        )}
+      </span>
+      <button
+        type="button"
+        className="primary"
+        onClick={() => input.current?.click()}
+        data-testid="wanted-open"
+      >
+        Open the file…
+      </button>
+      <input
+        ref={input}
+        type="file"
+        accept={MODEL_FILE_ACCEPT}
+        className="hidden"
+        data-testid="wanted-file-input"
+        onChange={(e) => {
+          const f = e.target.files?.[0];
+          e.target.value = '';
+          if (f) controller.models.open(f);
+        }}
+      />
+    </div>
+  );
+}
+
+function Confirm() {
+  const { controller } = useServices();
+  const est = useApp((s) => s.confirm);
+  if (!est) return null;
+  const s = (ms: number) => `${(ms / 1000).toFixed(ms < 100_000 ? 1 : 0)} s`;
+  return (
+    <div className="banner warn" role="alert" data-testid="run-estimate">
+      <span>
+        This run is expected to take about <strong>{s(est.ms)}</strong> on this adapter ({est.basis}). Run it
+        without timing (about {s(est.untimedMs)}), make the shape smaller, or run it anyway.
+      </span>
+      <button
+        type="button"
+        onClick={() => controller.runNow({ confirmed: true, untimed: true })}
+        data-testid="run-untimed"
+      >
+        Run without timing
+      </button>
+      <button type="button" onClick={() => controller.runNow({ confirmed: true })} data-testid="run-anyway">
+        Run anyway
+      </button>
+      <button type="button" onClick={() => act(dismissConfirm)}>
+        Not now
+      </button>
+    </div>
+  );
+}
 
 export function Banners() {
   const { controller } = useServices();
@@ -16,6 +121,8 @@ export function Banners() {
           </button>
         </div>
       )}
+      <WantedFile />
+      <Confirm />
       {device.status === 'lost' && (
         <div className="banner bad" role="alert" data-testid="device-lost">
           <span>
@@ -32,14 +139,7 @@ export function Banners() {
           </button>
         </div>
       )}
-      {device.status === 'unavailable' && (
-        <div className="banner bad" role="alert" data-testid="no-webgpu">
-          <span>
-            WebGPU is not available here: {device.message}. Use a Chromium-based browser with WebGPU enabled
-            (on Linux: --enable-unsafe-webgpu).
-          </span>
-        </div>
-      )}
+      {device.status === 'unavailable' && <NoWebGpu message={device.message} />}
     </>
   );
 }

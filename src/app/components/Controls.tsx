@@ -1,105 +1,140 @@
-// Left column: kernel family, shape, tile, arm, plane width, data source, run options. Every change is a
-// store action; the controller regenerates and re-runs. validate() messages explain a config that
-// cannot run, so a bad shape never leaves a blank page.
-import { useId } from 'react';
-import {
-  COOPMAT_STAGINGS,
-  type CoopmatStaging,
-  type KernelFamily,
-  type TileParams,
-} from '../../kernels/family';
-import { defaultCoopmatStaging, type CoopmatArm } from '../../kernels/coopmat';
-import { ARMS, int8ArmSupport, type Arm } from '../../kernels/gpu/caps';
-import { useServices } from '../appContext';
+// Left column: kernel family, its controls (read from the family's declaration: shape, routing, tile and
+// choice knobs with their ranges, steps and hints), a model preset, the arm (with the adapter's reason
+// when one cannot run), plane width, data source and data seed, and how a run is timed. Every change is a
+// store action; the controller regenerates and re-runs. Problems are listed once, in the family's words.
+import type { ControlDecl, DataSource, FamilyCatalog } from '../../kernels/family';
+import { TILE_KEYS, tileGeometry, tileOf } from '../../kernels/tile';
 import { PLANE_CHOICES } from '../permalink/codec';
 import {
   act,
+  applyGemm,
   configProblems,
+  currentCatalog,
+  draftProblems,
+  resetToDefaults,
   selectKernel,
   setArm,
-  setAutoRun,
+  setDataSeed,
   setDataSource,
-  setField,
-  setIters,
+  setParam,
   setPlane,
-  setStaging,
-  setTile,
+  setRunOptions,
+  setTab,
   useApp,
 } from '../store';
+import { NumberField } from './NumberField';
+import { PresetPicker } from './PresetPicker';
 
-/** The integer shape fields, in display order; each shows only where the family lists it as a knob. */
-const SHAPE_INPUTS: readonly { field: 'm' | 'n' | 'k' | 'experts' | 'topk' | 'ytiles'; hint?: string }[] = [
-  { field: 'm' },
-  { field: 'n' },
-  { field: 'k' },
-  { field: 'experts' },
-  { field: 'topk' },
-  { field: 'ytiles', hint: 'row tiles per expert in the grid (grid-stride)' },
+const GROUPS: readonly { group: ControlDecl['group']; title: string }[] = [
+  { group: 'shape', title: 'Shape' },
+  { group: 'route', title: 'Routing' },
+  { group: 'tile', title: 'Tile' },
 ];
 
-const STAGING_LABEL: Record<CoopmatStaging, string> = {
-  'one-pass': 'one pass (decode + round in the tile)',
-  prepass: 'split: weight and activation pre-passes',
-  'fused-prepass': 'split: both pre-passes in one dispatch',
-  'in-gemm': 'split: B decoded from Q4_K in the GEMM',
+/** The data sources in words (the glossary says more). */
+export const DATA_LABEL: Record<DataSource, { label: string; hint: string }> = {
+  reference: {
+    label: 'reference generator',
+    hint: "the reference module's own deterministic generators (its xorshift streams, bit for bit)",
+  },
+  random: {
+    label: 'random, ggml-quantized',
+    hint: "random f32 data put through ggml's quantizers (so the error split has the unquantized data)",
+  },
+  synthetic: {
+    label: 'synthetic (fast)',
+    hint: "random codes and scales in the reference's ranges: fast to make at prefill sizes",
+  },
+  tensor: { label: 'model tensor', hint: 'a tensor of an opened GGUF file as the weight (Model tab)' },
 };
 
-const ARM_LABEL: Record<Arm, string> = {
-  scalar: 'scalar',
-  dp4a: 'dp4a (dot4I8Packed)',
-  'subgroup-matrix': 'subgroup matrix',
-};
+/** The seed-like number fields' spec: a 32-bit data seed. */
+const SEED_SPEC = { label: 'data seed', min: 0, max: 0xffffffff };
 
-function NumberInput(props: {
-  label: string;
-  value: number;
-  onChange: (v: number) => void;
-  testId: string;
-  min?: number;
-  hint?: string;
-}) {
-  const id = useId();
+function ControlField({ control }: { control: ControlDecl }) {
+  const params = useApp((s) => s.config.params);
+  const problems = useApp(configProblems);
+  const invalid = problems.some((p) => p.startsWith(`${control.label} `));
+  const value = params[control.key];
+  if (control.visible && !control.visible(params)) return null;
+  if (control.kind === 'choice')
+    return (
+      <label className="field wide" title={control.hint}>
+        <span>{control.label}</span>
+        <select
+          data-testid={`param-${control.key}`}
+          value={typeof value === 'string' ? value : ''}
+          aria-invalid={invalid || undefined}
+          onChange={(e) => act(setParam, control.key, e.target.value)}
+        >
+          {control.options.map((o) => (
+            <option key={o.value} value={o.value}>
+              {o.label}
+            </option>
+          ))}
+        </select>
+      </label>
+    );
   return (
-    <label className="field" htmlFor={id} title={props.hint}>
-      <span>{props.label}</span>
-      <input
-        id={id}
-        type="number"
-        data-testid={props.testId}
-        min={props.min ?? 1}
-        value={Number.isFinite(props.value) ? props.value : ''}
-        onChange={(e) => props.onChange(e.target.value === '' ? NaN : Number(e.target.value))}
-      />
-    </label>
+    <NumberField
+      id={`param:${control.key}`}
+      label={control.label}
+      value={typeof value === 'number' ? value : undefined}
+      spec={{ label: control.label, min: control.min, max: control.max }}
+      step={control.step(params)}
+      hint={`${control.hint ?? control.label}${control.step(params) > 1 ? ` (ArrowUp/Down steps by ${control.step(params)})` : ''}`}
+      onCommit={(v) => act(setParam, control.key, v)}
+      testId={`param-${control.key}`}
+      invalid={invalid}
+    />
   );
 }
 
-function ArmPicker({ family }: { family: KernelFamily }) {
+/** "BM 32 × BN 64 · 8 planes" for families whose controls are the shared register tile. */
+function TileSummary({ catalog }: { catalog: FamilyCatalog }) {
+  const params = useApp((s) => s.config.params);
+  const keys = catalog.controls.map((c) => c.key);
+  if (!TILE_KEYS.every((k) => keys.includes(k))) return null;
+  const t = tileOf(params);
+  if (![t.wm, t.wn, t.rm, t.rn].every((v) => Number.isInteger(v) && v >= 1)) return null;
+  const g = tileGeometry(t);
+  return (
+    <p className="muted small" data-testid="tile-summary">
+      block BM {g.bm} × BN {g.bn} · {g.nwarp} plane{g.nwarp === 1 ? '' : 's'}
+    </p>
+  );
+}
+
+function ArmPicker({ catalog }: { catalog: FamilyCatalog }) {
   const arm = useApp((s) => s.config.arm);
+  const params = useApp((s) => s.config.params);
   const caps = useApp((s) => s.device.caps);
+  const status = useApp((s) => s.device.status);
   return (
     <fieldset className="arms" data-testid="arm-picker">
-      <legend>Arm</legend>
-      {ARMS.map((a) => {
-        const inFamily = family.arms.includes(a);
-        const support = caps ? int8ArmSupport(caps, a) : { ok: true as const };
-        const reason = !inFamily
-          ? `${family.title} has no ${a} arm`
-          : support.ok
+      <legend title="an arm is one implementation of the kernel's inner product (see the glossary)">
+        Arm
+      </legend>
+      {catalog.arms.map((a, i) => {
+        const reason = caps
+          ? a.unavailable(caps, params)
+          : i === 0
             ? undefined
-            : support.reason;
+            : status === 'unavailable'
+              ? 'no WebGPU adapter here'
+              : 'waiting for the GPU adapter';
         return (
-          <label key={a} className={`arm ${reason ? 'disabled' : ''}`} title={reason}>
+          <label key={a.arm} className={`arm ${reason ? 'disabled' : ''}`}>
             <input
               type="radio"
               name="arm"
-              value={a}
-              checked={arm === a}
+              value={a.arm}
+              checked={arm === a.arm}
               disabled={!!reason}
-              onChange={() => act(setArm, a)}
-              data-testid={`arm-${a}`}
+              onChange={() => act(setArm, a.arm)}
+              data-testid={`arm-${a.arm}`}
             />
-            <span>{ARM_LABEL[a]}</span>
+            <span>{a.label}</span>
             {reason && <small className="reason">{reason}</small>}
           </label>
         );
@@ -108,216 +143,241 @@ function ArmPicker({ family }: { family: KernelFamily }) {
   );
 }
 
-export function Controls() {
-  const { families, controller } = useServices();
-  const config = useApp((s) => s.config);
-  const adapterPlane = useApp((s) => s.device.plane);
-  const iters = useApp((s) => s.iters);
-  const autoRun = useApp((s) => s.autoRun);
-  const running = useApp((s) => s.run.status === 'running');
-  const problems = useApp((s) => configProblems(s, families));
-  const generatedProblems = useApp((s) => s.generated?.problems ?? []);
-  const family = families.find((f) => f.id === config.kernel) ?? families[0]!;
-  const knobs = new Set(family.knobs);
-  const shown = [...new Set([...problems, ...generatedProblems])];
-  const tileField = (f: keyof TileParams, hint: string) => (
-    <NumberInput
-      key={f}
-      label={f}
-      value={config.tile[f]}
-      onChange={(v) => act(setTile, f, v)}
-      testId={`tile-${f}`}
-      hint={hint}
-    />
+function DataControls({ catalog }: { catalog: FamilyCatalog }) {
+  const data = useApp((s) => s.config.data);
+  const hasModel = useApp((s) => s.models.files.length > 0);
+  const sources: DataSource[] = ['reference', 'random', 'synthetic'];
+  return (
+    <section>
+      <h2>Data</h2>
+      <div className="seg wrap" role="radiogroup" aria-label="Data source">
+        {sources.map((d) => (
+          <button
+            key={d}
+            type="button"
+            role="radio"
+            aria-checked={data.source === d}
+            className={data.source === d ? 'on' : ''}
+            title={DATA_LABEL[d].hint}
+            onClick={() => act(setDataSource, d as Exclude<DataSource, 'tensor'>)}
+            data-testid={`data-${d}`}
+          >
+            {DATA_LABEL[d].label}
+          </button>
+        ))}
+        <button
+          type="button"
+          role="radio"
+          aria-checked={data.source === 'tensor'}
+          className={data.source === 'tensor' ? 'on' : ''}
+          disabled={!catalog.takes}
+          title={catalog.takes ? DATA_LABEL.tensor.hint : `${catalog.title} runs on generated data only`}
+          onClick={() => act(setTab, 'model')}
+          data-testid="data-tensor"
+        >
+          {DATA_LABEL.tensor.label}
+          {data.source !== 'tensor' && catalog.takes ? (hasModel ? ': pick one…' : ': open a file…') : ''}
+        </button>
+      </div>
+      {data.source === 'tensor' && data.tensor && (
+        <p className="small tensor-choice" data-testid="tensor-choice">
+          weight <code>{data.tensor.tensor}</code> of <code>{data.tensor.file.name}</code>, activation{' '}
+          {data.tensor.activation === 'outliers' ? 'normal with outlier channels' : 'normal'}
+        </p>
+      )}
+      <NumberField
+        id="data:seed"
+        label="data seed"
+        value={data.seed}
+        spec={SEED_SPEC}
+        hint="0 = the reference generator's own constant; any other number draws another stream (for a model tensor: the activation)"
+        onCommit={(v) => act(setDataSeed, v)}
+        testId="data-seed-number"
+      />
+    </section>
   );
+}
 
+function RunOptions() {
+  const o = useApp((s) => s.runOptions);
+  return (
+    <section>
+      <h2>Timing</h2>
+      <label className="check" title="time the whole plan and each pass after the correctness run">
+        <input
+          type="checkbox"
+          checked={o.timed}
+          onChange={(e) => act(setRunOptions, { timed: e.target.checked })}
+          data-testid="timed"
+        />
+        <span>time the run</span>
+      </label>
+      <div className="grid2">
+        <NumberField
+          id="run:targetMs"
+          label="ms per batch"
+          value={o.targetMs}
+          spec={{ label: 'ms per batch', min: 1, max: 10_000 }}
+          hint="GPU time each timed batch lasts: its run count is calibrated to it (at least 10 ms keeps a browser's 100 µs timestamps fine enough)"
+          onCommit={(v) => act(setRunOptions, { targetMs: v })}
+          testId="timing-target"
+          disabled={!o.timed}
+        />
+        <NumberField
+          id="run:batches"
+          label="batches"
+          value={o.batches}
+          spec={{ label: 'batches', min: 1, max: 100 }}
+          hint="timed batches (as many again when they disagree); the fastest counts"
+          onCommit={(v) => act(setRunOptions, { batches: v })}
+          testId="timing-batches"
+          disabled={!o.timed}
+        />
+      </div>
+      <label className="check" title="run the ownership-recording variant too (the Ownership view)">
+        <input
+          type="checkbox"
+          checked={o.instrument}
+          onChange={(e) => act(setRunOptions, { instrument: e.target.checked })}
+          data-testid="instrument"
+        />
+        <span>record ownership</span>
+      </label>
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={o.autoRun}
+          onChange={(e) => act(setRunOptions, { autoRun: e.target.checked })}
+          data-testid="auto-run"
+        />
+        <span>run after each change</span>
+      </label>
+    </section>
+  );
+}
+
+export function Problems() {
+  const problems = useApp(configProblems);
+  const generatedProblems = useApp((s) =>
+    s.generatedKey && !configProblems(s).length ? (s.generated?.problems ?? []) : [],
+  );
+  const drafts = useApp((s) => draftProblems(s.drafts));
+  const catalog = useApp(currentCatalog);
+  const shown = [...new Set([...problems, ...generatedProblems])];
+  if (!shown.length) return null;
+  return (
+    <section className="problems" role="alert" data-testid="problems">
+      <h2>Cannot run this config</h2>
+      <ul>
+        {shown.map((p) => (
+          <li key={p}>{p}</li>
+        ))}
+      </ul>
+      {drafts.length > 0 && (
+        <p className="small muted">Fields still being typed are marked where they are.</p>
+      )}
+      <button type="button" onClick={() => act(resetToDefaults)} data-testid="defaults">
+        Back to {catalog.title} defaults
+      </button>
+    </section>
+  );
+}
+
+export function Controls() {
+  const catalogs = useApp((s) => s.catalogs);
+  const catalog = useApp(currentCatalog);
+  const planeChoice = useApp((s) => s.config.plane);
+  const adapterPlane = useApp((s) => s.device.plane);
+  const status = useApp((s) => s.device.status);
+  const collapsed = useApp((s) => s.layout.controlsCollapsed);
+  if (collapsed) return null;
   return (
     <aside className="controls" aria-label="Kernel controls">
       <section>
         <h2>Kernel</h2>
         <select
           data-testid="kernel-select"
-          value={config.kernel}
+          value={catalog.id}
           onChange={(e) => {
-            const f = families.find((x) => x.id === e.target.value);
+            const f = catalogs.find((x) => x.id === e.target.value);
             if (f) act(selectKernel, f);
           }}
         >
-          {families.map((f) => (
+          {catalogs.map((f) => (
             <option key={f.id} value={f.id}>
               {f.title}
             </option>
           ))}
         </select>
-        <p className="summary">{family.summary}</p>
-        <p className="seed-name">
-          seed: <code>{family.seedName}</code>
+        <p className="kernel-title" data-testid="kernel-title">
+          {catalog.title}
+        </p>
+        <p className="summary">{catalog.summary}</p>
+        <p className="small muted">
+          reference kernel <code>{catalog.reference}</code> ·{' '}
+          {catalog.arithmetic === 'f16' ? 'f16 GEMM' : 'int8 GEMM'}
         </p>
       </section>
 
-      <section>
-        <h2>Shape</h2>
-        <div className="grid3">
-          {SHAPE_INPUTS.map(({ field, hint }) =>
-            knobs.has(field) ? (
-              <NumberInput
-                key={field}
-                label={field}
-                value={config[field]}
-                onChange={(v) => act(setField, field, v)}
-                testId={`shape-${field}`}
-                {...(hint ? { hint } : {})}
-              />
-            ) : null,
-          )}
-        </div>
-        {!knobs.has('m') && (
-          <p className="muted">
-            Fixed shape: {config.m}×{config.n}×{config.k}
-          </p>
-        )}
-      </section>
-
-      {knobs.has('tile') && (
+      {catalog.controls.length === 0 && (
         <section>
-          <h2>Tile</h2>
-          <div className="grid4">
-            {tileField('wm', 'warp-grid rows (planes down the block)')}
-            {tileField('wn', 'warp-grid cols (planes across the block)')}
-            {tileField('rm', 'register subtiles per plane, down')}
-            {tileField('rn', 'register subtiles per plane, across')}
-          </div>
-          <p className="muted">
-            BM {config.tile.wm * config.tile.rm * 16} × BN {config.tile.wn * config.tile.rn * 16},{' '}
-            {config.tile.wm * config.tile.wn} planes
-          </p>
-          {knobs.has('staging') && (
-            <label
-              className="field wide"
-              title="how the operands reach the matrix work; the tuner searches it too"
-            >
-              <span>Staging</span>
-              <select
-                data-testid="staging-select"
-                value={config.staging ?? ''}
-                onChange={(e) =>
-                  act(setStaging, e.target.value === '' ? undefined : (e.target.value as CoopmatStaging))
-                }
-              >
-                <option value="">arm default ({defaultCoopmatStaging(config.arm as CoopmatArm)})</option>
-                {COOPMAT_STAGINGS.map((s) => (
-                  <option key={s} value={s}>
-                    {STAGING_LABEL[s]}
-                  </option>
-                ))}
-              </select>
-            </label>
-          )}
+          <h2>Shape</h2>
+          <p className="muted small">Fixed shape: this kernel has no knobs.</p>
         </section>
       )}
+      {GROUPS.map(({ group, title }) => {
+        const controls = catalog.controls.filter((c) => c.group === group);
+        if (!controls.length) return null;
+        return (
+          <section key={group} data-testid={`group-${group}`}>
+            <h2>{title}</h2>
+            <div className="grid3">
+              {controls.map((c) => (
+                <ControlField key={c.key} control={c} />
+              ))}
+            </div>
+            {group === 'shape' && (
+              <PresetPicker
+                catalog={catalog}
+                testPrefix="shape"
+                onApply={(g, rows) => act(applyGemm, g, rows)}
+              />
+            )}
+            {group === 'tile' && <TileSummary catalog={catalog} />}
+          </section>
+        );
+      })}
 
       <section>
-        <ArmPicker family={family} />
-        <label className="field wide">
-          <span>Plane width</span>
+        <ArmPicker catalog={catalog} />
+        <label
+          className="field wide"
+          title="the width every partition divides by; the matrix arm needs the hardware's"
+        >
+          <span>plane width</span>
           <select
             data-testid="plane-select"
-            value={config.plane}
-            onChange={(e) => act(setPlane, Number(e.target.value))}
+            value={planeChoice ?? ''}
+            onChange={(e) => act(setPlane, e.target.value === '' ? undefined : Number(e.target.value))}
           >
+            <option value="">
+              {adapterPlane !== undefined
+                ? `the adapter's (${adapterPlane})`
+                : status === 'unavailable'
+                  ? 'the adapter’s (no adapter here)'
+                  : 'the adapter’s (once known)'}
+            </option>
             {PLANE_CHOICES.map((p) => (
               <option key={p} value={p}>
-                {p === 0 ? `adapter default (${adapterPlane ?? '?'})` : p}
+                {p}
               </option>
             ))}
           </select>
         </label>
-        <p className="muted">
-          The scalar arm runs at any plane width dividing 256; the matrix arm needs the hardware plane.
-        </p>
       </section>
 
-      <section>
-        <h2>Data</h2>
-        <div className="seg" role="radiogroup" aria-label="Data source">
-          {(['seed', 'random'] as const).map((d) => (
-            <button
-              key={d}
-              type="button"
-              role="radio"
-              aria-checked={config.dataSource === d}
-              className={config.dataSource === d ? 'on' : ''}
-              onClick={() => act(setDataSource, d)}
-              data-testid={`data-${d}`}
-            >
-              {d === 'seed' ? "seed's generator" : 'random (quantized f32)'}
-            </button>
-          ))}
-        </div>
-        <NumberInput
-          label="seed #"
-          min={0}
-          value={config.dataSeed}
-          onChange={(v) => act(setField, 'dataSeed', v)}
-          testId="data-seed-number"
-          hint="0 = the seed's own generator constant"
-        />
-      </section>
-
-      <section>
-        <h2>Run</h2>
-        <div className="grid2">
-          <NumberInput
-            label="timed dispatches"
-            min={0}
-            value={iters}
-            onChange={(v) => act(setIters, v)}
-            testId="iters"
-          />
-          <label className="check">
-            <input
-              type="checkbox"
-              checked={autoRun}
-              onChange={(e) => act(setAutoRun, e.target.checked)}
-              data-testid="auto-run"
-            />
-            <span>auto-run on edit</span>
-          </label>
-        </div>
-        <div className="buttons">
-          <button
-            type="button"
-            className="primary"
-            onClick={() => controller.runNow()}
-            disabled={shown.length > 0}
-            data-testid="run"
-          >
-            Run <kbd>Ctrl/Alt+Enter</kbd>
-          </button>
-          <button
-            type="button"
-            onClick={() => controller.cancelRun()}
-            disabled={!running}
-            data-testid="cancel"
-          >
-            Cancel
-          </button>
-        </div>
-      </section>
-
-      {shown.length > 0 && (
-        <section className="problems" role="alert" data-testid="problems">
-          <h2>Cannot run this config</h2>
-          <ul>
-            {shown.map((p) => (
-              <li key={p}>{p}</li>
-            ))}
-          </ul>
-          <button type="button" onClick={() => act(selectKernel, family)}>
-            Back to {family.title} defaults
-          </button>
-        </section>
-      )}
+      <DataControls catalog={catalog} />
+      <RunOptions />
     </aside>
   );
 }

@@ -1,22 +1,30 @@
-// Center column: the kernel's WGSL in Monaco, whether it is edited, compile messages, and the host suffix
-// the worker appends (shown read-only, so nothing about the run is hidden).
+// Center column: the kernel's WGSL in Monaco -- one tab per pass of the plan (a split staging has
+// pre-passes; the main pass is the one edited and run as edited), whether it is edited, compile
+// messages, and the host suffix the worker appends (shown read-only, so nothing about the run is hidden).
 import { lazy, Suspense } from 'react';
 import { useServices } from '../appContext';
-import { act, bufferIsStale, editedWgsl, restoreStash, useApp } from '../store';
+import { act, bufferIsStale, editedWgsl, restoreStash, showPass, useApp } from '../store';
 
 // Monaco is the heaviest dependency: load it after the first paint.
 const WgslEditor = lazy(() => import('../editor/WgslEditor').then((m) => ({ default: m.WgslEditor })));
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export function EditorPanel() {
   const { controller } = useServices();
   const edited = useApp((s) => editedWgsl(s) !== undefined);
   const stale = useApp(bufferIsStale);
   const generated = useApp((s) => s.generated);
+  const editorPass = useApp((s) => s.editorPass);
   const compile = useApp((s) => s.compile);
   const stash = useApp((s) => (s.stash && s.stash.kernel === s.config.kernel ? s.stash : undefined));
   const kernel = useApp((s) => s.config.kernel);
   const hasText = useApp((s) => s.buffers[s.config.kernel] !== undefined);
   const messages = compile?.messages ?? [];
+  const main = generated?.mainPass ?? 0;
+  const shown = editorPass ?? main;
+  const pass = generated?.passes[shown];
+  const passes = generated?.passes ?? [];
 
   return (
     <section className="editor-panel" aria-label="WGSL editor">
@@ -33,17 +41,46 @@ export function EditorPanel() {
             </span>
           )}
         </h2>
-        <div className="head-actions">
-          {generated?.entryPoint && (
-            <span className="muted small">
-              @workgroup_size({generated.workgroupSize}) × grid ({generated.workgroups.join(', ')})
-            </span>
-          )}
-          <button type="button" onClick={() => controller.reset()} disabled={!edited} data-testid="reset">
-            Reset to generated
-          </button>
-        </div>
+        <button type="button" onClick={() => controller.reset()} disabled={!edited} data-testid="reset">
+          Reset to generated
+        </button>
       </header>
+      {passes.length > 1 && (
+        <nav className="pass-tabs" role="tablist" aria-label="Passes of the plan" data-testid="pass-tabs">
+          {passes.map((p, i) => (
+            <button
+              key={i}
+              type="button"
+              role="tab"
+              aria-selected={shown === i}
+              className={shown === i ? 'on' : ''}
+              onClick={() => act(showPass, i)}
+              data-testid={`pass-tab-${i}`}
+              title={
+                i === main
+                  ? 'the main pass: edit it here; an edit runs as edited'
+                  : 'read-only: generated for this config'
+              }
+            >
+              {i + 1}. {p.label}
+              {i === main ? ' (editable)' : ''}
+            </button>
+          ))}
+        </nav>
+      )}
+      {pass && (
+        <p className="launch small muted" data-testid="launch">
+          <code>@workgroup_size({pass.workgroupSize})</code> × grid ({pass.workgroups.join(', ')}) ={' '}
+          {plural(pass.workgroups[0] * pass.workgroups[1] * pass.workgroups[2], 'workgroup')} · entry{' '}
+          <code>{pass.entryPoint}</code>
+          {shown !== main ? ' · read-only' : ''}
+        </p>
+      )}
+      {generated?.note && (
+        <p className="notice" data-testid="generated-note">
+          {generated.note}
+        </p>
+      )}
       {stale && (
         <p className="notice" data-testid="stale-notice">
           This edit started from the kernel generated for another config; the current config generates a
@@ -59,14 +96,14 @@ export function EditorPanel() {
         </p>
       )}
       <div className="editor-wrap">
-        <Suspense fallback={<div className="monaco-host loading">loading editor…</div>}>
+        <Suspense fallback={<div className="monaco-host loading">loading the editor…</div>}>
           <WgslEditor />
         </Suspense>
         {!hasText && (
           <div className="editor-empty" data-testid="editor-empty">
             {generated?.problems.length
-              ? 'No kernel for this config: see "Cannot run this config" on the left.'
-              : 'generating kernel…'}
+              ? 'No kernel for this config: see "Cannot run this config".'
+              : 'generating the kernel…'}
           </div>
         )}
       </div>
@@ -86,10 +123,10 @@ export function EditorPanel() {
           </ul>
         </div>
       )}
-      {generated?.suffix && (
+      {pass?.suffix && (
         <details className="suffix">
-          <summary>Host suffix appended after your code (not editable)</summary>
-          <pre>{generated.suffix.replace(/^\n/, '')}</pre>
+          <summary>Host suffix appended after this pass&apos;s code (not editable)</summary>
+          <pre>{pass.suffix.replace(/^\n/, '')}</pre>
         </details>
       )}
     </section>

@@ -1,11 +1,13 @@
-// Top bar: the adapter, device status, copy-link and the diagnostics menu.
+// Top bar: the run bar, the adapter and device status, copy-link, the glossary and the diagnostics menu.
 import { useRef, useState } from 'react';
 import { useServices } from '../appContext';
-import { useApp } from '../store';
+import { act, setGlossary, setLayout, useApp } from '../store';
+import { RunBar } from './RunBar';
 
 export function Header() {
   const { controller } = useServices();
   const device = useApp((s) => s.device);
+  const collapsed = useApp((s) => s.layout.controlsCollapsed);
   const [copied, setCopied] = useState<string>();
   const menu = useRef<HTMLDetailsElement>(null);
   const caps = device.caps;
@@ -29,14 +31,23 @@ export function Header() {
   return (
     <header className="topbar">
       <div className="brand">
-        <span className="logo">▦</span>
+        <button
+          type="button"
+          className="icon"
+          aria-label={collapsed ? 'show the controls' : 'hide the controls'}
+          title={collapsed ? 'show the controls' : 'hide the controls'}
+          onClick={() => act(setLayout, { controlsCollapsed: !collapsed })}
+          data-testid="toggle-controls"
+        >
+          ☰
+        </button>
         <h1>MMQ Playground</h1>
-        <span className="muted">block-quantized int8 GEMM on WebGPU</span>
       </div>
+      <RunBar />
       <div className="device" data-testid="device-status" data-status={device.status}>
         <span className={`dot ${device.status}`} />
         {device.status === 'ready' && (
-          <span>
+          <span title={adapter}>
             {adapter} · plane {device.plane}
             {caps && (
               <span className="muted">
@@ -46,7 +57,7 @@ export function Header() {
                   caps.dot4I8Packed && 'dp4a',
                   caps.subgroupMatrixConfigs.length > 0 && 'subgroup-matrix',
                   caps.shaderF16 && 'f16',
-                  caps.timestampQuery && 'timestamps',
+                  caps.timestampQuery ? 'timestamps' : 'wall clock',
                 ]
                   .filter(Boolean)
                   .join(', ')}
@@ -54,7 +65,9 @@ export function Header() {
             )}
           </span>
         )}
-        {device.status === 'starting' && <span>opening GPU device…</span>}
+        {device.status === 'starting' && (
+          <span>{device.message ? 'restarting the GPU worker…' : 'opening GPU device…'}</span>
+        )}
         {device.status === 'lost' && <span>device lost</span>}
         {device.status === 'unavailable' && <span>no WebGPU</span>}
       </div>
@@ -62,8 +75,16 @@ export function Header() {
         <button type="button" onClick={() => void copy()} data-testid="copy-link">
           {copied ?? 'Copy link'}
         </button>
+        <button
+          type="button"
+          onClick={() => act(setGlossary, true)}
+          data-testid="glossary-open"
+          title="what plane, arm, island, staging and the rest mean"
+        >
+          Glossary
+        </button>
         <details className="menu" ref={menu}>
-          <summary>⋯</summary>
+          <summary aria-label="more">⋯</summary>
           <div className="menu-body">
             <button
               type="button"

@@ -1,12 +1,13 @@
-// The WGSL editor: one Monaco model per kernel family (own undo history), the store's buffer as the
-// source of truth, compile messages as markers on the lines they name. Ctrl/Alt+Enter runs; typing
-// re-runs after a pause (the controller debounces).
+// The WGSL editor: one Monaco model per kernel family for the plan's main pass (the editable one, its
+// own undo history), a read-only model for any other pass shown, the store's buffer as the source of
+// truth, compile messages as markers on the lines they name. Ctrl/Alt+Enter runs (also outside the
+// editor: App.tsx); typing re-runs after a pause (the controller debounces).
 import { useEffect, useRef } from 'react';
 import type { KernelId } from '../../kernels/family';
-import type { WgslMessage } from '../../kernels/gpu/run';
+import type { WgslMessage } from '../../kernels/gpu/runner';
 import { useServices } from '../appContext';
 import { currentBuffer, useApp, type CompileState } from '../store';
-import { registerEditorHook } from '../testHook';
+import { registerEditor } from './editorHandle';
 import { monaco, MONACO_THEME } from './monaco';
 import { WGSL_LANGUAGE_ID } from './wgslLanguage';
 
@@ -52,9 +53,15 @@ export function WgslEditor() {
   const kernel = useApp((s) => s.config.kernel);
   const text = useApp((s) => currentBuffer(s)?.text);
   const compile = useApp((s) => s.compile);
+  const shownPass = useApp((s) => {
+    const g = s.generated;
+    if (!g || s.editorPass === undefined || s.editorPass === g.mainPass) return undefined;
+    return g.passes[s.editorPass];
+  });
   const host = useRef<HTMLDivElement>(null);
   const editorRef = useRef<ReturnType<typeof monaco.editor.create> | null>(null);
   const models = useRef(new Map<KernelId, Model>());
+  const passModel = useRef<Model | null>(null);
   const applying = useRef(false);
   const ctl = useRef(controller);
   ctl.current = controller;
@@ -75,20 +82,22 @@ export function WgslEditor() {
       tabSize: 2,
       fixedOverflowWidgets: true,
       stickyScroll: { enabled: false },
+      lineNumbersMinChars: 3,
       model: null,
     });
     editorRef.current = editor;
     const sub = editor.onDidChangeModelContent(() => {
-      if (!applying.current) ctl.current.edit(editor.getValue());
+      if (!applying.current && !editor.getOption(monaco.editor.EditorOption.readOnly))
+        ctl.current.edit(editor.getValue());
     });
     const run = () => ctl.current.runNow();
     editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.Enter, run);
     editor.addCommand(monaco.KeyMod.Alt | monaco.KeyCode.Enter, run);
-    registerEditorHook({
+    registerEditor({
       getValue: () => editor.getValue(),
       replace(pattern, replacement) {
         const model = editor.getModel();
-        if (!model) return false;
+        if (!model || editor.getOption(monaco.editor.EditorOption.readOnly)) return false;
         const value = model.getValue();
         const next = value.replace(new RegExp(pattern), replacement);
         if (next === value) return false;
@@ -105,46 +114,65 @@ export function WgslEditor() {
           severity: m.severity,
         }));
       },
+      columns: () => editor.getLayoutInfo().viewportColumn,
+      readOnly: () => editor.getOption(monaco.editor.EditorOption.readOnly),
     });
     const all = models.current;
     return () => {
-      registerEditorHook(undefined);
+      registerEditor(undefined);
       sub.dispose();
       editor.dispose();
       for (const m of all.values()) m.dispose();
       all.clear();
+      passModel.current?.dispose();
+      passModel.current = null;
     };
   }, []);
 
-  // The store's text is the truth: follow kernel switches, regenerated kernels and resets.
+  // The store's text is the truth: follow kernel switches, regenerated kernels, resets and pass tabs.
   useEffect(() => {
     const editor = editorRef.current;
     if (!editor) return;
-    if (text === undefined) {
-      // No text for this kernel yet (or its config cannot be generated): never show another kernel's.
-      applying.current = true;
-      editor.setModel(null);
-      applying.current = false;
-      return;
-    }
-    let model = models.current.get(kernel);
-    if (!model) {
-      model = monaco.editor.createModel(
-        text,
-        WGSL_LANGUAGE_ID,
-        monaco.Uri.parse(`inmemory://kernels/${kernel}.wgsl`),
-      );
-      models.current.set(kernel, model);
-    }
     applying.current = true;
     try {
+      if (shownPass) {
+        // Another pass of the plan: shown read-only (only the main pass is edited and run).
+        let model = passModel.current;
+        if (!model) {
+          model = monaco.editor.createModel(
+            '',
+            WGSL_LANGUAGE_ID,
+            monaco.Uri.parse('inmemory://kernels/pass.wgsl'),
+          );
+          passModel.current = model;
+        }
+        if (model.getValue() !== shownPass.wgsl) model.setValue(shownPass.wgsl);
+        editor.updateOptions({ readOnly: true });
+        if (editor.getModel() !== model) editor.setModel(model);
+        return;
+      }
+      editor.updateOptions({ readOnly: false });
+      if (text === undefined) {
+        // No text for this kernel yet (or its config cannot be generated): never show another kernel's.
+        editor.setModel(null);
+        return;
+      }
+      let model = models.current.get(kernel);
+      if (!model) {
+        model = monaco.editor.createModel(
+          text,
+          WGSL_LANGUAGE_ID,
+          monaco.Uri.parse(`inmemory://kernels/${kernel}.wgsl`),
+        );
+        models.current.set(kernel, model);
+      }
       if (editor.getModel() !== model) editor.setModel(model);
       if (model.getValue() !== text)
         model.pushEditOperations([], [{ range: model.getFullModelRange(), text }], () => null);
     } finally {
       applying.current = false;
     }
-  }, [kernel, text]);
+  }, [kernel, text, shownPass]);
 
   useEffect(() => {
     const model = models.current.get(kernel);
@@ -155,12 +183,12 @@ export function WgslEditor() {
   useEffect(() => {
     const editor = editorRef.current;
     const model = models.current.get(kernel);
-    if (!editor || !model || !compile) return;
+    if (!editor || !model || !compile || editor.getModel() !== model) return;
     const first = markersOf(compile, model).find((m) => m.severity === monaco.MarkerSeverity.Error);
     if (!first) return;
     editor.layout(); // the message list just took space from the editor: measure before revealing
     editor.revealLineInCenterIfOutsideViewport(first.startLineNumber);
-    // Only when a compile result arrives, not on every keystroke.
+    // Only when a compile result arrives, not on every keystroke (kernel and text are read, not watched).
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [compile]);
 

@@ -1,26 +1,21 @@
+// The permalink codec: round trips (edited WGSL, a model tensor), v=1 links read, and one clear message
+// for every kind of bad link, checked against the families' own declarations.
 import { compressToEncodedURIComponent } from 'lz-string';
 import { describe, expect, it } from 'vitest';
-import type { KernelId, ProblemConfig } from '../../kernels/family';
+import { FAMILY_CATALOG } from '../../kernels/catalog';
+import type { RunConfig } from '../../kernels/family';
 import { decodePermalink, encodePermalink, type PermalinkState } from './codec';
 
-const KERNELS: KernelId[] = ['mmq-q8-tiled', 'mmq-q4k-tile', 'moe-q4k-id'];
-
-const config: ProblemConfig = {
+const config: RunConfig = {
   kernel: 'mmq-q4k-tile',
-  m: 48,
-  n: 80,
-  k: 256,
-  experts: 4,
-  topk: 2,
-  ytiles: 1,
-  tile: { wm: 2, wn: 2, rm: 1, rn: 2 },
   arm: 'dp4a',
   plane: 16,
-  dataSource: 'random',
-  dataSeed: 1234,
+  data: { source: 'random', seed: 1234 },
+  params: { m: 48, n: 80, k: 256, wm: 2, wn: 2, rm: 1, rn: 2 },
 };
 
-const raw = (body: unknown, v = 1) => `#v=${v}&s=${compressToEncodedURIComponent(JSON.stringify(body))}`;
+const raw = (body: unknown, v = 2) => `#v=${v}&s=${compressToEncodedURIComponent(JSON.stringify(body))}`;
+const decode = (hash: string) => decodePermalink(hash, FAMILY_CATALOG);
 
 describe('permalink codec', () => {
   it('round-trips the full state, edited WGSL included', () => {
@@ -30,80 +25,191 @@ describe('permalink codec', () => {
       tab: 'errors',
     };
     const hash = encodePermalink(state);
-    expect(hash).toMatch(/^#v=1&s=[A-Za-z0-9+\-$]+$/);
-    expect(decodePermalink(hash, KERNELS)).toEqual({ ok: true, state });
+    expect(hash).toMatch(/^#v=2&s=[A-Za-z0-9+\-$]+$/);
+    expect(decode(hash)).toEqual({ ok: true, state });
   });
 
-  it('carries the coopmat staging; a link without one runs the arm default', () => {
-    const coop: ProblemConfig = { ...config, kernel: 'coopmat-f16', arm: 'scalar', staging: 'fused-prepass' };
-    const kernels: KernelId[] = [...KERNELS, 'coopmat-f16'];
-    const r = decodePermalink(encodePermalink({ config: coop, tab: 'ownership' }), kernels);
-    expect(r.ok && r.state.config.staging).toBe('fused-prepass');
-    const { staging: _s, ...older } = coop;
-    const r2 = decodePermalink(raw({ c: older, t: 'ownership' }), kernels);
-    expect(r2.ok && r2.state.config).not.toHaveProperty('staging');
+  it('carries a choice param and a model tensor (file name, size, header hash, tensor, activation)', () => {
+    const coop: RunConfig = {
+      kernel: 'coopmat-f16',
+      arm: 'scalar',
+      data: {
+        source: 'tensor',
+        seed: 3,
+        tensor: {
+          file: { name: 'llama.gguf', size: 4_920_000_000, headerHash: '0123456789abcdef' },
+          tensor: 'blk.0.ffn_down.weight',
+          activation: 'outliers',
+        },
+      },
+      params: {
+        ...FAMILY_CATALOG.find((c) => c.id === 'coopmat-f16')!.defaults,
+        m: 16,
+        n: 10,
+        k: 512,
+        staging: 'fused-prepass',
+      },
+    };
+    expect(decode(encodePermalink({ config: coop, tab: 'model' }))).toEqual({
+      ok: true,
+      state: { config: coop, tab: 'model' },
+    });
   });
 
-  it('omits the WGSL when the kernel is not edited', () => {
-    const r = decodePermalink(encodePermalink({ config, tab: 'ownership' }), KERNELS);
+  it("fills a param the link does not carry with the family's default (links older than a knob)", () => {
+    const { staging: _s, ...older } = { m: 16, n: 10, k: 512, wm: 2, wn: 2, rm: 1, rn: 1, staging: 'x' };
+    const r = decode(
+      raw({
+        c: { kernel: 'coopmat-f16', arm: 'scalar', data: { source: 'reference', seed: 0 }, params: older },
+      }),
+    );
+    expect(r.ok && r.state.config.params.staging).toBe(
+      FAMILY_CATALOG.find((c) => c.id === 'coopmat-f16')!.defaults.staging,
+    );
+  });
+
+  it('reads v=1 links: flat fields, the tile object, the seed data source, plane 0 = the adapter', () => {
+    const v1 = {
+      kernel: 'moe-q4k-id',
+      m: 8,
+      n: 64,
+      k: 256,
+      experts: 4,
+      topk: 2,
+      ytiles: 1,
+      tile: { wm: 1, wn: 1, rm: 1, rn: 1 },
+      arm: 'scalar',
+      plane: 0,
+      dataSource: 'seed',
+      dataSeed: 7,
+    };
+    const r = decode(raw({ c: v1, t: 'errors' }, 1));
+    expect(r).toEqual({
+      ok: true,
+      state: {
+        tab: 'errors',
+        config: {
+          kernel: 'moe-q4k-id',
+          arm: 'scalar',
+          data: { source: 'reference', seed: 7 },
+          params: {
+            ...FAMILY_CATALOG.find((c) => c.id === 'moe-q4k-id')!.defaults,
+            tokens: 8,
+            n: 64,
+            k: 256,
+            experts: 4,
+            topk: 2,
+            ytiles: 1,
+            wm: 1,
+            wn: 1,
+            rm: 1,
+            rn: 1,
+          },
+        },
+      },
+    });
+  });
+
+  it('omits the WGSL when the kernel is not edited; compresses a long one', () => {
+    const r = decode(encodePermalink({ config, tab: 'ownership' }));
     expect(r.ok && r.state.wgsl).toBe(undefined);
-  });
-
-  it('compresses: a 10 kB kernel makes a much shorter link', () => {
     const wgsl = Array.from({ length: 300 }, (_, i) => `  acc[${i % 8}] += f32(x[${i}]) * w[${i}];`).join(
       '\n',
     );
-    const hash = encodePermalink({ config, wgsl, tab: 'ownership' });
-    expect(hash.length).toBeLessThan(wgsl.length / 3);
+    expect(encodePermalink({ config, wgsl, tab: 'ownership' }).length).toBeLessThan(wgsl.length / 3);
   });
 
-  it('rejects an old or future version with a clear message', () => {
-    const r = decodePermalink(raw({ c: config }, 0), KERNELS);
-    expect(r).toEqual({ ok: false, error: expect.stringContaining('format v=0; this build reads v=1') });
-  });
-
-  it('rejects a hash that is not a playground link', () => {
-    expect(decodePermalink('#section-2', KERNELS).ok).toBe(false);
-    expect(decodePermalink('', KERNELS).ok).toBe(false);
-  });
-
-  it('rejects corrupt compression and corrupt JSON', () => {
+  it('rejects another version, a hash that is no link, corrupt compression and corrupt JSON', () => {
+    expect(decode(raw({ c: config }, 0))).toEqual({
+      ok: false,
+      error: 'This link is format v=0; this build reads v=2 (and v=1).',
+    });
+    expect(decode('#section-2').ok).toBe(false);
+    expect(decode('').ok).toBe(false);
     const garbled = encodePermalink({ config, tab: 'ownership' }).slice(0, 30) + '!!';
-    const r1 = decodePermalink(garbled, KERNELS);
-    expect(r1.ok).toBe(false);
+    const r1 = decode(garbled);
     expect(!r1.ok && r1.error).toMatch(/corrupt/);
-    const r2 = decodePermalink(`#v=1&s=${compressToEncodedURIComponent('{"c": [1,')}`, KERNELS);
+    const r2 = decode(`#v=2&s=${compressToEncodedURIComponent('{"c": [1,')}`);
     expect(!r2.ok && r2.error).toMatch(/not valid JSON/);
   });
 
+  const tensor = {
+    file: { name: 'a.gguf', size: 10, headerHash: '0123456789abcdef' },
+    tensor: 't',
+    activation: 'normal',
+  };
   it.each([
-    ['unknown kernel', { ...config, kernel: 'mmq-q9' }, /config.kernel must be one of/],
-    ['zero m', { ...config, m: 0 }, /config.m must be an integer in 1..16384/],
-    ['fractional k', { ...config, k: 31.5 }, /config.k must be an integer/],
-    ['huge n', { ...config, n: 1 << 20 }, /config.n/],
-    ['topk above experts', { ...config, topk: 5 }, /config.topk must be an integer in 1..4/],
-    ['bad arm', { ...config, arm: 'tensor' }, /config.arm must be one of scalar, dp4a, subgroup-matrix/],
-    ['bad plane', { ...config, plane: 12 }, /config.plane must be one of 0, 4, 8, 16, 32, 64/],
-    ['bad data source', { ...config, dataSource: 'gguf' }, /config.dataSource/],
-    ['negative seed', { ...config, dataSeed: -1 }, /config.dataSeed/],
-    ['tile missing', { ...config, tile: undefined }, /config.tile must be an object/],
-    ['tile field', { ...config, tile: { ...config.tile, rn: 'two' } }, /config.tile.rn/],
-    ['bad staging', { ...config, staging: 'two-pass' }, /config.staging must be one of one-pass, prepass/],
-    ['string m', { ...config, m: '48' }, /config.m/],
-  ])('rejects %s', (_name, c, pattern) => {
-    const r = decodePermalink(raw({ c, t: 'ownership' }), KERNELS);
+    ['unknown kernel', { ...config, kernel: 'mmq-q9' }, /kernel must be one of hello-wmma/],
+    [
+      'zero m',
+      { ...config, params: { ...config.params, m: 0 } },
+      /m must be a whole number from 1 to 1048576 \(got 0\)/,
+    ],
+    [
+      'fractional k',
+      { ...config, params: { ...config.params, k: 255.5 } },
+      /k must be a whole number from 256/,
+    ],
+    ['string m', { ...config, params: { ...config.params, m: '48' } }, /m must be a whole number/],
+    [
+      'tile field',
+      { ...config, params: { ...config.params, rn: 99 } },
+      /rn must be a whole number from 1 to 16/,
+    ],
+    ['bad arm', { ...config, arm: 'tensor' }, /arm must be one of scalar, dp4a, subgroup-matrix/],
+    ['an arm the family lacks', { ...config, kernel: 'coopmat-f16', arm: 'dp4a' }, /has no dp4a arm/],
+    ['bad plane', { ...config, plane: 12 }, /plane must be one of 4, 8, 16, 32, 64/],
+    [
+      'bad data source',
+      { ...config, data: { source: 'gguf', seed: 0 } },
+      /data.source must be one of reference/,
+    ],
+    [
+      'negative seed',
+      { ...config, data: { source: 'random', seed: -1 } },
+      /data.seed must be a whole number from 0/,
+    ],
+    [
+      'a tensor without its file',
+      { ...config, data: { source: 'tensor', seed: 0 } },
+      /data.tensor must name a file and a tensor/,
+    ],
+    [
+      'a bad header hash',
+      {
+        ...config,
+        data: {
+          source: 'tensor',
+          seed: 0,
+          tensor: { ...tensor, file: { ...tensor.file, headerHash: 'zz' } },
+        },
+      },
+      /headerHash is not a valid name/,
+    ],
+    [
+      'a bad activation',
+      { ...config, data: { source: 'tensor', seed: 0, tensor: { ...tensor, activation: 'uniform' } } },
+      /activation must be one of normal, outliers/,
+    ],
+    [
+      'bad staging',
+      { ...config, kernel: 'coopmat-f16', arm: 'scalar', params: { ...config.params, staging: 'two-pass' } },
+      /staging must be one of one-pass/,
+    ],
+  ])('rejects %s with one message', (_name, c, pattern) => {
+    const r = decode(raw({ c, t: 'ownership' }));
     expect(r.ok).toBe(false);
     expect(!r.ok && r.error).toMatch(pattern);
-    expect(!r.ok && r.error).toMatch(/Showing the default config instead/);
+    expect(!r.ok && r.error).toMatch(/^This link is invalid: [^;]*\.$/);
   });
 
-  it('rejects a bad tab and non-string WGSL', () => {
-    expect(decodePermalink(raw({ c: config, t: 'settings' }), KERNELS).ok).toBe(false);
-    expect(decodePermalink(raw({ c: config, w: 42 }), KERNELS).ok).toBe(false);
-  });
-
-  it('drops unknown extra fields instead of carrying them into the state', () => {
-    const r = decodePermalink(raw({ c: { ...config, evil: true }, t: 'config' }), KERNELS);
+  it('rejects a bad tab and non-string WGSL; drops unknown fields', () => {
+    expect(decode(raw({ c: config, t: 'settings' })).ok).toBe(false);
+    expect(decode(raw({ c: config, w: 42 })).ok).toBe(false);
+    const r = decode(
+      raw({ c: { ...config, evil: true, params: { ...config.params, evil: 1 } }, t: 'config' }),
+    );
     expect(r.ok && Object.keys(r.state.config)).not.toContain('evil');
+    expect(r.ok && Object.keys(r.state.config.params)).not.toContain('evil');
   });
 });

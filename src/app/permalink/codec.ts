@@ -1,37 +1,42 @@
-// Permalink codec: the whole playground config (kernel, shape, tile, staging, arm, plane, data source and seed, the
-// edited WGSL if any, and the open view) as a versioned, lz-string compressed URL hash. Pure, so it is
-// unit-tested in Node. Decoding validates every field: a link is user input, and a bad one must give a
-// clear message and a sane default, never a half-applied state.
+// Permalink codec: the whole playground config (kernel, arm, plane, data source and seed -- or a model
+// tensor named by its file's name, size and header hash --, every family param, the edited WGSL if any,
+// and the open view) as a versioned, lz-string compressed URL hash. Pure, so it is unit-tested in Node.
+// Decoding validates every field against the family's own declarations (its controls' ranges and
+// choices, its arms): a link is user input, and a bad one must give one clear message, never a
+// half-applied state. Links of format v=1 (before families declared their knobs) are read too.
 import { compressToEncodedURIComponent, decompressFromEncodedURIComponent } from 'lz-string';
 import {
-  COOPMAT_STAGINGS,
-  type CoopmatStaging,
+  DATA_SOURCES,
+  type DataChoice,
   type DataSource,
-  type KernelId,
-  type ProblemConfig,
-  type TileParams,
+  type FamilyCatalog,
+  type FamilyParams,
+  type ParamValue,
+  type RunConfig,
+  type TensorChoice,
 } from '../../kernels/family';
 import { ARMS, type Arm } from '../../kernels/gpu/caps';
 
-export const PERMALINK_VERSION = 1;
+export const PERMALINK_VERSION = 2;
 
-export const VIEW_TABS = ['ownership', 'errors', 'tuner', 'config'] as const;
+export const VIEW_TABS = ['ownership', 'errors', 'tuner', 'model', 'config'] as const;
 export type ViewTab = (typeof VIEW_TABS)[number];
 
-/** Plane widths the override offers; 0 = the adapter's own. */
-export const PLANE_CHOICES = [0, 4, 8, 16, 32, 64] as const;
+/** Plane widths the override offers; absent = the adapter's own. */
+export const PLANE_CHOICES = [4, 8, 16, 32, 64] as const;
 
-/** Bounds a link may carry: generous, but a link can never ask for an absurd allocation. */
-export const LIMITS = { dim: 16384, experts: 256, ytiles: 64, tile: 64, wgslChars: 200_000 } as const;
+/** Bounds a link may carry: a link can never ask for an absurd allocation or string. */
+export const LIMITS = { wgslChars: 200_000, nameChars: 1000, seed: 0xffffffff } as const;
 
-/** What a permalink restores. `config.plane` 0 means "the adapter's plane width". */
+/** What a permalink restores. */
 export interface PermalinkState {
-  config: ProblemConfig;
-  /** The user's edited kernel text; absent = the generated kernel. */
+  config: RunConfig;
+  /** The user's edited text of the plan's main pass; absent = the generated kernel. */
   wgsl?: string;
   tab: ViewTab;
 }
 
+/** A decoded link, or why it cannot be applied (one sentence, without what happens instead). */
 export type DecodeResult = { ok: true; state: PermalinkState } | { ok: false; error: string };
 
 /**
@@ -46,118 +51,166 @@ export function encodePermalink(state: PermalinkState): string {
 
 class LinkError extends Error {}
 
-function isRecord(x: unknown): x is Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
+type Obj = Record<string, unknown>;
 
-function int(obj: Record<string, unknown>, key: string, lo: number, hi: number, where = 'config'): number {
-  const v = obj[key];
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) {
-    throw new LinkError(
-      `${where}.${key} must be an integer in ${lo}..${hi} (got ${JSON.stringify(v) ?? 'nothing'})`,
-    );
-  }
+const isRecord = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+const show = (v: unknown) => JSON.stringify(v) ?? 'nothing';
+
+function intIn(v: unknown, lo: number, hi: number, where: string): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < lo || v > hi)
+    throw new LinkError(`${where} must be a whole number from ${lo} to ${hi} (got ${show(v)})`);
   return v;
 }
 
-function oneOf<T extends string | number>(
-  obj: Record<string, unknown>,
-  key: string,
-  options: readonly T[],
-  where = 'config',
-): T {
-  const v = obj[key];
+function oneOf<T extends string | number>(v: unknown, options: readonly T[], where: string): T {
   const hit = options.find((o) => o === v);
   if (hit === undefined)
-    throw new LinkError(
-      `${where}.${key} must be one of ${options.join(', ')} (got ${JSON.stringify(v) ?? 'nothing'})`,
-    );
+    throw new LinkError(`${where} must be one of ${options.join(', ')} (got ${show(v)})`);
   return hit;
 }
 
-function parseTile(x: unknown): TileParams {
-  if (!isRecord(x)) throw new LinkError('config.tile must be an object {wm, wn, rm, rn}');
+function text(v: unknown, where: string, pattern?: RegExp): string {
+  if (typeof v !== 'string' || v.length > LIMITS.nameChars || (pattern && !pattern.test(v)))
+    throw new LinkError(`${where} is not a valid name (got ${show(v)})`);
+  return v;
+}
+
+function parseTensor(x: unknown): TensorChoice {
+  if (!isRecord(x) || !isRecord(x.file)) throw new LinkError('data.tensor must name a file and a tensor');
   return {
-    wm: int(x, 'wm', 1, LIMITS.tile, 'config.tile'),
-    wn: int(x, 'wn', 1, LIMITS.tile, 'config.tile'),
-    rm: int(x, 'rm', 1, LIMITS.tile, 'config.tile'),
-    rn: int(x, 'rn', 1, LIMITS.tile, 'config.tile'),
+    file: {
+      name: text(x.file.name, 'data.tensor.file.name'),
+      size: intIn(x.file.size, 0, Number.MAX_SAFE_INTEGER, 'data.tensor.file.size'),
+      headerHash: text(x.file.headerHash, 'data.tensor.file.headerHash', /^[0-9a-f]{16}$/),
+    },
+    tensor: text(x.tensor, 'data.tensor.tensor'),
+    activation: oneOf(x.activation, ['normal', 'outliers'] as const, 'data.tensor.activation'),
   };
 }
 
-/** Validate an untrusted object as a ProblemConfig (every field, nothing extra kept). */
-export function parseConfig(x: unknown, kernels: readonly KernelId[]): ProblemConfig {
+function parseData(x: unknown): DataChoice {
+  if (!isRecord(x)) throw new LinkError('data is missing');
+  const source = oneOf<DataSource>(x.source, DATA_SOURCES, 'data.source');
+  const data: DataChoice = { source, seed: intIn(x.seed, 0, LIMITS.seed, 'data.seed') };
+  if (source === 'tensor') data.tensor = parseTensor(x.tensor);
+  return data;
+}
+
+/**
+ * A family's params from untrusted values: every control's value in its declared range or choices; a
+ * control the link does not carry takes the family's default (links made before a knob existed);
+ * unknown keys are dropped.
+ */
+function parseParams(x: unknown, catalog: FamilyCatalog): FamilyParams {
+  if (!isRecord(x)) throw new LinkError('params must be an object');
+  const out: Record<string, ParamValue> = {};
+  for (const c of catalog.controls) {
+    const v = x[c.key] ?? catalog.defaults[c.key];
+    const where = `${c.label}`;
+    if (c.kind === 'int') out[c.key] = intIn(v, c.min, c.max, where);
+    else
+      out[c.key] = oneOf(
+        v,
+        c.options.map((o) => o.value),
+        where,
+      );
+  }
+  return out;
+}
+
+function parseArm(v: unknown, catalog: FamilyCatalog): Arm {
+  const arm = oneOf<Arm>(v, ARMS, 'arm');
+  if (!catalog.arms.some((a) => a.arm === arm))
+    throw new LinkError(
+      `${catalog.title} has no ${arm} arm (it has ${catalog.arms.map((a) => a.arm).join(', ')})`,
+    );
+  return arm;
+}
+
+/** Validate an untrusted object as a RunConfig of one of `catalogs` (every field, nothing extra kept). */
+export function parseConfig(x: unknown, catalogs: readonly FamilyCatalog[]): RunConfig {
   if (!isRecord(x)) throw new LinkError('config is missing');
-  const experts = int(x, 'experts', 1, LIMITS.experts);
+  const catalog = catalogs.find((c) => c.id === x.kernel);
+  if (!catalog)
+    throw new LinkError(
+      `kernel must be one of ${catalogs.map((c) => c.id).join(', ')} (got ${show(x.kernel)})`,
+    );
+  const config: RunConfig = {
+    kernel: catalog.id,
+    arm: parseArm(x.arm, catalog),
+    data: parseData(x.data),
+    params: parseParams(x.params, catalog),
+  };
+  if (x.plane !== undefined) config.plane = oneOf(x.plane, PLANE_CHOICES, 'plane');
+  return config;
+}
+
+/**
+ * A v=1 config (flat shape fields, a `tile` object, `dataSource` 'seed' | 'random', plane 0 = the
+ * adapter's) in today's form: every flat number that is one of the family's control keys becomes a
+ * param, and v1's `m` (every family's rows then) becomes the family's rows param.
+ */
+function fromV1(x: unknown, catalogs: readonly FamilyCatalog[]): unknown {
+  if (!isRecord(x)) return x;
+  const catalog = catalogs.find((c) => c.id === x.kernel);
+  const flat: Obj = { ...x, ...(isRecord(x.tile) ? x.tile : {}) };
+  const params: Obj = {};
+  for (const c of catalog?.controls ?? []) if (flat[c.key] !== undefined) params[c.key] = flat[c.key];
+  const rows = catalog?.takes?.rows;
+  if (rows && params[rows] === undefined && flat.m !== undefined) params[rows] = flat.m;
   return {
-    kernel: oneOf(x, 'kernel', kernels),
-    m: int(x, 'm', 1, LIMITS.dim),
-    n: int(x, 'n', 1, LIMITS.dim),
-    k: int(x, 'k', 1, LIMITS.dim),
-    experts,
-    topk: int(x, 'topk', 1, experts),
-    ytiles: int(x, 'ytiles', 1, LIMITS.ytiles),
-    tile: parseTile(x.tile),
-    // Optional: links made before the staging existed run the arm's default.
-    ...(x.staging === undefined ? {} : { staging: oneOf<CoopmatStaging>(x, 'staging', COOPMAT_STAGINGS) }),
-    arm: oneOf<Arm>(x, 'arm', ARMS),
-    plane: oneOf(x, 'plane', PLANE_CHOICES),
-    dataSource: oneOf<DataSource>(x, 'dataSource', ['seed', 'random']),
-    dataSeed: int(x, 'dataSeed', 0, 0xffffffff),
+    kernel: x.kernel,
+    arm: x.arm,
+    ...(x.plane === 0 || x.plane === undefined ? {} : { plane: x.plane }),
+    data: { source: x.dataSource === 'seed' ? 'reference' : x.dataSource, seed: x.dataSeed },
+    params,
   };
 }
 
 /**
- * Decode a URL hash. `kernels` lists the kernel ids this build knows. Never throws.
- * @example const r = decodePermalink(location.hash, KERNEL_FAMILIES.map((f) => f.id)); if (!r.ok) showBanner(r.error);
+ * Decode a URL hash against the families this build knows. Never throws.
+ * @example const r = decodePermalink(location.hash, FAMILY_CATALOG); if (!r.ok) showBanner(r.error);
  */
-export function decodePermalink(hash: string, kernels: readonly KernelId[]): DecodeResult {
+export function decodePermalink(hash: string, catalogs: readonly FamilyCatalog[]): DecodeResult {
   const params = new URLSearchParams(hash.replace(/^#/, ''));
   const v = params.get('v');
   const s = params.get('s');
   if (v === null || s === null)
-    return { ok: false, error: 'This link has no playground state (expected #v=1&s=...).' };
-  if (v !== String(PERMALINK_VERSION)) {
     return {
       ok: false,
-      error: `This link is format v=${v}; this build reads v=${PERMALINK_VERSION}. Showing the default config instead.`,
+      error: `This link has no playground state (expected #v=${PERMALINK_VERSION}&s=...).`,
     };
-  }
-  let text: string | null;
+  if (v !== String(PERMALINK_VERSION) && v !== '1')
+    return {
+      ok: false,
+      error: `This link is format v=${v}; this build reads v=${PERMALINK_VERSION} (and v=1).`,
+    };
+  let raw: string | null;
   try {
-    text = decompressFromEncodedURIComponent(s);
+    raw = decompressFromEncodedURIComponent(s);
   } catch {
-    text = null;
+    raw = null;
   }
-  if (!text)
-    return {
-      ok: false,
-      error: 'This link is corrupt (its state does not decompress). Showing the default config instead.',
-    };
+  if (!raw) return { ok: false, error: 'This link is corrupt (its state does not decompress).' };
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(raw);
   } catch {
-    return {
-      ok: false,
-      error: 'This link is corrupt (its state is not valid JSON). Showing the default config instead.',
-    };
+    return { ok: false, error: 'This link is corrupt (its state is not valid JSON).' };
   }
   try {
     if (!isRecord(body)) throw new LinkError('state is not an object');
-    const config = parseConfig(body.c, kernels);
-    const tab = body.t === undefined ? 'ownership' : oneOf(body, 't', VIEW_TABS, 'view');
+    const config = parseConfig(v === '1' ? fromV1(body.c, catalogs) : body.c, catalogs);
+    const tab = body.t === undefined ? 'ownership' : oneOf(body.t, VIEW_TABS, 'view');
     const state: PermalinkState = { config, tab };
     if (body.w !== undefined) {
-      if (typeof body.w !== 'string' || body.w.length > LIMITS.wgslChars) {
+      if (typeof body.w !== 'string' || body.w.length > LIMITS.wgslChars)
         throw new LinkError(`edited WGSL must be a string of at most ${LIMITS.wgslChars} characters`);
-      }
       state.wgsl = body.w;
     }
     return { ok: true, state };
   } catch (e) {
-    if (e instanceof LinkError)
-      return { ok: false, error: `This link is invalid: ${e.message}. Showing the default config instead.` };
+    if (e instanceof LinkError) return { ok: false, error: `This link is invalid: ${e.message}.` };
     throw e;
   }
 }

@@ -1,40 +1,43 @@
-// Tuning runs in IndexedDB (database "mmq-playground-tune", store "runs").
+// Tuning hunts in IndexedDB (database "mmq-playground-tune", store "hunts").
 //
-// What is stored: one record per (device id, op, m, n, k) -- the latest hunt for that key -- holding the
-// winner's config name, its ms, the date, and the FULL TuneReport (every evaluated config with its
-// verdict, ms, reason and error; best ms per generation; the GA parameters).
-// Why: a hunt costs seconds to minutes of GPU time and its winner is only valid on the device that ran
-// it (the device id includes the plane width). Keeping it lets the playground replay the winner (the
-// seed's `cached_winner` / autokernel cache) and show the run's evidence after a reload, and lets a user
-// export the runs as JSON and import them elsewhere. Nothing else is stored here.
+// What is stored: one record per (device id, tuning op, problem) -- the latest hunt for that key --
+// holding its status ('complete', or 'interrupted': a hunt that was cancelled, or cut short by a reload
+// or a closed tab), the winner's config name and ms, the dates, and the FULL TuneReport (the problem's
+// base config, every evaluated config with its params, verdict, ms, reason and error; best ms per
+// generation; the search parameters). A running hunt is written entry by entry as each config is
+// measured, marked 'interrupted' until its report arrives, so a reload keeps everything measured.
+// Why: a hunt costs seconds to hours of GPU time and its winner is only valid on the device that ran it
+// (the device id includes the plane width). Keeping it lets the playground replay the winner (the
+// reference's `cached_winner` / autokernel), resume an interrupted hunt without measuring again, show a
+// run's evidence after a reload, and export runs as JSON and import them elsewhere. Nothing else is
+// stored here.
+//
+// Version 2 keys hunts by the family's problem key (tuneProblemKey) instead of (m, n, k): version-1 runs
+// (from before kernel families declared their knobs) cannot be replayed and are dropped on upgrade.
 //
 // This is the only module that imports `idb` (lint enforces it).
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
-import { COOPMAT_STAGINGS, type CoopmatStaging } from '../../kernels/family';
-import type {
-  EvolutionParams,
-  TuneOp,
-  TuneRecordEntry,
-  TuneReport,
-  TuneVerdict,
-} from '../../workers/protocol';
+import { ARMS } from '../../kernels/gpu/caps';
+import { DATA_SOURCES, type RunConfig } from '../../kernels/family';
+import type { EvolutionParams, TuneRecordEntry, TuneReport, TuneVerdict } from '../../workers/protocol';
 
 export const TUNE_RUNS_DB = 'mmq-playground-tune';
-const DB_VERSION = 1;
+const DB_VERSION = 2;
 export const TUNE_RUNS_FORMAT = 'mmq-playground/tune-runs';
-export const TUNE_RUNS_FORMAT_VERSION = 1;
+export const TUNE_RUNS_FORMAT_VERSION = 2;
 
-const OPS: readonly TuneOp[] = ['mmq_q4k_tile', 'mmq_q4k_coopmat'];
 const VERDICTS: readonly TuneVerdict[] = ['measured', 'rejected', 'failed-gate'];
 
 /** One stored hunt. */
 export interface TuneRun {
+  /** `${deviceId}|${op}|${problem}` (runKey). */
+  key: string;
   deviceId: string;
-  op: TuneOp;
-  m: number;
-  n: number;
-  k: number;
-  /** The winning config name ('' when no config passed the gate). */
+  op: string;
+  kernel: string;
+  problem: string;
+  status: TuneReport['status'];
+  /** The winning config name ('' when none passed, or the hunt did not finish). */
   winner: string;
   bestMs: number;
   /** ISO date the hunt started. */
@@ -42,10 +45,8 @@ export interface TuneRun {
   report: TuneReport;
 }
 
-type RunKey = [string, TuneOp, number, number, number];
-
 interface TuneRunsSchema extends DBSchema {
-  runs: { key: RunKey; value: TuneRun; indexes: { byDate: string } };
+  hunts: { key: string; value: TuneRun; indexes: { byDate: string } };
 }
 
 /** A file that is not a valid tune-runs export; the message says where and what. */
@@ -56,16 +57,16 @@ export class TuneImportError extends Error {
   }
 }
 
-/** The store API the dashboard uses. */
+/** The store API the tuner uses. */
 export interface TuneRunStore {
-  /** Store a report as the run of its key (replacing an older one). */
+  /** Store a report (complete or interrupted) as the run of its key, replacing an older one. */
   put(report: TuneReport): Promise<TuneRun>;
-  get(deviceId: string, op: TuneOp, m: number, n: number, k: number): Promise<TuneRun | undefined>;
+  get(key: string): Promise<TuneRun | undefined>;
   /** Every run, newest first. */
   list(): Promise<TuneRun[]>;
-  delete(deviceId: string, op: TuneOp, m: number, n: number, k: number): Promise<void>;
-  /** The stored winner's config name, if a run for the key found one. */
-  cachedWinner(deviceId: string, op: TuneOp, m: number, n: number, k: number): Promise<string | undefined>;
+  delete(key: string): Promise<void>;
+  /** The complete report of a key, if a finished hunt found a winner (the worker's cache replays it). */
+  cachedReport(key: string): Promise<TuneReport | undefined>;
   /** All runs as a JSON document (see parseTuneRunsJson). */
   exportJson(): Promise<string>;
   /** Validate a JSON export, then store every run in it (all or nothing). Throws TuneImportError. */
@@ -74,66 +75,84 @@ export interface TuneRunStore {
   close(): void;
 }
 
-/** A run record from a report. */
-export function runOf(report: TuneReport): TuneRun {
-  const { deviceId, op, m, n, k, winner, bestMs, startedAt } = report;
-  return { deviceId, op, m, n, k, winner, bestMs, date: startedAt, report };
+/**
+ * The key a hunt is stored under.
+ * @example runKey({ deviceId: 'google/swiftshader#plane4', op: 'mmq_q4k_tile', problem: 'm=16,n=16,k=256' })
+ */
+export function runKey(r: Pick<TuneReport, 'deviceId' | 'op' | 'problem'>): string {
+  return `${r.deviceId}|${r.op}|${r.problem}`;
 }
 
-const keyOf = (r: Pick<TuneRun, 'deviceId' | 'op' | 'm' | 'n' | 'k'>): RunKey => [
-  r.deviceId,
-  r.op,
-  r.m,
-  r.n,
-  r.k,
-];
+/** A run record from a report. */
+export function runOf(report: TuneReport): TuneRun {
+  const { deviceId, op, kernel, problem, winner, bestMs, startedAt, status } = report;
+  return {
+    key: runKey(report),
+    deviceId,
+    op,
+    kernel,
+    problem,
+    status,
+    winner,
+    bestMs,
+    date: startedAt,
+    report,
+  };
+}
 
 /**
- * Open (creating on first use) the tune-runs database.
+ * Open (creating on first use, upgrading a version-1 database) the tune-runs database.
  * @example
  * const runs = await openTuneRuns();
  * await runs.put(report);
- * await runs.cachedWinner(deviceId, 'mmq_q4k_tile', 16, 16, 256); // 'WM=1,WN=1,RM=1,RN=1'
+ * (await runs.cachedReport(runKey(report)))?.winner; // 'WM=1,WN=1,RM=1,RN=1,ARM=0'
  */
 export async function openTuneRuns(name = TUNE_RUNS_DB): Promise<TuneRunStore> {
   const db: IDBPDatabase<TuneRunsSchema> = await openDB<TuneRunsSchema>(name, DB_VERSION, {
     upgrade(database) {
-      const store = database.createObjectStore('runs', { keyPath: ['deviceId', 'op', 'm', 'n', 'k'] });
-      store.createIndex('byDate', 'date');
+      // Version 1's "runs" store (keyed by m, n, k) holds reports of another shape: dropped.
+      const names = [...database.objectStoreNames] as string[];
+      if (names.includes('runs')) (database as unknown as IDBDatabase).deleteObjectStore('runs');
+      if (!names.includes('hunts')) {
+        const store = database.createObjectStore('hunts', { keyPath: 'key' });
+        store.createIndex('byDate', 'date');
+      }
     },
   });
   const store: TuneRunStore = {
     async put(report) {
       const run = runOf(validateReport(report, 'report'));
-      await db.put('runs', run);
+      await db.put('hunts', run);
       return run;
     },
-    get: (deviceId, op, m, n, k) => db.get('runs', [deviceId, op, m, n, k]),
+    get: (key) => db.get('hunts', key),
     async list() {
-      const all = await db.getAllFromIndex('runs', 'byDate');
+      const all = await db.getAllFromIndex('hunts', 'byDate');
       return all.reverse();
     },
-    delete: (deviceId, op, m, n, k) => db.delete('runs', [deviceId, op, m, n, k]),
-    async cachedWinner(deviceId, op, m, n, k) {
-      const run = await db.get('runs', [deviceId, op, m, n, k]);
-      return run && run.winner !== '' && Number.isFinite(run.bestMs) ? run.winner : undefined;
+    delete: (key) => db.delete('hunts', key),
+    async cachedReport(key) {
+      const run = await db.get('hunts', key);
+      return run && run.status === 'complete' && run.winner !== '' && Number.isFinite(run.bestMs)
+        ? run.report
+        : undefined;
     },
     async exportJson() {
       return serializeTuneRuns(await store.list());
     },
     async importJson(text) {
       const runs = parseTuneRunsJson(text);
-      const tx = db.transaction('runs', 'readwrite');
+      const tx = db.transaction('hunts', 'readwrite');
       await Promise.all([...runs.map((r) => tx.store.put(r)), tx.done]);
       return { imported: runs.length };
     },
-    clear: () => db.clear('runs'),
+    clear: () => db.clear('hunts'),
     close: () => db.close(),
   };
   return store;
 }
 
-/** The JSON export of runs. Infinity (rejected configs' ms) is written as the string "Infinity". */
+/** The JSON export of runs. Infinity (unmeasured configs' ms) is written as the string "Infinity". */
 export function serializeTuneRuns(runs: readonly TuneRun[], exportedAt = new Date()): string {
   const doc = {
     format: TUNE_RUNS_FORMAT,
@@ -166,18 +185,16 @@ export function parseTuneRunsJson(text: string): TuneRun[] {
     );
   }
   if (root.version !== TUNE_RUNS_FORMAT_VERSION) {
-    throw new TuneImportError(`version: expected ${TUNE_RUNS_FORMAT_VERSION}, got ${show(root.version)}`);
+    throw new TuneImportError(
+      `version: expected ${TUNE_RUNS_FORMAT_VERSION}, got ${show(root.version)}${root.version === 1 ? ' (version-1 exports predate the per-family tuning problems and cannot be replayed)' : ''}`,
+    );
   }
   if (!Array.isArray(root.runs)) throw new TuneImportError(`runs: expected an array, got ${show(root.runs)}`);
   const runs = root.runs.map((r, i) => validateRun(r, `runs[${i}]`));
   const seen = new Set<string>();
   runs.forEach((r, i) => {
-    const key = JSON.stringify(keyOf(r));
-    if (seen.has(key))
-      throw new TuneImportError(
-        `runs[${i}]: a second run for ${r.deviceId} ${r.op} m=${r.m},n=${r.n},k=${r.k}`,
-      );
-    seen.add(key);
+    if (seen.has(r.key)) throw new TuneImportError(`runs[${i}]: a second run for ${r.key}`);
+    seen.add(r.key);
   });
   return runs;
 }
@@ -249,31 +266,61 @@ function optional<T>(
   return o[key] === undefined ? {} : { [key]: read(o[key], `${path}.${key}`) };
 }
 
+/** Family params: numbers and strings by key. */
+function params(v: unknown, path: string): Record<string, number | string> {
+  const o = obj(v, path);
+  for (const [k, x] of Object.entries(o))
+    if (typeof x !== 'string' && (typeof x !== 'number' || !Number.isFinite(x)))
+      fail(`${path}.${k}`, 'a number or a string', x);
+  return o as Record<string, number | string>;
+}
+
+function runConfig(v: unknown, path: string): RunConfig {
+  const c = obj(v, path);
+  const d = obj(c.data, `${path}.data`);
+  const config: RunConfig = {
+    kernel: str(c.kernel, `${path}.kernel`, true),
+    arm: oneOf(c.arm, ARMS, `${path}.arm`),
+    data: {
+      source: oneOf(d.source, DATA_SOURCES, `${path}.data.source`),
+      seed: int(d.seed, `${path}.data.seed`),
+    },
+    params: params(c.params, `${path}.params`),
+  };
+  if (c.plane !== undefined) config.plane = posInt(c.plane, `${path}.plane`);
+  if (d.tensor !== undefined) {
+    const t = obj(d.tensor, `${path}.data.tensor`);
+    const f = obj(t.file, `${path}.data.tensor.file`);
+    config.data.tensor = {
+      file: {
+        name: str(f.name, `${path}.data.tensor.file.name`),
+        size: int(f.size, `${path}.data.tensor.file.size`),
+        headerHash: str(f.headerHash, `${path}.data.tensor.file.headerHash`, true),
+      },
+      tensor: str(t.tensor, `${path}.data.tensor.tensor`, true),
+      activation: oneOf(t.activation, ['normal', 'outliers'] as const, `${path}.data.tensor.activation`),
+    };
+  }
+  return config;
+}
+
 function validateEntry(v: unknown, path: string): TuneRecordEntry {
   const e = obj(v, path);
-  const t = obj(e.tile, `${path}.tile`);
   const verdict = oneOf(e.verdict, VERDICTS, `${path}.verdict`);
   const ms = nonNeg(e.ms, `${path}.ms`, true);
   if (verdict === 'measured' && !Number.isFinite(ms))
     fail(`${path}.ms`, 'a finite time for a measured config', e.ms);
   return {
     config: str(e.config, `${path}.config`, true),
-    tile: {
-      wm: posInt(t.wm, `${path}.tile.wm`),
-      wn: posInt(t.wn, `${path}.tile.wn`),
-      rm: posInt(t.rm, `${path}.tile.rm`),
-      rn: posInt(t.rn, `${path}.tile.rn`),
-    },
-    ...(optional(e, 'staging', (x, p) => oneOf(x, COOPMAT_STAGINGS, p), path) as {
-      staging?: CoopmatStaging;
-    }),
+    params: params(e.params, `${path}.params`),
+    arm: oneOf(e.arm, ARMS, `${path}.arm`),
     generation: int(e.generation, `${path}.generation`),
     verdict,
     ms,
     ...(optional(e, 'reason', str, path) as { reason?: string }),
     ...(optional(e, 'worstRel', (x, p) => nonNeg(x, p, true), path) as { worstRel?: number }),
-    bm: posInt(e.bm, `${path}.bm`),
-    bn: posInt(e.bn, `${path}.bn`),
+    ...(optional(e, 'bm', posInt, path) as { bm?: number }),
+    ...(optional(e, 'bn', posInt, path) as { bn?: number }),
   };
 }
 
@@ -285,7 +332,6 @@ function validateFinals(v: unknown, path: string): NonNullable<TuneReport['final
       config: str(f.config, `${path}[${i}].config`, true),
       ms: nonNeg(f.ms, `${path}[${i}].ms`, true),
       searchMs: nonNeg(f.searchMs, `${path}[${i}].searchMs`, true),
-      // Runs stored before the re-timings were clocked have no wallMs.
       ...(f.wallMs === undefined ? {} : { wallMs: nonNeg(f.wallMs, `${path}[${i}].wallMs`) }),
     };
   });
@@ -297,9 +343,20 @@ function validateEvo(v: unknown, path: string): EvolutionParams {
     population: posInt(e.population, `${path}.population`),
     generations: posInt(e.generations, `${path}.generations`),
     seed: int(e.seed, `${path}.seed`),
-    measureIters: posInt(e.measureIters, `${path}.measureIters`),
-    repeats: posInt(e.repeats, `${path}.repeats`),
+    measureMs: nonNeg(e.measureMs, `${path}.measureMs`),
+    batches: posInt(e.batches, `${path}.batches`),
     banks: posInt(e.banks, `${path}.banks`),
+  };
+}
+
+function validateVerdict(v: unknown, path: string): NonNullable<TuneReport['winnerVerdict']> {
+  const w = obj(v, path);
+  if (typeof w.pass !== 'boolean') fail(`${path}.pass`, 'a boolean', w.pass);
+  return {
+    pass: w.pass,
+    gate: str(w.gate, `${path}.gate`),
+    relToMax: nonNeg(w.relToMax, `${path}.relToMax`, true),
+    mismatches: int(w.mismatches, `${path}.mismatches`),
   };
 }
 
@@ -309,11 +366,11 @@ export function validateReport(v: unknown, path: string): TuneReport {
   if (!Array.isArray(r.entries)) fail(`${path}.entries`, 'an array', r.entries);
   if (!Array.isArray(r.bestPerGeneration)) fail(`${path}.bestPerGeneration`, 'an array', r.bestPerGeneration);
   const report: TuneReport = {
-    op: oneOf(r.op, OPS, `${path}.op`),
+    op: str(r.op, `${path}.op`, true),
+    kernel: str(r.kernel, `${path}.kernel`, true),
     deviceId: str(r.deviceId, `${path}.deviceId`, true),
-    m: posInt(r.m, `${path}.m`),
-    n: posInt(r.n, `${path}.n`),
-    k: posInt(r.k, `${path}.k`),
+    problem: str(r.problem, `${path}.problem`),
+    base: runConfig(r.base, `${path}.base`),
     winner: str(r.winner, `${path}.winner`),
     bestMs: nonNeg(r.bestMs, `${path}.bestMs`, true),
     entries: r.entries.map((e, i) => validateEntry(e, `${path}.entries[${i}]`)),
@@ -321,24 +378,24 @@ export function validateReport(v: unknown, path: string): TuneReport {
     evo: validateEvo(r.evo, `${path}.evo`),
     startedAt: isoDate(r.startedAt, `${path}.startedAt`),
     durationMs: nonNeg(r.durationMs, `${path}.durationMs`),
+    status: oneOf(r.status, ['complete', 'interrupted'] as const, `${path}.status`),
+    ...(optional(r, 'winnerConfig', runConfig, path) as { winnerConfig?: RunConfig }),
     ...(optional(r, 'incumbentMs', (x, p) => nonNeg(x, p, true), path) as { incumbentMs?: number }),
-    ...(optional(r, 'arm', str, path) as { arm?: string }),
-    ...(optional(r, 'plane', posInt, path) as { plane?: number }),
     ...(optional(r, 'timing', (x, p) => oneOf(x, ['timestamp', 'wall'] as const, p), path) as {
       timing?: 'timestamp' | 'wall';
     }),
     ...(optional(r, 'worstRel', (x, p) => nonNeg(x, p, true), path) as { worstRel?: number }),
     ...(optional(r, 'gatedRows', posInt, path) as { gatedRows?: number }),
+    ...(optional(r, 'winnerVerdict', validateVerdict, path) as {
+      winnerVerdict?: NonNullable<TuneReport['winnerVerdict']>;
+    }),
     ...(optional(r, 'finals', validateFinals, path) as { finals?: NonNullable<TuneReport['finals']> }),
   };
-  if (
-    report.winner !== '' &&
-    !report.entries.some((e) => e.config === report.winner && e.verdict === 'measured')
-  ) {
+  const measured = new Set(report.entries.filter((e) => e.verdict === 'measured').map((e) => e.config));
+  if (report.winner !== '' && !measured.has(report.winner))
     fail(`${path}.winner`, 'the name of a measured entry (or "")', r.winner);
-  }
   for (const [i, f] of (report.finals ?? []).entries())
-    if (!report.entries.some((e) => e.config === f.config && e.verdict === 'measured'))
+    if (!measured.has(f.config))
       fail(`${path}.finals[${i}].config`, 'the name of a measured entry', f.config);
   return report;
 }
@@ -346,20 +403,9 @@ export function validateReport(v: unknown, path: string): TuneReport {
 function validateRun(v: unknown, path: string): TuneRun {
   const r = obj(v, path);
   const report = validateReport(r.report, `${path}.report`);
-  const run: TuneRun = {
-    deviceId: str(r.deviceId, `${path}.deviceId`, true),
-    op: oneOf(r.op, OPS, `${path}.op`),
-    m: posInt(r.m, `${path}.m`),
-    n: posInt(r.n, `${path}.n`),
-    k: posInt(r.k, `${path}.k`),
-    winner: str(r.winner, `${path}.winner`),
-    bestMs: nonNeg(r.bestMs, `${path}.bestMs`, true),
-    date: isoDate(r.date, `${path}.date`),
-    report,
-  };
-  for (const key of ['deviceId', 'op', 'm', 'n', 'k', 'winner'] as const) {
-    if (run[key] !== report[key])
-      fail(`${path}.${key}`, `the report's ${key} ${show(report[key])}`, run[key]);
+  const run = runOf(report);
+  for (const key of ['key', 'deviceId', 'op', 'problem', 'winner', 'status'] as const) {
+    if (r[key] !== run[key]) fail(`${path}.${key}`, `the report's ${key} ${show(run[key])}`, r[key]);
   }
   return run;
 }

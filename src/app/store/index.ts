@@ -1,10 +1,14 @@
-// The one module that imports zustand: binds the pure actions of ./state.ts to a store. Components read
-// with `useApp(selector)` and change state only through `act(action, ...args)`.
+// The one module that imports zustand: binds the pure actions of ./state.ts (and the tuner's and the
+// models' slices) to a store. Components read with `useApp(selector)` and change state only through
+// `act(action, ...args)`.
 import { create } from 'zustand';
 import { useShallow } from 'zustand/react/shallow';
 import type { AppState } from './state';
 
+export * from './drafts';
+export * from './models';
 export * from './state';
+export * from './tunerState';
 
 type Action<A extends unknown[]> = (state: AppState, ...args: A) => Partial<AppState>;
 
@@ -15,7 +19,7 @@ function makeStore(initial: AppState) {
   return create<AppState>()(() => initial);
 }
 
-/** Create the app store with its initial state (once, at startup). */
+/** Create the app store with its initial state (once, at startup; tests create a fresh one each). */
 export function createAppStore(initial: AppState): void {
   store = makeStore(initial);
 }
@@ -27,11 +31,12 @@ function theStore() {
 
 /**
  * Apply a pure action to the store.
- * @example act(setField, 'm', 64);
+ * @example act(setParam, 'm', 64);
  */
 export function act<A extends unknown[]>(action: Action<A>, ...args: A): void {
   const s = theStore();
-  s.setState(action(s.getState(), ...args));
+  const patch = action(s.getState(), ...args);
+  if (Object.keys(patch).length) s.setState(patch);
 }
 
 /** The current state (outside React). */
@@ -46,7 +51,7 @@ export function subscribeApp(listener: (state: AppState, prev: AppState) => void
 
 /**
  * Read a slice of the state in a component; objects and arrays are compared shallowly.
- * @example const m = useApp((s) => s.config.m);
+ * @example const arm = useApp((s) => s.config.arm);
  */
 export function useApp<T>(selector: (state: AppState) => T): T {
   return theStore()(useShallow(selector));

@@ -1,5 +1,5 @@
 // Every evaluated config of a hunt, sortable; rejected and gate-failed configs stay listed with their
-// reasons. Clicking a row loads that tile into the playground.
+// reasons. Clicking a row loads that config into the playground.
 import { useState } from 'react';
 import type { TuneRecordEntry } from '../../workers/protocol';
 import { formatMs, formatRel, sortRows, type SortDir, type SortKey } from './tunerData';
@@ -13,11 +13,11 @@ export interface ConfigTableProps {
 const COLUMNS: { key: SortKey | undefined; label: string; title?: string }[] = [
   { key: 'order', label: '#', title: 'evaluation order' },
   { key: undefined, label: 'config' },
-  { key: 'area', label: 'BM x BN' },
-  { key: undefined, label: 'warps' },
+  { key: 'area', label: 'BM x BN', title: 'the output block one workgroup computes' },
+  { key: undefined, label: 'arm' },
   { key: 'generation', label: 'gen' },
   { key: undefined, label: 'verdict' },
-  { key: 'ms', label: 'ms' },
+  { key: 'ms', label: 'ms', title: 'the whole plan, fastest batch' },
   { key: 'worstRel', label: 'rel err', title: 'rel_to_max against the oracle' },
   { key: undefined, label: 'reason' },
 ];
@@ -65,19 +65,16 @@ export function ConfigTable({ entries, winner, onPick }: ConfigTableProps) {
                   data-config={e.config}
                   data-verdict={e.verdict}
                   className={`tuner-row tuner-${e.verdict}${isWinner ? ' tuner-winner' : ''}`}
-                  title="load this tile into the playground"
+                  title="load this config into the playground"
                   onClick={() => onPick(e)}
                 >
                   <td className="num">{order}</td>
                   <td className="mono">
                     {isWinner ? '\u2605 ' : ''}
                     {e.config}
-                    {e.staging ? <small className="tuner-staging"> {e.staging}</small> : null}
                   </td>
-                  <td className="num">
-                    {e.bm} x {e.bn}
-                  </td>
-                  <td className="num">{e.tile.wm * e.tile.wn}</td>
+                  <td className="num">{e.bm !== undefined ? `${e.bm} x ${e.bn ?? '?'}` : '--'}</td>
+                  <td className="mono">{e.arm}</td>
                   <td className="num">{e.generation}</td>
                   <td>
                     <span className={`tuner-badge tuner-badge-${e.verdict}`}>{e.verdict}</span>

@@ -1,11 +1,12 @@
-// The stored hunts (IndexedDB), newest first: show one, delete one, export all, import a file.
+// The stored hunts (IndexedDB), newest first: show one, delete one, export all, import a file. An
+// interrupted hunt (cancelled, or cut short by a reload) is marked, and can be resumed once shown.
 import { useRef } from 'react';
 import type { TuneRun } from '../persistence/tuneRuns';
 import { formatMs } from './tunerData';
 
 export interface RunHistoryProps {
   runs: readonly TuneRun[];
-  deviceId: string;
+  deviceId: string | undefined;
   /** Key of the run on display, if it is a stored one. */
   selected: string | undefined;
   onShow(run: TuneRun): void;
@@ -16,12 +17,7 @@ export interface RunHistoryProps {
   importNote: string | undefined;
 }
 
-/** Stable key of a run, as the store keys it. */
-export function runKey(r: Pick<TuneRun, 'deviceId' | 'op' | 'm' | 'n' | 'k'>): string {
-  return `${r.deviceId}|${r.op}|${r.m}|${r.n}|${r.k}`;
-}
-
-/** The history list (data-testid tuner-history; rows tuner-history-row). */
+/** The history list (data-testid tuner-history; rows tuner-history-row with data-status). */
 export function RunHistory(props: RunHistoryProps) {
   const file = useRef<HTMLInputElement>(null);
   return (
@@ -61,18 +57,20 @@ export function RunHistory(props: RunHistoryProps) {
       ) : null}
       {props.importNote ? <div className="tuner-note">{props.importNote}</div> : null}
       {props.runs.length === 0 ? (
-        <div className="tuner-empty">no stored runs: a finished hunt is saved here and survives a reload</div>
+        <div className="tuner-empty">
+          no stored runs: every measured config of a hunt is saved here as it completes and survives a reload
+        </div>
       ) : (
         <ul>
           {props.runs.map((r) => {
-            const key = runKey(r);
-            const other = r.deviceId !== props.deviceId;
+            const other = props.deviceId !== undefined && r.deviceId !== props.deviceId;
             return (
               <li
-                key={key}
+                key={r.key}
                 data-testid="tuner-history-row"
-                data-key={key}
-                className={`tuner-history-row${key === props.selected ? ' tuner-selected' : ''}${other ? ' tuner-other-device' : ''}`}
+                data-key={r.key}
+                data-status={r.status}
+                className={`tuner-history-row${r.key === props.selected ? ' tuner-selected' : ''}${other ? ' tuner-other-device' : ''}`}
               >
                 <button
                   type="button"
@@ -80,12 +78,17 @@ export function RunHistory(props: RunHistoryProps) {
                   onClick={() => props.onShow(r)}
                   title={`device ${r.deviceId}`}
                 >
-                  <span className="mono">{r.op}</span>{' '}
-                  <span className="num">
-                    m={r.m},n={r.n},k={r.k}
-                  </span>{' '}
-                  <span className="mono">{r.winner || 'no winner'}</span>{' '}
-                  <span className="num">{formatMs(r.bestMs)}</span>{' '}
+                  <span className="mono">{r.op}</span> <span className="num">{r.problem}</span>{' '}
+                  {r.status === 'interrupted' ? (
+                    <span className="tuner-badge tuner-badge-interrupted">
+                      interrupted: {r.report.entries.length} measured
+                    </span>
+                  ) : (
+                    <>
+                      <span className="mono">{r.winner || 'no winner'}</span>{' '}
+                      <span className="num">{formatMs(r.bestMs)}</span>
+                    </>
+                  )}{' '}
                   <span className="tuner-dim">{new Date(r.date).toLocaleString()}</span>
                   {other ? <span className="tuner-dim"> &middot; other device: {r.deviceId}</span> : null}
                 </button>

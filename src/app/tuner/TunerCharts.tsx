@@ -50,7 +50,8 @@ function ScatterTip({ active, payload }: TooltipContentProps) {
     <div className="tuner-tip">
       <div className="tuner-tip-title">{p.config}</div>
       <div>
-        BM x BN {e.bm} x {e.bn} &middot; gen {e.generation}
+        {e.bm !== undefined ? `BM x BN ${e.bm} x ${e.bn ?? '?'} \u00b7 ` : ''}
+        {e.arm} &middot; gen {e.generation}
       </div>
       <div>
         {p.verdict === 'measured' ? formatMs(p.ms) : p.verdict} &middot; rel {formatRel(e.worstRel)}

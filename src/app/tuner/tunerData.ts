@@ -55,6 +55,9 @@ export interface ScatterModel {
   xTicks: number[];
 }
 
+/** BM*BN of an entry (a family without an output tile counts as one 16x16 block). */
+export const areaOf = (e: TuneRecordEntry): number => (e.bm ?? 16) * (e.bn ?? 16);
+
 /** Every evaluated config as a point: BM*BN vs ms, unmeasured ones on their own row at the top. */
 export function scatterModel(entries: readonly TuneRecordEntry[], winner: string): ScatterModel {
   const finite = entries.filter((e) => e.verdict === 'measured');
@@ -62,7 +65,7 @@ export function scatterModel(entries: readonly TuneRecordEntry[], winner: string
   const top = maxMs > 0 ? maxMs : 1;
   const unmeasuredY = top * 1.25;
   const point = (e: TuneRecordEntry): ScatterPoint => ({
-    area: e.bm * e.bn,
+    area: areaOf(e),
     y: e.verdict === 'measured' ? e.ms : unmeasuredY,
     ms: e.ms,
     config: e.config,
@@ -126,7 +129,7 @@ export function sortRows(entries: readonly TuneRecordEntry[], key: SortKey, dir:
       case 'order':
         return r.order;
       case 'area':
-        return r.entry.bm * r.entry.bn;
+        return areaOf(r.entry);
       case 'generation':
         return r.entry.generation;
       case 'worstRel':
@@ -142,6 +145,19 @@ export function sortRows(entries: readonly TuneRecordEntry[], key: SortKey, dir:
     const d = value(a) - value(b);
     return (Number.isNaN(d) ? 0 : d) * sign || a.order - b.order;
   });
+}
+
+/**
+ * The sum of the finalists' re-timing wall time, when every one was clocked (runs stored before that
+ * have no wallMs).
+ */
+export function finalsWallMs(finals: readonly { wallMs?: number }[]): number | undefined {
+  let sum = 0;
+  for (const f of finals) {
+    if (f.wallMs === undefined) return undefined;
+    sum += f.wallMs;
+  }
+  return sum;
 }
 
 /** "0.123 ms", "12.3 us", "--" for Infinity. */

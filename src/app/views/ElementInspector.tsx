@@ -1,6 +1,6 @@
 // The clicked element: its owner (recorded and analytic), the GPU value against the quantized oracle
 // and the full-precision reference, and the bit patterns when the gate is bit-exact.
-import { Fragment } from 'react';
+import { Fragment, useEffect, useRef } from 'react';
 import type { OwnershipPhase } from '../../kernels/family';
 import type { OwnershipBuffers } from '../../workers/protocol';
 import { act, selectElement, useApp } from '../store';
@@ -17,6 +17,11 @@ function ownerText(m: OwnershipBuffers, i: number): string {
 
 export function ElementInspector({ analysis }: { analysis: RunAnalysis }) {
   const selected = useApp((s) => s.selected);
+  const box = useRef<HTMLDivElement>(null);
+  // A click on a cell selects it: bring the inspector (below the canvas) into view.
+  useEffect(() => {
+    if (selected !== undefined) box.current?.scrollIntoView({ block: 'nearest' });
+  }, [selected]);
   const o = analysis.outcome;
   if (selected === undefined || selected >= o.rows * o.cols) {
     return <p className="muted small">Click an element to see its owner and its value against the oracle.</p>;
@@ -28,7 +33,7 @@ export function ElementInspector({ analysis }: { analysis: RunAnalysis }) {
   const fp = o.fullPrecision?.[selected];
   const analytic = Object.entries(o.analyticOwnership ?? {}) as [OwnershipPhase, OwnershipBuffers][];
   return (
-    <div className={`inspector ${analysis.bad[selected] ? 'is-bad' : ''}`} data-testid="inspector">
+    <div ref={box} className={`inspector ${analysis.bad[selected] ? 'is-bad' : ''}`} data-testid="inspector">
       <header>
         <strong>
           element ({row}, {col})

@@ -7,6 +7,7 @@ import { fmt, LOG_MAX, LOG_MIN, logPosition, rampColor, type Rgb } from './analy
 import { ElementInspector } from './ElementInspector';
 import { GridCanvas, MARK_BAD } from './GridCanvas';
 import { viewWindow } from './OwnershipView';
+import { canvasPx, useContentWidth } from './useContentWidth';
 import { useRunAnalysis } from './useRunAnalysis';
 
 type Mode = 'kernel' | 'quantization' | 'total';
@@ -38,7 +39,7 @@ function Legend() {
         <span className="swatch" style={{ background: css(rampColor(-1)) }} /> exact 0
         <span className="swatch" style={{ background: css(rampColor(2)) }} /> NaN / ∞
         <span className="swatch hatch" /> outside m×n
-        <span className="swatch box" /> fails the gate
+        <span className="swatch box" /> fails the gate (outline)
       </div>
     </div>
   );
@@ -51,11 +52,11 @@ function Bars({ title, rows, total }: { title: string; rows: [number, number][];
       <h4>{title}</h4>
       {rows.slice(0, 8).map(([k, n]) => (
         <div key={k} className="bar-row">
-          <span className="k">{k}</span>
-          <span className="b">
+          <span className="bar-key">{k}</span>
+          <span className="bar-track">
             <span style={{ width: `${(n / Math.max(1, total)) * 100}%` }} />
           </span>
-          <span className="n">{n}</span>
+          <span className="bar-count">{n}</span>
         </div>
       ))}
       {rows.length > 8 && <span className="muted small">+{rows.length - 8} more</span>}
@@ -68,6 +69,7 @@ export function ErrorView() {
   const overlay = useApp((s) => s.overlay);
   const selected = useApp((s) => s.selected);
   const a = useRunAnalysis(outcome);
+  const [viewRef, viewWidth] = useContentWidth();
   const [mode, setMode] = useState<Mode>('kernel');
   const [hover, setHover] = useState<{ row: number; col: number }>();
   const [zoom, setZoom] = useState(false);
@@ -99,7 +101,7 @@ export function ErrorView() {
   const s = a.badSummary;
 
   return (
-    <div className="view error-view" data-testid="error-view">
+    <div className="view error-view" data-testid="error-view" ref={viewRef}>
       <div className="toolbar">
         <div className="seg" role="radiogroup" aria-label="Error kind">
           {(['kernel', 'quantization', 'total'] as const).map((m) => (
@@ -112,7 +114,7 @@ export function ErrorView() {
               disabled={m !== 'kernel' && !a.quantError}
               title={
                 m !== 'kernel' && !a.quantError
-                  ? 'this kernel has no full-precision reference'
+                  ? 'this kernel has no full-precision reference (its operands are int8 by definition)'
                   : MODE_LABEL[m]
               }
               onClick={() => setMode(m)}
@@ -150,7 +152,7 @@ export function ErrorView() {
           selected={selected}
           onHover={setHover}
           onPick={(c) => act(selectElement, c.row * cols + c.col)}
-          maxPx={560}
+          maxPx={canvasPx(viewWidth)}
           testId="heatmap-canvas"
           label="error heatmap"
         />
@@ -181,7 +183,10 @@ export function ErrorView() {
           <h3>Error split</h3>
           {a.split ? (
             <dl>
-              <dt>quantization (oracle vs f32 GEMM on the unquantized activation)</dt>
+              <dt>
+                quantization (quantized oracle vs f32 GEMM on the unquantized activation and dequantized
+                weight)
+              </dt>
               <dd data-testid="split-quant">{fmt(a.split.quantization)}</dd>
               <dt>kernel (GPU vs quantized oracle)</dt>
               <dd data-testid="split-kernel">{fmt(a.split.kernel)}</dd>
@@ -197,7 +202,8 @@ export function ErrorView() {
             </dl>
           ) : (
             <p className="muted">
-              This kernel has no full-precision reference (its inputs are int8 by construction).
+              This kernel has no full-precision reference: its operands are int8 by definition, so there is no
+              quantization to split off.
             </p>
           )}
         </section>

@@ -9,6 +9,8 @@ export const MARK_NONE = 0;
 export const MARK_NEVER = 1;
 export const MARK_TWICE = 2;
 export const MARK_BAD = 3;
+/** The outline of an element that fails the gate (the legend's "fails the gate" swatch uses it too). */
+export const BAD_BOX = '#ff4fd8';
 
 export interface GridWindow {
   r0: number;
@@ -159,7 +161,8 @@ export function GridCanvas(props: GridCanvasProps) {
     ctx.stroke();
     ctx.restore();
 
-    // Marks: never stored (red cross), stored twice (orange dot), bad under the overlay (cyan box).
+    // Marks: never stored (red cross), stored twice (orange dot), bad under the overlay (magenta box:
+    // distinct from the ramp's cyan NaN / inf fill).
     if (marks) {
       for (let y = 0; y < view.rows; y++) {
         for (let x = 0; x < view.cols; x++) {
@@ -173,7 +176,7 @@ export function GridCanvas(props: GridCanvasProps) {
           if (cs < 6) {
             // Too small for a glyph: tint the cell (bad elements stay readable through a light tint).
             ctx.globalAlpha = m === MARK_BAD ? 0.45 : 1;
-            ctx.fillStyle = m === MARK_NEVER ? '#ff3b5c' : m === MARK_TWICE ? '#ff9d2e' : '#22e4ff';
+            ctx.fillStyle = m === MARK_NEVER ? '#ff3b5c' : m === MARK_TWICE ? '#ff9d2e' : BAD_BOX;
             ctx.fillRect(px, py, cs, cs);
             ctx.globalAlpha = 1;
             continue;
@@ -193,7 +196,7 @@ export function GridCanvas(props: GridCanvasProps) {
             ctx.arc(px + cs / 2, py + cs / 2, cs / 3, 0, Math.PI * 2);
             ctx.fill();
           } else {
-            ctx.strokeStyle = '#22e4ff';
+            ctx.strokeStyle = BAD_BOX;
             ctx.lineWidth = 1;
             ctx.strokeRect(px + 0.5, py + 0.5, cs - 1, cs - 1);
           }

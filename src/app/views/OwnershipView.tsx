@@ -7,7 +7,7 @@ import type { OwnershipBuffers } from '../../workers/protocol';
 import { PLANE_CHOICES } from '../permalink/codec';
 import {
   act,
-  runConfig,
+  effectivePlane,
   selectElement,
   setOwnershipSource,
   setPlane,
@@ -17,6 +17,7 @@ import {
 import { laneElementIndex, lanesOf, ownerColor, ownershipDiff, ownershipFlags, type Rgb } from './analysis';
 import { GridCanvas, MARK_NEVER, MARK_TWICE, type GridWindow } from './GridCanvas';
 import { ElementInspector } from './ElementInspector';
+import { canvasPx, useContentWidth } from './useContentWidth';
 import { useRunAnalysis, type RunAnalysis } from './useRunAnalysis';
 
 export const PHASE_LABEL: Record<OwnershipPhase, string> = {
@@ -24,6 +25,8 @@ export const PHASE_LABEL: Record<OwnershipPhase, string> = {
   'scalar-epilogue': 'scalar epilogue (per = 256/plane)',
   'register-accumulator': 'register accumulator (rm×rn subtiles)',
 };
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 const SOURCE_LABEL = (s: OwnershipSource) =>
   s === 'recorded' ? 'recorded (instrumented run)' : `analytic: ${PHASE_LABEL[s]}`;
@@ -79,8 +82,9 @@ export function OwnershipView() {
   const selected = useApp((s) => s.selected);
   const planeChoice = useApp((s) => s.config.plane);
   const adapterPlane = useApp((s) => s.device.plane);
-  const plane = useApp((s) => runConfig(s).plane);
+  const plane = useApp((s) => effectivePlane(s) ?? 32);
   const a = useRunAnalysis(outcome);
+  const [viewRef, viewWidth] = useContentWidth();
   const [hover, setHover] = useState<{ row: number; col: number }>();
   const [zoom, setZoom] = useState(false);
 
@@ -127,7 +131,7 @@ export function OwnershipView() {
     hover && hover.row < a.outcome.rows && hover.col < cols ? hover.row * cols + hover.col : undefined;
 
   return (
-    <div className="view ownership-view" data-testid="ownership-view">
+    <div className="view ownership-view" data-testid="ownership-view" ref={viewRef}>
       <div className="toolbar">
         <label className="field inline">
           <span>ownership</span>
@@ -147,12 +151,13 @@ export function OwnershipView() {
           <span>plane width</span>
           <select
             data-testid="view-plane-select"
-            value={planeChoice}
-            onChange={(e) => act(setPlane, Number(e.target.value))}
+            value={planeChoice ?? ''}
+            onChange={(e) => act(setPlane, e.target.value === '' ? undefined : Number(e.target.value))}
           >
+            <option value="">adapter ({adapterPlane ?? 'unknown'})</option>
             {PLANE_CHOICES.map((p) => (
               <option key={p} value={p}>
-                {p === 0 ? `adapter (${adapterPlane ?? '?'})` : p}
+                {p}
               </option>
             ))}
           </select>
@@ -169,7 +174,7 @@ export function OwnershipView() {
       </div>
       <p className="stats" data-testid="ownership-stats">
         {a.outcome.rows}×{cols} output · tile {a.geometry.tileRows}×{a.geometry.tileCols} ·{' '}
-        {map ? new Set(map.workgroup).size : 0} workgroups · {lanes} lanes per plane
+        {plural(map ? new Set(map.workgroup).size : 0, 'workgroup')} · {plural(lanes, 'lane')} per plane
         {flags && (
           <>
             {' · '}
@@ -184,14 +189,15 @@ export function OwnershipView() {
         )}
       </p>
       {diffs.length > 0 && (
-        <p className="stats" data-testid="ownership-diff">
+        <ul className="stats diff-list" data-testid="ownership-diff">
           {diffs.map(([p, n]) => (
-            <span key={p} className={n ? 'bad' : 'good'}>
-              recorded {n ? `differs from analytic ${p} at ${n} elements` : `= analytic ${p}`}
-              {'  '}
-            </span>
+            <li key={p} className={n ? 'bad' : 'good'}>
+              {n
+                ? `The recorded ownership differs from the analytic ${PHASE_LABEL[p]} at ${plural(n, 'element')}.`
+                : `The recorded ownership equals the analytic ${PHASE_LABEL[p]}.`}
+            </li>
           ))}
-        </p>
+        </ul>
       )}
       {opaque && (
         <p className="notice">
@@ -215,7 +221,7 @@ export function OwnershipView() {
               selected={selected}
               onHover={setHover}
               onPick={(c) => act(selectElement, c.row * cols + c.col)}
-              maxPx={560}
+              maxPx={canvasPx(viewWidth)}
               testId="ownership-canvas"
               label="ownership grid"
             />

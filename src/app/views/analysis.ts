@@ -130,8 +130,18 @@ export function ownershipFlags(own: OwnershipBuffers): OwnershipFlags {
   return flags;
 }
 
-// Elements where two ownership maps name a different (workgroup, plane, lane): the kernels' own count.
-export { ownershipDiff } from '../../kernels/gpu/instrument';
+/**
+ * Elements where two ownership maps name a different (workgroup, plane, lane) -- the count the kernels'
+ * tests use (gpu/instrument.ts), kept here so the main thread imports no kernel code.
+ * @example ownershipDiff(outcome.ownership, outcome.analyticOwnership['scalar-epilogue']) // 0
+ */
+export function ownershipDiff(a: OwnershipBuffers, b: OwnershipBuffers): number {
+  if (a.rows !== b.rows || a.cols !== b.cols) return a.rows * a.cols;
+  let n = 0;
+  for (let i = 0; i < a.count.length; i++)
+    if (a.workgroup[i] !== b.workgroup[i] || a.plane[i] !== b.plane[i] || a.lane[i] !== b.lane[i]) n++;
+  return n;
+}
 
 /** Number of lanes of a plane: the largest recorded lane + 1, at least the configured width. */
 export function lanesOf(own: OwnershipBuffers, configured: number): number {

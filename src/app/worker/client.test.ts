@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+// The worker client against fake ports: request ids, progress, final messages, device loss, worker
+// errors, and cancel: a queued request answered at once, the one in flight given a grace period and the
+// worker replaced when it does not answer (requests behind it sent again, open files re-opened).
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { WorkerRequest, WorkerResponse } from '../../workers/protocol';
 import { createWorkerClient, type WorkerPort } from './client';
 
@@ -9,30 +12,31 @@ function fakePort() {
     message: [],
     error: [],
   };
+  let terminated = false;
   const port: WorkerPort = {
     postMessage: (m) => void sent.push(m),
     addEventListener: ((type: 'message' | 'error', l: never) =>
       void on[type].push(l)) as WorkerPort['addEventListener'],
+    terminate: () => void (terminated = true),
   };
   const push = (data: WorkerResponse) =>
     on.message.forEach((l) => l({ data } as MessageEvent<WorkerResponse>));
   const fail = (message: string) =>
     on.error.forEach((l) => l(Object.assign(new Event('error'), { message })));
-  return { port, sent, push, fail };
+  return { port, sent, push, fail, terminated: () => terminated };
 }
+
+const RUN = { type: 'run', config: {} as never, instrument: false } as const;
 
 describe('worker client', () => {
   it('numbers requests, streams progress to the caller and resolves on the final message', async () => {
     const f = fakePort();
-    const client = createWorkerClient(f.port);
+    const client = createWorkerClient(() => f.port);
     const progress: string[] = [];
-    const { id, done } = client.request(
-      { type: 'run', config: {} as never, iters: 0, instrument: false },
-      (m) => {
-        if (m.type === 'progress') progress.push(m.stage);
-      },
-    );
-    expect(f.sent).toEqual([{ type: 'run', config: {}, iters: 0, instrument: false, id }]);
+    const { id, done } = client.request(RUN, (m) => {
+      if (m.type === 'progress') progress.push(m.stage);
+    });
+    expect(f.sent).toEqual([{ ...RUN, id }]);
     f.push({ type: 'progress', id, stage: 'compiling', fraction: 0.2 });
     f.push({ type: 'progress', id: id + 99, stage: 'someone else', fraction: 0.2 });
     f.push({ type: 'cancelled', id });
@@ -40,20 +44,22 @@ describe('worker client', () => {
     expect(progress).toEqual(['compiling']);
   });
 
-  it("resolves init on 'ready' and sends cancel only for requests in flight", async () => {
+  it("resolves init on 'ready' and a gguf open on 'gguf-opened'", async () => {
     const f = fakePort();
-    const client = createWorkerClient(f.port);
+    const client = createWorkerClient(() => f.port);
     const init = client.request({ type: 'init' });
-    client.cancel(init.id);
     f.push({ type: 'ready', id: init.id, caps: {} as never, deviceId: 'd', plane: 4 });
-    await init.done;
+    await expect(init.done).resolves.toMatchObject({ type: 'ready' });
+    const open = client.request({ type: 'open-gguf', file: new Blob(['x']), name: 'a.gguf' });
+    f.push({ type: 'gguf-opened', id: open.id, model: {} as never });
+    await expect(open.done).resolves.toMatchObject({ type: 'gguf-opened' });
     client.cancel(init.id); // finished: nothing to cancel
-    expect(f.sent.filter((m) => m.type === 'cancel')).toEqual([{ type: 'cancel', id: init.id }]);
+    expect(f.sent.filter((m) => m.type === 'cancel')).toEqual([]);
   });
 
   it('tells listeners about device loss and ends a lose-device request with it', async () => {
     const f = fakePort();
-    const client = createWorkerClient(f.port);
+    const client = createWorkerClient(() => f.port);
     const seen: string[] = [];
     client.onEvent((m) => seen.push(m.type));
     const lose = client.request({ type: 'lose-device' });
@@ -64,7 +70,7 @@ describe('worker client', () => {
 
   it('fails every pending request when the worker itself errors', async () => {
     const f = fakePort();
-    const client = createWorkerClient(f.port);
+    const client = createWorkerClient(() => f.port);
     const a = client.request({ type: 'init' });
     f.fail('worker script failed to load');
     await expect(a.done).resolves.toEqual({
@@ -73,5 +79,82 @@ describe('worker client', () => {
       kind: 'internal',
       message: 'worker script failed to load',
     });
+  });
+});
+
+describe('cancel within a second', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('answers a request queued behind another at once, and lets the worker drop it', async () => {
+    const f = fakePort();
+    const client = createWorkerClient(() => f.port);
+    const hunt = client.request({ type: 'tune', base: {} as never, evo: {} as never });
+    const run = client.request(RUN);
+    expect(client.inFlight(hunt.id)).toBe(true);
+    expect(client.inFlight(run.id)).toBe(false);
+    client.cancel(run.id);
+    await expect(run.done).resolves.toEqual({ type: 'cancelled', id: run.id });
+    expect(f.sent.at(-1)).toEqual({ type: 'cancel', id: run.id });
+    expect(client.inFlight(hunt.id)).toBe(true); // the hunt goes on
+  });
+
+  it('answers the request in flight when the worker does', async () => {
+    const f = fakePort();
+    const spawn = vi.fn(() => f.port);
+    const client = createWorkerClient(spawn, { cancelGraceMs: 800 });
+    const run = client.request(RUN);
+    client.cancel(run.id);
+    f.push({ type: 'cancelled', id: run.id });
+    await expect(run.done).resolves.toEqual({ type: 'cancelled', id: run.id });
+    vi.advanceTimersByTime(2000);
+    expect(spawn).toHaveBeenCalledTimes(1);
+  });
+
+  it('replaces a worker stuck in a dispatch: answers the cancel, re-sends the queue, re-opens files', async () => {
+    const ports = [fakePort(), fakePort()];
+    let n = 0;
+    const client = createWorkerClient(() => ports[n++]!.port, { cancelGraceMs: 800 });
+    const respawns: string[] = [];
+    client.onRespawn((why) => respawns.push(why));
+    const file = new Blob(['gguf']);
+    const open = client.request({ type: 'open-gguf', file, name: 'model.gguf' });
+    ports[0]!.push({ type: 'gguf-opened', id: open.id, model: {} as never });
+    await open.done;
+    const run = client.request(RUN);
+    const gen = client.request({ type: 'generate', config: {} as never });
+    client.cancel(run.id);
+    vi.advanceTimersByTime(799);
+    expect(n).toBe(1);
+    vi.advanceTimersByTime(1);
+    await expect(run.done).resolves.toEqual({ type: 'cancelled', id: run.id });
+    expect(ports[0]!.terminated()).toBe(true);
+    expect(respawns).toHaveLength(1);
+    // The new worker: a device first, the open file again, then the generate that was queued (same id).
+    const sent = ports[1]!.sent;
+    expect(sent.map((m) => m.type)).toEqual(['init', 'open-gguf', 'generate']);
+    expect(sent[1]).toMatchObject({ file, name: 'model.gguf' });
+    expect(sent[2]!.id).toBe(gen.id);
+    // Late messages of the old worker are ignored; the new one answers the generate.
+    ports[0]!.push({
+      type: 'generated',
+      id: gen.id,
+      kernel: { passes: [], mainPass: 0, phases: [], plane: 4, problems: ['old'] },
+    });
+    ports[1]!.push({
+      type: 'generated',
+      id: gen.id,
+      kernel: { passes: [], mainPass: 0, phases: [], plane: 4, problems: [] },
+    });
+    await expect(gen.done).resolves.toMatchObject({ kernel: { problems: [] } });
+  });
+
+  it("serves 'oracle' outside the queue: it is never the request in flight", () => {
+    const f = fakePort();
+    const client = createWorkerClient(() => f.port);
+    const oracle = client.request({ type: 'oracle', config: {} as never });
+    const run = client.request(RUN);
+    expect(client.inFlight(oracle.id)).toBe(false);
+    expect(client.inFlight(run.id)).toBe(true);
   });
 });

@@ -1,6 +1,14 @@
 // The app's one way to the GPU: a typed client over the worker protocol. Each request gets an id; its
 // intermediate messages (progress) go to the caller's callback and its final message resolves `done`.
 // Messages that belong to no request (device-lost, a 'ready' after a re-open) go to `onEvent` listeners.
+//
+// Cancel answers within a second whatever the worker is doing. The worker serves requests one at a time
+// in order, so the client knows which one is in flight: a request still queued behind it is answered
+// 'cancelled' at once (the worker drops it when it gets there); the one in flight is asked to stop, and
+// when it has not answered within `cancelGraceMs` (a long dispatch cannot be interrupted) the worker is
+// terminated and a new one started: the cancelled request is answered, the requests queued behind it
+// are sent again in order, and the GGUF files the old worker had open are opened again. Nothing of the
+// app's state (editor buffers, results, the tuner's measurements) lives in the worker, so nothing is lost.
 import type { WorkerRequest, WorkerRequestBody, WorkerResponse } from '../../workers/protocol';
 
 /** What the client needs of a worker: a Worker, or an in-process port for tests. */
@@ -11,6 +19,8 @@ export interface WorkerPort {
   terminate?(): void;
 }
 
+export type RequestBody = Exclude<WorkerRequestBody, { type: 'cancel' }>;
+
 export interface Pending {
   id: number;
   /** The request's final message (result, error, cancelled). */
@@ -19,14 +29,22 @@ export interface Pending {
 
 export interface WorkerClient {
   /** Send a request; `onMessage` sees every message for it, progress included. */
-  request(
-    body: Exclude<WorkerRequestBody, { type: 'cancel' }>,
-    onMessage?: (msg: WorkerResponse) => void,
-  ): Pending;
-  /** Ask the worker to stop request `id` at its next stage boundary. */
+  request(body: RequestBody, onMessage?: (msg: WorkerResponse) => void): Pending;
+  /** Stop request `id`: its `done` resolves with 'cancelled' within about `cancelGraceMs`. */
   cancel(id: number): void;
+  /** Whether `id` is the request the worker is serving now (false: queued behind another, or done). */
+  inFlight(id: number): boolean;
   /** Listen to every message (and to messages of no request); returns the unsubscribe function. */
   onEvent(listener: (msg: WorkerResponse) => void): () => void;
+  /** Called after the worker was replaced by a new one (with the reason). */
+  onRespawn(listener: (reason: string) => void): () => void;
+}
+
+export interface ClientOptions {
+  /** How long the request in flight has to answer a cancel before the worker is replaced, ms. */
+  cancelGraceMs?: number;
+  /** Open files re-opened in a new worker (the worker keeps this many). */
+  filesKept?: number;
 }
 
 const FINAL: ReadonlySet<WorkerResponse['type']> = new Set([
@@ -35,72 +53,130 @@ const FINAL: ReadonlySet<WorkerResponse['type']> = new Set([
   'compile-error',
   'tune-done',
   'autokernel-result',
+  'gguf-opened',
+  'oracle-result',
   'cancelled',
   'error',
 ]);
 
 interface Waiting {
-  type: WorkerRequest['type'];
+  body: RequestBody;
   onMessage: ((msg: WorkerResponse) => void) | undefined;
   resolve: (msg: WorkerResponse) => void;
+  /** Served outside the worker's queue (answered at once by the shell). */
+  immediate: boolean;
+  timer?: ReturnType<typeof setTimeout>;
 }
 
 /**
- * Wrap a worker in the typed client.
+ * Start a worker with `spawn` and wrap it in the typed client (spawn is called again to replace it).
  * @example
- * const client = createWorkerClient(new Worker(new URL('../../workers/gpu.worker.ts', import.meta.url), { type: 'module' }));
+ * const client = createWorkerClient(() => new Worker(new URL('../../workers/gpu.worker.ts', import.meta.url), { type: 'module' }));
  * const { done } = client.request({ type: 'init' });
  */
-export function createWorkerClient(port: WorkerPort): WorkerClient {
+export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions = {}): WorkerClient {
+  const grace = opts.cancelGraceMs ?? 650;
+  const kept = opts.filesKept ?? 4;
   let nextId = 1;
   const waiting = new Map<number, Waiting>();
   const listeners = new Set<(msg: WorkerResponse) => void>();
+  const respawnListeners = new Set<(reason: string) => void>();
+  /** Files opened in the current worker (their requests, to open them again in a new one). */
+  let opened: RequestBody[] = [];
+  let port: WorkerPort;
 
   const finish = (id: number, msg: WorkerResponse) => {
     const w = waiting.get(id);
     if (!w) return;
     waiting.delete(id);
+    clearTimeout(w.timer);
+    if (msg.type === 'gguf-opened' && w.body.type === 'open-gguf') opened = [...opened, w.body].slice(-kept);
     w.resolve(msg);
   };
 
-  port.addEventListener('message', (ev: MessageEvent<WorkerResponse>) => {
-    const msg = ev.data;
-    for (const l of listeners) l(msg);
-    if (msg.type === 'device-lost') {
-      // A loss ends the diagnostic request that caused it; runs in flight end with their own error.
-      for (const [id, w] of waiting) if (w.type === 'lose-device') finish(id, msg);
-      return;
-    }
-    const w = waiting.get(msg.id);
-    if (!w) return;
-    w.onMessage?.(msg);
-    if (FINAL.has(msg.type) || (msg.type === 'ready' && w.type === 'init')) finish(msg.id, msg);
-  });
+  /** The request the worker is serving: the oldest one of its queue not yet answered. */
+  const head = (): number | undefined => {
+    for (const [id, w] of waiting) if (!w.immediate) return id;
+    return undefined;
+  };
 
-  port.addEventListener('error', (ev: ErrorEvent | Event) => {
-    const text = 'message' in ev && ev.message ? ev.message : 'the GPU worker failed to start';
-    for (const id of [...waiting.keys()]) {
-      const msg: WorkerResponse = { type: 'error', id, kind: 'internal', message: text };
+  const attach = (p: WorkerPort) => {
+    p.addEventListener('message', (ev: MessageEvent<WorkerResponse>) => {
+      if (p !== port) return; // a replaced worker's late messages
+      const msg = ev.data;
       for (const l of listeners) l(msg);
-      finish(id, msg);
-    }
-  });
+      if (msg.type === 'device-lost') {
+        // A loss ends the diagnostic request that caused it; runs in flight end with their own error.
+        for (const [id, w] of waiting) if (w.body.type === 'lose-device') finish(id, msg);
+        return;
+      }
+      const w = waiting.get(msg.id);
+      if (!w) return;
+      w.onMessage?.(msg);
+      if (FINAL.has(msg.type) || (msg.type === 'ready' && w.body.type === 'init')) finish(msg.id, msg);
+    });
+    p.addEventListener('error', (ev: ErrorEvent | Event) => {
+      if (p !== port) return;
+      const text = 'message' in ev && ev.message ? ev.message : 'the GPU worker failed to start';
+      for (const id of [...waiting.keys()]) {
+        const msg: WorkerResponse = { type: 'error', id, kind: 'internal', message: text };
+        for (const l of listeners) l(msg);
+        finish(id, msg);
+      }
+    });
+  };
+
+  const post = (body: RequestBody, id: number) => port.postMessage({ ...body, id } as WorkerRequest);
+
+  /** Replace the worker: answer `cancelledId`, reopen files, send everything still waiting again. */
+  const respawn = (cancelledId: number, reason: string) => {
+    const old = port;
+    port = spawn();
+    attach(port);
+    old.terminate?.();
+    finish(cancelledId, { type: 'cancelled', id: cancelledId });
+    // A new device opens with the first request that needs one; 'ready' reaches the listeners.
+    post({ type: 'init' }, nextId++);
+    for (const body of opened) post(body, nextId++);
+    for (const [id, w] of waiting) post(w.body, id);
+    for (const l of respawnListeners) l(reason);
+  };
+
+  port = spawn();
+  attach(port);
 
   return {
     request(body, onMessage) {
       const id = nextId++;
       const done = new Promise<WorkerResponse>((resolve) =>
-        waiting.set(id, { type: body.type, onMessage, resolve }),
+        waiting.set(id, { body, onMessage, resolve, immediate: body.type === 'oracle' }),
       );
-      port.postMessage({ ...body, id } as WorkerRequest);
+      post(body, id);
       return { id, done };
     },
     cancel(id) {
-      if (waiting.has(id)) port.postMessage({ type: 'cancel', id });
+      const w = waiting.get(id);
+      if (!w) return;
+      port.postMessage({ type: 'cancel', id });
+      if (head() !== id) {
+        // Queued behind another request: the worker drops it when it gets there.
+        finish(id, { type: 'cancelled', id });
+        return;
+      }
+      if (!w.timer)
+        w.timer = setTimeout(() => {
+          if (waiting.has(id))
+            respawn(id, `request ${id} (${w.body.type}) did not stop within ${grace} ms of its cancel`);
+        }, grace);
     },
+    inFlight: (id) => head() === id,
     onEvent(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    onRespawn(listener) {
+      respawnListeners.add(listener);
+      return () => respawnListeners.delete(listener);
     },
   };
 }

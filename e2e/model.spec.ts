@@ -1,0 +1,181 @@
+// Real model files in Chromium: llama.cpp gguf-py's peer file (gzip-compressed, inflated by the worker)
+// opened by the file picker and by drag and drop, its tensors listed with the kernels that take them,
+// blk.0.ffn_down.weight run through the int8 MMQ and the f16 twin and the expert bank through the MoE
+// kernel, each matching its oracle; a permalink to a tensor asks for its file and says when the file
+// picked is another one; a file that is not a GGUF, or is cut short, gets one clear message; a sparse file
+// over 4 GiB opens from its header and its tensor past 2^32 runs.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { expect, test, type Page } from '@playwright/test';
+import { writeSparseGguf } from '../test/ggufSparse';
+import { openApp } from './helpers';
+
+const PEER = 'test/golden/gguf/peer_default.gguf.gz';
+
+/** Run the tensor of a row on a kernel; wait for the result of that config. */
+async function runTensor(page: Page, tensor: string, kernel: string) {
+  const row = page.locator(`[data-testid="tensor-row"][data-name="${tensor}"]`);
+  await row.getByTestId(`run-on-${kernel}`).click();
+  await expect
+    .poll(
+      () =>
+        page.evaluate(() => {
+          const s = window.__mmq!.status();
+          return `${s.kernel} ${s.run} ${String(s.current)}`;
+        }),
+      { timeout: 60_000 },
+    )
+    .toBe(`${kernel} done true`);
+  await expect(page.getByTestId('verdict')).toContainText('matches oracle');
+}
+
+async function dropFile(page: Page, bytes: Buffer, name: string) {
+  const dt = await page.evaluateHandle(
+    ({ b64, name }) => {
+      const data = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const t = new DataTransfer();
+      t.items.add(new File([data], name));
+      return t;
+    },
+    { b64: bytes.toString('base64'), name },
+  );
+  await page.dispatchEvent('body', 'dragover', { dataTransfer: dt });
+  await expect(page.getByTestId('dropzone')).toBeVisible();
+  await page.dispatchEvent('body', 'drop', { dataTransfer: dt });
+}
+
+test('opens a .gguf.gz, lists its tensors, and runs its Q4_K matrix and expert bank through the kernels', async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  await openApp(page);
+  await page.getByTestId('tab-model').click();
+  await page.getByTestId('model-file-input').setInputFiles(PEER);
+  await expect(page.getByTestId('model-file')).toContainText('peer_default.gguf.gz');
+  await expect(page.getByTestId('model-file')).toContainText('GGUF v3');
+  const rows = page.getByTestId('tensor-row');
+  await expect(rows).toHaveCount(8);
+  // Other types are listed, and say why they do not run.
+  await expect(page.locator('[data-name="t.q4_0"]')).toContainText('not taken by these kernels (Q8_0, Q4_K)');
+  await expect(page.locator('[data-name="t.bf16"]')).toContainText('not taken by these kernels (Q8_0, Q4_K)');
+  // The filter box: by type, then by name.
+  await page.getByTestId('tensor-filter').fill('q4_k');
+  await expect(rows).toHaveCount(2);
+  await page.getByTestId('tensor-filter').fill('ffn_down');
+  await expect(rows).toHaveCount(2);
+  await page.getByTestId('tensor-filter').fill('');
+  const down = page.locator('[data-name="blk.0.ffn_down.weight"]');
+  await expect(down).toContainText('Q4_K');
+  await expect(down).toContainText('10 × 512');
+  // The fixed 32x64 kernel takes Q4_K but says why it cannot run n = 10 as is.
+  await expect(down).toContainText(/n = 10/);
+
+  await page.getByTestId('model-rows').fill('16');
+  await runTensor(page, 'blk.0.ffn_down.weight', 'mmq-q4k-rt');
+  expect(await page.evaluate(() => window.__mmq!.status().params)).toMatchObject({ m: 16, n: 10, k: 512 });
+  await expect(page.getByTestId('tensor-read')).toContainText('blk.0.ffn_down.weight');
+  await expect(page.getByTestId('tensor-choice')).toContainText('blk.0.ffn_down.weight');
+  await expect(page.getByTestId('data-tensor')).toHaveAttribute('aria-checked', 'true');
+
+  await runTensor(page, 'blk.0.ffn_down.weight', 'coopmat-f16');
+  await expect(page.getByTestId('timing')).toContainText('TFLOP/s');
+  // The error split's "quantization" part is the weight's own quantization (f32 GEMM on the dequantized tensor).
+  await expect(page.getByTestId('results-split-quant')).not.toHaveText('–');
+
+  await runTensor(page, 'blk.0.ffn_down_exps.weight', 'moe-q4k-id');
+  expect(await page.evaluate(() => window.__mmq!.status().params)).toMatchObject({
+    tokens: 16,
+    n: 8,
+    k: 256,
+    experts: 4,
+  });
+});
+
+test('a link to a tensor asks for its file, says when another file is picked, and runs with the right one', async ({
+  page,
+  browser,
+}) => {
+  test.setTimeout(180_000);
+  await openApp(page);
+  await page.getByTestId('tab-model').click();
+  // Dropped on the page this time.
+  await dropFile(page, readFileSync(PEER), 'peer_default.gguf.gz');
+  await expect(page.getByTestId('tensor-row')).toHaveCount(8);
+  await page.getByTestId('model-activation').selectOption('outliers');
+  await runTensor(page, 'blk.0.ffn_down_exps.weight', 'moe-q4k-id');
+  const expected = await page.evaluate(() => window.__mmq!.summary()!.outputHash);
+  await expect.poll(() => page.evaluate(() => location.hash)).toMatch(/^#v=2&s=/);
+  const link = await page.evaluate(() => location.href);
+
+  const fresh = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+  const other = await fresh.newPage();
+  await other.goto(link);
+  await expect(other.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', {
+    timeout: 30_000,
+  });
+  const wanted = other.getByTestId('wanted-file');
+  await expect(wanted).toContainText('blk.0.ffn_down_exps.weight');
+  await expect(wanted).toContainText('peer_default.gguf.gz');
+  await expect(other.getByTestId('problems')).toContainText('is not open');
+  await expect(other.getByTestId('run')).toBeDisabled();
+  // The same model uncompressed is another file (another size): the app says so and keeps asking.
+  const raw = test.info().outputPath('peer_default.gguf');
+  writeFileSync(raw, gunzipSync(readFileSync(PEER)));
+  await other.getByTestId('wanted-file-input').setInputFiles(raw);
+  await expect(wanted).toContainText('is not the file this link names');
+  await other.getByTestId('wanted-file-input').setInputFiles(PEER);
+  await expect(wanted).toHaveCount(0);
+  await expect
+    .poll(
+      () => other.evaluate(() => `${window.__mmq!.status().run} ${String(window.__mmq!.status().current)}`),
+      {
+        timeout: 60_000,
+      },
+    )
+    .toBe('done true');
+  await expect(other.getByTestId('verdict')).toContainText('matches oracle');
+  expect(await other.evaluate(() => window.__mmq!.summary()!.outputHash)).toBe(expected);
+  await fresh.close();
+});
+
+test('a file that is not a GGUF, or is cut short, gets one clear message and nothing else changes', async ({
+  page,
+}) => {
+  await openApp(page);
+  await page.getByTestId('tab-model').click();
+  const notes = test.info().outputPath('notes.gguf');
+  writeFileSync(notes, 'hello world, not a model');
+  await page.getByTestId('model-file-input').setInputFiles(notes);
+  await expect(page.getByTestId('model-error')).toContainText('notes.gguf');
+  await expect(page.getByTestId('model-error')).toContainText('not a GGUF file');
+  const whole = gunzipSync(readFileSync(PEER));
+  const cut = test.info().outputPath('cut.gguf');
+  writeFileSync(cut, whole.subarray(0, whole.length - 100));
+  await page.getByTestId('model-file-input').setInputFiles(cut);
+  await expect(page.getByTestId('model-error')).toContainText('truncated GGUF');
+  await expect(page.getByTestId('tensor-row')).toHaveCount(0);
+  await expect(page.getByTestId('verdict')).toContainText('matches oracle');
+});
+
+test('a GGUF over 4 GiB (a sparse file) opens at once and its tensor past 2^32 runs', async ({ page }) => {
+  test.setTimeout(120_000);
+  const sparse = await writeSparseGguf();
+  try {
+    await openApp(page);
+    await page.getByTestId('tab-model').click();
+    const t0 = Date.now();
+    await page.getByTestId('model-file-input').setInputFiles(sparse.path);
+    await expect(page.getByTestId('model-file')).toContainText('4.00 GiB');
+    console.log(`[gguf] ${sparse.size} bytes opened in ${Date.now() - t0} ms`);
+    // Only the head of the file was read to open it, not its 4 GiB.
+    await expect(page.getByTestId('model-file')).toContainText(/ [\d.]+ (KiB|MiB) read to open it/);
+    await expect(page.locator('[data-name="pad"]')).toContainText('not taken by these kernels (Q8_0, Q4_K)');
+    await page.getByTestId('model-rows').fill('8');
+    const t1 = Date.now();
+    await runTensor(page, sparse.tensor.name, 'mmq-q4k-rt');
+    console.log(`[gguf] its tensor past 2^32 ran in ${Date.now() - t1} ms`);
+    expect(await page.evaluate(() => window.__mmq!.status().params)).toMatchObject({ m: 8, n: 2, k: 256 });
+  } finally {
+    await sparse.remove();
+  }
+});

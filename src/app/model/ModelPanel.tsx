@@ -1,0 +1,225 @@
+// The Model tab: open a local GGUF (picker or drop; .gguf.gz is inflated by the worker), its tensors with
+// a filter box -- name, type, shape, bytes, and the kernels that take each (or why one cannot run it as
+// is; "not taken by these kernels (Q8_0, Q4_K)" for other types) --, and the activation a tensor runs
+// with. Choosing "run on <kernel>" makes the tensor the weight operand of that family's config.
+import { Fragment, useRef, useState } from 'react';
+import { useServices } from '../appContext';
+import { NumberField } from '../components/NumberField';
+import { MODEL_FILE_ACCEPT } from '../modelController';
+import { act, catalogIn, setActivation, setDataSeed, setModelFilter, setModelRows, useApp } from '../store';
+
+const SHOWN = 400;
+
+export function bytesText(n: number | null): string {
+  if (n === null) return '?';
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(n / 1024 ** 3).toFixed(2)} GiB`;
+}
+
+export function ModelPanel() {
+  const { controller } = useServices();
+  const models = useApp((s) => s.models);
+  const catalogs = useApp((s) => s.catalogs);
+  const current = useApp((s) => (s.config.data.source === 'tensor' ? s.config.data.tensor : undefined));
+  const seed = useApp((s) => s.config.data.seed);
+  const input = useRef<HTMLInputElement>(null);
+  const [which, setWhich] = useState<string>();
+  const file = models.files.find((f) => f.file.headerHash === which) ?? models.files[0];
+  const filter = models.filter.trim().toLowerCase();
+  const tensors = (file?.tensors ?? []).filter(
+    (t) =>
+      !filter ||
+      t.name.toLowerCase().includes(filter) ||
+      t.typeName.toLowerCase() === filter ||
+      t.kernels.some((k) => k.kernel.includes(filter)),
+  );
+
+  return (
+    <div className="view model-view" data-testid="model-view">
+      <div className="toolbar">
+        <button
+          type="button"
+          className="primary"
+          onClick={() => input.current?.click()}
+          data-testid="model-open"
+        >
+          Open a .gguf…
+        </button>
+        <input
+          ref={input}
+          type="file"
+          accept={MODEL_FILE_ACCEPT}
+          className="hidden"
+          data-testid="model-file-input"
+          onChange={(e) => {
+            const f = e.target.files?.[0];
+            e.target.value = '';
+            if (f) controller.models.open(f);
+          }}
+        />
+        <span className="muted small">or drop one (.gguf, .gguf.gz) anywhere on the page</span>
+        {models.files.length > 1 && (
+          <select
+            aria-label="opened file"
+            data-testid="model-file-select"
+            value={file?.file.headerHash ?? ''}
+            onChange={(e) => setWhich(e.target.value)}
+          >
+            {models.files.map((f) => (
+              <option key={f.file.headerHash} value={f.file.headerHash}>
+                {f.file.name}
+              </option>
+            ))}
+          </select>
+        )}
+      </div>
+      {models.opening && <p className="muted">opening {models.opening}…</p>}
+      {models.error && (
+        <p className="run-error" role="alert" data-testid="model-error">
+          Could not open {models.error}
+        </p>
+      )}
+      {!file ? (
+        <p className="muted pad">
+          Open a GGUF model file to run its Q8_0 and Q4_K tensors through the kernels. Only the header is read
+          to list the tensors (files of any size, over 4 GiB too), and a tensor&apos;s bytes when you run it;
+          nothing leaves your machine.
+        </p>
+      ) : (
+        <>
+          <p className="small" data-testid="model-file">
+            <strong>{file.file.name}</strong> · {bytesText(file.file.size)} · GGUF v{file.version} ·{' '}
+            {file.tensors.length} tensors · {bytesText(file.bytesRead)} read to open it · header{' '}
+            {file.file.headerHash}
+            {file.preset ? (
+              <> · presets: {file.preset.gemms.length} GEMMs (shape controls)</>
+            ) : file.presetProblem ? (
+              <span className="muted"> · no model preset: {file.presetProblem}</span>
+            ) : null}
+          </p>
+          <div className="grid3 model-data">
+            <NumberField
+              id="model:rows"
+              label="activation rows"
+              value={models.rows}
+              spec={{ label: 'activation rows', min: 1, max: 1 << 20 }}
+              hint="rows of the generated activation (m, or the routed tokens of an expert bank)"
+              onCommit={(v) => act(setModelRows, v)}
+              testId="model-rows"
+            />
+            <label className="field">
+              <span>activation</span>
+              <select
+                data-testid="model-activation"
+                value={models.activation}
+                onChange={(e) => act(setActivation, e.target.value === 'outliers' ? 'outliers' : 'normal')}
+              >
+                <option value="normal">normal N(0, 1)</option>
+                <option value="outliers">normal + outlier channels</option>
+              </select>
+            </label>
+            <NumberField
+              id="data:seed"
+              label="data seed"
+              value={seed}
+              spec={{ label: 'data seed', min: 0, max: 0xffffffff }}
+              hint="draws the activation"
+              onCommit={(v) => act(setDataSeed, v)}
+              testId="model-seed"
+            />
+          </div>
+          <input
+            type="search"
+            className="filter"
+            placeholder="filter: name, type (q4_k), kernel…"
+            value={models.filter}
+            onChange={(e) => act(setModelFilter, e.target.value)}
+            data-testid="tensor-filter"
+          />
+          <div className="table-wrap">
+            <table className="tensors" data-testid="tensor-table">
+              <thead>
+                <tr>
+                  <th>tensor</th>
+                  <th>type</th>
+                  <th>shape</th>
+                  <th>bytes</th>
+                  <th>runs on</th>
+                </tr>
+              </thead>
+              <tbody>
+                {tensors.slice(0, SHOWN).map((t) => {
+                  const chosen =
+                    current?.tensor === t.name && current.file.headerHash === file.file.headerHash;
+                  return (
+                    <tr
+                      key={t.name}
+                      data-testid="tensor-row"
+                      data-name={t.name}
+                      className={chosen ? 'chosen' : ''}
+                    >
+                      <td className="mono">
+                        {t.name.split('.').map((part, i) => (
+                          <Fragment key={i}>
+                            {i > 0 && (
+                              <>
+                                .<wbr />
+                              </>
+                            )}
+                            {part}
+                          </Fragment>
+                        ))}
+                      </td>
+                      <td className="mono">{t.typeName}</td>
+                      <td className="num">{t.shape.join(' × ')}</td>
+                      <td className="num">{bytesText(t.bytes)}</td>
+                      <td>
+                        {t.note && <span className="muted small">{t.note}</span>}
+                        {t.kernels.map((k) => {
+                          const catalog = catalogIn({ catalogs }, k.kernel);
+                          return (
+                            <div key={k.kernel} className="takes">
+                              <button
+                                type="button"
+                                className="link"
+                                disabled={!catalog}
+                                title={
+                                  k.problems.length
+                                    ? `at its default rows: ${k.problems.join('; ')}`
+                                    : `run ${t.name} on ${k.title}`
+                                }
+                                onClick={() => {
+                                  if (!catalog) return;
+                                  controller.models.choose(catalog, file.file, t);
+                                  // The verdict is what comes next: bring the results into view.
+                                  document
+                                    .querySelector('[data-testid="results"]')
+                                    ?.scrollIntoView({ block: 'nearest' });
+                                }}
+                                data-testid={`run-on-${k.kernel}`}
+                              >
+                                {k.title}
+                              </button>
+                              {k.problems.length > 0 && (
+                                <small className="muted"> ({k.problems.join('; ')})</small>
+                              )}
+                            </div>
+                          );
+                        })}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+            {tensors.length > SHOWN && (
+              <p className="muted small">{tensors.length - SHOWN} more: narrow the filter.</p>
+            )}
+          </div>
+        </>
+      )}
+    </div>
+  );
+}

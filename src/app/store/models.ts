@@ -1,0 +1,128 @@
+// Real models in the playground: opened GGUF files (their tensor lists, read by the worker), choosing a
+// tensor as the weight operand, and model presets (the GEMM shapes of real models) for the controls.
+// Pure actions; every shape is set through the families' own declarations (tensorConfig, shapeParams).
+import type { FamilyCatalog, GgufFileRef, TensorChoice } from '../../kernels/family';
+import { defaultArm } from '../../kernels/gpu/arms';
+import type { ModelGemm } from '../../kernels/models/presets';
+import { shapeParams, tensorConfig, weightShape, type TensorListing } from '../../kernels/models/tensors';
+import type { OpenedModel } from '../../workers/protocol';
+import { currentCatalog, loadConfig, type AppState, type ModelsState } from './state';
+
+const models = (s: AppState, p: Partial<ModelsState>): Partial<AppState> => ({
+  models: { ...s.models, ...p },
+});
+
+const sameFile = (a: GgufFileRef, b: GgufFileRef) => a.headerHash === b.headerHash && a.size === b.size;
+
+/** "name (1,234 bytes, header a1b2c3d4e5f60718)": a file as the mismatch message names it. */
+export function fileText(f: GgufFileRef): string {
+  return `${f.name} (${f.size.toLocaleString('en-US')} bytes, header ${f.headerHash})`;
+}
+
+export function modelOpening(s: AppState, name: string): Partial<AppState> {
+  return models(s, { opening: name, error: undefined });
+}
+
+/**
+ * A file was opened. When a permalink asked for a file, the one picked must be the same (size and header
+ * hash); when it is not, the link's tensor stays wanted and the mismatch is said.
+ */
+export function modelOpened(s: AppState, model: OpenedModel): Partial<AppState> {
+  const files = [model, ...s.models.files.filter((f) => !sameFile(f.file, model.file))];
+  const wanted = s.models.wanted;
+  if (wanted && !sameFile(wanted.file, model.file))
+    return models(s, {
+      files,
+      opening: undefined,
+      mismatch: `The file picked, ${fileText(model.file)}, is not the file this link names: ${fileText(wanted.file)}. Pick that file to run ${wanted.tensor}.`,
+    });
+  return {
+    ...models(s, { files, opening: undefined, wanted: undefined, mismatch: undefined }),
+    tab: 'model',
+  };
+}
+
+export function modelFailed(s: AppState, name: string, message: string): Partial<AppState> {
+  return models(s, { opening: undefined, error: `${name}: ${message}` });
+}
+
+export function closeModel(s: AppState, file: GgufFileRef): Partial<AppState> {
+  return models(s, { files: s.models.files.filter((f) => !sameFile(f.file, file)) });
+}
+
+/** A config names a tensor of a file that is not open: ask for the file. */
+export function wantTensor(s: AppState, choice: TensorChoice | undefined): Partial<AppState> {
+  return models(s, { wanted: choice, mismatch: undefined });
+}
+
+export function setModelFilter(s: AppState, filter: string): Partial<AppState> {
+  return models(s, { filter });
+}
+
+export function setModelRows(s: AppState, rows: number): Partial<AppState> {
+  return models(s, { rows });
+}
+
+export function setActivation(s: AppState, activation: TensorChoice['activation']): Partial<AppState> {
+  const next = models(s, { activation });
+  const t = s.config.data.tensor;
+  if (s.config.data.source !== 'tensor' || !t) return next;
+  return {
+    ...next,
+    config: { ...s.config, data: { ...s.config.data, tensor: { ...t, activation } } },
+  };
+}
+
+/**
+ * Run a tensor of an opened file on a family: n, k (and experts for a bank) from the tensor, the
+ * activation rows and kind from the model panel, the data seed kept.
+ */
+export function chooseTensor(
+  s: AppState,
+  catalog: FamilyCatalog,
+  file: GgufFileRef,
+  tensor: TensorListing,
+): Partial<AppState> {
+  const choice: TensorChoice = { file, tensor: tensor.name, activation: s.models.activation };
+  const config = tensorConfig(catalog, s.config, choice, tensor);
+  const w = weightShape(tensor);
+  config.params = shapeParams(catalog, config.params, {
+    n: w.n,
+    k: w.k,
+    rows: s.models.rows,
+    ...(w.experts > 1 ? { experts: w.experts } : {}),
+  });
+  if (catalog.id !== s.config.kernel) config.arm = defaultArm(catalog, s.device.caps, config.params);
+  return { ...loadConfig(s, config), armExplicit: catalog.id === s.config.kernel && s.armExplicit };
+}
+
+/**
+ * Set a model GEMM's shape (a preset's or an opened file's) on the current family with `rows`
+ * activation rows: generated data, since the preset's shape is not a tensor's.
+ */
+export function applyGemm(s: AppState, gemm: ModelGemm, rows: number): Partial<AppState> {
+  const catalog = currentCatalog(s);
+  if (!catalog.takes) return {};
+  const params = shapeParams(catalog, s.config.params, {
+    n: gemm.n,
+    k: gemm.k,
+    rows,
+    ...(gemm.experts !== undefined ? { experts: gemm.experts } : {}),
+    ...(gemm.topk !== undefined ? { topk: gemm.topk } : {}),
+  });
+  const data =
+    s.config.data.source === 'tensor'
+      ? { source: 'reference' as const, seed: s.config.data.seed }
+      : s.config.data;
+  return loadConfig(s, { ...s.config, params, data });
+}
+
+/** Whether a preset's GEMM suits a family: its format's block divides k, and a bank goes to a bank kernel. */
+export function gemmFits(catalog: FamilyCatalog, gemm: ModelGemm): string | undefined {
+  const takes = catalog.takes;
+  if (!takes) return `${catalog.title} has a fixed shape`;
+  if (!gemm.fits[takes.format]) return `k = ${gemm.k} is not a whole number of ${takes.format} blocks`;
+  if (takes.bank !== (gemm.experts !== undefined))
+    return takes.bank ? 'not an expert bank' : `an expert bank: ${catalog.title} takes one matrix`;
+  return undefined;
+}
