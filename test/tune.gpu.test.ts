@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { KERNEL_FAMILIES } from '../src/kernels';
 import type { KernelFamily, RunConfig } from '../src/kernels/family';
+import { resolveConfig } from '../src/kernels/gpu/arms';
 import { deviceId } from '../src/kernels/gpu/caps';
 import {
   Evolution,
@@ -63,7 +64,7 @@ describe('hunts on SwiftShader', () => {
         // The winner as a playground config passes the family's own gate on its whole output.
         const v = await ev.verify(win);
         expect(v.pass, `${id} winner ${r.winner}: ${v.relToMax}`).toBe(true);
-        expect(v.gate).toEqual(f.build({ ...search.apply(win), plane: 4 }, caps).facts.gate);
+        expect(v.gate).toEqual(f.build(resolveConfig(search.apply(win), caps), caps).facts.gate);
         console.log(
           `[hunt ${id}] winner ${r.winner} (${search.apply(win).arm}) ${rep.bestMs.toFixed(4)} ms, ${rep.evaluated} evaluated, ${rep.rejected.length} rejected, worst rel ${ev.worstRel.toExponential(2)}, ${ev.timing}, ${((performance.now() - t0) / 1000).toFixed(1)} s`,
         );

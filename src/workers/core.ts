@@ -200,7 +200,8 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
   const pending = new Set<number>();
   const built = new Map<string, BuiltProblem>();
   const models = new Map<string, OpenModel>();
-  let lastWeight: { key: string; weight: WeightOperand } | undefined;
+  let lastWeight:
+    { key: string; weight: WeightOperand; read: NonNullable<RunOutcome['tensorRead']> } | undefined;
 
   const post = (msg: WorkerResponse) => opts.post(msg, transferablesOf(msg));
 
@@ -298,7 +299,7 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
    */
   const weightFor = async (
     config: RunConfig,
-  ): Promise<{ weight: WeightOperand; read?: RunOutcome['tensorRead'] } | undefined> => {
+  ): Promise<{ weight: WeightOperand; read: NonNullable<RunOutcome['tensorRead']> } | undefined> => {
     const t = config.data.source === 'tensor' ? config.data.tensor : undefined;
     if (!t) return undefined;
     const m = models.get(modelKey(t.file));
@@ -310,15 +311,14 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
     const problems = tensorProblems(familyOf(config), config, weightShape(info));
     if (problems.length) throw new ShapeError(problems.join('; '));
     const key = `${modelKey(t.file)}/${t.tensor}`;
-    if (lastWeight?.key === key) return { weight: lastWeight.weight };
+    // The read that loaded the tensor is reported with every run on it (a generate may have read it).
+    if (lastWeight?.key === key) return { weight: lastWeight.weight, read: lastWeight.read };
     const before = m.bytesRead();
     const t0 = performance.now();
     const weight = await readTensorOperand(m.src, m.gguf, t.tensor);
-    lastWeight = { key, weight };
-    return {
-      weight,
-      read: { tensor: t.tensor, bytes: m.bytesRead() - before, ms: performance.now() - t0 },
-    };
+    const read = { tensor: t.tensor, bytes: m.bytesRead() - before, ms: performance.now() - t0 };
+    lastWeight = { key, weight, read };
+    return { weight, read };
   };
 
   const generate = async (id: number, config: RunConfig) => {

@@ -155,7 +155,7 @@ export interface RunOutcome {
   runWallMs: number;
   /** Multiply-adds x 2 of the op (for estimates). */
   ops: number;
-  /** A real tensor this run read from its file (absent when it was already loaded, or for generated data). */
+  /** The real tensor of the run: the bytes read from its file to load it (once; later runs reuse it). */
   tensorRead?: { tensor: string; bytes: number; ms: number };
 }
 

@@ -240,17 +240,12 @@ export function ResultsPanel() {
           </dl>
           <Timing o={o} />
           <Split o={o} />
-          {o.tensorRead ? (
+          {o.tensorRead && (
             <p className="small muted" data-testid="tensor-read">
-              read <code>{o.tensorRead.tensor}</code> from its file:{' '}
-              {o.tensorRead.bytes.toLocaleString('en-US')} bytes in {duration(o.tensorRead.ms)}
+              weight <code>{o.tensorRead.tensor}</code>: {o.tensorRead.bytes.toLocaleString('en-US')} bytes
+              read from its file once, in {duration(o.tensorRead.ms)} (kept for the next runs)
             </p>
-          ) : o.config.data.source === 'tensor' && o.config.data.tensor ? (
-            <p className="small muted" data-testid="tensor-read">
-              weight <code>{o.config.data.tensor.tensor}</code>: only its bytes were read from the file, once
-              (kept for the next runs)
-            </p>
-          ) : null}
+          )}
           {o.warnings.length > 0 && (
             <ul className="warnings">
               {o.warnings.map((w, i) => (
