@@ -13,6 +13,7 @@ import type { AdapterCaps } from '../kernels/gpu/caps';
 import { splitHostSuffix } from '../kernels/gpu/instrument';
 import { ORACLE_MAC_BUDGET } from '../kernels/tune/problem';
 import { createGpuCore } from './core';
+import { withoutFeatures } from './runtime/hideFeatures';
 import {
   kernelWithProblems,
   transferablesOf,
@@ -169,25 +170,7 @@ function testGpu(gpu: GPU | undefined): GPU | undefined {
   const hidden = /\bhide=([\w,-]+)/.exec(self.name)?.[1]?.split(',') ?? [];
   if (!gpu || !hidden.length) return gpu;
   if (hidden.includes('webgpu')) return undefined;
-  const requestAdapter = async (options?: GPURequestAdapterOptions) => {
-    const adapter = await gpu.requestAdapter(options);
-    if (!adapter) return null;
-    const features = new Set([...adapter.features].filter((f) => !hidden.includes(f)));
-    return new Proxy(adapter, {
-      get(target, prop) {
-        if (prop === 'features') return features;
-        const v: unknown = Reflect.get(target, prop, target);
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-      },
-    });
-  };
-  return new Proxy(gpu, {
-    get(target, prop) {
-      if (prop === 'requestAdapter') return requestAdapter;
-      const v: unknown = Reflect.get(target, prop, target);
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
+  return withoutFeatures(gpu, hidden);
 }
 
 const core = createGpuCore({

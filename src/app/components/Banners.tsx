@@ -1,8 +1,7 @@
 // Messages that need the user: a permalink that could not be applied, a link's model file to open (or
 // the wrong one picked), a run expected to take long, a lost or missing device.
-import { useRef } from 'react';
 import { useServices } from '../appContext';
-import { MODEL_FILE_ACCEPT } from '../modelController';
+import { OpenModelButton } from '../model/OpenModelButton';
 import { act, dismissConfirm, dismissLinkError, fileText, useApp } from '../store';
 
 /**
@@ -40,10 +39,8 @@ export function NoWebGpu({ message }: { message: string | undefined }) {
 }
 
 function WantedFile() {
-  const { controller } = useServices();
   const wanted = useApp((s) => s.models.wanted);
   const mismatch = useApp((s) => s.models.mismatch);
-  const input = useRef<HTMLInputElement>(null);
   if (!wanted) return null;
   return (
     <div className="banner warn" role="alert" data-testid="wanted-file">
@@ -55,26 +52,7 @@ function WantedFile() {
           </>
         )}
       </span>
-      <button
-        type="button"
-        className="primary"
-        onClick={() => input.current?.click()}
-        data-testid="wanted-open"
-      >
-        Open the file…
-      </button>
-      <input
-        ref={input}
-        type="file"
-        accept={MODEL_FILE_ACCEPT}
-        className="hidden"
-        data-testid="wanted-file-input"
-        onChange={(e) => {
-          const f = e.target.files?.[0];
-          e.target.value = '';
-          if (f) controller.models.open(f);
-        }}
-      />
+      <OpenModelButton label="Open the file…" testId="wanted-open" inputTestId="wanted-file-input" />
     </div>
   );
 }

@@ -22,6 +22,7 @@ import {
   setTab,
   useApp,
 } from '../store';
+import { DeclaredField } from './DeclaredField';
 import { NumberField } from './NumberField';
 import { PresetPicker } from './PresetPicker';
 
@@ -54,38 +55,18 @@ const SEED_SPEC = { label: 'data seed', min: 0, max: 0xffffffff };
 function ControlField({ control }: { control: ControlDecl }) {
   const params = useApp((s) => s.config.params);
   const problems = useApp(configProblems);
-  const invalid = problems.some((p) => p.startsWith(`${control.label} `));
-  const value = params[control.key];
-  if (control.visible && !control.visible(params)) return null;
-  if (control.kind === 'choice')
-    return (
-      <label className="field wide" title={control.hint}>
-        <span>{control.label}</span>
-        <select
-          data-testid={`param-${control.key}`}
-          value={typeof value === 'string' ? value : ''}
-          aria-invalid={invalid || undefined}
-          onChange={(e) => act(setParam, control.key, e.target.value)}
-        >
-          {control.options.map((o) => (
-            <option key={o.value} value={o.value}>
-              {o.label}
-            </option>
-          ))}
-        </select>
-      </label>
-    );
+  const step = control.kind === 'int' ? control.step(params) : 1;
   return (
-    <NumberField
-      id={`param:${control.key}`}
-      label={control.label}
-      value={typeof value === 'number' ? value : undefined}
-      spec={{ label: control.label, min: control.min, max: control.max }}
-      step={control.step(params)}
-      hint={`${control.hint ?? control.label}${control.step(params) > 1 ? ` (ArrowUp/Down steps by ${control.step(params)})` : ''}`}
+    <DeclaredField
+      control={control}
+      params={params}
+      value={params[control.key]}
       onCommit={(v) => act(setParam, control.key, v)}
+      id={`param:${control.key}`}
       testId={`param-${control.key}`}
-      invalid={invalid}
+      choiceClass="field wide"
+      invalid={problems.some((p) => p.startsWith(`${control.label} `))}
+      hint={`${control.hint ?? control.label}${step > 1 ? ` (ArrowUp/Down steps by ${step})` : ''}`}
     />
   );
 }

@@ -2,10 +2,10 @@
 // a filter box -- name, type, shape, bytes, and the kernels that take each (or why one cannot run it as
 // is; "not taken by these kernels (Q8_0, Q4_K)" for other types) --, and the activation a tensor runs
 // with. Choosing "run on <kernel>" makes the tensor the weight operand of that family's config.
-import { Fragment, useRef, useState } from 'react';
+import { Fragment, useState } from 'react';
 import { useServices } from '../appContext';
 import { NumberField } from '../components/NumberField';
-import { MODEL_FILE_ACCEPT } from '../modelController';
+import { OpenModelButton } from './OpenModelButton';
 import { act, catalogIn, setActivation, setDataSeed, setModelFilter, setModelRows, useApp } from '../store';
 
 const SHOWN = 400;
@@ -24,7 +24,6 @@ export function ModelPanel() {
   const catalogs = useApp((s) => s.catalogs);
   const current = useApp((s) => (s.config.data.source === 'tensor' ? s.config.data.tensor : undefined));
   const seed = useApp((s) => s.config.data.seed);
-  const input = useRef<HTMLInputElement>(null);
   const [which, setWhich] = useState<string>();
   const file = models.files.find((f) => f.file.headerHash === which) ?? models.files[0];
   const filter = models.filter.trim().toLowerCase();
@@ -39,26 +38,7 @@ export function ModelPanel() {
   return (
     <div className="view model-view" data-testid="model-view">
       <div className="toolbar">
-        <button
-          type="button"
-          className="primary"
-          onClick={() => input.current?.click()}
-          data-testid="model-open"
-        >
-          Open a .gguf…
-        </button>
-        <input
-          ref={input}
-          type="file"
-          accept={MODEL_FILE_ACCEPT}
-          className="hidden"
-          data-testid="model-file-input"
-          onChange={(e) => {
-            const f = e.target.files?.[0];
-            e.target.value = '';
-            if (f) controller.models.open(f);
-          }}
-        />
+        <OpenModelButton label="Open a .gguf…" testId="model-open" inputTestId="model-file-input" />
         <span className="muted small">or drop one (.gguf, .gguf.gz) anywhere on the page</span>
         {models.files.length > 1 && (
           <select

@@ -7,6 +7,7 @@ import type { ControlDecl, DataSource, FamilyCatalog } from '../../kernels/famil
 import type { EvolutionParams, TuneRecordEntry } from '../../workers/protocol';
 import { useServices } from '../appContext';
 import { DATA_LABEL } from '../components/Controls';
+import { DeclaredField } from '../components/DeclaredField';
 import { NumberField } from '../components/NumberField';
 import { PresetPicker } from '../components/PresetPicker';
 import {
@@ -69,36 +70,16 @@ const EVO_FIELDS: readonly {
 
 function FormParam({ control, catalog }: { control: ControlDecl; catalog: FamilyCatalog }) {
   const params = useApp((s) => s.tuner.form.params);
-  const value = params[control.key] ?? catalog.defaults[control.key];
-  if (control.visible && !control.visible(params)) return null;
-  if (control.kind === 'choice')
-    return (
-      <label className="tuner-field">
-        <span>{control.label}</span>
-        <select
-          data-testid={`tuner-param-${control.key}`}
-          value={String(value)}
-          onChange={(e) => act(setTunerParam, control.key, e.target.value)}
-        >
-          {control.options.map((o) => (
-            <option key={o.value} value={o.value}>
-              {o.label}
-            </option>
-          ))}
-        </select>
-      </label>
-    );
   return (
-    <NumberField
-      id={`tuner:param:${control.key}`}
-      label={control.label}
-      value={typeof value === 'number' ? value : undefined}
-      spec={{ label: control.label, min: control.min, max: control.max }}
-      step={control.step({ ...catalog.defaults, ...params })}
-      hint={control.hint}
+    <DeclaredField
+      control={control}
+      params={{ ...catalog.defaults, ...params }}
+      value={params[control.key] ?? catalog.defaults[control.key]}
       onCommit={(v) => act(setTunerParam, control.key, v)}
+      id={`tuner:param:${control.key}`}
       testId={`tuner-param-${control.key}`}
-      className="tuner-field"
+      choiceClass="tuner-field"
+      numberClass="tuner-field"
     />
   );
 }

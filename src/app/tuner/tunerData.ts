@@ -1,6 +1,7 @@
 // Pure view-model of a tune report for the dashboard: chart series, table sorting and number formats.
 // Kept out of the components so it is unit-tested without a DOM.
 import type { TuneRecordEntry, TuneReport, TuneVerdict } from '../../workers/protocol';
+export { finalsWallMs } from '../../kernels/tune/finals';
 
 export interface ConvergencePoint {
   generation: number;
@@ -145,19 +146,6 @@ export function sortRows(entries: readonly TuneRecordEntry[], key: SortKey, dir:
     const d = value(a) - value(b);
     return (Number.isNaN(d) ? 0 : d) * sign || a.order - b.order;
   });
-}
-
-/**
- * The sum of the finalists' re-timing wall time, when every one was clocked (runs stored before that
- * have no wallMs).
- */
-export function finalsWallMs(finals: readonly { wallMs?: number }[]): number | undefined {
-  let sum = 0;
-  for (const f of finals) {
-    if (f.wallMs === undefined) return undefined;
-    sum += f.wallMs;
-  }
-  return sum;
 }
 
 /** "0.123 ms", "12.3 us", "--" for Infinity. */

@@ -8,35 +8,13 @@ import { KERNEL_FAMILIES } from '../../kernels';
 import { FAMILY_CATALOG } from '../../kernels/catalog';
 import type { AdapterCaps } from '../../kernels/gpu/caps';
 import { createGpuCore } from '../../workers/core';
+import { withoutFeatures } from '../../workers/runtime/hideFeatures';
 import type { WorkerRequest, WorkerResponse } from '../../workers/protocol';
 import { handleTuneRequest } from '../../workers/tune';
 import { defaultConfig } from '../store/state';
 import { createWorkerClient, type WorkerPort } from './client';
 
 const HIDDEN = ['subgroups', 'timestamp-query', 'shader-f16'];
-
-/** A WebGPU entry point whose adapters do not list `hidden` (what gpu.worker.ts does in test builds). */
-function withoutFeatures(gpu: GPU, hidden: readonly string[]): GPU {
-  const requestAdapter = async (options?: GPURequestAdapterOptions) => {
-    const adapter = await gpu.requestAdapter(options);
-    if (!adapter) return null;
-    const features = new Set([...adapter.features].filter((f) => !hidden.includes(f)));
-    return new Proxy(adapter, {
-      get(target, prop) {
-        if (prop === 'features') return features;
-        const v: unknown = Reflect.get(target, prop, target);
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-      },
-    });
-  };
-  return new Proxy(gpu, {
-    get(target, prop) {
-      if (prop === 'requestAdapter') return requestAdapter;
-      const v: unknown = Reflect.get(target, prop, target);
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-}
 
 /** The worker core behind a port, in this process (messages delivered asynchronously, as a worker's are). */
 function corePort(gpu: GPU): WorkerPort {

@@ -208,6 +208,27 @@ describe('coopmat WGSL generator', () => {
       { ...base, m: 40, n: 72, tile: tile(2, 2, 1, 2), ...matrix, staging: 'in-gemm' },
     ],
     ['scalar.emulated.2x2x1x1.plane32.in-gemm', { ...base, staging: 'in-gemm' }],
+    // Split-K (grid z, partial sums) and the MoE f16 route's routed GEMM (expert per row tile, scatter).
+    [
+      'subgroup-matrix.2x1x1x2.plane32.in-gemm.ksplit4',
+      { ...base, k: 1024, tile: tile(2, 1, 1, 2), ...matrix, staging: 'in-gemm', ksplit: 4 },
+    ],
+    [
+      'subgroup-matrix.2x2x1x1.plane32.prepass.routed',
+      {
+        ...base,
+        m: 6 * 32,
+        n: 40,
+        tile: tile(2, 2, 1, 1),
+        ...matrix,
+        staging: 'prepass',
+        routed: { experts: 4, tiles: 6 },
+      },
+    ],
+    [
+      'scalar.emulated.2x2x1x1.plane32.in-gemm.routed',
+      { ...base, m: 6 * 32, n: 40, staging: 'in-gemm', routed: { experts: 4, tiles: 6 } },
+    ],
   ];
   for (const [name, spec] of cases) {
     it(`snapshot ${name}`, async () => {

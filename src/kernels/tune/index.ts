@@ -7,3 +7,4 @@ export * from './evolution';
 export * from './tuner';
 export * from './tileSpace';
 export * from './problem';
+export * from './finals';
