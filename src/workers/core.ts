@@ -183,6 +183,30 @@ const warning = (text: string): WgslMessage => ({
   length: 0,
 });
 
+/**
+ * A built problem as the editor shows it: every pass's editable text and host suffix, apart.
+ * @example post({ type: 'generated', id, kernel: generatedKernel(built, resolved.plane) });
+ */
+export function generatedKernel(b: BuiltProblem, plane: number): GeneratedKernel {
+  return {
+    passes: b.plan.passes.map((p) => {
+      const { kernel: wgsl, suffix } = splitHostSuffix(p.wgsl);
+      return {
+        label: p.label,
+        wgsl,
+        suffix,
+        entryPoint: p.entryPoint,
+        workgroupSize: p.workgroupSize,
+        workgroups: p.workgroups,
+      };
+    }),
+    mainPass: b.plan.mainPass,
+    phases: [...b.facts.phases],
+    plane,
+    problems: [],
+  };
+}
+
 /** No adapter or device: WebGPU is unavailable here (reported as 'unsupported'). */
 class NoDeviceError extends Error {}
 
@@ -337,24 +361,7 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       post({ type: 'generated', id, kernel: kernelWithProblems(e.message.split('; '), resolved.plane) });
       return;
     }
-    const kernel: GeneratedKernel = {
-      passes: b.plan.passes.map((p) => {
-        const { kernel: wgsl, suffix } = splitHostSuffix(p.wgsl);
-        return {
-          label: p.label,
-          wgsl,
-          suffix,
-          entryPoint: p.entryPoint,
-          workgroupSize: p.workgroupSize,
-          workgroups: p.workgroups,
-        };
-      }),
-      mainPass: b.plan.mainPass,
-      phases: [...b.facts.phases],
-      plane: resolved.plane,
-      problems: [],
-    };
-    post({ type: 'generated', id, kernel });
+    post({ type: 'generated', id, kernel: generatedKernel(b, resolved.plane) });
   };
 
   const run = async (req: Extract<WorkerRequest, { type: 'run' }>) => {

@@ -10,9 +10,8 @@ import { KERNEL_FAMILIES } from '../kernels';
 import { ShapeError, type RunConfig } from '../kernels/family';
 import { resolveConfig } from '../kernels/gpu/arms';
 import type { AdapterCaps } from '../kernels/gpu/caps';
-import { splitHostSuffix } from '../kernels/gpu/instrument';
 import { ORACLE_MAC_BUDGET } from '../kernels/tune/problem';
-import { createGpuCore } from './core';
+import { createGpuCore, generatedKernel } from './core';
 import { withoutFeatures } from './runtime/hideFeatures';
 import {
   kernelWithProblems,
@@ -84,25 +83,7 @@ function portableKernel(config: RunConfig, why: string): GeneratedKernel {
     const family = familyOf(config);
     const problems = family.validate(config, caps);
     if (problems.length) return { ...kernelWithProblems(problems, resolved.plane), note };
-    const b = family.build(resolved, caps);
-    return {
-      passes: b.plan.passes.map((p) => {
-        const { kernel, suffix } = splitHostSuffix(p.wgsl);
-        return {
-          label: p.label,
-          wgsl: kernel,
-          suffix,
-          entryPoint: p.entryPoint,
-          workgroupSize: p.workgroupSize,
-          workgroups: p.workgroups,
-        };
-      }),
-      mainPass: b.plan.mainPass,
-      phases: [...b.facts.phases],
-      plane: resolved.plane,
-      problems: [],
-      note,
-    };
+    return { ...generatedKernel(family.build(resolved, caps), resolved.plane), note };
   } catch (e) {
     return { ...kernelWithProblems(message(e).split('; '), resolved.plane), note };
   }
