@@ -347,11 +347,12 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
     try {
       r.timedFrom = new Date().toISOString();
       const out = await s.run(c, { ...t, ...(opts.quick ? { maxRuns: 2 } : {}) });
-      const gate = s.facts.gate;
+      const { facts } = out;
+      const gate = facts.gate;
       r.correctness = {
         pass: out.verdict.pass,
         relToMax: out.verdict.relToMax,
-        samples: (s.sampled?.length ?? s.facts.rows) * s.facts.cols,
+        samples: (s.sampled?.length ?? facts.rows) * facts.cols,
         allWritten: out.unwritten === 0,
         tol: gate.kind === 'bit-exact' ? 0 : gate.tol,
       };
@@ -361,10 +362,9 @@ export async function runBench(gpu: BenchGpu, opts: BenchOptions): Promise<Bench
       r.iters = out.timing.runs;
       r.timing = out.timing.method;
       if (out.passes) r.passMs = out.passes.map((p) => p.ms);
-      r.tops = s.facts.ops / (r.ms * 1e-3) / 1e12;
-      r.arithmetic =
-        r.weights === 'f32' ? 'f32' : (s.build(c).facts.arithmetic ?? familyOf(r.family).arithmetic);
-      r.weightGBs = s.facts.weightBytes / (r.ms * 1e-3) / 1e9;
+      r.tops = facts.ops / (r.ms * 1e-3) / 1e12;
+      r.arithmetic = r.weights === 'f32' ? 'f32' : (facts.arithmetic ?? familyOf(r.family).arithmetic);
+      r.weightGBs = facts.weightBytes / (r.ms * 1e-3) / 1e9;
       if (peak) {
         const rate =
           r.arithmetic === 'f32' ? peak.f32Tflops : r.arithmetic === 'int8' ? peak.int8Tops : peak.f16Tflops;

@@ -68,6 +68,8 @@ export interface SessionRun {
   timing?: Timing;
   /** Each pass alone (plans of several passes, when asked). */
   passes?: { label: string; ms: number }[];
+  /** The config's own facts (its gate, arithmetic and weight bytes: a route or arm may differ). */
+  facts: ProblemFacts;
 }
 
 /**
@@ -145,7 +147,7 @@ export class ProblemSession {
       built.plan.buffers.filter((b) => b.data && b.kind !== 'uniform'),
       { banks: this.opts.banks, label: this.family.id },
     );
-    return { p: await preparePlan(this.device, built.plan, { resident: d.resident }), d };
+    return { p: await preparePlan(this.device, built.plan, { resident: d.resident }), d, own: built.facts };
   }
 
   /** Run once into a NaN-filled output, judge the gate's rows under `gate`, count unwritten elements. */
@@ -189,9 +191,10 @@ export class ProblemSession {
     timing: { targetMs: number; batches: number; passes?: boolean; maxRuns?: number },
     gate?: Gate,
   ): Promise<SessionRun> {
-    const { p, d } = await this.prepare(config);
+    const { p, d, own } = await this.prepare(config);
     try {
-      const g = await this.gate(p, d, gate ?? d.facts.gate);
+      // The config's own gate: configs sharing a data key may differ in it (coopmat's scalar and matrix arm).
+      const g = { ...(await this.gate(p, d, gate ?? own.gate)), facts: own };
       if (!g.verdict.pass) return g;
       checkCancelled(this.opts.cancelled);
       const t = {
@@ -217,11 +220,11 @@ export class ProblemSession {
 
   /** A config against its family's own gate on its whole output (what a tuned winner must pass). */
   async verify(config: RunConfig): Promise<Verdict> {
-    const { p, d } = await this.prepare(config);
+    const { p, d, own } = await this.prepare(config);
     try {
       await p.run();
       const full = d.facts.oracle();
-      return judge(typed(await p.read(p.plan.output), d.facts, full), full, d.facts.gate);
+      return judge(typed(await p.read(p.plan.output), d.facts, full), full, own.gate);
     } finally {
       p.destroy();
     }
