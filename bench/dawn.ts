@@ -1,6 +1,7 @@
 // Open a Dawn (webgpu npm) device for the bench and the probe: the same path the tests take, but with the
 // adapter's full limits and every feature an arm can use, and with Dawn toggles from the command line
 // (the H200 needs `allow_unsafe_apis` for subgroup matrices and `vulkan_enable_f16_on_nvidia` for f16).
+import { existsSync } from 'node:fs';
 import { create, globals } from 'webgpu';
 import { readAdapterCaps, wantedFeatures, type AdapterCaps } from '../src/kernels/gpu/caps';
 
@@ -114,4 +115,23 @@ export async function openBenchGpu(flags: readonly string[]): Promise<BenchGpu> 
   });
   live.push(gpu);
   return { gpu, device, adapter, caps, flags };
+}
+
+/** Chromium's SwiftShader Vulkan ICD (Debian's chromium package): WebGPU on the CPU. */
+export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
+
+/**
+ * `open()` on whatever adapter Vulkan finds; where that fails and no Vulkan driver is named, once more on
+ * SwiftShader (when installed), after `note` says so. The CLI's `run` and the hardware tier open this way.
+ * @example const gpu = await orSwiftShader(() => openBenchGpu(flags), (icd) => console.log(`on ${icd}`));
+ */
+export async function orSwiftShader<T>(open: () => Promise<T>, note: (icd: string) => void): Promise<T> {
+  try {
+    return await open();
+  } catch (e) {
+    if (process.env.VK_ICD_FILENAMES || process.env.VK_DRIVER_FILES || !existsSync(SWIFTSHADER_ICD)) throw e;
+    note(SWIFTSHADER_ICD);
+    process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
+    return open();
+  }
 }

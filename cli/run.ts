@@ -4,7 +4,7 @@
 import { basename } from 'node:path';
 import { openAsBlob } from 'node:fs';
 import { create, globals } from 'webgpu';
-import { FULL_DAWN_FLAGS } from '../bench/dawn';
+import { FULL_DAWN_FLAGS, orSwiftShader, SWIFTSHADER_ICD } from '../bench/dawn';
 import { KERNEL_FAMILIES } from '../src/kernels';
 import { FAMILY_CATALOG } from '../src/kernels/catalog';
 import { verdictText } from '../src/kernels/compare';
@@ -32,31 +32,25 @@ import type {
 import { CliError, parseArgs, positiveInt, type ParsedArgs } from './args';
 import { openError, type Subcommand } from './subcommand';
 
-const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 const ACTIVATIONS: readonly TensorChoice['activation'][] = ['normal', 'outliers'];
 
 // The Dawn entry points stay reachable while their device lives (bench/dawn.ts says why).
 const liveGpus: GPU[] = [];
 const keep = (gpu: GPU) => (liveGpus.push(gpu), gpu);
 
-/**
- * Dawn with every accelerated arm exposed; without an adapter (no GPU, no Vulkan driver) it falls back to
- * SwiftShader, saying so, when Chromium's copy is installed.
- */
-async function openGpu(note: (text: string) => void): Promise<GPU> {
+/** Dawn with every accelerated arm exposed, on this machine's GPU, else on SwiftShader (said aloud). */
+function openGpu(note: (text: string) => void): Promise<GPU> {
   Object.assign(globalThis, globals);
-  const gpu = create([...FULL_DAWN_FLAGS]);
-  if (await gpu.requestAdapter({ powerPreference: 'high-performance' })) return keep(gpu);
-  if (process.env.VK_ICD_FILENAMES === undefined) {
-    const { existsSync } = await import('node:fs');
-    if (existsSync(SWIFTSHADER_ICD)) {
-      process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
-      note(`mmq run: no GPU adapter; running on SwiftShader (the CPU), timings are not a GPU's\n`);
-      return keep(create([...FULL_DAWN_FLAGS]));
-    }
-  }
-  throw new CliError(
-    `mmq run: no WebGPU adapter (no Vulkan driver found; without a GPU set VK_ICD_FILENAMES to a SwiftShader ICD such as ${SWIFTSHADER_ICD})`,
+  const open = async () => {
+    const gpu = create([...FULL_DAWN_FLAGS]);
+    if (!(await gpu.requestAdapter({ powerPreference: 'high-performance' })))
+      throw new CliError(
+        `mmq run: no WebGPU adapter (no Vulkan driver found; without a GPU set VK_ICD_FILENAMES to a SwiftShader ICD such as ${SWIFTSHADER_ICD})`,
+      );
+    return keep(gpu);
+  };
+  return orSwiftShader(open, (icd) =>
+    note(`mmq run: no GPU adapter; running on SwiftShader (${icd}), timings are not a GPU's\n`),
   );
 }
 

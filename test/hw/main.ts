@@ -11,9 +11,9 @@
 //   --expect-fail      a mutant's run (scripts/mutate-hw.sh): exit 0 when some row FAILS (killed), 1 when every
 //                      row passes (survived), 3 when no check ran (nothing here can show it)
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { eachFlag } from '../../bench/args';
-import { adapterInfoRecord, dawnFlags, openBenchGpu } from '../../bench/dawn';
+import { adapterInfoRecord, dawnFlags, openBenchGpu, orSwiftShader } from '../../bench/dawn';
 import { KERNEL_FAMILIES } from '../../src/kernels';
 import { rowLine, runTier, tierTotals, type TierSummary } from './tier';
 
@@ -47,16 +47,12 @@ eachFlag(process.argv.slice(2), (flag, next) => {
   else throw new Error(`unknown flag ${flag} (see test/hw/main.ts)`);
 });
 
-// Whatever adapter Vulkan finds; with none and no driver named, SwiftShader (as the tests use), said aloud.
-const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 const flags = dawnFlags({ standalone, extra });
 const t0 = performance.now();
-const { device, adapter, caps } = await openBenchGpu(flags).catch((e: unknown) => {
-  if (process.env.VK_ICD_FILENAMES || process.env.VK_DRIVER_FILES || !existsSync(SWIFTSHADER_ICD)) throw e;
-  console.log(`[tier] no GPU adapter: running on SwiftShader (${SWIFTSHADER_ICD})`);
-  process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
-  return openBenchGpu(flags);
-});
+const { device, adapter, caps } = await orSwiftShader(
+  () => openBenchGpu(flags),
+  (icd) => console.log(`[tier] no GPU adapter: running on SwiftShader (${icd})`),
+);
 const adapterRecord = adapterInfoRecord(adapter);
 console.log(`[tier] adapter ${JSON.stringify(adapterRecord)}`);
 console.log(`[tier] features ${caps.features.join(' ')}; dot4I8Packed ${caps.dot4I8Packed}; flags ${flags}`);
