@@ -7,11 +7,10 @@ import type { DataChoice } from '../src/kernels/family';
 import { defaultArm } from '../src/kernels/gpu/arms';
 import type { Arm } from '../src/kernels/gpu/caps';
 import { ownershipDiff } from '../src/kernels/gpu/instrument';
-import type { KernelPlan } from '../src/kernels/gpu/plan';
 import { runPlan } from '../src/kernels/gpu/runner';
 import { buildMmqPlan, mmqDataset, mmqPresetSpec, mmqQ4kRef, type MmqSpec } from '../src/kernels/mmq';
 import {
-  moeExpertRowsPass,
+  moeExpertRowsPlan,
   moeExpertRowsRef,
   buildMoe,
   moeFamily,
@@ -53,17 +52,7 @@ describe('moe_expert_rows', () => {
     // Start dirty: the kernel must zero the counts itself (the lists start 0, as moeExpertRowsRef's).
     const routing = new Uint32Array(moeRoutingWords(experts, cap));
     routing.fill(7, 0, experts);
-    const plan: KernelPlan = {
-      buffers: [
-        { name: 'ids', kind: 'read-only-storage', data: ids },
-        { name: 'routing', kind: 'storage', data: routing },
-        { name: 'route', kind: 'uniform', data: new Uint32Array([ids.length, experts, cap, 0]) },
-      ],
-      passes: [moeExpertRowsPass()],
-      output: 'routing',
-      outputType: 'u32',
-      mainPass: 0,
-    };
+    const plan = moeExpertRowsPlan(ids, experts, cap, routing);
     const r = await runPlan(device, plan);
     return splitRouting(new Uint32Array(r.output), experts, cap);
   }

@@ -5,11 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { judge, relToMax } from '../src/kernels/compare';
 import { ownershipDiff } from '../src/kernels/gpu/instrument';
-import type { KernelPlan } from '../src/kernels/gpu/plan';
 import { runPlan } from '../src/kernels/gpu/runner';
 import {
   buildMoe,
-  moeExpertRowsPass,
+  moeExpertRowsPlan,
   moeExpertRowsRef,
   moeFamily,
   moeRoutingWords,
@@ -60,17 +59,7 @@ describe('moe_expert_rows on malformed routing (the kernel guards, as moeExpertR
     const ids = new Uint32Array([0, 2, 0, 7, 0, 1, 0, 5, 0, 2]);
     const [experts, cap] = [5, 3];
     const routing = new Uint32Array(moeRoutingWords(experts, cap)).fill(0xdead);
-    const plan: KernelPlan = {
-      buffers: [
-        { name: 'ids', kind: 'read-only-storage', data: ids },
-        { name: 'routing', kind: 'storage', data: routing },
-        { name: 'route', kind: 'uniform', data: new Uint32Array([ids.length, experts, cap, 0]) },
-      ],
-      passes: [moeExpertRowsPass()],
-      output: 'routing',
-      outputType: 'u32',
-      mainPass: 0,
-    };
+    const plan = moeExpertRowsPlan(ids, experts, cap, routing);
     const got = splitRouting(new Uint32Array((await runPlan(device, plan)).output), experts, cap);
     const want = moeExpertRowsRef(ids, experts, cap);
     expect(Array.from(got.counts)).toEqual([3, 1, 2, 0, 0]);

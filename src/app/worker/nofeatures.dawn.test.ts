@@ -4,6 +4,7 @@
 // the wall clock, and matches its oracle; the arms that need a hidden feature say why they cannot run.
 import { describe, expect, it } from 'vitest';
 import { getDawnGpu } from '../../../test/gpu';
+import { SMALL } from '../../../test/smallShapes';
 import { KERNEL_FAMILIES } from '../../kernels';
 import { FAMILY_CATALOG } from '../../kernels/catalog';
 import type { AdapterCaps } from '../../kernels/gpu/caps';
@@ -33,17 +34,6 @@ function corePort(gpu: GPU): WorkerPort {
     }) as WorkerPort['addEventListener'],
   };
 }
-
-/** Small shapes (by the families' param keys). */
-const SMALL: Record<string, Record<string, number>> = {
-  'mmq-q8-naive': { m: 32, n: 32, k: 64 },
-  'mmq-q8-tiled': { m: 32, n: 64, k: 64 },
-  'mmq-q4k-blk': { m: 32, n: 64, k: 256 },
-  'mmq-q4k-rt': { m: 17, n: 50, k: 256 },
-  'mmq-q4k-tile': { m: 20, n: 40, k: 256 },
-  'moe-q4k-id': { tokens: 8, n: 64, k: 256, experts: 4, topk: 2 },
-  'coopmat-f16': { m: 32, n: 32, k: 256 },
-};
 
 describe('the worker stack on an adapter without subgroups, timestamps and f16 (Dawn)', () => {
   const client = createWorkerClient(() => corePort(withoutFeatures(getDawnGpu(), HIDDEN)));

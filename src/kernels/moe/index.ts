@@ -12,6 +12,7 @@ export {
   buildMoePlan,
   moeAnalyticOwnership,
   moeExpertRowsPass,
+  moeExpertRowsPlan,
   moeProblems,
   MOE_ROUTING_SEED,
   moeRouting,

@@ -89,7 +89,7 @@ export function moeProblems(spec: MmqSpec, p: MoeProblem): string[] {
 /**
  * The grouping pass (moe_expert_rows): one workgroup reads `ids` and the `route` uniform [slots, experts,
  * cap, 0] and writes each expert's slot count and its ascending slot list to `routing` (splitRouting).
- * @example const plan = { buffers, passes: [moeExpertRowsPass()], output: 'routing', outputType: 'u32', mainPass: 0 }
+ * @example moeExpertRowsPlan(ids, experts, cap, routing).passes // [moeExpertRowsPass()]
  */
 export function moeExpertRowsPass(): PassSpec {
   return {
@@ -100,6 +100,30 @@ export function moeExpertRowsPass(): PassSpec {
     bindings: MOE_ROWS_BINDINGS,
     workgroupSize: MOE_ROWS_THREADS,
     workgroupBytes: 0,
+  };
+}
+
+/**
+ * The grouping pass alone over `routing` (its starting contents: the kernel must zero the counts itself):
+ * what the tests run to check the grouping against moeExpertRowsRef.
+ * @example splitRouting(new Uint32Array((await runPlan(device, moeExpertRowsPlan(ids, 5, 8, routing))).output), 5, 8)
+ */
+export function moeExpertRowsPlan(
+  ids: Uint32Array,
+  experts: number,
+  cap: number,
+  routing: Uint32Array,
+): KernelPlan {
+  return {
+    buffers: [
+      { name: 'ids', kind: 'read-only-storage', data: ids },
+      { name: 'routing', kind: 'storage', data: routing },
+      { name: 'route', kind: 'uniform', data: new Uint32Array([ids.length, experts, cap, 0]) },
+    ],
+    passes: [moeExpertRowsPass()],
+    output: 'routing',
+    outputType: 'u32',
+    mainPass: 0,
   };
 }
 
