@@ -466,5 +466,9 @@ describe('run estimates', () => {
     })!;
     expect(small.ms).toBeCloseTo(500 + 8 + 4 * 6 * 25);
     expect(estimateRun([], 'mmq-q4k-rt', 1, run)).toBeUndefined();
+    // Another family's run says nothing of this one (a slow 16x16 demo run is its fixed cost, not work).
+    expect(
+      estimateRun([{ kernel: 'hello-mma', work: 8192, runMs: 300 }], 'mmq-q8-naive', 131_072, run),
+    ).toBeUndefined();
   });
 });

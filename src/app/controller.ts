@@ -137,7 +137,9 @@ export interface RunShape {
 const FIXED_MS = 500;
 
 /**
- * Estimate a run from the last run of the same family (else of any family): its correctness run scaled
+ * Estimate a run from the last run of the same family (no estimate without one: families run the same
+ * work 50x apart, and a small run's wall time is mostly fixed cost, so another family's run scaled by
+ * work said a 32x32 MMQ after a 16x16 demo would take seconds): its correctness run scaled
  * by work, once more to record ownership, and the timing: every timed batch lasts at least the target
  * and at least one run, for the plan and (several passes) each pass.
  * @example estimateRun(costs, 'mmq-q4k-rt', 2 ** 31, { timed: true, instrument: true, targetMs: 25, batches: 6, passes: 1 })
@@ -148,8 +150,7 @@ export function estimateRun(
   work: number,
   run: RunShape,
 ): RunEstimate | undefined {
-  const last = [...costs].reverse();
-  const base = last.find((c) => c.kernel === kernel) ?? last[0];
+  const base = costs.find((c) => c.kernel === kernel); // the tracker keeps one, the latest, per family
   if (!base || base.work <= 0) return undefined;
   const scale = work / base.work;
   const runMs = base.runMs * scale;
