@@ -47,7 +47,7 @@ const decodesB = (staging: CoopmatStaging) => staging === 'in-gemm';
  * WGSL: (row, col) of pre-pass item t (8 halves, one vec4u) in the fragment-tiled order of xt, so
  * consecutive items (a subgroup's 16-byte stores) are contiguous. `col` names the K variable.
  */
-export const tiledItem = (col: string) => `  let tile = t / 32u; // 32 items = one 16x16 tile [16 rows][16 K]
+const tiledItem = (col: string) => `  let tile = t / 32u; // 32 items = one 16x16 tile [16 rows][16 K]
   let row = (tile / (K / 16u)) * 16u + (t % 32u) / 2u;
   let ${col} = (tile % (K / 16u)) * 16u + (t % 2u) * 8u;`;
 
