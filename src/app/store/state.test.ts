@@ -72,6 +72,23 @@ function ready(kernelId = 'mmq-q8-tiled'): AppState {
   return apply(s, deviceReady(s, SWIFTSHADER_CAPS, 'google/swiftshader#plane4', 4));
 }
 
+describe('a param that takes the arm away', () => {
+  it('moves the arm to the fastest one the new params allow (the MoE f16 route has no dp4a)', () => {
+    const caps = SWIFTSHADER_CAPS;
+    let s = apply(initialState(FAMILY_CATALOG), {});
+    s = apply(s, deviceReady(s, caps, 'dev', 4));
+    s = apply(s, selectKernel(s, family('moe-q4k-id')));
+    s = apply(s, setArm(s, 'dp4a'));
+    s = apply(s, setParam(s, 'route', 'f16'));
+    expect(s.config.arm).toBe('scalar');
+    expect(configProblems(s)).toEqual([]);
+    // A change that leaves the arm available keeps it.
+    s = apply(s, setArm(s, 'scalar'));
+    s = apply(s, setParam(s, 'tokens', 16));
+    expect(s.config.arm).toBe('scalar');
+  });
+});
+
 describe('playground state', () => {
   it('starts on the first family with a shape, on its portable arm until the adapter is known', () => {
     const s = initialState(FAMILY_CATALOG);

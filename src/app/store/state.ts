@@ -467,12 +467,21 @@ export function loadConfig(state: AppState, config: RunConfig): Partial<AppState
 }
 
 /** Set one family param (the controls' committed values). */
+/**
+ * A param changed. When the change takes the config's arm away (an arm's availability may depend on the
+ * params: a family's route), the arm follows: the adapter's fastest for the new params.
+ */
 export function setParam(state: AppState, key: string, value: ParamValue): Partial<AppState> {
   if (state.config.params[key] === value) return {};
-  return {
-    config: { ...state.config, params: { ...state.config.params, [key]: value } },
-    confirm: undefined,
-  };
+  const params = { ...state.config.params, [key]: value };
+  const caps = state.device.caps;
+  const catalog = currentCatalog(state);
+  const current = catalog.arms.find((a) => a.arm === state.config.arm);
+  const arm =
+    !caps || (current && !current.unavailable(caps, params))
+      ? state.config.arm
+      : defaultArm(catalog, caps, params);
+  return { config: { ...state.config, params, arm }, confirm: undefined };
 }
 
 /** Set a number field's draft text and its problem (undefined: the text is a valid value). */
