@@ -215,6 +215,10 @@ export function contractibleAdds(spirv: string): Contractible[] {
         if (isZero(a[2]!)) return step(a[1]!);
         if (isZero(a[1]!)) return step(a[2]!);
         return { id, path };
+      case 'OpCompositeConstruct':
+        // A splat (every component the same scalar): \`vec - s\` subtracts s from each lane, so a driver
+        // that scalarizes may contract s's product into each lane's subtract.
+        return a.slice(1).every((c) => c === a[1]) ? step(a[1]!) : { id, path };
       case 'OpISub':
       case 'OpShiftLeftLogical':
       case 'OpShiftRightLogical':

@@ -131,13 +131,15 @@ ${o.lookup ? `        ${o.lookup}\n` : ''}        if (${o.guard}) {
 `;
 
 /**
- * The Q4_K decode's product ds * q kept a separately rounded f32 before - ms, so the f16 weight is the
- * emulation's 'separate' decode on every compiler (NVIDIA's contracts the two into an fma, as WGSL allows,
- * and a flipped f16 rounding shows at 1e-4 of max): the int8 epilogue's no_fuse
+ * The Q4_K decode's two products, ds * q and ms = dmin * m, each kept a separately rounded f32 before the
+ * subtract, so the f16 weight is the emulation's 'separate' decode on every compiler (NVIDIA's contracts
+ * either product into an fma with the subtract, as WGSL allows -- `x - ms` as fma(-dmin, m, x) too -- and a
+ * flipped f16 rounding shows at 1e-4 of max): the int8 epilogue's no_fuse
  * (docs/decisions/0002-no-fuse.md) for the kernels whose scalar arm is matched exactly. `setNoFuse` goes
  * at the top of main (it needs num_workgroups as `nwg`).
  */
 export const NO_FUSE_DECODE = `var<private> nofuse_zero: u32; // 0 at run time (set from num_workgroups), opaque to the compiler
+fn no_fuse(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | nofuse_zero); }
 fn no_fuse2(x: vec2f) -> vec2f { return bitcast<vec2f>(bitcast<vec2u>(x) | vec2u(nofuse_zero)); }
 `;
 export const SET_NO_FUSE = '  nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z\n';

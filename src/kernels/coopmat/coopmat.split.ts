@@ -288,7 +288,7 @@ fn wh_pair(c: u32, k: u32) -> vec2f {
   let blk = ${spec.routed ? '(w0 + min(c, N - 1u))' : 'min(c, N - 1u)'} * NSB + k / 256u;
   let j = (k % 256u) / 32u; // sub-block 2g + s: nibble s of qs bytes 32g .. 32g + 31
   let ds = wd[blk] * f32(q4k_sc(blk * 3u, j));
-  let ms = wdm[blk] * f32(q4k_m(blk * 3u, j));
+  let ms = no_fuse(wdm[blk] * f32(q4k_m(blk * 3u, j)));
   let byte0 = 32u * (j / 2u) + k % 32u; // even, so the pair's two bytes share a word
   let sh = 8u * (byte0 % 4u) + 4u * (j % 2u);
   let word = wqs[blk * 32u + byte0 / 4u];

@@ -108,7 +108,7 @@ const STAGE = `    let k0 = kb * 32u;
       if (nrow < N) {
         let blk = nrow * NSB + sbk;
         let ds = wd[blk] * f32(q4k_sc(blk * 3u, is));
-        let ms = wdm[blk] * f32(q4k_m(blk * 3u, is));
+        let ms = no_fuse(wdm[blk] * f32(q4k_m(blk * 3u, is)));
         let pair = wqs[blk * 32u + (g * 32u + qi) / 4u] >> (8u * (qi % 4u));
         v = no_fuse2(ds * vec2f(f32((pair >> shift) & 15u), f32((pair >> (shift + 8u)) & 15u))) - ms;
       }

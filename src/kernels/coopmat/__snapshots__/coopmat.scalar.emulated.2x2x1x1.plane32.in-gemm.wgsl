@@ -38,6 +38,7 @@ fn q4k_words(base: u32) -> vec3u { return vec3u(wsc[base], wsc[base + 1u], wsc[b
 fn q4k_sc(base: u32, j: u32) -> u32 { return q4kw_sc(q4k_words(base), j); }
 fn q4k_m(base: u32, j: u32) -> u32 { return q4kw_m(q4k_words(base), j); }
 var<private> nofuse_zero: u32; // 0 at run time (set from num_workgroups), opaque to the compiler
+fn no_fuse(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | nofuse_zero); }
 fn no_fuse2(x: vec2f) -> vec2f { return bitcast<vec2f>(bitcast<vec2u>(x) | vec2u(nofuse_zero)); }
 
 // f16 pair (k, k+1), k even, of weight row c (rows n..NP-1 read row n - 1: never stored).
@@ -45,7 +46,7 @@ fn wh_pair(c: u32, k: u32) -> vec2f {
   let blk = min(c, N - 1u) * NSB + k / 256u;
   let j = (k % 256u) / 32u; // sub-block 2g + s: nibble s of qs bytes 32g .. 32g + 31
   let ds = wd[blk] * f32(q4k_sc(blk * 3u, j));
-  let ms = wdm[blk] * f32(q4k_m(blk * 3u, j));
+  let ms = no_fuse(wdm[blk] * f32(q4k_m(blk * 3u, j)));
   let byte0 = 32u * (j / 2u) + k % 32u; // even, so the pair's two bytes share a word
   let sh = 8u * (byte0 % 4u) + 4u * (j % 2u);
   let word = wqs[blk * 32u + byte0 / 4u];

@@ -38,6 +38,7 @@ fn q4k_words(base: u32) -> vec3u { return vec3u(wsc[base], wsc[base + 1u], wsc[b
 fn q4k_sc(base: u32, j: u32) -> u32 { return q4kw_sc(q4k_words(base), j); }
 fn q4k_m(base: u32, j: u32) -> u32 { return q4kw_m(q4k_words(base), j); }
 var<private> nofuse_zero: u32; // 0 at run time (set from num_workgroups), opaque to the compiler
+fn no_fuse(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | nofuse_zero); }
 fn no_fuse2(x: vec2f) -> vec2f { return bitcast<vec2f>(bitcast<vec2u>(x) | vec2u(nofuse_zero)); }
 
 // f16 operand tiles in core WGSL: pack2x16float rounds each of two K-consecutive values to f16
@@ -87,7 +88,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
       if (nrow < N) {
         let blk = nrow * NSB + sbk;
         let ds = wd[blk] * f32(q4k_sc(blk * 3u, is));
-        let ms = wdm[blk] * f32(q4k_m(blk * 3u, is));
+        let ms = no_fuse(wdm[blk] * f32(q4k_m(blk * 3u, is)));
         let pair = wqs[blk * 32u + (g * 32u + qi) / 4u] >> (8u * (qi % 4u));
         v = no_fuse2(ds * vec2f(f32((pair >> shift) & 15u), f32((pair >> (shift + 8u)) & 15u))) - ms;
       }
