@@ -67,6 +67,13 @@ export default tseslint.config(
               group: ['node:*', 'fs', 'fs/*', 'path', 'os', 'zlib', 'crypto', 'child_process'],
               message: 'src/kernels runs in the browser too: Node APIs belong in cli/ or test/.',
             },
+            {
+              // A family folder is private to itself: the shared folders (gpu, quant, tune, models) and the
+              // other families reach it through its public entry (index.ts) or its light catalog.ts only.
+              regex: '^\\.\\./(?!(gpu|quant|tune|models)/)[\\w-]+/(?!catalog$)[\\w.-]+$',
+              message:
+                "Another family's folder is private: import its public entry ('../family') or its light '../family/catalog'.",
+            },
           ],
         },
       ],

@@ -11,7 +11,6 @@ import {
   coopmatSplitExtents,
   coopmatWgsl,
   dequantQ4kRows,
-  fragmentTileIndex as tiledIndex,
   judgeEmulation,
   mmqQ4kF16Ref,
   mmqQ4kF16RoundedRef,
@@ -20,6 +19,7 @@ import {
 } from '../src/kernels/coopmat';
 import { ShapeError, type DataChoice, type ResolvedConfig } from '../src/kernels/family';
 import { planeWidth } from '../src/kernels/gpu/caps';
+import { fragmentTileIndex as tiledIndex } from '../src/kernels/gpu/prepass';
 import { decodeOwnership } from '../src/kernels/gpu/instrument';
 import { runPlan } from '../src/kernels/gpu/runner';
 import { f32ToF16Bits } from '../src/kernels/quant';
@@ -126,6 +126,43 @@ describe('coopmat-f16 on the GPU', async () => {
       // The order matters: one accumulator over all of K rounds differently somewhere.
       reordered += bitMismatches(got, mmqQ4kF16RoundedRef(x, w, m, n, k), m * n).length;
     }
+    expect(reordered).toBeGreaterThan(0);
+  });
+
+  it('stream: K parts of planes added in the workgroup in order, bit-exact vs the emulation; ownership from the sum loop', async () => {
+    let reordered = 0;
+    for (const [t, m, n, k, ksplit] of [
+      [[1, 1, 2, 1], 20, 40, 1024, 4],
+      [[1, 1, 1, 2], 7, 64, 512, 2],
+      [[2, 1, 1, 1], 33, 16, 1024, 8],
+    ] as const) {
+      const label = `(${t.join(',')}) ${m}x${n}x${k} stream ${ksplit} parts`;
+      const b = coopmatF16Family.build(
+        cfg(t, m, n, k, plane, { staging: 'stream', ksplit, data: { source: 'random', seed: k + m } }),
+        caps,
+      );
+      // The activation pre-pass and the GEMM: no weight pre-pass, no reduction pass, one part per group.
+      expect(b.plan.passes.map((p) => p.label)).toEqual([
+        'coopmat-f16 activation to f16 tiles',
+        `coopmat-f16 scalar ${t.join('x')} stream ${ksplit} parts`,
+      ]);
+      expect(b.plan.passes[1]!.workgroups[2]).toBe(1);
+      expect(b.plan.passes[1]!.workgroupSize).toBe(ksplit * t[0] * t[1] * plane);
+      const got = new Float32Array((await withValidation(device, () => runPlan(device, b.plan))).output);
+      const { x, w } = b.data();
+      expect(bitMismatches(got, b.facts.oracle()), label).toEqual([]);
+      expect(judge(got, mmqQ4kF16Ref(x, w, m, n, k), COOPMAT_REFERENCE_GATE).pass, label).toBe(true);
+      if (ksplit > 1) reordered += bitMismatches(got, mmqQ4kF16RoundedRef(x, w, m, n, k), m * n).length;
+      expect(b.facts.phases, label).toEqual(['scalar-epilogue']);
+      const r = await runPlan(device, b.instrumentedPlan(), { read: [b.ownerBuffer] });
+      const own = decodeOwnership(r.reads[b.ownerBuffer]!, m, n);
+      const want = b.facts.analyticOwnership('scalar-epilogue');
+      expect([...own.count], label).toEqual([...want.count]);
+      expect([...own.workgroup], label).toEqual([...want.workgroup]);
+      expect([...own.plane], label).toEqual([...want.plane]);
+      expect([...own.lane], label).toEqual([...want.lane]);
+    }
+    // The parts matter: one accumulator over all of K rounds differently somewhere.
     expect(reordered).toBeGreaterThan(0);
   });
 

@@ -5,12 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { bitMismatches, judge } from '../src/kernels/compare';
 import { COOPMAT_REFERENCE_GATE } from '../src/kernels/coopmat';
-import { ROUTED_NONE, routedTable } from '../src/kernels/coopmat/coopmat.spec';
 import type { DataChoice } from '../src/kernels/family';
 import { ownershipDiff } from '../src/kernels/gpu/instrument';
 import { runPlan } from '../src/kernels/gpu/runner';
 import { mmqQ4kIdRef } from '../src/kernels/moe';
-import { moeRoutedRows } from '../src/kernels/moe/moe.f16';
+import { moeRoutedRows, ROUTED_NONE, routedTable } from '../src/kernels/moe/moe.f16';
 import { buildMoeF16, moeFamily, type MoeOverrides } from '../src/kernels/moe/moe.family';
 import { quantizeQ8_1 } from '../src/kernels/quant';
 import { configOf } from './configs';
@@ -42,7 +41,7 @@ describe('MoE f16 route', () => {
       cap: 12,
     });
     const bm = b.spec.tile.wm * b.spec.tile.rm * 16;
-    const t = routedTable(b.spec.routed!.tiles, bm);
+    const t = routedTable(b.tiles, bm);
     const routeOnly = {
       ...b.plan,
       passes: b.plan.passes.slice(0, 1),
@@ -92,6 +91,54 @@ describe('MoE f16 route', () => {
       const v = judge(got, ref, COOPMAT_REFERENCE_GATE);
       expect(v.pass, `${label} vs mmq_q4k_id_ref: ${v.relToMax}`).toBe(true);
     }
+  });
+
+  it('stream staging: K parts per workgroup, 16-row tiles, a hot expert on several tiles, bit-exact; ownership', async () => {
+    for (const params of [
+      {
+        tokens: 40,
+        topk: 2,
+        experts: 6,
+        n: 40,
+        k: 512,
+        wm: 1,
+        wn: 1,
+        rm: 1,
+        rn: 1,
+        ksplit: 2,
+        routing: 'skewed',
+      },
+      { tokens: 9, topk: 2, experts: 4, n: 32, k: 1024, wm: 1, wn: 1, rm: 2, rn: 2, ksplit: 4 },
+    ] as const) {
+      const { b } = await runF16({ ...params, staging: 'stream' });
+      expect(b.plan.passes.map((p) => p.label)).toEqual([
+        'moe route tiles',
+        'moe f16 activation to f16 tiles',
+        expect.stringMatching(new RegExp(` stream ${params.ksplit} parts$`)),
+      ]);
+      const { own } = await recordOwnership(b);
+      expect(ownershipDiff(own, b.facts.analyticOwnership('scalar-epilogue'))).toBe(0);
+    }
+    // The skewed case really is skewed: expert 0 serves more than twice its even share and spans tiles.
+    const skewed = buildMoeF16(
+      f16Config({
+        tokens: 40,
+        topk: 2,
+        experts: 6,
+        n: 40,
+        k: 512,
+        wm: 1,
+        wn: 1,
+        rm: 1,
+        rn: 1,
+        routing: 'skewed',
+        staging: 'stream',
+      }),
+      caps,
+    );
+    const hot = skewed.problem.ids.filter((e) => e === 0).length;
+    expect(hot).toBeGreaterThan((2 * 80) / 6);
+    expect(hot).toBeGreaterThan(16);
   });
 
   it('the family builds the f16 route from the route param, on reference data, with the right arithmetic', async () => {

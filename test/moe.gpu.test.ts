@@ -118,7 +118,7 @@ describe('mmq-q4k-id (mmq_q4k_id)', () => {
   it("the generator's indexed Q8_0 variant: 8 experts top-2, 16 tokens x 64 x 64", async () => {
     const arm = ARM;
     const spec: MmqSpec = {
-      ...mmqPresetSpec('moe-q4k-id', { m: 0, n: 0, k: 0, arm, plane: planeFor(arm) }),
+      ...mmqPresetSpec('mmq-q4k-id', { m: 0, n: 0, k: 0, arm, plane: planeFor(arm) }),
       weights: 'q8_0',
     };
     await runMoe(arm, { tokens: 16, n: 64, k: 256, experts: 8, topk: 2, ytiles: 1 }, { spec });

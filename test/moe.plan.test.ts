@@ -68,7 +68,7 @@ describe('the two-pass plan', () => {
   it('the E=1 problem with identity routing has the dense rt ownership shape', () => {
     const p = moeProblemOf(config({ tokens: 64, n: 64, k: 256, experts: 1, topk: 1, ytiles: 1 }));
     const own = moeAnalyticOwnership(
-      mmqPresetSpec('moe-q4k-id', { m: 0, n: 0, k: 0, arm: 'dp4a', plane: 4 }),
+      mmqPresetSpec('mmq-q4k-id', { m: 0, n: 0, k: 0, arm: 'dp4a', plane: 4 }),
       p,
     );
     // rows 0..31 are tile 0, rows 32..63 tile 0 again on the grid-stride (ytiles 1): same workgroup.
@@ -93,7 +93,7 @@ describe('preconditions throw ShapeError before any dispatch', () => {
   it('shape: k a Q4_K super-block multiple; the ids length must be tokens*topk', () => {
     expect(moeFamily.validate(config({ k: 300 }), caps).join()).toMatch(/k = 300 is not a multiple of 256/);
     const ds = mmqDataset('q4k', 4, 64, 256, 'reference', 0);
-    const spec = mmqPresetSpec('moe-q4k-id', { m: 0, n: 0, k: 0, arm: 'dp4a', plane: 4 });
+    const spec = mmqPresetSpec('mmq-q4k-id', { m: 0, n: 0, k: 0, arm: 'dp4a', plane: 4 });
     const bad: MoeProblem = {
       tokens: 4,
       topk: 1,

@@ -135,7 +135,7 @@ describe('worker handler on SwiftShader', () => {
     // Every seed runs here (the scalar arm's split plans, block tails included) and passes the gate.
     for (const e of report.entries) expect(e.verdict, `${e.config}: ${e.reason ?? ''}`).toBe('measured');
     expect(new Set(report.entries.map((e) => e.params.staging))).toEqual(
-      new Set(['one-pass', 'prepass', 'fused-prepass', 'in-gemm']),
+      new Set(['one-pass', 'prepass', 'fused-prepass', 'in-gemm', 'stream']),
     );
     expect(report.worstRel).toBeLessThan(1e-5);
     expect(report.winnerVerdict?.pass).toBe(true);

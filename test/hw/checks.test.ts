@@ -88,13 +88,14 @@ describe('hardware tier declarations', () => {
           ).toBe(true);
       });
 
-  it('iterates every choice control, their product, generically', () => {
+  it("iterates every kernel-variant choice control, their product, generically; the problem's own choices not", () => {
     const options = (values: string[]) => values.map((value) => ({ value, label: value }));
     const fake = {
       controls: [
         { kind: 'choice', key: 'staging', label: 's', group: 'tile', options: options(['a', 'b', 'c']) },
         { kind: 'int', key: 'm', label: 'm', group: 'shape', min: 1, max: 9, step: () => 1 },
-        { kind: 'choice', key: 'route', label: 'r', group: 'route', options: options(['x', 'y']) },
+        { kind: 'choice', key: 'route', label: 'r', group: 'tile', options: options(['x', 'y']) },
+        { kind: 'choice', key: 'routing', label: 'g', group: 'route', options: options(['u', 'v']) },
       ],
     } as const satisfies Pick<KernelFamily, 'controls'>;
     expect(choiceCombos(fake)).toEqual([

@@ -22,14 +22,15 @@ import { runPlan } from '../../src/kernels/gpu/runner';
 export type ChoiceValues = Record<string, string>;
 
 /**
- * Every combination of the family's choice controls' options (their cartesian product), in declaration
- * order; one empty combination when it has none.
+ * Every combination of the family's kernel-variant choice controls' options (their cartesian product), in
+ * declaration order; one empty combination when it has none. Choices of the problem rather than the kernel
+ * (the 'shape' and 'route' groups, e.g. MoE's routing) come from the checks' own params instead.
  * @example choiceCombos(coopmat) // [{ staging: 'one-pass' }, { staging: 'prepass' }, ...]
  */
 export function choiceCombos(family: Pick<KernelFamily, 'controls'>): ChoiceValues[] {
   let combos: ChoiceValues[] = [{}];
   for (const c of family.controls) {
-    if (c.kind !== 'choice') continue;
+    if (c.kind !== 'choice' || c.group !== 'tile') continue;
     combos = combos.flatMap((combo) => c.options.map((o) => ({ ...combo, [c.key]: o.value })));
   }
   return combos;

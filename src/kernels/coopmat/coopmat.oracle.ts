@@ -16,7 +16,6 @@ import {
   genF16Activation,
   genMmqQ4k,
   q4kMin,
-  q4kNibble,
   q4kScale,
   quantizeQ4K,
   QK_K,
@@ -63,9 +62,46 @@ export function fmaF32(a: number, b: number, c: number): number {
   return err > 0 === other > r ? other : r; // a tie in the double: the error decides
 }
 
+/** Every f16 bit pattern's value: rounding through f16 becomes a table look-up in the oracles' inner loops. */
+let f16Values: Float32Array | undefined;
+/** x rounded to f16 (round-to-nearest-even, subnormals), as an f32. */
+function toF16(x: number): number {
+  f16Values ??= Float32Array.from({ length: 65536 }, (_, b) => f16BitsToF32(b));
+  return f16Values[f32ToF16Bits(x)]!;
+}
+
 /**
- * The Q4_K weight [n, k] decoded as the kernel stages it: w = d*sc*q - dmin*m with ds = f32(d*sc) and
- * ms = f32(dmin*m), then f32(f32(ds*q) - ms) ('separate') or fma(ds, q, -ms) ('fused').
+ * Row j of a Q4_K weight [n, k] decoded as the kernel stages it, into `out` (k values): w = d*sc*q - dmin*m
+ * with ds = f32(d*sc) and ms = f32(dmin*m), then f32(f32(ds*q) - ms) ('separate') or fma(ds, q, -ms)
+ * ('fused'); rounded to f16 too when `f16` (what the GEMM multiplies).
+ */
+function decodeQ4kRow(
+  w: Q4KWeight,
+  j: number,
+  k: number,
+  decode: DecodeRounding,
+  f16: boolean,
+  out: Float32Array,
+) {
+  const nsb = k / QK_K;
+  for (let b = 0; b < k / 32; b++) {
+    const is = b % 8;
+    const blk = j * nsb + Math.floor(b / 8);
+    const dd = f(w.d[blk]! * q4kScale(w.scales, blk * 3, is));
+    const mm = f(w.dmin[blk]! * q4kMin(w.scales, blk * 3, is));
+    // Sub-block is = 2g + s: nibble s of qs bytes 32g .. 32g + 31 (q4kNibble's map), a word at a time.
+    const base = blk * 32 + (is >> 1) * 8;
+    const shift = 4 * (is & 1);
+    for (let qi = 0; qi < 32; qi++) {
+      const q = (w.qs[base + (qi >> 2)]! >>> (8 * (qi & 3) + shift)) & 15;
+      const v = decode === 'fused' ? fmaF32(dd, q, -mm) : f(f(dd * q) - mm);
+      out[b * 32 + qi] = f16 ? toF16(v) : v;
+    }
+  }
+}
+
+/**
+ * The Q4_K weight [n, k] decoded as the kernel stages it (decodeQ4kRow, before any f16 rounding).
  * @example dequantQ4kRows(w, 64, 256).length === 64 * 256
  */
 export function dequantQ4kRows(
@@ -74,20 +110,8 @@ export function dequantQ4kRows(
   k: number,
   decode: DecodeRounding = 'separate',
 ): Float32Array {
-  const nsb = k / QK_K;
   const out = new Float32Array(n * k);
-  for (let j = 0; j < n; j++) {
-    for (let b = 0; b < k / 32; b++) {
-      const is = b % 8;
-      const blk = j * nsb + Math.floor(b / 8);
-      const dd = f(w.d[blk]! * q4kScale(w.scales, blk * 3, is));
-      const mm = f(w.dmin[blk]! * q4kMin(w.scales, blk * 3, is));
-      for (let qi = 0; qi < 32; qi++) {
-        const q = q4kNibble(w.qs, blk, is, qi);
-        out[j * k + b * 32 + qi] = decode === 'fused' ? fmaF32(dd, q, -mm) : f(f(dd * q) - mm);
-      }
-    }
-  }
+  for (let j = 0; j < n; j++) decodeQ4kRow(w, j, k, decode, false, out.subarray(j * k, (j + 1) * k));
   return out;
 }
 
@@ -118,13 +142,6 @@ export function mmqQ4kF16Ref(x: Float32Array, w: Q4KWeight, m: number, n: number
   return out;
 }
 
-/** Round every element to f16 (round-to-nearest-even) and back. */
-function roundAllToF16(v: Float32Array): Float32Array {
-  const out = new Float32Array(v.length);
-  for (let i = 0; i < v.length; i++) out[i] = f16BitsToF32(f32ToF16Bits(v[i]!));
-  return out;
-}
-
 /**
  * Exact emulation of the kernel's normative (scalar) arm: x and w rounded to f16, each 32-block's
  * products summed in f32 in K order (a product of two f16 values is exact in f32), then added to the
@@ -142,18 +159,21 @@ export function mmqQ4kF16RoundedRef(
   ksplit = 1,
 ): Float32Array {
   checkShape(x, w, m, n, k);
-  const xh = roundAllToF16(x);
-  const wh = roundAllToF16(dequantQ4kRows(w, n, k, decode));
+  const xh = x.map(toF16);
+  // One weight row at a time (decoded, rounded to f16) against every activation row: memory O(k) and
+  // work O(n k (m + 1)), so a gate's few sampled rows cost a decode of the weight, not more.
+  const wh = new Float32Array(k);
   const out = new Float32Array(m * n);
   const part = k / ksplit;
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) {
+  for (let j = 0; j < n; j++) {
+    decodeQ4kRow(w, j, k, decode, true, wh);
+    for (let i = 0; i < m; i++) {
       let total = 0;
       for (let z = 0; z < ksplit; z++) {
         let acc = 0;
         for (let b = z * part; b < (z + 1) * part; b += 32) {
           let s = 0;
-          for (let l = b; l < b + 32; l++) s = f(s + xh[i * k + l]! * wh[j * k + l]!);
+          for (let l = b; l < b + 32; l++) s = f(s + xh[i * k + l]! * wh[l]!);
           acc = f(acc + s);
         }
         total = z === 0 ? acc : f(total + acc);

@@ -4,8 +4,9 @@
 import { emptyOwnership, ownerBufferSpec, type OwnershipMap } from '../gpu/instrument';
 import { kernelPass, type BufferSpec, type KernelPlan } from '../gpu/plan';
 import type { CoopmatData } from './coopmat.oracle';
-import { coopmatPrePasses, coopmatReducePass } from './coopmat.split';
-import { coopmatGeometry, type CoopmatSpec } from './coopmat.spec';
+import { coopmatGeometry, stagingOf, streamGeometry, type CoopmatSpec } from './coopmat.params';
+import { coopmatPrePasses } from './coopmat.split';
+import { partSumsPass } from '../gpu/prepass';
 import { buildCoopmatKernel } from './coopmat.wgsl';
 
 export const COOPMAT_OWNER_BUFFER = 'owner';
@@ -49,20 +50,20 @@ export function coopmatPlan(
     { name: 'out', kind: 'storage', size: m * n * 4 },
   ];
   // Split-K: the GEMM writes [ksplit, m, n] partial sums (the owner buffer covers them all; the map
-  // shows part 0's), and a reduction pass adds them into out.
-  const ksplit = spec.ksplit ?? 1;
+  // shows part 0's), and a reduction pass adds them into out. The stream GEMM adds its parts itself.
+  const ksplit = stagingOf(spec).stream ? 1 : (spec.ksplit ?? 1);
   if (ksplit > 1) buffers.push({ name: 'part', kind: 'storage', size: ksplit * m * n * 4 });
   if (instrument) buffers.push(ownerBufferSpec(ksplit * m * n, COOPMAT_OWNER_BUFFER));
   const { wm, wn, rm, rn } = spec.tile;
   const main = kernelPass(
     kc,
     kc.workgroups(m, n),
-    `coopmat-f16 ${spec.arm} ${wm}x${wn}x${rm}x${rn}${ksplit > 1 ? ` split-K ${ksplit}` : ''}`,
+    `coopmat-f16 ${spec.arm} ${wm}x${wn}x${rm}x${rn}${ksplit > 1 ? ` split-K ${ksplit}` : ''}${stagingOf(spec).stream ? ` stream ${spec.ksplit ?? 1} parts` : ''}`,
   );
   const pre = spec.staging === 'one-pass' ? [] : coopmatPrePasses(spec);
   for (const [p] of pre)
     buffers.push(...p.writes.map((w) => ({ name: w.name, kind: 'storage' as const, size: w.bytes })));
-  const reduce = ksplit > 1 ? coopmatReducePass(spec) : undefined;
+  const reduce = ksplit > 1 ? partSumsPass(m * n, ksplit, 'coopmat-f16') : undefined;
   return {
     buffers,
     passes: [
@@ -84,6 +85,16 @@ export function coopmatPlan(
  * store by this partition (the scalar arm from its register accumulators, the matrix arm after its spill).
  */
 export function coopmatOwner(spec: CoopmatSpec, row: number, col: number) {
+  if (stagingOf(spec).stream) {
+    // The stream GEMM stores from its part-sum loop: element e of the tile by invocation e % NT.
+    const s = streamGeometry(spec);
+    const flat = (((row % s.bm) * s.bn + (col % s.bn)) % s.threads) | 0;
+    return {
+      workgroup: Math.floor(row / s.bm) * Math.ceil(spec.n / s.bn) + Math.floor(col / s.bn),
+      plane: Math.floor(flat / spec.plane),
+      lane: flat % spec.plane,
+    };
+  }
   const g = coopmatGeometry(spec);
   const { wn, rm, rn } = spec.tile;
   const sm = Math.floor((row % g.bm) / 16); // M-subtile within the block

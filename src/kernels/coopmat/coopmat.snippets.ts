@@ -1,6 +1,7 @@
 // WGSL snippets shared by the coopmat kernels (the one-pass kernel and the split plan): the Q4_K decode
 // (the format's scales from quant/q4k.wgsl.ts, plus the nibbles), the tile constants, the matrix
-// arm's entry and its spill-and-copy store, and the scalar arm's 32-block sum.
+// arm's entry and its spill-and-copy store, the scalar arm's 32-block sum, and the binding table.
+import type { Binding } from '../gpu/plan';
 
 /** 0, 1, ..., n - 1 (the generators unroll over it). */
 export const range = (n: number) => Array.from({ length: n }, (_, i) => i);
@@ -34,8 +35,8 @@ const PER = ${g.per}u; // elements of a 16x16 subtile each lane owns: 256 / PLAN
 
 /**
  * Where an output element (orow, ocol) of a tile goes: the guard and the index into `out`, after
- * `lookup` (lines that define what they use). Dense: row orow of M; a routed GEMM (MoE) looks up the
- * slot a row stands for; split-K adds its part's offset.
+ * `lookup` (lines that define what they use). Dense: row orow of M; a row map (coopmat.params.ts RowMap)
+ * looks up where a row goes; split-K adds its part's offset.
  */
 export interface OutRows {
   lookup: string;
@@ -130,16 +131,11 @@ ${o.lookup ? `        ${o.lookup}\n` : ''}        if (${o.guard}) {
 }
 `;
 
-/**
- * The Q4_K decode's two products, ds * q and ms = dmin * m, each kept a separately rounded f32 before the
- * subtract, so the f16 weight is the emulation's 'separate' decode on every compiler (NVIDIA's contracts
- * either product into an fma with the subtract, as WGSL allows -- `x - ms` as fma(-dmin, m, x) too -- and a
- * flipped f16 rounding shows at 1e-4 of max): the int8 epilogue's no_fuse
- * (docs/decisions/0002-no-fuse.md) for the kernels whose scalar arm is matched exactly. `setNoFuse` goes
- * at the top of main (it needs num_workgroups as `nwg`).
- */
-export const NO_FUSE_DECODE = `var<private> nofuse_zero: u32; // 0 at run time (set from num_workgroups), opaque to the compiler
-fn no_fuse(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | nofuse_zero); }
-fn no_fuse2(x: vec2f) -> vec2f { return bitcast<vec2f>(bitcast<vec2u>(x) | vec2u(nofuse_zero)); }
-`;
-export const SET_NO_FUSE = '  nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z\n';
+/** The f32 output [M, N] (or the split-K partial sums, bound as `part`). */
+export const OUT_BINDING = (buffer = 'out'): Binding => ({
+  name: 'out',
+  ...(buffer === 'out' ? {} : { buffer }),
+  access: 'read_write',
+  type: 'array<f32>',
+  comment: '[M, N] row-major',
+});

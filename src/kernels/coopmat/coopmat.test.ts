@@ -208,26 +208,19 @@ describe('coopmat WGSL generator', () => {
       { ...base, m: 40, n: 72, tile: tile(2, 2, 1, 2), ...matrix, staging: 'in-gemm' },
     ],
     ['scalar.emulated.2x2x1x1.plane32.in-gemm', { ...base, staging: 'in-gemm' }],
-    // Split-K (grid z, partial sums) and the MoE f16 route's routed GEMM (expert per row tile, scatter).
+    // Split-K (grid z, partial sums).
     [
       'subgroup-matrix.2x1x1x2.plane32.in-gemm.ksplit4',
       { ...base, k: 1024, tile: tile(2, 1, 1, 2), ...matrix, staging: 'in-gemm', ksplit: 4 },
     ],
+    // The stream GEMM: K parts of planes, words in flight, the parts added in the workgroup.
     [
-      'subgroup-matrix.2x2x1x1.plane32.prepass.routed',
-      {
-        ...base,
-        m: 6 * 32,
-        n: 40,
-        tile: tile(2, 2, 1, 1),
-        ...matrix,
-        staging: 'prepass',
-        routed: { experts: 4, tiles: 6 },
-      },
+      'subgroup-matrix.1x1x2x1.plane32.stream.ksplit4',
+      { ...base, m: 32, k: 1024, tile: tile(1, 1, 2, 1), ...matrix, staging: 'stream', ksplit: 4 },
     ],
     [
-      'scalar.emulated.2x2x1x1.plane32.in-gemm.routed',
-      { ...base, m: 6 * 32, n: 40, staging: 'in-gemm', routed: { experts: 4, tiles: 6 } },
+      'scalar.emulated.1x1x2x1.plane32.stream.ksplit2',
+      { ...base, m: 20, k: 512, tile: tile(1, 1, 2, 1), staging: 'stream', ksplit: 2 },
     ],
   ];
   for (const [name, spec] of cases) {
@@ -368,7 +361,7 @@ describe('coopmat WGSL generator', () => {
     const ki = buildCoopmatKernel(spec, { instrument: true });
     expect(ki.bindings).toEqual(['x', 'wqs', 'wsc', 'wd', 'wdm', 'out', 'owner']);
     expect(ki.wgsl).toContain('@group(0) @binding(6) var<storage, read_write> owner_dbg');
-    const hand = { tile: tile(2, 2, 4, 4), plane: 32, staging: 'one-pass' } as const;
+    const hand = { tile: tile(2, 2, 4, 4), plane: 32, staging: 'one-pass', k: 256 } as const;
     expect(coopmatWorkgroupBytes({ ...hand, arm: 'scalar' })).toBe(16384); // the hand 128x128 tile
     expect(coopmatWorkgroupBytes({ ...hand, arm: 'subgroup-matrix' })).toBe(16384 + 4 * 1024);
   });

@@ -18,28 +18,37 @@
 //                     ownership hooks need element stores).
 // The kernel calls set_owner / store_out, which the host defines in a suffix (gpu/instrument.ts).
 import { ownerSuffix } from '../gpu/instrument';
-import { Q4K_SCALES_WGSL, q4kWeightBindings } from '../quant/q4k.wgsl';
-import {
-  MATRIX_MAIN_HEAD,
-  NO_FUSE_DECODE,
-  scalarBlock,
-  SCALAR_MAIN_HEAD,
-  scalarStore,
-  SET_NO_FUSE,
-  spillCopyOut,
-  spillStore,
-  tileConsts,
-} from './coopmat.snippets';
-import { coopmatSplitBindings, coopmatSplitWgsl } from './coopmat.split';
+import { bindingDecls, bindingNames } from '../gpu/plan';
+import { NO_FUSE_DECODE, q4kDecode, Q4K_SCALES_WGSL, q4kWeight, SET_NO_FUSE } from '../quant/q4k.wgsl';
 import {
   coopmatGeometry,
   coopmatSpecErrors,
   coopmatWorkgroupBytes,
   isSplit,
+  stagingOf,
+  streamGeometry,
   type CoopmatSpec,
-} from './coopmat.spec';
+} from './coopmat.params';
+import {
+  MATRIX_MAIN_HEAD,
+  OUT_BINDING,
+  scalarBlock,
+  SCALAR_MAIN_HEAD,
+  scalarStore,
+  spillCopyOut,
+  spillStore,
+  tileConsts,
+} from './coopmat.snippets';
+import { coopmatSplitBindings, coopmatSplitWgsl } from './coopmat.split';
+import { coopmatStreamWgsl } from './coopmat.stream';
 
-export const COOPMAT_BINDINGS = ['x', 'wqs', 'wsc', 'wd', 'wdm', 'out'] as const;
+/** The one-pass kernel's buffers: the f32 activation, the Q4_K weight, the output. */
+const ONE_PASS_BINDINGS = [
+  { name: 'x', access: 'read', type: 'array<f32>', comment: 'activation [M, K] row-major' } as const,
+  ...q4kWeight('u32'),
+  OUT_BINDING(),
+];
+export const COOPMAT_BINDINGS = bindingNames(ONE_PASS_BINDINGS);
 
 function header(spec: CoopmatSpec): string {
   const g = coopmatGeometry(spec);
@@ -55,10 +64,6 @@ const consts = (
   spec: CoopmatSpec,
 ) => `${tileConsts(spec, coopmatGeometry(spec))}const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
 const NSB = K / 256u; // Q4_K super-blocks per weight row
-`;
-
-const bindings = () => `@group(0) @binding(0) var<storage, read> x: array<f32>; // activation [M, K] row-major
-${q4kWeightBindings(1, 'u32')}@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
 `;
 
 /** The f16 tile storage: two K-consecutive operands per slot, stored rounded to f16. */
@@ -107,10 +112,12 @@ const STAGE = `    let k0 = kb * 32u;
       var v = vec2f(0.0);
       if (nrow < N) {
         let blk = nrow * NSB + sbk;
-        let ds = wd[blk] * f32(q4k_sc(blk * 3u, is));
-        let ms = no_fuse(wdm[blk] * f32(q4k_m(blk * 3u, is)));
+${q4kDecode
+  .scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, is)', 'wdm[blk]', 'q4k_m(blk * 3u, is)', 'separate')
+  .map((l) => `        ${l}`)
+  .join('\n')}
         let pair = wqs[blk * 32u + (g * 32u + qi) / 4u] >> (8u * (qi % 4u));
-        v = no_fuse2(ds * vec2f(f32((pair >> shift) & 15u), f32((pair >> (shift + 8u)) & 15u))) - ms;
+        v = ${q4kDecode.value('', 'vec2f(f32((pair >> shift) & 15u), f32((pair >> (shift + 8u)) & 15u))', 'separate', '2')};
       }
       put_b(i, v);
     }
@@ -191,6 +198,7 @@ function assertSpec(spec: CoopmatSpec): void {
  */
 export function coopmatWgsl(spec: CoopmatSpec, opts: { directStore?: boolean } = {}): string {
   assertSpec(spec);
+  if (stagingOf(spec).stream) return coopmatStreamWgsl(spec, opts);
   if (isSplit(spec.staging)) return coopmatSplitWgsl(spec, opts);
   const enables = [
     spec.f16 === 'native' ? 'enable f16;' : '',
@@ -200,7 +208,7 @@ export function coopmatWgsl(spec: CoopmatSpec, opts: { directStore?: boolean } =
     .join('\n');
   return `${enables ? `${enables}\n\n` : ''}${header(spec)}
 ${consts(spec)}
-${bindings()}
+${bindingDecls(ONE_PASS_BINDINGS)}
 ${Q4K_SCALES_WGSL}${NO_FUSE_DECODE}
 ${tileStorage(spec)}
 ${spec.arm === 'scalar' ? SCALAR_MAIN : matrixMain(spec)}`;
@@ -215,7 +223,7 @@ export interface CoopmatKernel {
   /** Buffer names in @binding order (the owner debug buffer last, when instrumented). */
   bindings: readonly string[];
   workgroupSize: number;
-  /** Workgroup grid covering an m x n output with this tile: (ceil(n/BN), ceil(m/BM), ksplit). */
+  /** Workgroup grid covering an m x n output with this tile: (ceil(n/BN), ceil(m/BM), split-K parts). */
   workgroups(m: number, n: number): [number, number, number];
   workgroupBytes: number;
 }
@@ -228,13 +236,8 @@ export function buildCoopmatKernel(spec: CoopmatSpec, opts: { instrument?: boole
   const instrument = opts.instrument ?? false;
   // The split GEMM stores interior fragments straight to out, except instrumented (see coopmat.split.ts).
   const kernelWgsl = coopmatWgsl(spec, { directStore: !instrument });
-  const g = coopmatGeometry(spec);
-  // Split-K stores partial sums (the reduction pass writes out); a routed GEMM reads its routing table.
-  const ksplit = spec.ksplit ?? 1;
-  const bindings: string[] = isSplit(spec.staging)
-    ? coopmatSplitBindings(spec.staging).map((b) => (b === 'out' && ksplit > 1 ? 'part' : b))
-    : [...COOPMAT_BINDINGS];
-  if (spec.routed) bindings.push('groups');
+  const g = stagingOf(spec).stream ? streamGeometry(spec) : coopmatGeometry(spec);
+  const bindings = isSplit(spec.staging) ? coopmatSplitBindings(spec) : [...COOPMAT_BINDINGS];
   const ownerBinding = bindings.length; // the debug buffer goes one past the kernel's own bindings
   if (instrument) bindings.push('owner');
   return {
@@ -243,7 +246,12 @@ export function buildCoopmatKernel(spec: CoopmatSpec, opts: { instrument?: boole
     entryPoint: 'main',
     bindings,
     workgroupSize: g.threads,
-    workgroups: (m: number, n: number) => [Math.ceil(n / g.bn), Math.ceil(m / g.bm), ksplit],
+    // Split-K's parts run on grid z; the stream GEMM's in each workgroup.
+    workgroups: (m: number, n: number) => [
+      Math.ceil(n / g.bn),
+      Math.ceil(m / g.bm),
+      stagingOf(spec).stream ? 1 : (spec.ksplit ?? 1),
+    ],
     workgroupBytes: coopmatWorkgroupBytes(spec),
   };
 }

@@ -26,7 +26,13 @@ import type { Config } from '../tune/space';
 import { coopmatCatalog, COOPMAT_STAGINGS, type CoopmatStaging } from './catalog';
 import { coopmatData, mmqQ4kF16RoundedRef, type CoopmatData, type DecodeRounding } from './coopmat.oracle';
 import { coopmatAnalyticOwnership, coopmatPlan, COOPMAT_OWNER_BUFFER } from './coopmat.plan';
-import { coopmatGeometry, type CoopmatArm, type CoopmatSpec } from './coopmat.spec';
+import {
+  coopmatGeometry,
+  stagingOf,
+  streamGeometry,
+  type CoopmatArm,
+  type CoopmatSpec,
+} from './coopmat.params';
 
 export { mmqQ4kF16Ref, mmqQ4kF16RoundedRef, dequantQ4kRows, coopmatData, fmaF32 } from './coopmat.oracle';
 export type { CoopmatData, DecodeRounding } from './coopmat.oracle';
@@ -40,21 +46,17 @@ export {
   SPLIT_SLACK_BYTES,
   type CoopmatArm,
   type CoopmatSpec,
-} from './coopmat.spec';
+  type RowMap,
+} from './coopmat.params';
+export type { OutRows } from './coopmat.snippets';
 export {
   coopmatPlan,
   coopmatAnalyticOwnership,
   coopmatInputBuffers,
+  coopmatOwner,
   COOPMAT_OWNER_BUFFER,
 } from './coopmat.plan';
-export {
-  coopmatPrePasses,
-  coopmatSplitBindings,
-  coopmatSplitWgsl,
-  fragmentTileIndex,
-  COOPMAT_SPLIT_BINDINGS,
-  COOPMAT_SPLIT_Q4K_BINDINGS,
-} from './coopmat.split';
+export { coopmatPrePasses, coopmatSplitBindings, coopmatSplitWgsl } from './coopmat.split';
 export { coopmatCatalog, COOPMAT_STAGINGS, STAGING_LABELS, type CoopmatStaging } from './catalog';
 
 /**
@@ -110,6 +112,13 @@ export function judgeEmulation(
   return fused.relToMax < separate.relToMax ? fused : separate;
 }
 
+/**
+ * The phase that stores a kernel's output: the scalar arm's registers, or the matrix arm's spill and
+ * copy; the stream GEMM stores both arms from its part-sum loop.
+ */
+export const coopmatPhase = (spec: Pick<CoopmatSpec, 'arm' | 'staging'>): OwnershipPhase =>
+  spec.arm === 'scalar' && !stagingOf(spec).stream ? 'register-accumulator' : 'scalar-epilogue';
+
 const memo = new DatasetMemo<CoopmatData>();
 
 /** The built problem plus what the f16 tests and the hardware tier need: the spec and the data. */
@@ -135,8 +144,8 @@ function build(config: ResolvedConfig, caps: AdapterCaps, weight?: WeightOperand
     );
   const plan = coopmatPlan(spec, data);
   assertNoProblems(planLimitProblems(plan, caps.limits));
-  const phase: OwnershipPhase = spec.arm === 'scalar' ? 'register-accumulator' : 'scalar-epilogue';
-  const g = coopmatGeometry(spec);
+  const phase = coopmatPhase(spec);
+  const g = stagingOf(spec).stream ? streamGeometry(spec) : coopmatGeometry(spec);
   let oracle: Float32Array | undefined;
   return {
     config,
@@ -192,9 +201,14 @@ const PRIORS: readonly [TileParams, CoopmatStaging, number][] = [
   [{ wm: 2, wn: 1, rm: 1, rn: 2 }, 'in-gemm', 1],
   [{ wm: 2, wn: 2, rm: 1, rn: 1 }, 'fused-prepass', 1],
   [{ wm: 4, wn: 1, rm: 1, rn: 2 }, 'prepass', 1],
-  // Small m: too few output tiles to fill the GPU; split-K multiplies the workgroups streaming the weight.
+  // Small m: too few output tiles to fill the GPU; split-K multiplies the workgroups streaming the weight,
+  // and the stream GEMM keeps several stages of weight words in flight in each of its K parts.
   [{ wm: 2, wn: 1, rm: 1, rn: 2 }, 'in-gemm', 4],
   [{ wm: 2, wn: 2, rm: 1, rn: 2 }, 'in-gemm', 8],
+  [{ wm: 1, wn: 1, rm: 2, rn: 1 }, 'stream', 4],
+  [{ wm: 1, wn: 1, rm: 1, rn: 1 }, 'stream', 8],
+  [{ wm: 1, wn: 1, rm: 2, rn: 2 }, 'stream', 4],
+  [{ wm: 1, wn: 2, rm: 2, rn: 1 }, 'stream', 4],
 ];
 
 /** Split-K parts the search tries. */

@@ -15,7 +15,7 @@ import {
 import { TILE_CONTROLS, tileGeometry, tileOf, type TileParams } from '../tile';
 
 export type MmqKernelId =
-  'mmq-q8-naive' | 'mmq-q8-tiled' | 'mmq-q4k-blk' | 'mmq-q4k-rt' | 'mmq-q4k-tile' | 'moe-q4k-id';
+  'mmq-q8-naive' | 'mmq-q8-tiled' | 'mmq-q4k-blk' | 'mmq-q4k-rt' | 'mmq-q4k-tile' | 'mmq-q4k-id';
 export type MmqWeights = 'q8_0' | 'q4k';
 /** 'global': operands read straight from storage (the naive one-plane kernel); 'shared': A/B staged to workgroup memory once per 32-block. */
 export type MmqStaging = 'global' | 'shared';
@@ -57,7 +57,7 @@ const preset = (
  *   mmq-q4k-blk   = mmq_q4k_wmma_blk  q4k, 32x64, static dims, no tails
  *   mmq-q4k-rt    = mmq_q4k_wmma_rt   q4k, 32x64, runtime dims + tails (one pipeline, every shape)
  *   mmq-q4k-tile  = mmq_q4k_wmma_tile q4k, (wm,wn,rm,rn), static dims + tails, register accumulator
- *   moe-q4k-id    = mmq_q4k_id        q4k, 32x64, runtime + tails + expert-indexed
+ *   mmq-q4k-id    = mmq_q4k_id        q4k, 32x64, runtime + tails + expert-indexed
  */
 export const MMQ_PRESETS: Readonly<Record<MmqKernelId, MmqPreset>> = {
   'mmq-q8-naive': preset('q8_0', ONE_PLANE_TILE, 'global', 'shared', 'static', false),
@@ -65,7 +65,7 @@ export const MMQ_PRESETS: Readonly<Record<MmqKernelId, MmqPreset>> = {
   'mmq-q4k-blk': preset('q4k', MMQ_BLK_TILE, 'shared', 'shared', 'static', false),
   'mmq-q4k-rt': preset('q4k', MMQ_BLK_TILE, 'shared', 'shared', 'runtime', true),
   'mmq-q4k-tile': preset('q4k', MMQ_BLK_TILE, 'shared', 'register', 'static', true, false, true),
-  'moe-q4k-id': preset('q4k', MMQ_BLK_TILE, 'shared', 'shared', 'runtime', true, true),
+  'mmq-q4k-id': preset('q4k', MMQ_BLK_TILE, 'shared', 'shared', 'runtime', true, true),
 };
 
 /** The K block of a weight format: 32 for Q8_0, the 256 super-block for Q4_K. */
@@ -82,7 +82,7 @@ export function presetTile(p: MmqPreset, params: RunConfig['params']): TileParam
 }
 
 interface DenseDef {
-  id: Exclude<MmqKernelId, 'moe-q4k-id'>;
+  id: Exclude<MmqKernelId, 'mmq-q4k-id'>;
   title: string;
   summary: string;
   reference: string;

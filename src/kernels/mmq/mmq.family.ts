@@ -147,7 +147,7 @@ function tileSearch(catalog: FamilyCatalog) {
 }
 
 function denseFamily(catalog: FamilyCatalog): KernelFamily {
-  const id = catalog.id as Exclude<MmqKernelId, 'moe-q4k-id'>;
+  const id = catalog.id as Exclude<MmqKernelId, 'mmq-q4k-id'>;
   const preset = MMQ_PRESETS[id];
   const memo = new DatasetMemo<MmqDataset>();
   const family: KernelFamily = {

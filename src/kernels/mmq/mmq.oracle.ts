@@ -3,7 +3,7 @@
 // 32-block at a time, ascending, can match bit for bit. Plus the f32 GEMM on dequantized operands that
 // splits quantization error from kernel error.
 import type { MmqQ4kData, MmqQ8Data } from '../quant/gen';
-import { q4kMin, q4kNibble, q4kScale, QK_K, type Q4KWeight } from '../quant/q4k';
+import { q4kMin, q4kNibble, q4kRows, q4kScale, QK_K, type Q4KWeight } from '../quant/q4k';
 
 const f = Math.fround;
 
@@ -85,8 +85,25 @@ export function mmqQ4kRef(d: MmqQ4kData, m: number, n: number, k: number): Float
 }
 
 /**
+ * The slots to compute (`rows`, default all) grouped by their expert, in order: an indexed oracle decodes
+ * only the experts its rows use, so a gate's sample costs work proportional to the sample.
+ */
+function slotsByExpert(ids: ArrayLike<number>, nslots: number, rows?: readonly number[]) {
+  const byExpert = new Map<number, { at: number[]; slots: number[] }>();
+  (rows ?? Array.from({ length: nslots }, (_, s) => s)).forEach((s, at) => {
+    const e = ids[s]!;
+    const g = byExpert.get(e) ?? { at: [], slots: [] };
+    g.at.push(at);
+    g.slots.push(s);
+    byExpert.set(e, g);
+  });
+  return byExpert;
+}
+
+/**
  * Expert-indexed Q4_K MMQ (the seed's mmq_q4k_id_ref): slot s multiplies by expert ids[s]'s weight rows
- * [ids[s]*n, ids[s]*n + n) of the [E*n, k] bank.
+ * [ids[s]*n, ids[s]*n + n) of the [E*n, k] bank. `rows`: only these slots (a gate's sample), in that
+ * order; only their experts' nibbles are decoded.
  * @example mmqQ4kIdRef(genMmqQ4k(12, 5 * 64, 256), ids, 12, 64, 256)
  */
 export function mmqQ4kIdRef(
@@ -95,19 +112,24 @@ export function mmqQ4kIdRef(
   nslots: number,
   n: number,
   k: number,
+  rows?: readonly number[],
 ): Float32Array {
-  const experts = d.w.d.length / (n * (k / QK_K));
-  const nib = q4kNibbles(d.w, experts * n, k);
-  const out = new Float32Array(nslots * n);
-  for (let s = 0; s < nslots; s++) {
-    const wbase = ids[s]! * n;
-    for (let j = 0; j < n; j++) out[s * n + j] = mmqQ4kElement(d, nib, s, wbase + j, k);
+  const out = new Float32Array((rows?.length ?? nslots) * n);
+  for (const [e, g] of slotsByExpert(ids, nslots, rows)) {
+    // This expert's weight alone, so its rows are 0..n-1 of `w` and of the nibbles.
+    const w = q4kRows(d.w, e * n, n, k);
+    const nib = q4kNibbles(w, n, k);
+    const one = { ...d, w };
+    g.slots.forEach((s, i) => {
+      for (let j = 0; j < n; j++) out[g.at[i]! * n + j] = mmqQ4kElement(one, nib, s, j, k);
+    });
   }
   return out;
 }
 
 /**
- * Expert-indexed Q8_0 MMQ: mmqQ8Ref per slot with weight rows of expert ids[s] (the generator's indexed q8 variant).
+ * Expert-indexed Q8_0 MMQ: mmqQ8Ref per slot with weight rows of expert ids[s] (the generator's indexed q8
+ * variant). `rows`: only these slots, in that order.
  * @example mmqQ8IdRef(genMmq(8, 2 * 64, 64), ids, 8, 64, 64)
  */
 export function mmqQ8IdRef(
@@ -116,12 +138,14 @@ export function mmqQ8IdRef(
   nslots: number,
   n: number,
   k: number,
+  rows?: readonly number[],
 ): Float32Array {
-  const out = new Float32Array(nslots * n);
-  for (let s = 0; s < nslots; s++) {
+  const list = rows ?? Array.from({ length: nslots }, (_, s) => s);
+  const out = new Float32Array(list.length * n);
+  list.forEach((s, i) => {
     const wbase = ids[s]! * n;
-    for (let j = 0; j < n; j++) out[s * n + j] = mmqQ8Element(d, s, wbase + j, k);
-  }
+    for (let j = 0; j < n; j++) out[i * n + j] = mmqQ8Element(d, s, wbase + j, k);
+  });
   return out;
 }
 

@@ -56,7 +56,7 @@ describe('generated WGSL snapshots', () => {
     ['mmq-q4k-rt.dp4a', preset('mmq-q4k-rt', 'dp4a')],
     ['mmq-q4k-tile.scalar', preset('mmq-q4k-tile', 'scalar')],
     ['mmq-q4k-tile.subgroup-matrix', preset('mmq-q4k-tile', 'subgroup-matrix', 32)],
-    ['moe-q4k-id.dp4a', preset('moe-q4k-id', 'dp4a')],
+    ['mmq-q4k-id.dp4a', preset('mmq-q4k-id', 'dp4a')],
   ];
   for (const [name, spec] of variants) {
     it(name, async () => {
@@ -138,7 +138,7 @@ describe('spec and kernel facts', () => {
     // Q4_K pairs interleaved (xs|xsum, d|dmin, counts|rows): within WebGPU's 8 storage buffers + owner.
     const q4kInputs = ['xq', 'xs_xsum', 'wqs', 'wsc', 'wd_dmin'];
     expect(buildMmqKernel(preset('mmq-q4k-rt', 'scalar')).bindings).toEqual([...q4kInputs, 'out', 'dims']);
-    const id = buildMmqKernel(preset('moe-q4k-id', 'scalar'));
+    const id = buildMmqKernel(preset('mmq-q4k-id', 'scalar'));
     expect(id.bindings).toEqual([...q4kInputs, 'routing', 'out', 'dims']);
     expect(id.outputBinding).toBe(6);
   });
@@ -146,9 +146,9 @@ describe('spec and kernel facts', () => {
   it('grids: ceil over tiles, or (n-tiles, ytiles, experts) when indexed', () => {
     expect(buildMmqKernel(preset('mmq-q4k-rt', 'scalar')).workgroups(17, 130)).toEqual([3, 1, 1]);
     expect(
-      buildMmqKernel(preset('moe-q4k-id', 'scalar')).workgroups(999, 64, { ytiles: 3, experts: 8 }),
+      buildMmqKernel(preset('mmq-q4k-id', 'scalar')).workgroups(999, 64, { ytiles: 3, experts: 8 }),
     ).toEqual([1, 3, 8]);
-    expect(() => buildMmqKernel(preset('moe-q4k-id', 'scalar')).workgroups(1, 64)).toThrow(/ytiles, experts/);
+    expect(() => buildMmqKernel(preset('mmq-q4k-id', 'scalar')).workgroups(1, 64)).toThrow(/ytiles, experts/);
   });
 
   it('workgroup memory is what the kernel declares, per arm; the matrix arm matches the seed mmq_lds_bytes', () => {
@@ -172,7 +172,7 @@ describe('spec and kernel facts', () => {
     }
     // The fixed seed kernels also hold the f32 tile in shared memory (accf) and MoE its slot list.
     expect(mmqWorkgroupBytes(preset('mmq-q4k-rt', 'scalar'))).toBe(32 * 32 + 64 * 32 + 32 * 64 * 4);
-    expect(mmqWorkgroupBytes(preset('moe-q4k-id', 'subgroup-matrix', 32))).toBe(
+    expect(mmqWorkgroupBytes(preset('mmq-q4k-id', 'subgroup-matrix', 32))).toBe(
       32 * 4 + 32 * 32 + 64 * 32 + 2 * 32 * 64 * 4,
     );
   });

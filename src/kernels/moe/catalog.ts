@@ -21,7 +21,7 @@ import { TILE_CONTROLS, tileOf, tileString } from '../tile';
  */
 export const MOE_ROUTES = ['int8', 'f16'] as const;
 export type MoeRoute = (typeof MOE_ROUTES)[number];
-export const MOE_F16_STAGINGS = ['prepass', 'fused-prepass', 'in-gemm'] as const;
+export const MOE_F16_STAGINGS = ['prepass', 'fused-prepass', 'in-gemm', 'stream'] as const;
 /** Experts the f16 route's grouping keeps a histogram of in workgroup memory. */
 export const MOE_F16_MAX_EXPERTS = 2048;
 
@@ -40,6 +40,17 @@ const controls: ControlDecl[] = [
   }),
   shapeControl('experts', 'experts', { group: 'route', max: 4096, hint: 'expert weights in the bank' }),
   shapeControl('topk', 'top-k', { group: 'route', max: 64, hint: 'distinct experts per token' }),
+  {
+    kind: 'choice',
+    key: 'routing',
+    label: 'routing',
+    group: 'route',
+    hint: 'how tokens pick experts: evenly, or half of them taking expert 0 (one hot expert)',
+    options: [
+      { value: 'even', label: 'even top-k' },
+      { value: 'skewed', label: 'skewed: half the tokens on expert 0' },
+    ],
+  },
   {
     kind: 'choice',
     key: 'route',
@@ -69,7 +80,22 @@ const controls: ControlDecl[] = [
     options: MOE_F16_STAGINGS.map((value) => ({ value, label: STAGING_LABELS[value] })),
     visible: onF16,
   },
+  {
+    kind: 'int',
+    key: 'ksplit',
+    label: 'K parts',
+    group: 'tile',
+    min: 1,
+    max: 16,
+    step: () => 1,
+    hint: 'f16 stream staging: K parts per workgroup, each on its own planes, added in order',
+    visible: (p) => onF16(p) && p.staging === 'stream',
+  },
 ];
+
+/** The K parts a config runs: the stream staging's, else one (the other stagings take no split-K). */
+export const moeKParts = (p: FamilyParams): number =>
+  onF16(p) && p.staging === 'stream' && typeof p.ksplit === 'number' ? p.ksplit : 1;
 
 const INT8_MATRIX = int8MatrixArm(() => [16, 16, 32]);
 const F16_ONLY = 'the f16 route runs on the scalar and the f16 subgroup-matrix arms';
@@ -101,6 +127,7 @@ export const moeCatalog: FamilyCatalog = {
     k: 512,
     experts: 8,
     topk: 2,
+    routing: 'even',
     route: 'int8',
     ytiles: 1,
     wm: 2,
@@ -108,6 +135,7 @@ export const moeCatalog: FamilyCatalog = {
     rm: 1,
     rn: 1,
     staging: 'prepass',
+    ksplit: 1,
   },
   checks: [
     {
@@ -124,6 +152,23 @@ export const moeCatalog: FamilyCatalog = {
       choices: { route: ['f16'] },
     },
     {
+      label: 'f16 stream: 2 K parts, 16-row tiles, skewed routing (expert 0 hot), tails',
+      params: {
+        tokens: 40,
+        n: 40,
+        k: 512,
+        experts: 6,
+        topk: 2,
+        wm: 1,
+        wn: 1,
+        rm: 1,
+        rn: 1,
+        ksplit: 2,
+        routing: 'skewed',
+      },
+      choices: { route: ['f16'], staging: ['stream'] },
+    },
+    {
       label: 'grid-stride: 100 rows per expert on 2 row tiles',
       params: { tokens: 100, n: 64, k: 256, experts: 2, topk: 2, ytiles: 2 },
     },
@@ -135,6 +180,11 @@ export const moeCatalog: FamilyCatalog = {
     if (typeof q.topk === 'number' && typeof q.experts === 'number' && q.topk > q.experts)
       out.push(`top-k = ${q.topk} > experts = ${q.experts}: each token's experts must be distinct`);
     if (!out.length && onF16(q)) {
+      const parts = moeKParts(q);
+      if (parts > 1)
+        out.push(
+          ...multipleProblem('k', q.k, parts * 64, `${parts} K parts x the 64-wide stage of the GEMM`),
+        );
       if ((q.experts as number) > MOE_F16_MAX_EXPERTS)
         out.push(`experts = ${String(q.experts)}: the f16 route groups at most ${MOE_F16_MAX_EXPERTS}`);
       const plane = config.plane ?? (caps ? planeWidth(caps) : undefined);
@@ -152,5 +202,7 @@ export const moeCatalog: FamilyCatalog = {
   },
   tuning: { op: 'mmq_q4k_id', label: 'MoE: route, arm, tile and staging (mmq_q4k_id)' },
   knobLabel: (p) =>
-    onF16(p) ? `f16,${tileString(tileOf(p))},${String(p.staging)}` : `int8,ytiles${String(p.ytiles)}`,
+    (onF16(p)
+      ? `f16,${tileString(tileOf(p))},${String(p.staging)}${moeKParts(p) > 1 ? `,ksplit${moeKParts(p)}` : ''}`
+      : `int8,ytiles${String(p.ytiles)}`) + (p.routing === 'skewed' ? ',skewed' : ''),
 };

@@ -1,29 +1,73 @@
 // The MoE family's f16 route: the routed GEMM on the coopmat split plan's structure. Passes:
 //   moe route tiles    per expert (one workgroup each): its slots in ascending order, laid out in row
 //                      tiles of BM after the tiles of the experts before it (a prefix sum over the
-//                      expert histogram), into the routing table (coopmat.spec.ts routedTable)
+//                      expert histogram), into the routing table (routedTable)
 //   pre-passes         the bank's weights to f16 (prepass stagings), and each row tile's slots gathered
 //                      from x and rounded to f16 fragment tiles
-//   the GEMM           the split GEMM over (n tiles, row tiles): a workgroup reads its tile's expert
-//                      (exits past the tiles in use), takes B from that expert, and scatters each row to
-//                      its slot. The scalar arm is the oracle-matching path, as in the dense twin.
+//   the GEMM           coopmat's split or stream GEMM over (n tiles, row tiles) with the experts' row
+//                      map (expertRowMap): a workgroup reads its tile's expert (exits past the tiles in
+//                      use), takes B from that expert, and scatters each row to its slot. The scalar arm
+//                      is the oracle-matching path, as in the dense twin.
 import { gemmF32 } from '../oracle';
 import { emptyOwnership, ownerBufferSpec, type OwnershipMap } from '../gpu/instrument';
 import { kernelPass, type BufferSpec, type KernelPlan } from '../gpu/plan';
+import { f16TileItem, type PrePassPart } from '../gpu/prepass';
 import { dequantizeQ4K, q4kRows } from '../quant';
-import { mmqQ4kF16RoundedRef, type CoopmatData, type DecodeRounding } from '../coopmat/coopmat.oracle';
-import { coopmatInputBuffers, COOPMAT_OWNER_BUFFER, coopmatOwner } from '../coopmat/coopmat.plan';
-import { coopmatPrePasses, f16TileItem } from '../coopmat/coopmat.split';
-import type { PrePassPart } from '../gpu/prepass';
 import {
+  buildCoopmatKernel,
   coopmatGeometry,
-  ROUTED_NONE,
-  routedTable,
+  coopmatInputBuffers,
+  COOPMAT_OWNER_BUFFER,
+  coopmatOwner,
+  coopmatPrePasses,
+  mmqQ4kF16RoundedRef,
   SPLIT_SLACK_BYTES,
+  type CoopmatData,
   type CoopmatSpec,
-} from '../coopmat/coopmat.spec';
-import { buildCoopmatKernel } from '../coopmat/coopmat.wgsl';
+  type DecodeRounding,
+  type RowMap,
+} from '../coopmat';
 import type { MoeProblem } from './moe.plan';
+
+/** A routing table's 'no slot' (rows past an expert's count) and 'no expert' (tiles past those in use). */
+export const ROUTED_NONE = 0xffffffff;
+
+/**
+ * Word offsets in the routing table the grouping pass writes: [0] the row tiles in use, then the expert
+ * of each row tile, then the slot of each row (NONE past an expert's count).
+ */
+export const routedTable = (tiles: number, bm: number) => ({
+  count: 0,
+  expertAt: 1,
+  slotAt: 1 + tiles,
+  words: 1 + tiles + tiles * bm,
+});
+
+/**
+ * The experts' routing as the row map coopmat's GEMMs take: row tile wg.y multiplies the weight of
+ * expert groups[1 + wg.y] (read uniformly, so the matrix loads stay uniform; workgroups past the tiles in
+ * use exit), and row r of the tile goes to slot groups[SLOTS_AT + r].
+ */
+export function expertRowMap(experts: number, tiles: number, bm: number): RowMap {
+  return {
+    banks: experts,
+    bindings: [{ name: 'groups', access: 'read', type: 'array<u32>', comment: 'the routing table' }],
+    decls: `const NONE = ${ROUTED_NONE}u;
+const SLOTS_AT = ${routedTable(tiles, bm).slotAt}u; // routing table: [0] row tiles in use, [1 + y] expert of row tile y, [SLOTS_AT + row] slot of a row
+var<workgroup> tile_expert: u32;
+`,
+    prologue: `  // Row tile wg.y holds one expert's rows, or none past the tiles in use (the workgroup exits).
+  if (tid == 0u) { tile_expert = select(NONE, groups[1u + wg.y], wg.y < groups[0]); }
+  let w_bank = workgroupUniformLoad(&tile_expert);
+  if (w_bank == NONE) { return; }
+`,
+    out: {
+      lookup: 'let slot = groups[SLOTS_AT + orow];',
+      guard: 'slot != NONE && ocol < N',
+      index: 'slot * N + ocol',
+    },
+  };
+}
 
 /** Threads of a routing workgroup (its expert histogram bounds the experts: catalog.ts). */
 const ROUTE_THREADS = 256;
@@ -114,9 +158,8 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
  * The activation gather: row r of the routed rows is slot groups[SLOTS_AT + r] of x, rounded to f16 into
  * 16x16 fragment tiles (zero for NONE); rows past the tiles in use are not written (the GEMM reads none).
  */
-function gatherPart(spec: CoopmatSpec, slots: number): PrePassPart {
+function gatherPart(spec: CoopmatSpec, slots: number, tiles: number): PrePassPart {
   const { bm } = coopmatGeometry(spec);
-  const tiles = spec.routed!.tiles;
   const t = routedTable(tiles, bm);
   const decls = (
     at: number,
@@ -151,14 +194,14 @@ ${f16TileItem(
 export function moeF16Plan(
   p: MoeProblem,
   spec: CoopmatSpec,
+  tiles: number,
   data: () => CoopmatData,
   opts: { instrument?: boolean } = {},
 ): KernelPlan {
   const slots = p.tokens * p.topk;
   const { bm } = coopmatGeometry(spec);
-  const tiles = spec.routed!.tiles;
   const kc = buildCoopmatKernel(spec, { instrument: opts.instrument ?? false });
-  const pre = coopmatPrePasses(spec, gatherPart(spec, slots), 'moe f16 route');
+  const pre = coopmatPrePasses(spec, gatherPart(spec, slots, tiles), 'moe f16 route');
   const buffers: BufferSpec[] = [
     ...coopmatInputBuffers(slots, p.experts * p.n, p.k, data),
     { name: 'ids', kind: 'read-only-storage', data: p.ids },
@@ -181,7 +224,11 @@ export function moeF16Plan(
         workgroupBytes: p.experts * 4 + ROUTE_THREADS * 12,
       },
       ...pre.map(([q, what]) => kernelPass({ ...q, workgroupBytes: 0 }, q.grid, `moe f16 ${what}`)),
-      kernelPass(kc, kc.workgroups(spec.m, spec.n), `moe f16 GEMM ${spec.arm} ${wm}x${wn}x${rm}x${rn}`),
+      kernelPass(
+        kc,
+        kc.workgroups(spec.m, spec.n),
+        `moe f16 GEMM ${spec.arm} ${wm}x${wn}x${rm}x${rn}${spec.staging === 'stream' ? ` stream ${spec.ksplit ?? 1} parts` : ''}`,
+      ),
     ],
     output: 'out',
     outputType: 'f32',
@@ -244,7 +291,8 @@ function perExpert(
 
 /**
  * The f16 route's exact emulation: each slot's row against its expert's weight, as the dense twin's
- * scalar arm computes it (mmqQ4kF16RoundedRef). `rows`: the slots to compute (a gate's sample).
+ * scalar arm computes it (mmqQ4kF16RoundedRef, `ksplit` K parts added in order). `rows`: the slots to
+ * compute (a gate's sample).
  * @example moeF16RoundedRef(data, ids, n, k, undefined, slots)
  */
 export function moeF16RoundedRef(
@@ -255,8 +303,11 @@ export function moeF16RoundedRef(
   rows: readonly number[] | undefined,
   slots: number,
   decode: DecodeRounding = 'separate',
+  ksplit = 1,
 ): Float32Array {
-  return perExpert(data, ids, n, k, rows, slots, (x, w, m) => mmqQ4kF16RoundedRef(x, w, m, n, k, decode));
+  return perExpert(data, ids, n, k, rows, slots, (x, w, m) =>
+    mmqQ4kF16RoundedRef(x, w, m, n, k, decode, ksplit),
+  );
 }
 
 /** The f32 GEMM of each slot's unrounded row with its expert's dequantized weight (the error split). */

@@ -10,16 +10,23 @@ import {
   type WeightOperand,
   type BuiltProblem,
   type KernelFamily,
-  type OwnershipPhase,
   type ResolvedConfig,
   type RunConfig,
   type TuningSearch,
 } from '../family';
 import { defaultArm } from '../gpu/arms';
 import type { AdapterCaps, Arm } from '../gpu/caps';
-import { coopmatData, coopmatGate, COOPMAT_MATRIX_GATE, type CoopmatArm, type CoopmatData } from '../coopmat';
-import { coopmatGeometry, type CoopmatSpec } from '../coopmat/coopmat.spec';
-import { COOPMAT_OWNER_BUFFER } from '../coopmat/coopmat.plan';
+import {
+  coopmatData,
+  coopmatGate,
+  coopmatGeometry,
+  COOPMAT_MATRIX_GATE,
+  COOPMAT_OWNER_BUFFER,
+  coopmatPhase,
+  type CoopmatArm,
+  type CoopmatData,
+  type CoopmatSpec,
+} from '../coopmat';
 import { modelActivation } from '../quant/gen';
 import { tileOf, type TileParams } from '../tile';
 import type { Config } from '../tune/space';
@@ -40,15 +47,22 @@ import {
   type MmqSpec,
 } from '../mmq';
 import { DatasetMemo } from '../memo';
-import { selectRows } from '../oracle';
 import { streamSeed } from '../quant/gen';
-import { MOE_F16_STAGINGS, MOE_ROUTES, moeCatalog, type MoeRoute } from './catalog';
-import { moeF16Ownership, moeF16Plan, moeF16RoundedRef, moeF16Tiles, moeF32Ref } from './moe.f16';
+import { MOE_F16_STAGINGS, MOE_ROUTES, moeCatalog, moeKParts, type MoeRoute } from './catalog';
+import {
+  expertRowMap,
+  moeF16Ownership,
+  moeF16Plan,
+  moeF16RoundedRef,
+  moeF16Tiles,
+  moeF32Ref,
+} from './moe.f16';
 import {
   buildMoePlan,
   moeAnalyticOwnership,
   MOE_ROUTING_SEED,
   moeRouting,
+  moeSkewedRouting,
   usedExperts,
   type MoeProblem,
 } from './moe.plan';
@@ -58,7 +72,7 @@ export interface MoeOverrides {
   ids?: Uint32Array;
   /** Rows-per-expert bound (default tokens, exact for distinct top-k). */
   cap?: number;
-  /** The indexed spec to run (default: the 'moe-q4k-id' preset; tests run its Q8_0 variant). */
+  /** The indexed spec to run (default: the 'mmq-q4k-id' preset; tests run its Q8_0 variant). */
   spec?: MmqSpec;
 }
 
@@ -67,7 +81,8 @@ export function moeProblemOf(c: ResolvedConfig, o: MoeOverrides = {}): MoeProble
   const [tokens, n, k, experts, topk, ytiles] = ['tokens', 'n', 'k', 'experts', 'topk', 'ytiles'].map((key) =>
     intParam(c.params, key),
   ) as [number, number, number, number, number, number];
-  const ids = o.ids ?? moeRouting(tokens, experts, topk, streamSeed(c.data.seed, MOE_ROUTING_SEED));
+  const route = c.params.routing === 'skewed' ? moeSkewedRouting : moeRouting;
+  const ids = o.ids ?? route(tokens, experts, topk, streamSeed(c.data.seed, MOE_ROUTING_SEED));
   return { tokens, topk, experts, n, k, ids, cap: o.cap ?? tokens, ytiles };
 }
 
@@ -91,7 +106,7 @@ export function buildMoe(
 ): BuiltProblem & { problem: MoeProblem; spec: MmqSpec } {
   const problem = validProblem(c, caps, o, weight);
   const slots = problem.tokens * problem.topk;
-  const spec = mmqPresetSpec('moe-q4k-id', {
+  const spec = mmqPresetSpec('mmq-q4k-id', {
     m: slots,
     n: problem.n,
     k: problem.k,
@@ -124,13 +139,14 @@ export function buildMoe(
     facts: {
       rows: slots,
       cols: n,
+      // Sampled rows cost only their own slots and experts; the whole output is computed once.
       oracle: (rows) => {
         const inputs = dataset().inputs;
-        oracle ??=
+        const of = (list?: readonly number[]) =>
           inputs.weights === 'q4k'
-            ? mmqQ4kIdRef(inputs.data, ids, slots, n, k)
-            : mmqQ8IdRef(inputs.data, ids, slots, n, k);
-        return selectRows(oracle, rows, n);
+            ? mmqQ4kIdRef(inputs.data, ids, slots, n, k, list)
+            : mmqQ8IdRef(inputs.data, ids, slots, n, k, list);
+        return rows ? of(rows) : (oracle ??= of());
       },
       fullPrecision: () => fullPrecisionOf(dataset(), n, ids),
       // int8 sums are exact and the epilogue runs in the oracle's order, as in the dense kernels.
@@ -161,7 +177,7 @@ export function buildMoeF16(
   caps: AdapterCaps,
   o: MoeOverrides = {},
   weight?: WeightOperand,
-): BuiltProblem & { problem: MoeProblem; spec: CoopmatSpec; data: () => CoopmatData } {
+): BuiltProblem & { problem: MoeProblem; spec: CoopmatSpec; tiles: number; data: () => CoopmatData } {
   const problem = validProblem(c, caps, o, weight);
   const { ids, n, k, experts } = problem;
   const slots = problem.tokens * problem.topk;
@@ -177,7 +193,8 @@ export function buildMoeF16(
     arm: c.arm as CoopmatArm,
     f16: caps.shaderF16 ? 'native' : 'emulated',
     staging: choiceParam(c.params, 'staging', MOE_F16_STAGINGS),
-    routed: { experts, tiles },
+    ksplit: moeKParts(c.params),
+    rowMap: expertRowMap(experts, tiles, bm),
   };
   const tensor = c.data.tensor;
   const data = () =>
@@ -186,26 +203,27 @@ export function buildMoeF16(
         ? { x: modelActivation(slots, k, tensor.activation, c.data.seed), w: weight.weight }
         : coopmatData(slots, experts * n, k, c.data.source, c.data.seed),
     );
-  const plan = moeF16Plan(problem, spec, data);
+  const plan = moeF16Plan(problem, spec, tiles, data);
   assertNoProblems(planLimitProblems(plan, caps.limits));
-  const phase: OwnershipPhase = spec.arm === 'scalar' ? 'register-accumulator' : 'scalar-epilogue';
+  const phase = coopmatPhase(spec);
   let oracle: Float32Array | undefined;
   let analytic: ReturnType<typeof moeF16Ownership> | undefined;
   return {
     config: c,
     problem,
     spec,
+    tiles,
     data,
     plan,
-    instrumentedPlan: () => moeF16Plan(problem, spec, data, { instrument: true }),
+    instrumentedPlan: () => moeF16Plan(problem, spec, tiles, data, { instrument: true }),
     ownerBuffer: COOPMAT_OWNER_BUFFER,
     facts: {
       rows: slots,
       cols: n,
       oracle: (rows) =>
         rows
-          ? moeF16RoundedRef(data(), ids, n, k, rows, slots)
-          : (oracle ??= moeF16RoundedRef(data(), ids, n, k, undefined, slots)),
+          ? moeF16RoundedRef(data(), ids, n, k, rows, slots, 'separate', spec.ksplit)
+          : (oracle ??= moeF16RoundedRef(data(), ids, n, k, undefined, slots, 'separate', spec.ksplit)),
       fullPrecision: () => moeF32Ref(data(), ids, n, k, slots),
       gate: coopmatGate(spec.arm),
       phases: [phase],
@@ -225,13 +243,18 @@ export function buildMoeF16(
 const routeOf = (c: Pick<RunConfig, 'params'>): MoeRoute => choiceParam(c.params, 'route', MOE_ROUTES);
 
 /** Tiles and stagings of the f16 route worth starting from: the dense twin's winners by rows per expert. */
-const F16_SEEDS: readonly [TileParams, (typeof MOE_F16_STAGINGS)[number]][] = [
-  [{ wm: 8, wn: 1, rm: 2, rn: 8 }, 'fused-prepass'],
-  [{ wm: 4, wn: 1, rm: 2, rn: 4 }, 'prepass'],
-  [{ wm: 4, wn: 1, rm: 1, rn: 4 }, 'in-gemm'],
-  [{ wm: 2, wn: 1, rm: 1, rn: 2 }, 'in-gemm'],
-  [{ wm: 1, wn: 2, rm: 1, rn: 2 }, 'in-gemm'],
+const F16_SEEDS: readonly [TileParams, (typeof MOE_F16_STAGINGS)[number], number][] = [
+  [{ wm: 8, wn: 1, rm: 2, rn: 8 }, 'fused-prepass', 1],
+  [{ wm: 4, wn: 1, rm: 2, rn: 4 }, 'prepass', 1],
+  [{ wm: 4, wn: 1, rm: 1, rn: 4 }, 'in-gemm', 1],
+  [{ wm: 2, wn: 1, rm: 1, rn: 2 }, 'in-gemm', 1],
+  [{ wm: 1, wn: 2, rm: 1, rn: 2 }, 'in-gemm', 1],
+  // Few rows an expert: stream its weight once per row tile, several stages in flight in each K part.
+  [{ wm: 1, wn: 1, rm: 1, rn: 1 }, 'stream', 4],
+  [{ wm: 1, wn: 1, rm: 2, rn: 1 }, 'stream', 4],
+  [{ wm: 1, wn: 1, rm: 2, rn: 2 }, 'stream', 2],
 ];
+const KPARTS = [1, 2, 4, 8];
 const YTILES = [1, 2, 4, 8, 16];
 const INT8_TILE: TileParams = { wm: 1, wn: 1, rm: 1, rn: 1 };
 
@@ -262,6 +285,7 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
       MOE_F16_STAGINGS.map((_, i) => i),
     )
     .param('YTILES', YTILES)
+    .param('KSPLIT', KPARTS)
     .constraint(
       (c, sp) => fast(MOE_ROUTES[sp.get(c, 'ROUTE')]!).includes(all[sp.get(c, 'ARM')]!),
       'an arm of the route, here',
@@ -270,14 +294,21 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
       const int8 = MOE_ROUTES[sp.get(c, 'ROUTE')] === 'int8';
       const t = tileFromSpace(sp, c);
       return int8 ? sp.get(c, 'STAGING') === 0 && t.wm * t.wn * t.rm * t.rn === 1 : sp.get(c, 'YTILES') === 1;
-    }, 'each route its own knobs');
-  const at = (route: MoeRoute, arm: Arm, tile = INT8_TILE, staging = 0, ytiles = 1) =>
+    }, 'each route its own knobs')
+    .constraint((c, sp) => {
+      const parts = sp.get(c, 'KSPLIT');
+      const stream =
+        MOE_ROUTES[sp.get(c, 'ROUTE')] === 'f16' && MOE_F16_STAGINGS[sp.get(c, 'STAGING')] === 'stream';
+      return parts === 1 || (stream && intParam(base.params, 'k') % (parts * 64) === 0);
+    }, 'K parts: the stream staging, k a multiple of parts x 64');
+  const at = (route: MoeRoute, arm: Arm, tile = INT8_TILE, staging = 0, ytiles = 1, ksplit = 1) =>
     space.config({
       ...tileValues(tile),
       ROUTE: MOE_ROUTES.indexOf(route),
       ARM: all.indexOf(arm),
       STAGING: staging,
       YTILES: ytiles,
+      KSPLIT: ksplit,
     });
   const int8Arm = defaultArm(moeCatalog, caps, { ...base.params, route: 'int8' });
   const ytiles = YTILES.includes(base.params.ytiles as number) ? (base.params.ytiles as number) : 1;
@@ -290,7 +321,9 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
   )!;
   const seeds = [
     ...fast('int8').flatMap((a) => [1, 4, 16].map((y) => at('int8', a, INT8_TILE, 0, y))),
-    ...fast('f16').flatMap((a) => F16_SEEDS.map(([t, s]) => at('f16', a, t, MOE_F16_STAGINGS.indexOf(s)))),
+    ...fast('f16').flatMap((a) =>
+      F16_SEEDS.map(([t, s, ks]) => at('f16', a, t, MOE_F16_STAGINGS.indexOf(s), 1, ks)),
+    ),
   ].filter((c): c is Config => c !== undefined && space.feasible(c));
   return {
     space,
@@ -303,7 +336,11 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
           ...base.params,
           route,
           ...(route === 'f16'
-            ? { ...tileFromSpace(space, cfg), staging: MOE_F16_STAGINGS[space.get(cfg, 'STAGING')]! }
+            ? {
+                ...tileFromSpace(space, cfg),
+                staging: MOE_F16_STAGINGS[space.get(cfg, 'STAGING')]!,
+                ksplit: space.get(cfg, 'KSPLIT'),
+              }
             : { ytiles: space.get(cfg, 'YTILES') }),
         },
       };
@@ -318,6 +355,7 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
         f16 ? tileOf(config.params) : INT8_TILE,
         f16 ? staging : 0,
         f16 ? 1 : (config.params.ytiles as number),
+        moeKParts(config.params),
       );
       return c && space.feasible(c) ? c : undefined;
     },

@@ -58,6 +58,30 @@ export function moeRouting(tokens: number, experts: number, topk: number, seed: 
   return ids;
 }
 
+/** How tokens pick experts: 'even' (distinct top-k, evenly), 'skewed' (half the tokens take expert 0). */
+export const MOE_ROUTINGS = ['even', 'skewed'] as const;
+export type MoeRouting = (typeof MOE_ROUTINGS)[number];
+
+/**
+ * Seeded top-k routing where one expert is hot: a random half of the tokens take expert 0 first (their
+ * other experts distinct and uniform over the rest), the others route as moeRouting does. Expert 0 then
+ * serves about tokens * (1/2 + topk / (2 * experts)) slots, the load a skewed router puts on one expert.
+ * @example moeSkewedRouting(2048, 8, 2, MOE_ROUTING_SEED) // expert 0 in ~1280 of 4096 slots
+ */
+export function moeSkewedRouting(tokens: number, experts: number, topk: number, seed: bigint): Uint32Array {
+  const ids = moeRouting(tokens, experts, topk, seed);
+  const r = new XorShift64(seed ^ 0x5bd1e995n);
+  for (let t = 0; t < tokens; t++) {
+    if (r.nextMod(2) !== 0) continue;
+    const row = ids.subarray(t * topk, (t + 1) * topk);
+    // Expert 0 first; the one it displaces (or the first, if 0 was already there) keeps the other's place.
+    const at = row.indexOf(0);
+    if (at >= 0) [row[0], row[at]] = [row[at]!, row[0]!];
+    else row[0] = 0;
+  }
+  return ids;
+}
+
 /**
  * Why a routed problem cannot run with `spec`: routing sanity (ids in range, per-expert load within cap)
  * and the dense shape rules (k block multiple) on the GEMM. Adapter limits come from the plan. Empty = fine.

@@ -27,6 +27,10 @@ fn nib_f32(q: u32, sh: vec4u) -> vec4f {
   let nib = ((vec4u(q) >> vec4u(0u, 8u, 16u, 24u)) >> sh) & vec4u(15u);
   return bitcast<vec4f>(nib | vec4u(0x4b000000u)) - vec4f(8388608.0);
 }
+var<private> nofuse_zero: u32; // 0 at run time (set from num_workgroups), opaque to the compiler
+fn no_fuse(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | nofuse_zero); }
+fn no_fuse2(x: vec2f) -> vec2f { return bitcast<vec2f>(bitcast<vec2u>(x) | vec2u(nofuse_zero)); }
+fn no_fuse4(x: vec4f) -> vec4f { return bitcast<vec4f>(bitcast<vec4u>(x) | vec4u(nofuse_zero)); }
 
 // The raw words of item t: its 8 nibbles' qs bytes, its super-block's scale words, d and dmin.
 struct Item { q: vec2u, w: vec3u, d: f32, dm: f32, j: u32, live: bool }
@@ -44,10 +48,10 @@ fn load_item(t: u32) -> Item {
 
 fn store_item(t: u32, it: Item) {
   let ds = it.d * f32(q4kw_sc(it.w, it.j));
-  let ms = it.dm * f32(q4kw_m(it.w, it.j));
+  let ms = no_fuse(it.dm * f32(q4kw_m(it.w, it.j)));
   let sh = vec4u(4u * (it.j % 2u));
-  let a = ds * nib_f32(it.q.x, sh) - ms;
-  let b = ds * nib_f32(it.q.y, sh) - ms;
+  let a = no_fuse4(ds * nib_f32(it.q.x, sh)) - ms;
+  let b = no_fuse4(ds * nib_f32(it.q.y, sh)) - ms;
   let h = vec4u(pack2x16float(a.xy), pack2x16float(a.zw), pack2x16float(b.xy), pack2x16float(b.zw));
   wh[t] = select(vec4u(0u), h, it.live);
 }
@@ -84,7 +88,8 @@ fn activation_item(t: u32) {
 }
 
 @compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3u) {
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z
   let t = gid.y * 2816u + gid.x;
   if (t < 768u) { weight_items(t); }
   if (t >= 768u && t < 2816u) { activation_item(t - 768u); }

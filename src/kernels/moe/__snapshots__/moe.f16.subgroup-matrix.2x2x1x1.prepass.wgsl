@@ -7,7 +7,7 @@ enable chromium_experimental_subgroup_matrix;
 
 const M = 192u;
 const N = 40u;
-const K = 256u;
+const K = 512u;
 const WM = 2u; // plane grid rows
 const WN = 2u; // plane grid cols
 const RM = 1u; // 16x16 subtiles per plane, down
@@ -19,11 +19,11 @@ const BN = 32u; // WN*RN*16
 const PER = 8u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
 const KB = K / 32u; // 32-wide K blocks (the scalar arm's sums; the trip count of 32-wide stages)
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
+var<private> w0: u32; // first weight row of this row tile's matrix in the bank
+const NP = 64u; // weight rows of a matrix, padded to whole tiles
 const NONE = 4294967295u;
 const SLOTS_AT = 7u; // routing table: [0] row tiles in use, [1 + y] expert of row tile y, [SLOTS_AT + row] slot of a row
 var<workgroup> tile_expert: u32;
-var<private> w0: u32; // first weight row of this row tile's expert
-const NP = 64u; // weight rows of an expert, padded to whole tiles
 const RS = 72u; // f16 elements per staged B row (64 K-values + padding against bank conflicts)
 @group(0) @binding(0) var<storage, read> xt: array<array<f16, 256>>; // 16x16 fragment tiles [MP/16][KT][16][16]
 @group(0) @binding(1) var<storage, read> wh: array<vec4u>; // f16 [NP, K] row-major, 8 halves per vec4
@@ -57,11 +57,11 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
   let mrow0 = wg.y * BM;
   let ncol0 = wg.x * BN;
   set_owner(wg.y * nwg.x + wg.x, warp, lane);
-  // Routed: row tile wg.y holds one expert's rows, or none past the tiles in use (the workgroup exits).
+  // Row tile wg.y holds one expert's rows, or none past the tiles in use (the workgroup exits).
   if (tid == 0u) { tile_expert = select(NONE, groups[1u + wg.y], wg.y < groups[0]); }
-  let expert = workgroupUniformLoad(&tile_expert);
-  if (expert == NONE) { return; }
-  w0 = expert * NP;
+  let w_bank = workgroupUniformLoad(&tile_expert);
+  if (w_bank == NONE) { return; }
+  w0 = w_bank * NP;
   var acc_0_0 = subgroup_matrix_result<f32, 16, 16>();
   // Stage 0: B into buffer 0, A fragments into registers.
   var gb0 = vec4u(0u);
@@ -141,7 +141,7 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u
     }
     workgroupBarrier();
   }
-  // Routed: rows scatter to their slots, so every fragment is spilled and copied by lanes.
+  // Mapped rows go where the row map says, so every fragment is spilled and copied by lanes.
     subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_0_0, 16u);
     workgroupBarrier();
     copy_out(warp, lane, mrow0 + (warp_m * RM + 0u) * 16u, ncol0 + (warp_n * RN + 0u) * 16u);

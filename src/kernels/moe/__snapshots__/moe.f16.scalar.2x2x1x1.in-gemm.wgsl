@@ -3,7 +3,7 @@
 
 const M = 192u;
 const N = 40u;
-const K = 256u;
+const K = 512u;
 const WM = 2u; // plane grid rows
 const WN = 2u; // plane grid cols
 const RM = 1u; // 16x16 subtiles per plane, down
@@ -15,11 +15,11 @@ const BN = 32u; // WN*RN*16
 const PER = 8u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
 const KB = K / 32u; // 32-wide K blocks (the scalar arm's sums; the trip count of 32-wide stages)
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
+var<private> w0: u32; // first weight row of this row tile's matrix in the bank
+const NP = 64u; // weight rows of a matrix, padded to whole tiles
 const NONE = 4294967295u;
 const SLOTS_AT = 7u; // routing table: [0] row tiles in use, [1 + y] expert of row tile y, [SLOTS_AT + row] slot of a row
 var<workgroup> tile_expert: u32;
-var<private> w0: u32; // first weight row of this row tile's expert
-const NP = 64u; // weight rows of an expert, padded to whole tiles
 
 @group(0) @binding(0) var<storage, read> xt: array<u32>; // f16 pairs, 16x16 fragment tiles
 const NSB = K / 256u; // Q4_K super-blocks per weight row
@@ -74,11 +74,11 @@ fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: ve
   // f32 accumulators held in registers across K: RM*RN subtiles x PER elements (zero-initialised).
   var acc: array<f32, RM * RN * PER>;
   nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z
-  // Routed: row tile wg.y holds one expert's rows, or none past the tiles in use (the workgroup exits).
+  // Row tile wg.y holds one expert's rows, or none past the tiles in use (the workgroup exits).
   if (tid == 0u) { tile_expert = select(NONE, groups[1u + wg.y], wg.y < groups[0]); }
-  let expert = workgroupUniformLoad(&tile_expert);
-  if (expert == NONE) { return; }
-  w0 = expert * N;
+  let w_bank = workgroupUniformLoad(&tile_expert);
+  if (w_bank == NONE) { return; }
+  w0 = w_bank * N;
   for (var kb = 0u; kb < KB; kb++) {
     for (var im = 0u; im < RM; im++) {
       for (var jn = 0u; jn < RN; jn++) {
