@@ -95,6 +95,24 @@ export default tseslint.config(
     },
   },
   {
+    // The bench measures kernels through src/kernels (families, the runner, the problem sessions); the
+    // worker is the app's process, not a library the bench builds on.
+    files: ['bench/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/src/workers', '**/src/workers/**', '**/app/**'],
+              message: 'bench/ imports src/kernels only (problem sessions: src/kernels/tune/session.ts).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/app/**/*.{ts,tsx}'],
     plugins: { 'react-hooks': reactHooks },
     rules: {

@@ -3,9 +3,11 @@
 // correctness, not speed), and the batch rule every timing shares.
 import { describe, expect, it } from 'vitest';
 import type { BenchGpu } from '../bench/dawn';
-import { runBench, table, type BenchOptions, type BenchRow } from '../bench/harness';
+import { table } from '../bench/format';
+import { runBench, type BenchOptions } from '../bench/harness';
+import type { BenchRow } from '../bench/result';
 import { sampleIndices } from '../bench/oracle';
-import { batchesAgree, timedBatches, TIMING_DEFAULTS } from '../src/kernels/gpu/runner';
+import { batchesAgree, timedBatches, TIMING_DEFAULTS } from '../src/kernels/gpu/timing';
 import { fastInt8, fastQ4kData } from '../src/kernels/quant/synthetic';
 import { getTestGpu } from './gpu';
 

@@ -15,7 +15,7 @@ import {
   type Config,
   type Evaluator,
 } from '../src/kernels/tune';
-import { PlanEvaluator } from '../src/workers/tune';
+import { PlanEvaluator } from '../src/kernels/tune/session';
 import { useTestGpu } from './gpu';
 
 const gpu = useTestGpu();

@@ -30,7 +30,7 @@ import {
   type Measurement,
   type StaticVerdict,
 } from '../src/kernels/tune';
-import { PlanEvaluator } from '../src/workers/tune/evaluator';
+import { PlanEvaluator } from '../src/kernels/tune/session';
 
 const INCUMBENT = { wm: 2, wn: 4, rm: 1, rn: 1 };
 const tileConfig = (space: Space, t: typeof INCUMBENT): Config => space.config(tileValues(t))!;

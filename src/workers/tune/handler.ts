@@ -7,7 +7,8 @@ import { CancelledError } from '../../kernels/cancel';
 import { ShapeError, type KernelFamily, type RunConfig, type WeightOperand } from '../../kernels/family';
 import { resolveConfig } from '../../kernels/gpu/arms';
 import { deviceId as deviceIdOf, type AdapterCaps } from '../../kernels/gpu/caps';
-import { clockWarmMs, GpuValidationError, WgslCompileError } from '../../kernels/gpu/runner';
+import { GpuValidationError, WgslCompileError } from '../../kernels/gpu/runner';
+import { clockWarmMs } from '../../kernels/gpu/timing';
 import { tileGeometry, tileOf } from '../../kernels/tile';
 import {
   Evolution,
@@ -22,8 +23,8 @@ import {
   type StaticVerdict,
   type TuneCacheRecord,
 } from '../../kernels/tune';
+import { PlanEvaluator, searchOf } from '../../kernels/tune/session';
 import type { TuneRecordEntry, TuneReport, WorkerRequest, WorkerResponse } from '../protocol';
-import { PlanEvaluator, searchOf } from './evaluator';
 
 export type TuneWorkerRequest = Extract<WorkerRequest, { type: 'tune' | 'autokernel' }>;
 
