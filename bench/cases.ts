@@ -1,11 +1,12 @@
 // What the bench runs: the dense shapes and MoE cases, and per family and problem its candidate configs
 // (each arm at its incumbent, then its search's seeds) and the rows they become. Nothing here names a
 // family: the families' declarations (`takes`, arms, search) say what to run.
-import { KERNEL_FAMILIES } from '../src/kernels';
+import { KERNELS } from '../src/kernels';
 import { gemmF32BaselineFamily } from '../src/kernels/baseline';
 import { knobLabel, type FamilyParams, type KernelFamily, type RunConfig } from '../src/kernels/family';
 import { defaultArm } from '../src/kernels/gpu/arms';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
+import { createRegistry } from '../src/kernels/registry';
 import type { Candidate } from './measure';
 import type { BenchRow, MoeCase, Shape } from './result';
 
@@ -49,16 +50,13 @@ export function moeCases(quick: boolean): MoeCase[] {
 export const isHeadline = (s: Shape): boolean => s.m === 2048 && s.n === 4096 && s.k === 4096;
 
 /** The families the bench measures: every one that multiplies real weights (catalog `takes`). */
-export const BENCHED: readonly KernelFamily[] = KERNEL_FAMILIES.filter((f) => f.takes);
+export const BENCHED: readonly KernelFamily[] = KERNELS.families.filter((f) => f.takes);
 
-/** A family the bench runs, by id: the registry's, or the f32 baseline. */
-export function benchFamily(id: string): KernelFamily {
-  const f =
-    KERNEL_FAMILIES.find((x) => x.id === id) ??
-    (id === gemmF32BaselineFamily.id ? gemmF32BaselineFamily : undefined);
-  if (!f) throw new Error(`no family ${id}`);
-  return f;
-}
+/** What the bench runs: the registry's families and the f32 baseline (which the app does not offer). */
+const BENCH_KERNELS = createRegistry<KernelFamily>([...KERNELS.families, gemmF32BaselineFamily]);
+
+/** A family the bench runs, by id (UnknownFamilyError for another). */
+export const benchFamily = (id: string): KernelFamily => BENCH_KERNELS.get(id);
 
 /** The row name of a config: its tile (and staging, when the family has one) or '-'. */
 const configName = (c: RunConfig): string => knobLabel(benchFamily(c.kernel), c.params);

@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FAMILY_CATALOG } from '../kernels/catalog';
+import { CATALOG } from '../kernels/catalog';
 
 const APP = join(import.meta.dirname, '.');
 
@@ -54,7 +54,7 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 function familyNames() {
   const words = new Set<string>();
   const keys = new Set<string>();
-  for (const c of FAMILY_CATALOG) {
+  for (const c of CATALOG.families) {
     words.add(c.id);
     words.add(c.reference);
     if (c.tuning) words.add(c.tuning.op);

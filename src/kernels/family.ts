@@ -156,6 +156,11 @@ export interface FamilyCatalog {
   controls: readonly ControlDecl[];
   defaults: FamilyParams;
   /**
+   * A small shape (params over the defaults) that runs in a second or two on every arm, even on a CPU
+   * adapter: what the app's end-to-end walks and the worker's Dawn tests run of each family.
+   */
+  small: Readonly<Record<string, number>>;
+  /**
    * Why this config cannot run (one message per problem, in the user's terms); caps absent = only what
    * is wrong on any adapter. Resource limits are checked from the generated plan (planLimitProblems).
    */
@@ -181,7 +186,7 @@ export interface FamilyCatalog {
 /**
  * A config's knobs (the visible 'tile' controls) as tables print them: the family's own label, else the
  * values joined, e.g. "2,4,1,1" or "8,1,2,8,fused-prepass"; "-" when it has none.
- * @example knobLabel(catalogOf('coopmat-f16')!, config.params)
+ * @example knobLabel(CATALOG.get('coopmat-f16'), config.params)
  */
 export function knobLabel(
   family: Pick<FamilyCatalog, 'controls' | 'knobLabel'>,

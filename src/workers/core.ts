@@ -17,6 +17,7 @@ import type { AdapterCaps } from '../kernels/gpu/caps';
 import { splitHostSuffix } from '../kernels/gpu/instrument';
 import { GpuValidationError } from '../kernels/gpu/runner';
 import { GgufError } from '../kernels/quant';
+import type { Registry } from '../kernels/registry';
 import { createModelCache, ModelFileError } from './models';
 import {
   kernelWithProblems,
@@ -37,7 +38,7 @@ export interface TuneContext {
   device: GPUDevice;
   caps: AdapterCaps;
   deviceId: string;
-  families: readonly KernelFamily[];
+  kernels: Registry<KernelFamily>;
   /** The real tensor the request's base config names, read from its file (absent for generated data). */
   weight?: WeightOperand;
   post: (msg: WorkerResponse) => void;
@@ -49,7 +50,8 @@ export type TuneHandler = (req: TuneRequest, ctx: TuneContext) => Promise<void>;
 export interface GpuCoreOptions {
   /** `navigator.gpu` in a browser or worker (undefined where WebGPU is missing); Dawn's `create([])` in Node. */
   gpu: GPU | undefined;
-  families: readonly KernelFamily[];
+  /** The families it builds and runs (src/kernels KERNELS; a test passes its own registry). */
+  kernels: Registry<KernelFamily>;
   post: PostFn;
   /** Serves 'tune' and 'autokernel' requests (src/workers/tune); absent -> 'unsupported'. */
   tune?: TuneHandler;
@@ -101,7 +103,7 @@ export function generatedKernel(b: BuiltProblem, plane: number): GeneratedKernel
 /**
  * Build the worker core.
  * @example
- * const core = createGpuCore({ gpu: navigator.gpu, families: KERNEL_FAMILIES, post: (m, t) => postMessage(m, t) });
+ * const core = createGpuCore({ gpu: navigator.gpu, kernels: KERNELS, post: (m, t) => postMessage(m, t) });
  * await core.handle({ type: 'init', id: 1 });
  */
 export function createGpuCore(opts: GpuCoreOptions): GpuCore {
@@ -109,15 +111,11 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
   const cancelled = new Set<number>();
   const pending = new Set<number>();
   const built = new Map<string, BuiltProblem>();
-  const models = createModelCache(opts.families);
+  const models = createModelCache(opts.kernels.families);
 
   const post = (msg: WorkerResponse) => opts.post(msg, transferablesOf(msg));
 
-  const familyOf = (config: RunConfig): KernelFamily => {
-    const f = opts.families.find((x) => x.id === config.kernel);
-    if (!f) throw new ShapeError(`unknown kernel family '${config.kernel}'`);
-    return f;
-  };
+  const familyOf = (config: RunConfig): KernelFamily => opts.kernels.get(config.kernel);
 
   const gpu = keepDevice(opts.gpu, opts.adapterOptions ?? {}, (info) => {
     built.clear();
@@ -202,7 +200,7 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       device: dev.device,
       caps: dev.caps,
       deviceId: dev.deviceId,
-      families: opts.families,
+      kernels: opts.kernels,
       ...(tensor ? { weight: tensor.weight } : {}),
       post,
       isCancelled: () => cancelled.has(req.id),

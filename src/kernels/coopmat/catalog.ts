@@ -77,6 +77,7 @@ export const coopmatCatalog: FamilyCatalog = {
   controls,
   takes: { format: 'Q4_K', bank: false, rows: 'm' },
   defaults: { m: 64, n: 64, k: 256, wm: 2, wn: 2, rm: 1, rn: 1, staging: 'prepass', ksplit: 1 },
+  small: { m: 32, n: 32, k: 256 },
   checks: [
     { label: 'tile (1,1,1,1): a 3 x 5 grid', params: { m: 48, n: 80, k: 256, wm: 1, wn: 1, rm: 1, rn: 1 } },
     {

@@ -109,6 +109,7 @@ export const moeCatalog: FamilyCatalog = {
     rn: 1,
     staging: 'prepass',
   },
+  small: { tokens: 8, n: 64, k: 256, experts: 4, topk: 2 },
   checks: [
     {
       label: 'one expert, m and n tails',

@@ -4,7 +4,8 @@
 // hit or miss over a cache seeded with it, and the app stores what comes back, entry by entry. A cancel
 // takes effect between configs and between timed batches.
 import { CancelledError } from '../../kernels/cancel';
-import { ShapeError, type KernelFamily, type RunConfig, type WeightOperand } from '../../kernels/family';
+import { ShapeError, type KernelFamily, type WeightOperand } from '../../kernels/family';
+import type { Registry } from '../../kernels/registry';
 import { resolveConfig } from '../../kernels/gpu/arms';
 import { deviceId as deviceIdOf, type AdapterCaps } from '../../kernels/gpu/caps';
 import { GpuValidationError, WgslCompileError } from '../../kernels/gpu/runner';
@@ -32,18 +33,12 @@ export type TuneWorkerRequest = Extract<WorkerRequest, { type: 'tune' | 'autoker
 export interface TuneHandlerContext {
   device: GPUDevice;
   caps: AdapterCaps;
-  families: readonly KernelFamily[];
+  kernels: Registry<KernelFamily>;
   /** The core's device id; defaults to deviceId(caps). */
   deviceId?: string;
   /** The real tensor the request's base config names (read by the worker core). */
   weight?: WeightOperand;
   isCancelled(id: number): boolean;
-}
-
-function familyFor(ctx: TuneHandlerContext, base: RunConfig): KernelFamily {
-  const f = ctx.families.find((x) => x.id === base.kernel);
-  if (!f) throw new ShapeError(`unknown kernel family '${base.kernel}'`);
-  return f;
 }
 
 /** A report entry from a GA evaluation: the params and arm it stands for, and its block for the charts. */
@@ -108,7 +103,7 @@ async function tune(
   post: (msg: WorkerResponse) => void,
 ) {
   const { id, evo, base } = req;
-  const family = familyFor(ctx, base);
+  const family = ctx.kernels.get(base.kernel);
   const search = searchOf(family, base, ctx.caps);
   const deviceId = ctx.deviceId ?? deviceIdOf(ctx.caps);
   const op = family.tuning!.op;
@@ -239,7 +234,7 @@ async function autokernel(
   post: (msg: WorkerResponse) => void,
 ) {
   const { id, base } = req;
-  const family = familyFor(ctx, base);
+  const family = ctx.kernels.get(base.kernel);
   const search = searchOf(family, base, ctx.caps);
   const cancelled = () => ctx.isCancelled(id);
   const ev = new PlanEvaluator(ctx.device, ctx.caps, family, search, {
@@ -277,7 +272,7 @@ async function autokernel(
  * Serve a 'tune' or 'autokernel' request: every outcome is posted ('tune-progress'* then 'tune-done',
  * or 'autokernel-result', or 'cancelled', or 'error' with kind shape / validation / internal); it does
  * not throw.
- * @example case 'tune': case 'autokernel': return handleTuneRequest({ device, caps, families, deviceId, isCancelled }, req, post);
+ * @example case 'tune': case 'autokernel': return handleTuneRequest({ device, caps, kernels, deviceId, isCancelled }, req, post);
  */
 export async function handleTuneRequest(
   ctx: TuneHandlerContext,
