@@ -80,6 +80,8 @@ export function rowOf(
   shape: Shape & { experts?: number; topk?: number },
 ): (c: RunConfig, role: string) => BenchRow {
   const baseline = f === gemmF32BaselineFamily;
+  const tileKnobs = (c: RunConfig) =>
+    f.tile?.block(c.params) ? { tileKnobs: f.tile.keys.map((k) => String(c.params[k])).join(',') } : {};
   return (c, role) => ({
     id: `${f.id}/${c.arm}/${configName(c)}`,
     family: f.id,
@@ -87,6 +89,7 @@ export function rowOf(
     arm: baseline ? 'f32' : c.arm,
     role,
     tile: configName(c),
+    ...tileKnobs(c),
     ...shape,
   });
 }

@@ -2,10 +2,10 @@
 // the incumbent) and the headline against torch from the same command.
 import type { BenchResult, BenchRow, Headline, Shape } from './result';
 
-/** The (wm, wn, rm, rn) part of a tile name, without staging suffixes. */
-const baseTile = (tile: string) => tile.split(',').slice(0, 4).join(',');
-
-/** Same-run ratios: (a) vs the best f32 baseline tile, (b) vs the scalar arm, (c) tuned vs incumbent. */
+/**
+ * Same-run ratios: (a) vs the best f32 baseline tile, (b) vs the scalar arm (the row of the same knobs,
+ * else of the same declared tile), (c) tuned vs incumbent.
+ */
 export function deriveRatios(rows: BenchRow[]) {
   const key = (r: BenchRow) => `${r.m}x${r.n}x${r.k}/${r.experts ?? 0}`;
   const ok = (r: BenchRow) => r.ms !== undefined && r.correctness?.pass;
@@ -26,7 +26,8 @@ export function deriveRatios(rows: BenchRow[]) {
           (o) =>
             ok(o) &&
             o.family === r.family &&
-            baseTile(o.tile) === baseTile(r.tile) &&
+            o.tileKnobs !== undefined &&
+            o.tileKnobs === r.tileKnobs &&
             o.arm === 'scalar' &&
             key(o) === key(r),
         );

@@ -36,7 +36,13 @@ export interface BenchRow {
   arm: string;
   /** 'incumbent' | 'tuned' | 'fixed' (a config the product seeds or defaults to) | 'baseline'. */
   role: string;
+  /** The config's knobs as the tables print them (knobLabel). */
   tile: string;
+  /**
+   * The values of the family's declared tile knobs (FamilyCatalog.tile), e.g. '8,1,2,8', where a tile
+   * is in play: a row is compared with the scalar row of the same tile when none has all its knobs.
+   */
+  tileKnobs?: string;
   m: number;
   n: number;
   k: number;

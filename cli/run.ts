@@ -21,7 +21,6 @@ import { defaultArm } from '../src/kernels/gpu/arms';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { tensorConfig } from '../src/kernels/models';
 import { UnknownFamilyError, type Registry } from '../src/kernels/registry';
-import { TILE_KEYS } from '../src/kernels/tile';
 import { createGpuCore, type GpuCore } from '../src/workers/core';
 import type {
   OpenedModel,
@@ -118,12 +117,13 @@ function paramsOf(family: FamilyCatalog, a: ParsedArgs, fromTensor: boolean): Fa
   if (m !== undefined) set(family.takes?.rows ?? 'm', m, '--m');
   const tile = a.values.get('--tile');
   if (tile !== undefined) {
+    // The family's declared tile knobs, in their order (WM,WN,RM,RN for the register tile).
+    const keys = family.tile?.keys;
+    if (!keys) throw new CliError(`mmq run: ${family.id} has a fixed tile (no --tile)`, 2);
     const parts = tile.split(',');
-    if (parts.length !== TILE_KEYS.length)
-      throw new CliError(`mmq run: --tile takes ${TILE_KEYS.join(',').toUpperCase()}, got '${tile}'`, 2);
-    if (!family.controls.some((c) => c.key === TILE_KEYS[0]))
-      throw new CliError(`mmq run: ${family.id} has a fixed tile (no --tile)`, 2);
-    TILE_KEYS.forEach((key, i) => set(key, parts[i]!, '--tile'));
+    if (parts.length !== keys.length)
+      throw new CliError(`mmq run: --tile takes ${keys.join(',').toUpperCase()}, got '${tile}'`, 2);
+    keys.forEach((key, i) => set(key, parts[i]!, '--tile'));
   }
   for (const pair of (a.values.get('--set') ?? '').split(',').filter(Boolean)) {
     const eq = pair.indexOf('=');

@@ -117,27 +117,17 @@ describe('the toy family through the worker core, the tuner and mmq run (Dawn on
     expect(done.report).toMatchObject({ op: 'toy_gemm', kernel: TOY_ID, problem: 'm=6,n=40,k=8' });
     expect(done.report.winnerVerdict).toMatchObject({ pass: true, gate: 'bit-exact' });
     expect(done.report.entries.map((e) => e.config)).toContain('WX=8,COLS=1');
+    // The tuner's charts place each config by the block the family declares (no wm/wn/rm/rn here).
+    for (const e of done.report.entries)
+      expect([e.bm, e.bn]).toEqual([1, Number(e.params.wx) * Number(e.params.cols)]);
     expect(done.report.winnerConfig?.params).toMatchObject({ m: 6, n: 40, k: 8 });
   });
 
-  it('runs it from mmq run, with its own knobs through --set', async () => {
+  it('runs it from mmq run, its declared tile knobs through --tile', async () => {
     let out = '';
     let err = '';
     const io = { stdout: (t: string) => void (out += t), stderr: (t: string) => void (err += t) };
-    const args = [
-      '--kernel',
-      TOY_ID,
-      '--m',
-      '3',
-      '--n',
-      '10',
-      '--k',
-      '4',
-      '--set',
-      'wx=4,cols=4',
-      '--batches',
-      '1',
-    ];
+    const args = ['--kernel', TOY_ID, '--m', '3', '--n', '10', '--k', '4', '--tile', '4,4', '--batches', '1'];
     const code = await main(['run', ...args, '--target-ms', '1'], io, [runCommand(TOY_KERNELS)]);
     expect(err).not.toMatch(/mmq: /);
     expect(code).toBe(0);

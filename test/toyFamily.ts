@@ -67,6 +67,11 @@ export const toyCatalog: FamilyCatalog = {
     ...dataProblems(config.data, toyCatalog),
   ],
   tuning: { op: 'toy_gemm', label: 'toy GEMM: invocations a row, outputs an invocation' },
+  // A workgroup covers wx x cols outputs of one row.
+  tile: {
+    keys: ['wx', 'cols'],
+    block: (p) => ({ rows: 1, cols: Number(p.wx) * Number(p.cols), planes: 1 }),
+  },
 };
 
 /** A config's shape and schedule. */

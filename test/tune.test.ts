@@ -5,6 +5,7 @@ import { CancelledError } from '../src/kernels/cancel';
 import { KERNELS } from '../src/kernels';
 import { COOPMAT_STAGINGS } from '../src/kernels/coopmat';
 import type { RunConfig } from '../src/kernels/family';
+import { fastArms } from '../src/kernels/gpu/arms';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { fakeCaps, H200_F16_CONFIGS, H200_INT8_CONFIGS } from '../src/kernels/gpu/testCaps';
 import { tileGeometry } from '../src/kernels/tile';
@@ -468,6 +469,17 @@ describe('family searches (fake caps, no GPU: the static tier is the family vali
       ev: new PlanEvaluator({} as GPUDevice, caps, f, search, { banks: 1, batches: 1, warmMs: 0 }),
     };
   };
+
+  it('fastArms: the arms that run here, the scalar arm only where nothing faster runs', () => {
+    const swift = fakeCaps({ subgroupMinSize: 4, subgroupMaxSize: 4 });
+    const tile = family('mmq-q4k-tile');
+    expect(fastArms(tile, swift, tile.defaults)).toEqual(['dp4a']);
+    expect(fastArms(tile, h200, tile.defaults)).toEqual(['dp4a', 'subgroup-matrix']);
+    expect(fastArms(tile, fakeCaps({ dot4I8Packed: false }), tile.defaults)).toEqual(['scalar']);
+    const moe = family('moe-q4k-id');
+    expect(fastArms(moe, h200, { ...moe.defaults, route: 'f16' })).toEqual(['subgroup-matrix']);
+    expect(fastArms(moe, swift, { ...moe.defaults, route: 'f16' })).toEqual(['scalar']);
+  });
 
   it('a family has a search exactly when it declares tuning, each under its own op', () => {
     for (const f of KERNELS.families) expect(!!f.search, f.id).toBe(!!f.tuning);

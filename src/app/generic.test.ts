@@ -101,6 +101,11 @@ describe('src/app is generic over the kernel families', () => {
     expect(hits).toEqual([]);
   });
 
+  it('guesses no tile from knob keys: the tile summary reads the family declaration (catalog.tile)', () => {
+    const guessing = files.filter((f) => /from '(\.\.\/)+kernels\/tile'/.test(code(f)));
+    expect(guessing.map((f) => relative(APP, f))).toEqual([]);
+  });
+
   it('the check would catch one (a quoted knob, a params property, a family id)', () => {
     const probe = ['const s = params.staging;', "act(setParam, 'topk', 2)", "if (id === 'coopmat-f16')"];
     const caught = probe.filter(

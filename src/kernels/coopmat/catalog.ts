@@ -10,7 +10,7 @@ import {
   type FamilyCatalog,
   type RunConfig,
 } from '../family';
-import { TILE_CONTROLS, tileOf, tileString } from '../tile';
+import { REGISTER_TILE, TILE_CONTROLS, tileOf, tileString } from '../tile';
 
 export type CoopmatArm = 'scalar' | 'subgroup-matrix';
 
@@ -118,6 +118,7 @@ export const coopmatCatalog: FamilyCatalog = {
       ...dataProblems(config.data, coopmatCatalog),
     ];
   },
+  tile: REGISTER_TILE,
   tuning: { op: 'mmq_q4k_coopmat', label: 'f16 coopmat twin: tile, staging, split-K (mmq_q4k_coopmat)' },
   knobLabel: (p) =>
     `${tileString(tileOf(p))},${String(p.staging)}${typeof p.ksplit === 'number' && p.ksplit > 1 ? `,ksplit${p.ksplit}` : ''}`,

@@ -12,7 +12,7 @@ import {
   type FamilyCatalog,
   type RunConfig,
 } from '../family';
-import { TILE_CONTROLS, tileGeometry, tileOf, type TileParams } from '../tile';
+import { REGISTER_TILE, TILE_CONTROLS, tileGeometry, tileOf, type TileParams } from '../tile';
 
 export type MmqKernelId =
   'mmq-q8-naive' | 'mmq-q8-tiled' | 'mmq-q4k-blk' | 'mmq-q4k-rt' | 'mmq-q4k-tile' | 'moe-q4k-id';
@@ -122,6 +122,7 @@ function denseCatalog(def: DenseDef): FamilyCatalog {
     takes: { format: p.weights === 'q8_0' ? 'Q8_0' : 'Q4_K', bank: false, rows: 'm' },
     defaults: { ...def.shape, ...(p.tileIsParam ? { ...MMQ_BLK_TILE } : {}) },
     small: def.small,
+    ...(p.tileIsParam ? { tile: REGISTER_TILE } : {}),
     checks: def.checks,
     validate(config: RunConfig, caps?: AdapterCaps) {
       const q = config.params;

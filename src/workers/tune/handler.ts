@@ -10,7 +10,6 @@ import { resolveConfig } from '../../kernels/gpu/arms';
 import { deviceId as deviceIdOf, type AdapterCaps } from '../../kernels/gpu/caps';
 import { GpuValidationError, WgslCompileError } from '../../kernels/gpu/runner';
 import { clockWarmMs } from '../../kernels/gpu/timing';
-import { tileGeometry, tileOf } from '../../kernels/tile';
 import {
   Evolution,
   MemoryTuneCache,
@@ -44,8 +43,7 @@ export interface TuneHandlerContext {
 /** A report entry from a GA evaluation: the params and arm it stands for, and its block for the charts. */
 export function entryOf(ev: PlanEvaluator, e: Evaluation): TuneRecordEntry {
   const config = ev.configOf(e.values);
-  const tiled = ['wm', 'wn', 'rm', 'rn'].every((k) => typeof config.params[k] === 'number');
-  const block = tiled ? tileGeometry(tileOf(config.params)) : undefined;
+  const block = ev.family.tile?.block(config.params);
   return {
     config: e.config,
     params: config.params,
@@ -55,7 +53,7 @@ export function entryOf(ev: PlanEvaluator, e: Evaluation): TuneRecordEntry {
     ms: e.ms,
     ...(e.reason !== undefined ? { reason: e.reason } : {}),
     ...(e.worstRel !== undefined ? { worstRel: e.worstRel } : {}),
-    ...(block ? { bm: block.bm, bn: block.bn } : {}),
+    ...(block ? { bm: block.rows, bn: block.cols } : {}),
   };
 }
 
