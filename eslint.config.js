@@ -14,7 +14,7 @@ const IDB_ONLY_IN_PERSISTENCE = { name: 'idb', message: 'IndexedDB lives in src/
 const LIGHT_MAIN_THREAD = [
   {
     regex:
-      '^(\\.{1,2}/)+([^/]+/)*kernels(?!/(catalog|family|controls|tile|compare|gpu/arms|gpu/caps|models/presets|models/tensors|tune/problem|tune/finals|[\\w-]+/catalog)$)(/.*)?$',
+      '^(\\.{1,2}/)+([^/]+/)*kernels(?!/(catalog|registry|family|controls|tile|compare|gpu/arms|gpu/caps|models/presets|models/tensors|tune/problem|tune/finals|[\\w-]+/catalog)$)(/.*)?$',
     allowTypeImports: true,
     message:
       'The main thread imports only the light kernel catalogs (kernels/catalog.ts and its modules); generators, oracles and quant code load in the worker. `import type` is fine.',
@@ -95,6 +95,24 @@ export default tseslint.config(
             {
               group: ['**/app/**', 'react', 'react-dom', 'zustand'],
               message: 'workers do not import the app.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The bench measures kernels through src/kernels (families, the runner, the problem sessions); the
+    // worker is the app's process, not a library the bench builds on.
+    files: ['bench/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/src/workers', '**/src/workers/**', '**/app/**'],
+              message: 'bench/ imports src/kernels only (problem sessions: src/kernels/tune/session.ts).',
             },
           ],
         },

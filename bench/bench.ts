@@ -17,11 +17,13 @@
 // --torch: a torch_baseline.py JSON from the same machine (bench/h200.sh writes one first), so the
 //          bench can print the ratios measured in the same command.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { TIMING_DEFAULTS } from '../src/kernels/gpu/runner';
+import { TIMING_DEFAULTS } from '../src/kernels/gpu/timing';
 import { eachFlag } from './args';
 import { adapterInfoRecord, dawnFlags, openBenchGpu, type BenchGpu } from './dawn';
-import { parseShapes, runBench, type BenchOptions, type MoeCase, type Shape } from './harness';
+import { parseShapes } from './cases';
+import { runBench, type BenchOptions } from './harness';
 import { benchOrt, ortRatioLines, ortRatios } from './ort';
+import type { MoeCase, Shape } from './result';
 
 type CliOptions = BenchOptions & {
   /** Time ONNX Runtime's WebGPU MatMulNBits at the dense shapes (when installed; bench/ort.ts). */

@@ -14,7 +14,7 @@
 import { writeFileSync } from 'node:fs';
 import { eachFlag } from './args';
 import { dawnFlags, openBenchGpu, type BenchGpu } from './dawn';
-import type { Shape } from './harness';
+import type { Shape } from './result';
 import {
   benchOrt,
   loadOrt,

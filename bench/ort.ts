@@ -23,9 +23,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { judge } from '../src/kernels/compare';
-import { banksFor, CLOCK_WARM_MS, timedBatches, TIMING_DEFAULTS } from '../src/kernels/gpu/runner';
+import { banksFor } from '../src/kernels/gpu/runner';
+import { CLOCK_WARM_MS, timedBatches, TIMING_DEFAULTS } from '../src/kernels/gpu/timing';
 
-import type { BenchRow, Correctness, Shape } from './harness';
+import type { BenchRow, Correctness, Shape } from './result';
 import {
   fromF16Words,
   nbitsActivations,

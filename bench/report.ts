@@ -12,7 +12,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { eachFlag } from './args';
-import { fmt, headline, headlineLines, moeRatioLines, type BenchResult, type BenchRow } from './harness';
+import { headline } from './derive';
+import { fmt, headlineLines, moeRatioLines } from './format';
+import type { BenchResult, BenchRow } from './result';
 import { ORT_FAMILY, ortRatioLines, ortRatios } from './ort';
 
 const ok = (r: BenchRow) => r.ms !== undefined && r.correctness?.pass === true;

@@ -12,12 +12,12 @@ import type { CliIo, Subcommand } from './subcommand';
 // The subcommand table: a new subcommand is one module exporting a Subcommand, added here.
 export const SUBCOMMANDS: readonly Subcommand[] = [inspect, quantize, run];
 
-function usage(): string {
-  const w = Math.max(...SUBCOMMANDS.map((s) => s.usage.length));
+function usage(subcommands: readonly Subcommand[]): string {
+  const w = Math.max(...subcommands.map((s) => s.usage.length));
   return [
     'usage: mmq <subcommand> [args]',
     '',
-    ...SUBCOMMANDS.map((s) => `  ${s.usage.padEnd(w)}  ${s.summary}`),
+    ...subcommands.map((s) => `  ${s.usage.padEnd(w)}  ${s.summary}`),
     '',
   ].join('\n');
 }
@@ -26,20 +26,24 @@ function usage(): string {
  * Run the CLI on `argv` (without node and the script), writing through `io`; resolves to the exit code.
  * @example process.exitCode = await main(['inspect', 'model.gguf'], processIo);
  */
-export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  io: CliIo,
+  subcommands: readonly Subcommand[] = SUBCOMMANDS,
+): Promise<number> {
   const [name, ...args] = argv;
   if (name === undefined) {
-    io.stderr(usage());
+    io.stderr(usage(subcommands));
     return 2;
   }
   if (name === '--help' || name === '-h' || name === 'help') {
-    io.stdout(usage());
+    io.stdout(usage(subcommands));
     return 0;
   }
-  const cmd = SUBCOMMANDS.find((s) => s.name === name);
+  const cmd = subcommands.find((s) => s.name === name);
   try {
     if (!cmd)
-      throw new CliError(`unknown subcommand '${name}' (${SUBCOMMANDS.map((s) => s.name).join(', ')})`, 2);
+      throw new CliError(`unknown subcommand '${name}' (${subcommands.map((s) => s.name).join(', ')})`, 2);
     if (args.includes('--help') || args.includes('-h')) {
       io.stdout(`usage: ${cmd.usage}\n`);
       return 0;

@@ -5,8 +5,7 @@ import { basename } from 'node:path';
 import { openAsBlob } from 'node:fs';
 import { create, globals } from 'webgpu';
 import { FULL_DAWN_FLAGS, orSwiftShader, SWIFTSHADER_ICD } from '../bench/dawn';
-import { KERNEL_FAMILIES } from '../src/kernels';
-import { FAMILY_CATALOG } from '../src/kernels/catalog';
+import { KERNELS } from '../src/kernels';
 import { verdictText } from '../src/kernels/compare';
 import {
   DATA_SOURCES,
@@ -14,13 +13,14 @@ import {
   type DataSource,
   type FamilyCatalog,
   type FamilyParams,
+  type KernelFamily,
   type RunConfig,
   type TensorChoice,
 } from '../src/kernels/family';
 import { defaultArm } from '../src/kernels/gpu/arms';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { tensorConfig } from '../src/kernels/models';
-import { TILE_KEYS } from '../src/kernels/tile';
+import { UnknownFamilyError, type Registry } from '../src/kernels/registry';
 import { createGpuCore, type GpuCore } from '../src/workers/core';
 import type {
   OpenedModel,
@@ -55,9 +55,9 @@ function openGpu(note: (text: string) => void): Promise<GPU> {
 }
 
 /** The worker core in this process, answering each request with its responses. */
-function inProcessCore(gpu: GPU) {
+function inProcessCore(gpu: GPU, kernels: Registry<KernelFamily>) {
   const messages: WorkerResponse[] = [];
-  const core: GpuCore = createGpuCore({ gpu, families: KERNEL_FAMILIES, post: (m) => messages.push(m) });
+  const core: GpuCore = createGpuCore({ gpu, kernels, post: (m) => messages.push(m) });
   let id = 0;
   return async (req: Exclude<WorkerRequestBody, { type: 'cancel' }>): Promise<WorkerResponse> => {
     const rid = ++id;
@@ -73,12 +73,14 @@ function inProcessCore(gpu: GPU) {
   };
 }
 
-function familyOf(id: string | undefined): FamilyCatalog {
-  const ids = FAMILY_CATALOG.map((f) => f.id).join(', ');
-  if (id === undefined) throw new CliError(`mmq run: --kernel is required (${ids})`, 2);
-  const f = FAMILY_CATALOG.find((x) => x.id === id);
-  if (!f) throw new CliError(`mmq run: unknown kernel '${id}' (${ids})`, 2);
-  return f;
+function familyOf(kernels: Registry<KernelFamily>, id: string | undefined): FamilyCatalog {
+  if (id === undefined) throw new CliError(`mmq run: --kernel is required (${kernels.ids.join(', ')})`, 2);
+  try {
+    return kernels.get(id);
+  } catch (e) {
+    if (e instanceof UnknownFamilyError) throw new CliError(`mmq run: ${e.message}`, 2);
+    throw e;
+  }
 }
 
 function controlOf(family: FamilyCatalog, key: string): ControlDecl {
@@ -115,12 +117,13 @@ function paramsOf(family: FamilyCatalog, a: ParsedArgs, fromTensor: boolean): Fa
   if (m !== undefined) set(family.takes?.rows ?? 'm', m, '--m');
   const tile = a.values.get('--tile');
   if (tile !== undefined) {
+    // The family's declared tile knobs, in their order (WM,WN,RM,RN for the register tile).
+    const keys = family.tile?.keys;
+    if (!keys) throw new CliError(`mmq run: ${family.id} has a fixed tile (no --tile)`, 2);
     const parts = tile.split(',');
-    if (parts.length !== TILE_KEYS.length)
-      throw new CliError(`mmq run: --tile takes ${TILE_KEYS.join(',').toUpperCase()}, got '${tile}'`, 2);
-    if (!family.controls.some((c) => c.key === TILE_KEYS[0]))
-      throw new CliError(`mmq run: ${family.id} has a fixed tile (no --tile)`, 2);
-    TILE_KEYS.forEach((key, i) => set(key, parts[i]!, '--tile'));
+    if (parts.length !== keys.length)
+      throw new CliError(`mmq run: --tile takes ${keys.join(',').toUpperCase()}, got '${tile}'`, 2);
+    keys.forEach((key, i) => set(key, parts[i]!, '--tile'));
   }
   for (const pair of (a.values.get('--set') ?? '').split(',').filter(Boolean)) {
     const eq = pair.indexOf('=');
@@ -205,7 +208,11 @@ function json(o: RunOutcome, adapter: string): string {
   return JSON.stringify({ adapter, ...rest }, null, 2) + '\n';
 }
 
-export const run: Subcommand = {
+/**
+ * The `run` subcommand over a registry of families (the product's KERNELS; a test passes its own).
+ * @example const code = await runCommand(KERNELS).run(['--kernel', 'mmq-q4k-rt', '--m', '16'], io);
+ */
+export const runCommand = (kernels: Registry<KernelFamily>): Subcommand => ({
   name: 'run',
   usage:
     'mmq run --kernel ID [--gguf FILE --tensor NAME | --m M --n N --k K] [--m M] [--arm A] [--tile WM,WN,RM,RN] [--set key=v,...] [--data SOURCE] [--seed S] [--activation normal|outliers] [--target-ms MS] [--batches B] [--no-time] [--json]',
@@ -231,7 +238,7 @@ export const run: Subcommand = {
       boolean: ['--json', '--no-time'],
     });
     if (a.positionals.length) throw new CliError(`mmq run: unexpected argument '${a.positionals[0]!}'`, 2);
-    const family = familyOf(a.values.get('--kernel'));
+    const family = familyOf(kernels, a.values.get('--kernel'));
     const ggufPath = a.values.get('--gguf');
     const tensor = a.values.get('--tensor');
     if ((ggufPath === undefined) !== (tensor === undefined))
@@ -273,7 +280,7 @@ export const run: Subcommand = {
             '--arm',
           );
 
-    const request = inProcessCore(await openGpu(io.stderr));
+    const request = inProcessCore(await openGpu(io.stderr), kernels);
     const ready = await request({ type: 'init' });
     if (ready.type !== 'ready') throw new Error(`unexpected '${ready.type}' to init`);
     const caps: AdapterCaps = ready.caps;
@@ -293,4 +300,6 @@ export const run: Subcommand = {
     io.stdout(a.booleans.has('--json') ? json(r.outcome, adapter) : human(family, r.outcome));
     return r.outcome.verdict.pass ? 0 : 1;
   },
-};
+});
+
+export const run = runCommand(KERNELS);

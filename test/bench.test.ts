@@ -3,9 +3,12 @@
 // correctness, not speed), and the batch rule every timing shares.
 import { describe, expect, it } from 'vitest';
 import type { BenchGpu } from '../bench/dawn';
-import { runBench, table, type BenchOptions, type BenchRow } from '../bench/harness';
+import { deriveRatios } from '../bench/derive';
+import { table } from '../bench/format';
+import { runBench, type BenchOptions } from '../bench/harness';
+import type { BenchRow } from '../bench/result';
 import { sampleIndices } from '../bench/oracle';
-import { batchesAgree, timedBatches, TIMING_DEFAULTS } from '../src/kernels/gpu/runner';
+import { batchesAgree, timedBatches, TIMING_DEFAULTS } from '../src/kernels/gpu/timing';
 import { fastInt8, fastQ4kData } from '../src/kernels/quant/synthetic';
 import { getTestGpu } from './gpu';
 
@@ -143,6 +146,31 @@ describe('bench harness (quick, SwiftShader)', () => {
     expect(Math.min(...six)).toBe(0.2429);
     expect(batchesAgree([1, 1.1])).toBe(true);
     expect(batchesAgree([1, 1.11])).toBe(false);
+  });
+
+  it("compares a row with the scalar row of its knobs, else of its family's declared tile", () => {
+    const row = (arm: string, tile: string, ms: number, tileKnobs?: string): BenchRow => ({
+      id: `coopmat-f16/${arm}/${tile}`,
+      family: 'coopmat-f16',
+      weights: 'q4k',
+      arm,
+      role: 'fixed',
+      tile,
+      ...(tileKnobs ? { tileKnobs } : {}),
+      m: 32,
+      n: 64,
+      k: 256,
+      ms,
+      correctness: { pass: true, relToMax: 0, samples: 1, allWritten: true, tol: 0 },
+    });
+    const scalar = row('scalar', '8,1,2,8,prepass', 4, '8,1,2,8');
+    const same = row('subgroup-matrix', '8,1,2,8,prepass', 1, '8,1,2,8');
+    const staged = row('subgroup-matrix', '8,1,2,8,in-gemm', 2, '8,1,2,8');
+    const other = row('subgroup-matrix', '8,1,2,4,in-gemm', 2, '8,1,2,4');
+    const undeclared = row('subgroup-matrix', '8,1,2,8,fused-prepass', 2);
+    deriveRatios([scalar, same, staged, other, undeclared]);
+    expect([same.vsScalar, staged.vsScalar]).toEqual([4, 2]);
+    expect([other.vsScalar, undeclared.vsScalar]).toEqual([undefined, undefined]);
   });
 
   it('samples corners, tile edges and interior points, in range and distinct', () => {

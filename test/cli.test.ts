@@ -341,7 +341,7 @@ describe('mmq run', () => {
     expectOneLineError(
       mmq('run', '--kernel', 'mmq-q5'),
       2,
-      /unknown kernel 'mmq-q5' \(hello-wmma, .*moe-q4k-id/,
+      /unknown kernel family 'mmq-q5' \(hello-wmma, .*moe-q4k-id/,
     );
     expectOneLineError(mmq('run', '--m', '16'), 2, /--kernel is required/);
     expectOneLineError(

@@ -121,7 +121,10 @@ describe('mmq-q4k-id (mmq_q4k_id)', () => {
       ...mmqPresetSpec('mmq-q4k-id', { m: 0, n: 0, k: 0, arm, plane: planeFor(arm) }),
       weights: 'q8_0',
     };
-    await runMoe(arm, { tokens: 16, n: 64, k: 256, experts: 8, topk: 2, ytiles: 1 }, { spec });
+    const { p } = await runMoe(arm, { tokens: 16, n: 64, k: 256, experts: 8, topk: 2, ytiles: 1 }, { spec });
+    // The override is what ran: Q8_0 weights, not the preset's Q4_K.
+    expect(p.spec.weights).toBe('q8_0');
+    expect(p.plan.buffers.find((b) => b.role === 'weight')?.name).toBe('wq');
   });
 
   it('the family on random data (defaults: 32 tokens, 8 experts top-2, 128 x 512) passes its gate', async () => {

@@ -5,7 +5,7 @@
 // or subtract may take its operand straight from a multiply; with no_fuse made the identity, the int8
 // epilogues must show such pairs (the witness sees through the call), or the check would prove nothing.
 import { describe, expect, it } from 'vitest';
-import { KERNEL_FAMILIES } from '../src/kernels';
+import { KERNELS } from '../src/kernels';
 import { resolveConfig } from '../src/kernels/gpu/arms';
 import { SWIFTSHADER_CAPS } from '../src/kernels/gpu/testCaps';
 import { compileToSpirv, contractibleAdds, type CompiledPass, type SpirvJob } from './spirv';
@@ -19,7 +19,7 @@ const MUTANTS: Record<string, [string, string][]> = {
 };
 
 /** The families whose gate is bit-exact (built on SwiftShader's description: no GPU here). */
-const exact = KERNEL_FAMILIES.filter((f) => {
+const exact = KERNELS.families.filter((f) => {
   const arm = f.arms.find((a) => !a.unavailable(SWIFTSHADER_CAPS, f.defaults))!.arm;
   const config = resolveConfig(
     { kernel: f.id, arm, data: { source: 'reference', seed: 0 }, params: f.defaults },

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { BenchRow } from '../bench/harness';
+import type { BenchRow } from '../bench/result';
 import {
   benchOrt,
   loadOrt,

@@ -15,7 +15,9 @@ import {
   writeBlocks,
   type ReportFile,
 } from '../bench/report';
-import { headline, headlineLines, type BenchRow, type Correctness } from '../bench/harness';
+import { headline } from '../bench/derive';
+import { headlineLines } from '../bench/format';
+import type { BenchRow, Correctness } from '../bench/result';
 
 const pass: Correctness = { pass: true, relToMax: 1e-6, samples: 400, allWritten: true, tol: 2e-3 };
 

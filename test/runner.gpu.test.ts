@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { CancelledError } from '../src/kernels/cancel';
 import type { KernelPlan } from '../src/kernels/gpu/plan';
 import {
-  batchesAgree,
   GpuValidationError,
   preparePlan,
   readBuffer,
@@ -14,6 +13,7 @@ import {
   uploadResident,
   WgslCompileError,
 } from '../src/kernels/gpu/runner';
+import { batchesAgree } from '../src/kernels/gpu/timing';
 import { useTestGpu } from './gpu';
 
 const gpu = useTestGpu();

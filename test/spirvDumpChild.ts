@@ -13,7 +13,7 @@ import type { FamilyParams } from '../src/kernels/family';
 import { resolveConfig } from '../src/kernels/gpu/arms';
 import { readAdapterCaps, wantedFeatures, type Arm } from '../src/kernels/gpu/caps';
 import { preparePlan } from '../src/kernels/gpu/runner';
-import { familyOf } from '../src/kernels';
+import { KERNELS } from '../src/kernels';
 import type { SpirvJob, SpirvManifestEntry } from './spirv';
 
 const [jobsPath, manifestPath] = process.argv.slice(2);
@@ -30,8 +30,7 @@ const caps = readAdapterCaps(adapter, gpu.wgslLanguageFeatures);
 const device = await adapter.requestDevice({ requiredFeatures: wantedFeatures(caps) });
 const manifest: SpirvManifestEntry[] = [];
 for (const job of jobs) {
-  const family = familyOf(job.family);
-  if (!family) throw new Error(`no family ${job.family}`);
+  const family = KERNELS.get(job.family);
   const config = resolveConfig(
     {
       kernel: family.id,

@@ -37,7 +37,7 @@ import {
   speedup,
 } from '../src/app/tuner/tunerData';
 import { tunerBlockers } from '../src/app/tunerController';
-import { FAMILY_CATALOG } from '../src/kernels/catalog';
+import { CATALOG } from '../src/kernels/catalog';
 import type { TuneRecordEntry } from '../src/workers/protocol';
 
 const entry = (
@@ -208,7 +208,7 @@ describe('tuner components (server-rendered)', () => {
     );
   };
   const ready = (deviceId = 'here#plane4') => {
-    const s = initialState(FAMILY_CATALOG, 'mmq-q4k-tile');
+    const s = initialState(CATALOG.families, 'mmq-q4k-tile');
     return { ...s, ...deviceReady(s, SWIFTSHADER_CAPS, deviceId, 4) };
   };
   const with_ = (s: AppState, patch: Partial<AppState>): AppState => ({ ...s, ...patch });
@@ -228,7 +228,7 @@ describe('tuner components (server-rendered)', () => {
   });
 
   it("the form's problems are said inline, not only in a tooltip, and block the hunt buttons", () => {
-    expect(tunerBlockers(initialState(FAMILY_CATALOG, 'mmq-q4k-tile'))).toEqual([
+    expect(tunerBlockers(initialState(CATALOG.families, 'mmq-q4k-tile'))).toEqual([
       'the GPU device is starting',
     ]);
     let s = ready();

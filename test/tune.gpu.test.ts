@@ -3,7 +3,7 @@
 // runner), the cache hit on a second hunt, the gate failing a wrong kernel, the row-sampled gate of a
 // large shape, and the winner held to the family's own gate on its whole output.
 import { describe, expect, it } from 'vitest';
-import { KERNEL_FAMILIES } from '../src/kernels';
+import { KERNELS } from '../src/kernels';
 import type { KernelFamily, RunConfig } from '../src/kernels/family';
 import { resolveConfig } from '../src/kernels/gpu/arms';
 import { deviceId } from '../src/kernels/gpu/caps';
@@ -15,11 +15,11 @@ import {
   type Config,
   type Evaluator,
 } from '../src/kernels/tune';
-import { PlanEvaluator } from '../src/workers/tune';
+import { PlanEvaluator } from '../src/kernels/tune/session';
 import { useTestGpu } from './gpu';
 
 const gpu = useTestGpu();
-const family = (id: string) => KERNEL_FAMILIES.find((f) => f.id === id)!;
+const family = (id: string) => KERNELS.get(id);
 const base = (id: string, params: Record<string, number | string> = {}): RunConfig => ({
   kernel: id,
   arm: 'scalar',

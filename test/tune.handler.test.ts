@@ -2,7 +2,7 @@
 // config, the full report with the winner held to the family's own gate, the cache replay of a stored
 // run, a resumed hunt that does not measure again, the autokernel's choice, errors, cancel.
 import { describe, expect, it } from 'vitest';
-import { KERNEL_FAMILIES } from '../src/kernels';
+import { KERNELS } from '../src/kernels';
 import type { RunConfig } from '../src/kernels/family';
 import { deviceId } from '../src/kernels/gpu/caps';
 import type { TuneHandler } from '../src/workers/core';
@@ -19,7 +19,7 @@ const base = (kernel: string, params: Record<string, number | string> = {}): Run
   kernel,
   arm: 'scalar',
   data: { source: 'reference', seed: 0 },
-  params: { ...KERNEL_FAMILIES.find((f) => f.id === kernel)!.defaults, m: 16, n: 16, k: 256, ...params },
+  params: { ...KERNELS.get(kernel).defaults, m: 16, n: 16, k: 256, ...params },
 });
 
 describe('worker handler on SwiftShader', () => {
@@ -32,7 +32,7 @@ describe('worker handler on SwiftShader', () => {
       {
         device: gpu().device,
         caps: gpu().caps,
-        families: KERNEL_FAMILIES,
+        kernels: KERNELS,
         isCancelled: () => entries >= cancelAfter,
       },
       req,
@@ -119,7 +119,7 @@ describe('worker handler on SwiftShader', () => {
   });
 
   it("a coopmat 'tune' starts from the incumbent at every staging, then the priors, each run as a whole plan", async () => {
-    const family = KERNEL_FAMILIES.find((f) => f.id === 'coopmat-f16')!;
+    const family = KERNELS.get('coopmat-f16');
     const b = base('coopmat-f16', { m: 32, n: 64 });
     const search = family.search!(b, gpu().caps);
     const msgs = await call({
@@ -191,7 +191,7 @@ describe('worker handler on SwiftShader', () => {
         device: gpu().device,
         caps: gpu().caps,
         deviceId: 'core-id',
-        families: KERNEL_FAMILIES,
+        kernels: KERNELS,
         post: (m) => msgs.push(m),
         isCancelled: () => false,
       },

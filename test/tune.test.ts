@@ -2,9 +2,10 @@
 // tier -- with fake evaluators whose fitness is a fixed function of the tile, so every search is exact.
 import { describe, expect, it } from 'vitest';
 import { CancelledError } from '../src/kernels/cancel';
-import { KERNEL_FAMILIES } from '../src/kernels';
+import { KERNELS } from '../src/kernels';
 import { COOPMAT_STAGINGS } from '../src/kernels/coopmat';
 import type { RunConfig } from '../src/kernels/family';
+import { fastArms } from '../src/kernels/gpu/arms';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { fakeCaps, H200_F16_CONFIGS, H200_INT8_CONFIGS } from '../src/kernels/gpu/testCaps';
 import { tileGeometry } from '../src/kernels/tile';
@@ -30,7 +31,7 @@ import {
   type Measurement,
   type StaticVerdict,
 } from '../src/kernels/tune';
-import { PlanEvaluator } from '../src/workers/tune/evaluator';
+import { PlanEvaluator } from '../src/kernels/tune/session';
 
 const INCUMBENT = { wm: 2, wn: 4, rm: 1, rn: 1 };
 const tileConfig = (space: Space, t: typeof INCUMBENT): Config => space.config(tileValues(t))!;
@@ -448,7 +449,7 @@ describe('Tuner', () => {
 });
 
 describe('family searches (fake caps, no GPU: the static tier is the family validation and the plan limits)', () => {
-  const family = (id: string) => KERNEL_FAMILIES.find((f) => f.id === id)!;
+  const family = (id: string) => KERNELS.get(id);
   const base = (id: string, params: Record<string, number | string> = {}): RunConfig => ({
     kernel: id,
     arm: 'scalar',
@@ -469,13 +470,22 @@ describe('family searches (fake caps, no GPU: the static tier is the family vali
     };
   };
 
-  it('only the tunable families declare a search, each with its op', () => {
-    const tunable = KERNEL_FAMILIES.filter((f) => f.tuning).map((f) => [f.id, f.tuning!.op, !!f.search]);
-    expect(tunable).toEqual([
-      ['mmq-q4k-tile', 'mmq_q4k_tile', true],
-      ['moe-q4k-id', 'mmq_q4k_id', true],
-      ['coopmat-f16', 'mmq_q4k_coopmat', true],
-    ]);
+  it('fastArms: the arms that run here, the scalar arm only where nothing faster runs', () => {
+    const swift = fakeCaps({ subgroupMinSize: 4, subgroupMaxSize: 4 });
+    const tile = family('mmq-q4k-tile');
+    expect(fastArms(tile, swift, tile.defaults)).toEqual(['dp4a']);
+    expect(fastArms(tile, h200, tile.defaults)).toEqual(['dp4a', 'subgroup-matrix']);
+    expect(fastArms(tile, fakeCaps({ dot4I8Packed: false }), tile.defaults)).toEqual(['scalar']);
+    const moe = family('moe-q4k-id');
+    expect(fastArms(moe, h200, { ...moe.defaults, route: 'f16' })).toEqual(['subgroup-matrix']);
+    expect(fastArms(moe, swift, { ...moe.defaults, route: 'f16' })).toEqual(['scalar']);
+  });
+
+  it('a family has a search exactly when it declares tuning, each under its own op', () => {
+    for (const f of KERNELS.families) expect(!!f.search, f.id).toBe(!!f.tuning);
+    const ops = KERNELS.families.flatMap((f) => (f.tuning ? [f.tuning.op] : []));
+    expect(ops.length).toBeGreaterThan(0);
+    expect(new Set(ops).size).toBe(ops.length);
   });
 
   it('MoE: route x arm by measurement; each route its own knobs; the incumbent is the int8 route on the default arm', () => {

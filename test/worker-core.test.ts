@@ -1,9 +1,10 @@
 // The worker core on Dawn + SwiftShader: the same code the web worker runs, driven through the protocol.
 import { describe, expect, it } from 'vitest';
 import { badByOwner, badMask, errorField } from '../src/app/views/analysis';
-import { KERNEL_FAMILIES } from '../src/kernels';
+import { KERNELS } from '../src/kernels';
 import type { RunConfig } from '../src/kernels/family';
-import { createGpuCore, lineCount, noteSuffixMessages, type GpuCore } from '../src/workers/core';
+import { createGpuCore, type GpuCore } from '../src/workers/core';
+import { lineCount, noteSuffixMessages } from '../src/workers/run';
 import type { RunOutcome, WorkerRequest, WorkerRequestBody, WorkerResponse } from '../src/workers/protocol';
 import { HOST_SUFFIX_MARKER } from '../src/kernels/gpu/instrument';
 import { getDawnGpu } from './gpu';
@@ -13,7 +14,7 @@ function harness(gpu: GPU | undefined) {
   const messages: WorkerResponse[] = [];
   const core = createGpuCore({
     gpu,
-    families: KERNEL_FAMILIES,
+    kernels: KERNELS,
     post: (msg, transfer) => messages.push(structuredClone(msg, { transfer })),
   });
   let id = 0;
@@ -34,7 +35,7 @@ const base = (
   arm: 'scalar',
   plane: 4,
   data: { source: 'reference', seed: 0 },
-  params: { ...KERNEL_FAMILIES.find((f) => f.id === kernel)?.defaults, ...params },
+  params: { ...KERNELS.get(kernel).defaults, ...params },
   ...over,
 });
 const TIMING = { targetMs: 2, batches: 2 };
@@ -250,7 +251,7 @@ describe('worker core on Dawn/SwiftShader', () => {
     let target = 0;
     const mid = createGpuCore({
       gpu: getDawnGpu(),
-      families: KERNEL_FAMILIES,
+      kernels: KERNELS,
       post: (msg) => {
         seen.push(msg);
         // The user presses Cancel as soon as the run reports progress.
@@ -289,7 +290,8 @@ describe('worker core on Dawn/SwiftShader', () => {
       type: 'generate',
       config: { ...base('mmq-q8-naive'), kernel: 'nope' },
     });
-    expect(r).toMatchObject({ type: 'error', kind: 'shape', message: "unknown kernel family 'nope'" });
+    expect(r).toMatchObject({ type: 'error', kind: 'shape' });
+    expect(r?.type === 'error' && r.message).toBe(`unknown kernel family 'nope' (${KERNELS.ids.join(', ')})`);
     const bare = harness(undefined);
     const [u] = await bare.send({ type: 'init' });
     expect(u).toMatchObject({ type: 'error', kind: 'unsupported' });

@@ -2,8 +2,8 @@
 // tensors with the families that take them, run its Q4_K matrix through the int8 MMQ and the f16 twin and
 // its expert bank through the MoE kernel, each against its oracle; bad files get a 'file' error.
 import { describe, expect, it } from 'vitest';
-import { KERNEL_FAMILIES } from '../src/kernels';
-import { catalogOf } from '../src/kernels/catalog';
+import { KERNELS } from '../src/kernels';
+import { CATALOG } from '../src/kernels/catalog';
 import type { RunConfig } from '../src/kernels/family';
 import { tensorConfig } from '../src/kernels/models';
 import { modelActivation } from '../src/kernels/quant';
@@ -15,7 +15,7 @@ import { getDawnGpu } from './gpu';
 const messages: WorkerResponse[] = [];
 const core = createGpuCore({
   gpu: getDawnGpu(),
-  families: KERNEL_FAMILIES,
+  kernels: KERNELS,
   post: (msg, transfer) => messages.push(structuredClone(msg, { transfer })),
 });
 let nextId = 0;
@@ -41,7 +41,7 @@ const errorOf = (msgs: WorkerResponse[]) => {
 };
 
 function configFor(model: OpenedModel, kernel: string, tensor: string, rows: number): RunConfig {
-  const family = catalogOf(kernel)!;
+  const family = CATALOG.get(kernel);
   const info = model.tensors.find((t) => t.name === tensor)!;
   const base: RunConfig = {
     kernel,

@@ -5,7 +5,7 @@
 // no React.
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { catalogOf, FAMILY_CATALOG } from '../kernels/catalog';
+import { CATALOG } from '../kernels/catalog';
 import { tuneProblemKey } from '../kernels/tune/problem';
 import type { TuneRecordEntry, WorkerResponse } from '../workers/protocol';
 import { createController, estimateRun, workOf, type Controller } from './controller';
@@ -223,7 +223,7 @@ class ScriptedWorker implements WorkerClient {
             op: 'mmq_q4k_tile',
             kernel: body.base.kernel,
             deviceId: 'google/swiftshader#plane4',
-            problem: tuneProblemKey(catalogOf(body.base.kernel)!, body.base),
+            problem: tuneProblemKey(CATALOG.get(body.base.kernel), body.base),
             base: body.base,
             winner: 'C0',
             winnerConfig: { ...body.base, params: { ...body.base.params, wm: 1 } },
@@ -279,7 +279,7 @@ describe('controller', () => {
   let tuneStore: TuneRunStore;
 
   beforeAll(async () => {
-    createAppStore(initialState(FAMILY_CATALOG, 'mmq-q4k-tile'));
+    createAppStore(initialState(CATALOG.families, 'mmq-q4k-tile'));
     const c = getApp().config;
     hash = encodePermalink({ config: { ...c, params: { ...c.params, m: 96 } }, tab: 'errors' });
     tuneStore = await openTuneRuns('controller-test');
@@ -446,9 +446,9 @@ describe('controller', () => {
 
 describe('run estimates', () => {
   it("scale the last run of the family by the work of the shape (its 'shape' controls), and add the timing", () => {
-    const state = { catalogs: FAMILY_CATALOG };
+    const state = { catalogs: CATALOG.families };
     const cfg = (m: number) => ({
-      ...initialState(FAMILY_CATALOG, 'mmq-q4k-rt').config,
+      ...initialState(CATALOG.families, 'mmq-q4k-rt').config,
       params: { m, n: 100, k: 512 },
     });
     expect(workOf(state, cfg(50))).toBe(50 * 100 * 512);

@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FAMILY_CATALOG } from '../kernels/catalog';
+import { CATALOG } from '../kernels/catalog';
 
 const APP = join(import.meta.dirname, '.');
 
@@ -54,7 +54,7 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 function familyNames() {
   const words = new Set<string>();
   const keys = new Set<string>();
-  for (const c of FAMILY_CATALOG) {
+  for (const c of CATALOG.families) {
     words.add(c.id);
     words.add(c.reference);
     if (c.tuning) words.add(c.tuning.op);
@@ -99,6 +99,11 @@ describe('src/app is generic over the kernel families', () => {
         .map((k) => `${relative(APP, f)}: ${k}`);
     });
     expect(hits).toEqual([]);
+  });
+
+  it('guesses no tile from knob keys: the tile summary reads the family declaration (catalog.tile)', () => {
+    const guessing = files.filter((f) => /from '(\.\.\/)+kernels\/tile'/.test(code(f)));
+    expect(guessing.map((f) => relative(APP, f))).toEqual([]);
   });
 
   it('the check would catch one (a quoted knob, a params property, a family id)', () => {

@@ -3,7 +3,7 @@
 // Test builds (vite --mode e2e) also install window.__mmq; production builds drop it.
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { FAMILY_CATALOG } from '../kernels/catalog';
+import { CATALOG } from '../kernels/catalog';
 import { App } from './App';
 import { AppContext } from './appContext';
 import { ErrorBoundary } from './components/ErrorBoundary';
@@ -22,7 +22,7 @@ import { installTestHook } from './testHook';
 import { createWorkerClient } from './worker/client';
 import './styles.css';
 
-createAppStore(initialState(FAMILY_CATALOG));
+createAppStore(initialState(CATALOG.families));
 
 // The editor and results share the window: their sizes follow it until the user drags the splitter.
 const fit = () => {

@@ -114,6 +114,24 @@ export interface ChoiceControl extends ControlBase {
 
 export type ControlDecl = IntControl | ChoiceControl;
 
+/** The output block one workgroup computes: rows x cols of the output, over `planes` planes. */
+export interface OutputBlock {
+  rows: number;
+  cols: number;
+  planes: number;
+}
+
+/**
+ * A family whose tile is a knob declares it: generic code (the app's tile summary, the tuner's charts,
+ * `mmq run --tile`) reads this instead of guessing a tile from param keys.
+ */
+export interface TileDecl {
+  /** The int controls that make the tile, in the order `--tile` and tables write them. */
+  keys: readonly string[];
+  /** The block one workgroup computes at these params; undefined where no tile is in play (or a knob is not a whole number). */
+  block(params: FamilyParams): OutputBlock | undefined;
+}
+
 /** The tuning a family offers, as the app lists it. */
 export interface TuningCatalog {
   /** Cache key of its winners (the reference module's op name, e.g. 'mmq_q4k_tile'). */
@@ -156,11 +174,18 @@ export interface FamilyCatalog {
   controls: readonly ControlDecl[];
   defaults: FamilyParams;
   /**
+   * A small shape (params over the defaults) that runs in a second or two on every arm, even on a CPU
+   * adapter: what the app's end-to-end walks and the worker's Dawn tests run of each family.
+   */
+  small: Readonly<Record<string, number>>;
+  /**
    * Why this config cannot run (one message per problem, in the user's terms); caps absent = only what
    * is wrong on any adapter. Resource limits are checked from the generated plan (planLimitProblems).
    */
   validate(config: RunConfig, caps?: AdapterCaps): string[];
   tuning?: TuningCatalog;
+  /** Its tile, where the tile is a knob (TileDecl). */
+  tile?: TileDecl;
   /**
    * The real-tensor weights (and model GEMM shapes) it takes: the format, whether an expert bank
    * ([k, n, experts]), and the param that counts activation rows (`m`, or `tokens` for a routed GEMM).
@@ -181,7 +206,7 @@ export interface FamilyCatalog {
 /**
  * A config's knobs (the visible 'tile' controls) as tables print them: the family's own label, else the
  * values joined, e.g. "2,4,1,1" or "8,1,2,8,fused-prepass"; "-" when it has none.
- * @example knobLabel(catalogOf('coopmat-f16')!, config.params)
+ * @example knobLabel(CATALOG.get('coopmat-f16'), config.params)
  */
 export function knobLabel(
   family: Pick<FamilyCatalog, 'controls' | 'knobLabel'>,

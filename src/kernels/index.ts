@@ -1,19 +1,17 @@
-// The kernel registry: every family the worker, the tuner, the bench and the CLI can build and run, in
-// the reference's order (the same list as the light ./catalog.ts). A family is added here once, from its
-// folder's index.ts.
+// The heavy half of the family registry (./registry.ts): every family the worker, the tuner, the bench
+// and the CLI can build and run, keyed by the same ids and in the same order as the light ./catalog.ts
+// (kernelRegistry refuses a list that disagrees). A family is added here once, from its folder's index.ts.
+import { CATALOG } from './catalog';
 import { coopmatF16Family } from './coopmat';
-import type { KernelFamily } from './family';
 import { helloMmaFamily, helloWmmaFamily } from './hello';
 import { mmqFamilies } from './mmq';
 import { moeFamily } from './moe';
+import { kernelRegistry } from './registry';
 
-export const KERNEL_FAMILIES: readonly KernelFamily[] = [
+export const KERNELS = kernelRegistry(CATALOG, [
   helloWmmaFamily,
   helloMmaFamily,
   ...mmqFamilies,
   moeFamily,
   coopmatF16Family,
-];
-
-/** The family of an id, or undefined. */
-export const familyOf = (id: string): KernelFamily | undefined => KERNEL_FAMILIES.find((f) => f.id === id);
+]);

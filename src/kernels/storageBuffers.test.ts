@@ -7,7 +7,7 @@ import type { KernelFamily, ResolvedConfig } from './family';
 import { planeWidth, type AdapterCaps, type Arm } from './gpu/caps';
 import { planLimitProblems, type KernelPlan } from './gpu/plan';
 import { fakeCaps, H200_F16_CONFIGS, H200_INT8_CONFIGS, SWIFTSHADER_CAPS } from './gpu/testCaps';
-import { KERNEL_FAMILIES } from './index';
+import { KERNELS } from './index';
 import { moeFamily } from './moe';
 
 const WEBGPU_DEFAULT_STORAGE_BUFFERS = 8;
@@ -60,7 +60,7 @@ function maxStorageBindings(plan: KernelPlan): number {
 
 describe(`storage buffers per shader stage <= ${WEBGPU_DEFAULT_STORAGE_BUFFERS} (instrumented)`, () => {
   for (const { name, caps, arms } of ADAPTERS) {
-    for (const f of KERNEL_FAMILIES) {
+    for (const f of KERNELS.families) {
       for (const arm of f.arms.map((a) => a.arm).filter((a) => arms.includes(a))) {
         it(`${f.id} ${arm} on ${name}: validate() passes and the instrumented plan fits`, () => {
           const c = defaultConfig(f, arm, caps);

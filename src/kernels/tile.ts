@@ -1,7 +1,7 @@
 // The register-tile schedule the tiled kernels share (the int8 MMQ tile kernel and the f16 twin): a
 // wm x wn grid of planes, each owning rm x rn 16x16 subtiles, so BM = wm*rm*16 and BN = wn*rn*16.
 // Light: the catalogs use it for controls and steps, the generators for geometry.
-import type { FamilyParams, IntControl } from './family';
+import type { FamilyParams, IntControl, TileDecl } from './family';
 
 export interface TileParams {
   wm: number;
@@ -47,3 +47,18 @@ export const TILE_CONTROLS: readonly IntControl[] = TILE_KEYS.map((key) => ({
   max: 16,
   step: () => 1,
 }));
+
+/**
+ * The register tile as a family declares it (FamilyCatalog.tile): the four knobs, and the block
+ * BM x BN over wm x wn planes they give.
+ * @example REGISTER_TILE.block({ wm: 2, wn: 4, rm: 1, rn: 1 }) // { rows: 32, cols: 64, planes: 8 }
+ */
+export const REGISTER_TILE: TileDecl = {
+  keys: TILE_KEYS,
+  block(params) {
+    const t = tileOf(params);
+    if (![t.wm, t.wn, t.rm, t.rn].every((v) => Number.isInteger(v) && v >= 1)) return undefined;
+    const g = tileGeometry(t);
+    return { rows: g.bm, cols: g.bn, planes: g.nwarp };
+  },
+};

@@ -6,7 +6,7 @@
 // the WebGPU spec's minimum adapter (with a note saying so), and 'oracle' (served here, any time) gets
 // the CPU oracle's output. So the app shows the WGSL and the exact result even without a GPU.
 /// <reference lib="webworker" />
-import { KERNEL_FAMILIES } from '../kernels';
+import { KERNELS } from '../kernels';
 import { ShapeError, type RunConfig } from '../kernels/family';
 import { resolveConfig } from '../kernels/gpu/arms';
 import type { AdapterCaps } from '../kernels/gpu/caps';
@@ -58,12 +58,6 @@ const generates = new Map<number, RunConfig>();
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-function familyOf(config: RunConfig) {
-  const family = KERNEL_FAMILIES.find((f) => f.id === config.kernel);
-  if (!family) throw new ShapeError(`unknown kernel family '${config.kernel}'`);
-  return family;
-}
-
 /** The kernel of `config` generated without a device, for the portable adapter. */
 function portableKernel(config: RunConfig, why: string): GeneratedKernel {
   const caps = PORTABLE_CAPS;
@@ -80,7 +74,7 @@ function portableKernel(config: RunConfig, why: string): GeneratedKernel {
       note,
     };
   try {
-    const family = familyOf(config);
+    const family = KERNELS.get(config.kernel);
     const problems = family.validate(config, caps);
     if (problems.length) return { ...kernelWithProblems(problems, resolved.plane), note };
     return { ...generatedKernel(family.build(resolved, caps), resolved.plane), note };
@@ -113,7 +107,7 @@ function serveOracle(req: Extract<WorkerRequest, { type: 'oracle' }>) {
   try {
     if (req.config.data.source === 'tensor')
       throw new ShapeError('the oracle of a model tensor needs the tensor, which a GPU run reads');
-    const family = familyOf(req.config);
+    const family = KERNELS.get(req.config.kernel);
     const caps = deviceCaps ?? PORTABLE_CAPS;
     const problems = family.validate(req.config, caps);
     if (problems.length) throw new ShapeError(problems.join('; '));
@@ -156,7 +150,7 @@ function testGpu(gpu: GPU | undefined): GPU | undefined {
 
 const core = createGpuCore({
   gpu: import.meta.env.MODE === 'e2e' ? testGpu(navigator.gpu) : navigator.gpu,
-  families: KERNEL_FAMILIES,
+  kernels: KERNELS,
   post,
   tune: (req, ctx) => handleTuneRequest({ ...ctx, isCancelled: () => ctx.isCancelled() }, req, ctx.post),
 });

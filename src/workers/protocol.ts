@@ -11,7 +11,8 @@ import type {
 } from '../kernels/family';
 import type { AdapterCaps, Arm } from '../kernels/gpu/caps';
 import type { OwnershipMap } from '../kernels/gpu/instrument';
-import type { Timing, WgslMessage } from '../kernels/gpu/runner';
+import type { WgslMessage } from '../kernels/gpu/runner';
+import type { Timing } from '../kernels/gpu/timing';
 import type { ModelPreset, TensorListing } from '../kernels/models';
 
 /** How a run or a tuning measurement is timed (the runner's TimingOptions a user can set). */

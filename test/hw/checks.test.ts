@@ -4,7 +4,7 @@
 // kernel takes tails, a tail. The enumeration is generic (a new choice control multiplies the rows), and
 // the summary renders failures and reasons.
 import { describe, expect, it } from 'vitest';
-import { KERNEL_FAMILIES } from '../../src/kernels';
+import { KERNELS } from '../../src/kernels';
 import { checkApplies, type KernelFamily } from '../../src/kernels/family';
 import type { AdapterCaps } from '../../src/kernels/gpu/caps';
 import {
@@ -68,10 +68,10 @@ function takesTails(f: KernelFamily, caps: AdapterCaps): boolean {
 
 describe('hardware tier declarations', () => {
   it('every family declares conformance shapes', () => {
-    expect(KERNEL_FAMILIES.filter((f) => !f.checks?.length).map((f) => f.id)).toEqual([]);
+    expect(KERNELS.families.filter((f) => !f.checks?.length).map((f) => f.id)).toEqual([]);
   });
 
-  for (const f of KERNEL_FAMILIES)
+  for (const f of KERNELS.families)
     for (const [name, caps] of ADAPTERS)
       it(`${f.id}: every check builds on every arm x choice ${name} offers; a grid and a tail where it has them`, () => {
         const built = buildAll(f, caps);

@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { eachFlag } from '../../bench/args';
 import { adapterInfoRecord, dawnFlags, openBenchGpu, orSwiftShader } from '../../bench/dawn';
-import { KERNEL_FAMILIES } from '../../src/kernels';
+import { KERNELS } from '../../src/kernels';
 import { rowLine, runTier, tierTotals, type TierSummary } from './tier';
 
 /** Set by the bundle's build (bench/build-carry.sh, scripts/mutate-hw.sh): the commit it was built from. */
@@ -58,7 +58,7 @@ console.log(`[tier] adapter ${JSON.stringify(adapterRecord)}`);
 console.log(`[tier] features ${caps.features.join(' ')}; dot4I8Packed ${caps.dot4I8Packed}; flags ${flags}`);
 if (adapterOnly) process.exit(0);
 
-const rows = await runTier(device, caps, KERNEL_FAMILIES, {
+const rows = await runTier(device, caps, KERNELS.families, {
   ...(filter ? { filter } : {}),
   onRow: (r) => console.log(rowLine(r)),
 });
@@ -71,7 +71,7 @@ const summary: TierSummary = {
   features: caps.features,
   dawnFlags: flags,
   node: process.version,
-  undeclared: KERNEL_FAMILIES.filter((f) => !f.checks?.length).map((f) => f.id),
+  undeclared: KERNELS.families.filter((f) => !f.checks?.length).map((f) => f.id),
   rows,
   totals: tierTotals(rows),
   wallMs: performance.now() - t0,

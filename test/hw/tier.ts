@@ -220,7 +220,7 @@ export const rowId = (r: Pick<TierRow, 'family' | 'arm' | 'choice'>): string =>
 
 /**
  * Run the tier on a device: every family x arm x choice combination x check.
- * @example const rows = await runTier(device, caps, KERNEL_FAMILIES, { onRow: (r) => console.log(rowId(r), r.status) });
+ * @example const rows = await runTier(device, caps, KERNELS.families, { onRow: (r) => console.log(rowId(r), r.status) });
  */
 export async function runTier(
   device: GPUDevice,

@@ -3,7 +3,6 @@
 // when one cannot run), plane width, data source and data seed, and how a run is timed. Every change is a
 // store action; the controller regenerates and re-runs. Problems are listed once, in the family's words.
 import type { ControlDecl, DataSource, FamilyCatalog } from '../../kernels/family';
-import { TILE_KEYS, tileGeometry, tileOf } from '../../kernels/tile';
 import { PLANE_CHOICES } from '../permalink/codec';
 import {
   act,
@@ -71,17 +70,14 @@ function ControlField({ control }: { control: ControlDecl }) {
   );
 }
 
-/** "BM 32 × BN 64 · 8 planes" for families whose controls are the shared register tile. */
+/** "BM 32 × BN 64 · 8 planes": the block the family's declared tile gives at these params. */
 function TileSummary({ catalog }: { catalog: FamilyCatalog }) {
   const params = useApp((s) => s.config.params);
-  const keys = catalog.controls.map((c) => c.key);
-  if (!TILE_KEYS.every((k) => keys.includes(k))) return null;
-  const t = tileOf(params);
-  if (![t.wm, t.wn, t.rm, t.rn].every((v) => Number.isInteger(v) && v >= 1)) return null;
-  const g = tileGeometry(t);
+  const block = catalog.tile?.block(params);
+  if (!block) return null;
   return (
     <p className="muted small" data-testid="tile-summary">
-      block BM {g.bm} × BN {g.bn} · {g.nwarp} plane{g.nwarp === 1 ? '' : 's'}
+      block BM {block.rows} × BN {block.cols} · {block.planes} plane{block.planes === 1 ? '' : 's'}
     </p>
   );
 }

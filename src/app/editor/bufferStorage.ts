@@ -33,7 +33,7 @@ function parseBuffer(raw: string | null): EditorBuffer | undefined {
 
 /**
  * Read the stored edits of the given kernels; unreadable entries are skipped.
- * @example const buffers = loadBuffers(localStorage, KERNEL_FAMILIES.map((f) => f.id));
+ * @example const buffers = loadBuffers(localStorage, CATALOG.ids);
  */
 export function loadBuffers(
   storage: BufferStorage,

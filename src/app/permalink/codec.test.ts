@@ -2,7 +2,7 @@
 // for every kind of bad link, checked against the families' own declarations.
 import { compressToEncodedURIComponent } from 'lz-string';
 import { describe, expect, it } from 'vitest';
-import { FAMILY_CATALOG } from '../../kernels/catalog';
+import { CATALOG } from '../../kernels/catalog';
 import type { RunConfig } from '../../kernels/family';
 import { decodePermalink, encodePermalink, type PermalinkState } from './codec';
 
@@ -15,7 +15,7 @@ const config: RunConfig = {
 };
 
 const raw = (body: unknown, v = 2) => `#v=${v}&s=${compressToEncodedURIComponent(JSON.stringify(body))}`;
-const decode = (hash: string) => decodePermalink(hash, FAMILY_CATALOG);
+const decode = (hash: string) => decodePermalink(hash, CATALOG.families);
 
 describe('permalink codec', () => {
   it('round-trips the full state, edited WGSL included', () => {
@@ -43,7 +43,7 @@ describe('permalink codec', () => {
         },
       },
       params: {
-        ...FAMILY_CATALOG.find((c) => c.id === 'coopmat-f16')!.defaults,
+        ...CATALOG.get('coopmat-f16').defaults,
         m: 16,
         n: 10,
         k: 512,
@@ -63,9 +63,7 @@ describe('permalink codec', () => {
         c: { kernel: 'coopmat-f16', arm: 'scalar', data: { source: 'reference', seed: 0 }, params: older },
       }),
     );
-    expect(r.ok && r.state.config.params.staging).toBe(
-      FAMILY_CATALOG.find((c) => c.id === 'coopmat-f16')!.defaults.staging,
-    );
+    expect(r.ok && r.state.config.params.staging).toBe(CATALOG.get('coopmat-f16').defaults.staging);
   });
 
   it('reads v=1 links: flat fields, the tile object, the seed data source, plane 0 = the adapter', () => {
@@ -93,7 +91,7 @@ describe('permalink codec', () => {
           arm: 'scalar',
           data: { source: 'reference', seed: 7 },
           params: {
-            ...FAMILY_CATALOG.find((c) => c.id === 'moe-q4k-id')!.defaults,
+            ...CATALOG.get('moe-q4k-id').defaults,
             tokens: 8,
             n: 64,
             k: 256,

@@ -169,7 +169,7 @@ function fromV1(x: unknown, catalogs: readonly FamilyCatalog[]): unknown {
 
 /**
  * Decode a URL hash against the families this build knows. Never throws.
- * @example const r = decodePermalink(location.hash, FAMILY_CATALOG); if (!r.ok) showBanner(r.error);
+ * @example const r = decodePermalink(location.hash, CATALOG.families); if (!r.ok) showBanner(r.error);
  */
 export function decodePermalink(hash: string, catalogs: readonly FamilyCatalog[]): DecodeResult {
   const params = new URLSearchParams(hash.replace(/^#/, ''));

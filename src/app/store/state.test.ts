@@ -2,7 +2,7 @@
 // drafts that block runs, editor buffers and pass tabs, permalinks, runs, the tuner's and the models'
 // slices -- no React, no GPU, no worker.
 import { describe, expect, it, vi } from 'vitest';
-import { FAMILY_CATALOG, catalogOf } from '../../kernels/catalog';
+import { CATALOG } from '../../kernels/catalog';
 import type { FamilyCatalog, RunConfig } from '../../kernels/family';
 import type { TensorListing } from '../../kernels/models/tensors';
 import type { GeneratedKernel, OpenedModel, RunOutcome, TuneReport } from '../../workers/protocol';
@@ -49,7 +49,7 @@ import {
   type HuntState,
 } from './tunerState';
 
-const family = (id: string) => catalogOf(id)!;
+const family = (id: string) => CATALOG.get(id);
 const apply = (s: AppState, patch: Partial<AppState>): AppState => ({ ...s, ...patch });
 const pass = (wgsl: string, label = 'main') => ({
   label,
@@ -68,14 +68,14 @@ const kernel = (wgsl: string, pre: string[] = []): GeneratedKernel => ({
 });
 
 function ready(kernelId = 'mmq-q8-tiled'): AppState {
-  const s = initialState(FAMILY_CATALOG, kernelId);
+  const s = initialState(CATALOG.families, kernelId);
   return apply(s, deviceReady(s, SWIFTSHADER_CAPS, 'google/swiftshader#plane4', 4));
 }
 
 describe('a param that takes the arm away', () => {
   it('moves the arm to the fastest one the new params allow (the MoE f16 route has no dp4a)', () => {
     const caps = SWIFTSHADER_CAPS;
-    let s = apply(initialState(FAMILY_CATALOG), {});
+    let s = apply(initialState(CATALOG.families), {});
     s = apply(s, deviceReady(s, caps, 'dev', 4));
     s = apply(s, selectKernel(s, family('moe-q4k-id')));
     s = apply(s, setArm(s, 'dp4a'));
@@ -91,8 +91,8 @@ describe('a param that takes the arm away', () => {
 
 describe('playground state', () => {
   it('starts on the first family with a shape, on its portable arm until the adapter is known', () => {
-    const s = initialState(FAMILY_CATALOG);
-    expect(s.config.kernel).toBe(FAMILY_CATALOG.find((c) => c.controls.length)!.id);
+    const s = initialState(CATALOG.families);
+    expect(s.config.kernel).toBe(CATALOG.families.find((c) => c.controls.length)!.id);
     expect(s.config.arm).toBe('scalar');
     expect(s.config.plane).toBeUndefined();
     expect(s.config.data).toEqual({ source: 'reference', seed: 0 });
@@ -165,7 +165,7 @@ describe('playground state', () => {
   });
 
   it('without WebGPU a run is blocked with one reason, the config still validated', () => {
-    let s = initialState(FAMILY_CATALOG, 'mmq-q4k-rt');
+    let s = initialState(CATALOG.families, 'mmq-q4k-rt');
     s = apply(s, { device: { status: 'unavailable', losses: 0, message: 'navigator.gpu is missing' } });
     expect(runBlockers(s)).toEqual(['WebGPU is not available here (the banner says what is missing)']);
     s = apply(s, setParam(s, 'k', 300));

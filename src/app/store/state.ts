@@ -17,6 +17,7 @@ import { defaultArm } from '../../kernels/gpu/arms';
 import type { AdapterCaps, Arm } from '../../kernels/gpu/caps';
 import type { WgslMessage } from '../../kernels/gpu/runner';
 import { tensorConfig, weightShape } from '../../kernels/models/tensors';
+import { UnknownFamilyError } from '../../kernels/registry';
 import type { GeneratedKernel, OpenedModel, RunOutcome } from '../../workers/protocol';
 import type { PermalinkState, ViewTab } from '../permalink/codec';
 import { draftProblems, dropDrafts, type Draft } from './drafts';
@@ -300,7 +301,13 @@ export function configProblems(state: Pick<AppState, 'catalogs' | 'config' | 'de
     return validated.problems;
   const catalog = catalogIn(state, config.kernel);
   let problems: string[];
-  if (!catalog) problems = [`unknown kernel family '${config.kernel}'`];
+  if (!catalog)
+    problems = [
+      new UnknownFamilyError(
+        config.kernel,
+        state.catalogs.map((c) => c.id),
+      ).message,
+    ];
   else {
     problems = catalog.validate(config, caps);
     const t = openTensor(models, config.data.tensor);

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { getDawnGpu } from '../../../test/gpu';
 import { SMALL } from '../../../test/smallShapes';
-import { KERNEL_FAMILIES } from '../../kernels';
-import { FAMILY_CATALOG } from '../../kernels/catalog';
+import { KERNELS } from '../../kernels';
+import { CATALOG } from '../../kernels/catalog';
 import type { AdapterCaps } from '../../kernels/gpu/caps';
 import { createGpuCore } from '../../workers/core';
 import { withoutFeatures } from '../../workers/runtime/hideFeatures';
@@ -22,7 +22,7 @@ function corePort(gpu: GPU): WorkerPort {
   const listeners: ((ev: MessageEvent<WorkerResponse>) => void)[] = [];
   const core = createGpuCore({
     gpu,
-    families: KERNEL_FAMILIES,
+    kernels: KERNELS,
     post: (msg) =>
       queueMicrotask(() => listeners.forEach((l) => l({ data: msg } as MessageEvent<WorkerResponse>))),
     tune: (req, ctx) => handleTuneRequest({ ...ctx, isCancelled: () => ctx.isCancelled() }, req, ctx.post),
@@ -48,10 +48,10 @@ describe('the worker stack on an adapter without subgroups, timestamps and f16 (
     for (const f of HIDDEN) expect(caps.features).not.toContain(f);
   });
 
-  it.each(FAMILY_CATALOG.map((c) => c.id))(
+  it.each(CATALOG.families.map((c) => c.id))(
     '%s: the scalar arm runs, timed by the wall clock, and matches',
     async (id) => {
-      const catalog = FAMILY_CATALOG.find((c) => c.id === id)!;
+      const catalog = CATALOG.get(id);
       const config = defaultConfig(catalog, caps);
       expect(config.arm).not.toBe('subgroup-matrix');
       const matrix = catalog.arms.find((a) => a.arm === 'subgroup-matrix');

@@ -2,18 +2,9 @@
 // bench runs beside the product's (ratio (a): the quantized kernels against plain f32). Not in the
 // registries: the app does not offer it.
 import { SCALAR_ARM } from '../gpu/arms';
-import { planLimitProblems } from '../gpu/plan';
 import { shapeControl } from '../controls';
-import {
-  assertNoProblems,
-  choiceParam,
-  controlProblems,
-  intParam,
-  type BuiltProblem,
-  type ControlDecl,
-  type KernelFamily,
-} from '../family';
-import { DatasetMemo } from '../memo';
+import { defineFamily, familyRoute } from '../define';
+import { choiceParam, controlProblems, intParam, type ControlDecl, type FamilyCatalog } from '../family';
 import { fastActivation } from '../quant/synthetic';
 import { gemmF32AnalyticOwnership, gemmF32Plan, GEMM_OWNER_BUFFER } from './gemm.plan';
 import { gemmF32RefAt } from './gemm.oracle';
@@ -62,10 +53,7 @@ const controls: ControlDecl[] = [
   },
 ];
 
-const memo = new DatasetMemo<{ x: Float32Array; w: Float32Array }>();
-
-/** The f32 tiled GEMM out = x @ w^T on random f32 operands, gated scale-relatively against f64. */
-export const gemmF32BaselineFamily: KernelFamily = {
+const catalog: FamilyCatalog = {
   id: 'gemm-f32',
   title: 'f32 tiled GEMM (baseline)',
   summary:
@@ -75,38 +63,64 @@ export const gemmF32BaselineFamily: KernelFamily = {
   arms: [{ ...SCALAR_ARM, label: 'f32' }],
   controls,
   defaults: { m: 64, n: 64, k: 128, tile: '32x32x16/4x4' },
+  small: { m: 32, n: 32, k: 64 },
   validate: (config) => controlProblems(controls, config.params),
-  build(config, caps): BuiltProblem {
-    assertNoProblems(controlProblems(controls, config.params));
-    const [m, n, k] = ['m', 'n', 'k'].map((key) => intParam(config.params, key)) as [number, number, number];
-    const tile = gemmF32TileOf(choiceParam(config.params, 'tile', GEMM_F32_TILES));
-    const data = () =>
-      memo.get(JSON.stringify([m, n, k, config.data.seed]), () => ({
-        x: fastActivation(m, k, 2 * config.data.seed + 11),
-        w: fastActivation(n, k, 2 * config.data.seed + 12),
-      }));
-    const plan = gemmF32Plan(data, m, n, k, tile, caps);
-    assertNoProblems(planLimitProblems(plan, caps.limits));
-    return {
-      config,
-      plan,
-      instrumentedPlan: () => gemmF32Plan(data, m, n, k, tile, caps, { instrument: true }),
-      ownerBuffer: GEMM_OWNER_BUFFER,
-      facts: {
-        rows: m,
-        cols: n,
-        oracle: (rows) => {
-          const list = rows ?? Array.from({ length: m }, (_, i) => i);
-          const idx = list.flatMap((r) => Array.from({ length: n }, (_, j) => r * n + j));
-          return gemmF32RefAt(data().x, data().w, n, k, idx);
-        },
-        // f64 sums against the GPU's f32 order: scale-relative.
-        gate: { kind: 'rel-to-max', tol: 1e-4 },
-        phases: ['scalar-epilogue'],
-        analyticOwnership: () => gemmF32AnalyticOwnership(tile, m, n),
-        ops: 2 * m * n * k,
-        weightBytes: n * k * 4,
-      },
-    };
-  },
 };
+
+/** A baseline config's shape and tile. */
+interface GemmSpec {
+  m: number;
+  n: number;
+  k: number;
+  tile: GemmF32Tile;
+}
+
+/** The f32 tiled GEMM out = x @ w^T on random f32 operands, gated scale-relatively against f64. */
+export const gemmF32BaselineFamily = defineFamily({
+  catalog,
+  route: familyRoute(catalog.id, {
+    spec(config): GemmSpec {
+      const [m, n, k] = ['m', 'n', 'k'].map((key) => intParam(config.params, key)) as [
+        number,
+        number,
+        number,
+      ];
+      return { m, n, k, tile: gemmF32TileOf(choiceParam(config.params, 'tile', GEMM_F32_TILES)) };
+    },
+    dataKey: ({ m, n, k }) => [m, n, k],
+    data: ({ m, n, k }, config) => ({
+      x: fastActivation(m, k, 2 * config.data.seed + 11),
+      w: fastActivation(n, k, 2 * config.data.seed + 12),
+    }),
+    plan: ({ m, n, k, tile }, data, { instrument, caps }) =>
+      gemmF32Plan(data, m, n, k, tile, caps, { instrument }),
+    ownerBuffer: GEMM_OWNER_BUFFER,
+    oracle: (s, d) =>
+      rowsOracle(
+        s,
+        d,
+        Array.from({ length: s.m }, (_, i) => i),
+      ),
+    oracleRows: rowsOracle,
+    phases: () => ['scalar-epilogue'],
+    ownership: ({ m, n, tile }) => gemmF32AnalyticOwnership(tile, m, n),
+    facts: ({ m, n, k }) => ({
+      rows: m,
+      cols: n,
+      // f64 sums against the GPU's f32 order: scale-relative.
+      gate: { kind: 'rel-to-max', tol: 1e-4 },
+      ops: 2 * m * n * k,
+      weightBytes: n * k * 4,
+    }),
+  }),
+});
+
+/** The baseline's oracle of some output rows (f64 sums rounded to f32). */
+function rowsOracle(
+  { n, k }: GemmSpec,
+  d: { x: Float32Array; w: Float32Array },
+  rows: readonly number[],
+): Float32Array {
+  const idx = rows.flatMap((r) => Array.from({ length: n }, (_, j) => r * n + j));
+  return gemmF32RefAt(d.x, d.w, n, k, idx);
+}

@@ -11,7 +11,7 @@ import {
   type FamilyCatalog,
   type RunConfig,
 } from '../family';
-import { TILE_CONTROLS, tileOf, tileString } from '../tile';
+import { REGISTER_TILE, TILE_CONTROLS, tileOf, tileString } from '../tile';
 
 export type CoopmatArm = 'scalar' | 'subgroup-matrix';
 
@@ -132,6 +132,7 @@ export const coopmatCatalog: FamilyCatalog = {
   controls,
   takes: { format: 'Q4_K', bank: false, rows: 'm' },
   defaults: { m: 64, n: 64, k: 256, wm: 2, wn: 2, rm: 1, rn: 1, staging: 'prepass', ksplit: 1 },
+  small: { m: 32, n: 32, k: 256 },
   checks: [
     { label: 'tile (1,1,1,1): a 3 x 5 grid', params: { m: 48, n: 80, k: 256, wm: 1, wn: 1, rm: 1, rn: 1 } },
     {
@@ -183,6 +184,7 @@ export const coopmatCatalog: FamilyCatalog = {
       ...dataProblems(config.data, coopmatCatalog),
     ];
   },
+  tile: REGISTER_TILE,
   tuning: { op: 'mmq_q4k_coopmat', label: 'f16 coopmat twin: tile, staging, split-K (mmq_q4k_coopmat)' },
   knobLabel: (p) =>
     `${tileString(tileOf(p))},${String(p.staging)}${typeof p.ksplit === 'number' && p.ksplit > 1 ? `,ksplit${p.ksplit}` : ''}`,

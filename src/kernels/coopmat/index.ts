@@ -1,22 +1,20 @@
 // The f16-dequant coopmat Q4_K GEMM family ('coopmat-f16'), twin of the reference's
 // mmq_q4k_coopmat_tile. Public entry of src/kernels/coopmat.
 import { judge, type Gate, type Verdict } from '../compare';
+import { defineFamily, familyRoute, type DefinedFamily } from '../define';
 import {
-  assertNoProblems,
   choiceParam,
   intParam,
-  tensorProblems,
-  type WeightOperand,
+  ShapeError,
   type BuiltProblem,
-  type KernelFamily,
   type OwnershipPhase,
   type ResolvedConfig,
   type RunConfig,
   type TuningSearch,
+  type WeightOperand,
 } from '../family';
+import { fastArms } from '../gpu/arms';
 import type { AdapterCaps } from '../gpu/caps';
-import { planLimitProblems } from '../gpu/plan';
-import { DatasetMemo } from '../memo';
 import { gemmF32 } from '../oracle';
 import { tileFromSpace, tileSpace, tileValues } from '../tune/tileSpace';
 import { modelActivation } from '../quant/gen';
@@ -112,6 +110,22 @@ export function judgeEmulation(
   return fused.relToMax < separate.relToMax ? fused : separate;
 }
 
+/** The built problem plus what the f16 tests and the hardware tier need: the spec and the data. */
+export interface CoopmatBuilt extends BuiltProblem {
+  spec: CoopmatSpec;
+  data: () => CoopmatData;
+}
+
+/**
+ * The Q4_K words of a weight operand: the f16 twin decodes Q4_K only (tensorProblems refuses another
+ * format before any build).
+ */
+export function q4kWeight(weight: WeightOperand): CoopmatData['w'] {
+  if (weight.type !== 'Q4_K')
+    throw new ShapeError(`${weight.name} is ${weight.type}; the f16 twin takes Q4_K`);
+  return weight.weight;
+}
+
 /**
  * The phase that stores a kernel's output: the scalar arm's registers, or the matrix arm's spill and
  * copy; the stream GEMM stores both arms from its part-sum loop.
@@ -119,73 +133,45 @@ export function judgeEmulation(
 export const coopmatPhase = (spec: Pick<CoopmatSpec, 'arm' | 'staging'>): OwnershipPhase =>
   spec.arm === 'scalar' && !stagingOf(spec).stream ? 'register-accumulator' : 'scalar-epilogue';
 
-const memo = new DatasetMemo<CoopmatData>();
-
-/** The built problem plus what the f16 tests and the hardware tier need: the spec and the data. */
-export interface CoopmatBuilt extends BuiltProblem {
-  spec: CoopmatSpec;
-  data: () => CoopmatData;
-}
-
-function build(config: ResolvedConfig, caps: AdapterCaps, weight?: WeightOperand): CoopmatBuilt {
-  assertNoProblems([
-    ...coopmatCatalog.validate(config, caps),
-    ...tensorProblems(coopmatCatalog, config, weight),
-  ]);
-  const spec = coopmatSpecOf(config, caps);
-  const { m, n, k } = spec;
-  const tensor = config.data.tensor;
-  // A real tensor: it is the weight (tensorProblems checked it is Q4_K [n, k]); the activation is generated.
-  const data = () =>
-    memo.get(JSON.stringify([m, n, k, config.data]), () =>
-      weight?.type === 'Q4_K' && tensor
-        ? { x: modelActivation(m, k, tensor.activation, config.data.seed), w: weight.weight }
-        : coopmatData(m, n, k, config.data.source, config.data.seed),
-    );
-  const plan = coopmatPlan(spec, data);
-  assertNoProblems(planLimitProblems(plan, caps.limits));
-  const phase = coopmatPhase(spec);
-  const g = stagingOf(spec).stream ? streamGeometry(spec) : coopmatGeometry(spec);
-  let oracle: Float32Array | undefined;
-  return {
-    config,
-    spec,
-    data,
-    plan,
-    instrumentedPlan: () => coopmatPlan(spec, data, { instrument: true }),
-    ownerBuffer: COOPMAT_OWNER_BUFFER,
-    facts: {
+const route = familyRoute('coopmat-f16', {
+  spec: coopmatSpecOf,
+  dataKey: (spec: CoopmatSpec) => [spec.m, spec.n, spec.k],
+  data: (spec, config) => coopmatData(spec.m, spec.n, spec.k, config.data.source, config.data.seed),
+  // A real tensor is the weight (tensorProblems checked it is Q4_K [n, k]); the activation is generated.
+  tensorData: (spec, weight, tensor, seed): CoopmatData => ({
+    x: modelActivation(spec.m, spec.k, tensor.activation, seed),
+    w: q4kWeight(weight),
+  }),
+  plan: (spec, data, { instrument }) => coopmatPlan(spec, data, { instrument }),
+  ownerBuffer: COOPMAT_OWNER_BUFFER,
+  // The exact f16 emulation of what the kernel computes: both operands rounded to f16, each 32-block
+  // summed in f32 in K order.
+  oracle: (spec, d) => mmqQ4kF16RoundedRef(d.x, d.w, spec.m, spec.n, spec.k, 'separate', spec.ksplit),
+  oracleRows(spec, d, rows) {
+    const { n, k } = spec;
+    const picked = new Float32Array(rows.length * k);
+    rows.forEach((r, i) => picked.set(d.x.subarray(r * k, (r + 1) * k), i * k));
+    return mmqQ4kF16RoundedRef(picked, d.w, rows.length, n, k, 'separate', spec.ksplit);
+  },
+  phases: (spec) => [coopmatPhase(spec)],
+  ownership: (spec) => coopmatAnalyticOwnership(spec),
+  facts(spec, data) {
+    const { m, n, k } = spec;
+    const g = stagingOf(spec).stream ? streamGeometry(spec) : coopmatGeometry(spec);
+    return {
       rows: m,
       cols: n,
-      // The exact f16 emulation of what the kernel computes: both operands rounded to f16, each
-      // 32-block summed in f32 in K order.
-      oracle: (rows) => {
-        if (rows) {
-          const x = data().x;
-          const picked = new Float32Array(rows.length * k);
-          rows.forEach((r, i) => picked.set(x.subarray(r * k, (r + 1) * k), i * k));
-          return mmqQ4kF16RoundedRef(picked, data().w, rows.length, n, k, 'separate', spec.ksplit);
-        }
-        return (oracle ??= mmqQ4kF16RoundedRef(data().x, data().w, m, n, k, 'separate', spec.ksplit));
-      },
       // The f32 GEMM on the unquantized activation and the dequantized weight: what the f16 rounding costs.
       fullPrecision: () => gemmF32(data().x, dequantizeQ4K(data().w, n, k), m, n, k),
       fullPrecisionGate: COOPMAT_REFERENCE_GATE,
       gate: coopmatGate(spec.arm),
-      phases: [phase],
-      analyticOwnership(p: OwnershipPhase) {
-        if (p !== phase)
-          throw new RangeError(
-            `coopmat-f16 (${spec.arm} arm) stores its output in the '${phase}' phase, not '${p}'`,
-          );
-        return coopmatAnalyticOwnership(spec);
-      },
       ops: 2 * m * n * k,
       weightBytes: (n * k * 144) / 256,
       outputTile: { rows: g.bm, cols: g.bn },
-    },
-  };
-}
+    };
+  },
+  expose: (spec, data) => ({ spec, data }),
+});
 
 /**
  * Tile and staging pairs that were the fastest coopmat plan at some prefill shape on the H200
@@ -220,8 +206,7 @@ const INCUMBENT_TILE: TileParams = { wm: 2, wn: 4, rm: 1, rn: 1 };
 /** The coopmat search: (WM, WN, RM, RN) x staging x the arms this adapter has. */
 function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
   {
-    const arms = coopmatCatalog.arms.filter((a) => !a.unavailable(caps, base.params)).map((a) => a.arm);
-    const fast = arms.length > 1 ? arms.filter((a) => a !== 'scalar') : arms;
+    const fast = fastArms(coopmatCatalog, caps, base.params);
     const k = intParam(base.params, 'k');
     const space = tileSpace([1, 2, 4, 8])
       .param(
@@ -284,4 +269,8 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
 }
 
 /** The family: f16-dequant coopmat Q4_K GEMM with a comptime (wm, wn, rm, rn) tile and a staging. */
-export const coopmatF16Family = { ...coopmatCatalog, build, search } satisfies KernelFamily;
+export const coopmatF16Family: DefinedFamily<CoopmatBuilt> = defineFamily({
+  catalog: coopmatCatalog,
+  route,
+  search,
+});

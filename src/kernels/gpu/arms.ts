@@ -131,3 +131,17 @@ export function defaultArm(
   const ok = family.arms.filter((a) => caps && !a.unavailable(caps, params));
   return (ok.at(-1) ?? family.arms[0])?.arm ?? 'scalar';
 }
+
+/**
+ * The arms a search tries here: those this adapter runs at these params, the scalar arm only where
+ * nothing faster runs (it is the portable reference, never the fastest where another runs).
+ * @example fastArms(catalog, caps, base.params) // ['dp4a'] on SwiftShader, ['dp4a', 'subgroup-matrix'] on the H200
+ */
+export function fastArms(
+  family: Pick<FamilyCatalog, 'arms'>,
+  caps: AdapterCaps,
+  params: FamilyParams,
+): Arm[] {
+  const runnable = family.arms.filter((a) => !a.unavailable(caps, params)).map((a) => a.arm);
+  return runnable.length > 1 ? runnable.filter((a) => a !== 'scalar') : runnable;
+}

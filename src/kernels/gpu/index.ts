@@ -2,4 +2,5 @@ export * from './caps';
 export * from './arms';
 export * from './plan';
 export * from './runner';
+export * from './timing';
 export * from './instrument';

@@ -1,12 +1,10 @@
 // The one runner: every plan the app, the tuner, the bench and the CLI execute goes through here, and
 // this is the only module that creates compute pipelines. A plan is PREPARED once (buffers uploaded,
 // cold weight banks copied, pipelines compiled, bind groups made), then run, read back and timed as often
-// as needed, and destroyed. Timing has one method everywhere (docs/decisions/0006-timing-method.md):
-// back-to-back runs between two GPU timestamps (wall clock where the device has none), the batch length
-// calibrated to a target duration, several batches, the fastest counting.
-import { CancelledError, checkCancelled } from '../cancel';
-import { isSoftwareAdapter, type AdapterCaps } from './caps';
+// as needed, and destroyed. Timing has one method everywhere, in ./timing.ts.
+import { CancelledError } from '../cancel';
 import { bufferBytes, bufferData, type BufferSpec, type KernelPlan, type PassSpec } from './plan';
+import { timeWork, type Timing, type TimingOptions } from './timing';
 
 export interface WgslMessage {
   type: 'error' | 'warning' | 'info';
@@ -249,117 +247,6 @@ export async function readBuffer(device: GPUDevice, src: GPUBuffer, bytes = src.
   }
 }
 
-// ---------------------------------------------------------------------------------------------- timing
-
-/** How a timing is taken (the same defaults serve the app, the tuner and the bench). */
-export interface TimingOptions {
-  /** GPU time per timed batch, ms: the batch's run count is calibrated to it (>= 1 run). */
-  targetMs: number;
-  /** Timed batches; as many again (at most) while their slowest exceeds their fastest by BATCH_SPREAD_LIMIT. */
-  batches: number;
-  /** Most runs in one batch. */
-  maxRuns?: number;
-  /** Untimed work (ms) before the first batch, for GPUs that idle their clocks (0: none; clockWarmMs). */
-  warmMs?: number;
-  /** 'plan': every pass in order (what the op costs); a pass index: that pass alone. */
-  passes?: 'plan' | number;
-  /** One run's ms if already known (e.g. the correctness run's wall time): sizes the batch without a probe. */
-  estimateMs?: number;
-  /** Checked between batches (and warm-up batches): throws CancelledError. */
-  cancelled?: () => boolean;
-  /** After each timed batch: batches done and planned so far. */
-  onBatch?: (done: number, planned: number) => void;
-}
-
-/** One timing. */
-export interface Timing {
-  /** The fastest batch's ms per run. */
-  ms: number;
-  /** Every batch's ms per run, in order. */
-  samples: number[];
-  /** Runs per batch. */
-  runs: number;
-  method: 'timestamp' | 'wall';
-  /**
-   * The timer's step, ns: for timestamps the largest step every raw value was a multiple of (Chrome
-   * quantizes to 100 us unless developer flags are on, Dawn in Node to 65,536 ns unless its
-   * timestamp_quantization toggle is off); for the wall clock the step performance.now() showed.
-   */
-  resolutionNs: number;
-  /** The fastest batch lasted under 10 timer steps: the figure is no finer than the step. */
-  coarse: boolean;
-}
-
-/** The defaults of every timing (app, tuner, bench): about 25 ms of work a batch, six batches. */
-export const TIMING_DEFAULTS = { targetMs: 25, batches: 6 } as const;
-
-/**
- * Batches whose slowest takes more than this times the fastest disagree, and as many batches again are
- * timed (see docs/decisions/0006-timing-method.md); a steady config's batches agree within 1%.
- */
-export const BATCH_SPREAD_LIMIT = 1.1;
-
-/** True when the batches' slowest is within BATCH_SPREAD_LIMIT of their fastest. */
-export const batchesAgree = (samples: readonly number[]): boolean =>
-  Math.max(...samples) <= BATCH_SPREAD_LIMIT * Math.min(...samples);
-
-/**
- * Time `batches` batches with `batch()` (ms per run each), and as many again while they disagree
- * (batchesAgree); cancellation is checked before each batch. Every timing of the runner takes its
- * batches this way, and the bench's ONNX Runtime rows too.
- * @example const samples = await timedBatches(6, () => timeOneBatch()); Math.min(...samples)
- */
-export async function timedBatches(
-  batches: number,
-  batch: () => Promise<number>,
-  cancelled?: () => boolean,
-  onBatch?: (done: number, planned: number) => void,
-): Promise<number[]> {
-  const samples: number[] = [];
-  const planned = () => (samples.length < batches || batchesAgree(samples) ? batches : 2 * batches);
-  while (samples.length < planned()) {
-    checkCancelled(cancelled);
-    samples.push(await batch());
-    onBatch?.(samples.length, planned());
-  }
-  return samples;
-}
-
-/**
- * The least untimed GPU work (ms) before a timing on a hardware adapter: GPUs drop their clocks between
- * short bursts of work (docs/decisions/0006-timing-method.md). CPU adapters need none.
- */
-export const CLOCK_WARM_MS = 150;
-
-/** The clock warm-up a timing takes on an adapter: CLOCK_WARM_MS, or 0 on a CPU adapter. */
-export const clockWarmMs = (caps: AdapterCaps): number => (isSoftwareAdapter(caps) ? 0 : CLOCK_WARM_MS);
-
-/** When each device last finished timed work, to tell a short gap from a long idle. */
-const lastBusy = new WeakMap<GPUDevice, number>();
-/** Untimed work per warm-up batch. */
-const WARM_BATCH_MS = 25;
-/** Idle longer than this and a GPU may be at its idle clocks: warm four times as long. */
-const IDLE_GAP_MS = 500;
-
-function gcd(a: bigint, b: bigint): bigint {
-  while (b) [a, b] = [b, a % b];
-  return a;
-}
-
-/** The largest power-of-ten-or-two-ish step all raw timestamps share (1 ns when they share none). */
-function timestampStep(values: readonly bigint[]): number {
-  const g = values.reduce((acc, v) => gcd(acc, v), 0n);
-  return g > 0n ? Number(g) : 1;
-}
-
-/** performance.now()'s step on this host, ns (browsers coarsen it; Node gives microseconds or better). */
-function wallStepNs(): number {
-  const a = performance.now();
-  let b = a;
-  for (let i = 0; i < 1e5 && b === a; i++) b = performance.now();
-  return Math.max(1, Math.round((b - a) * 1e6));
-}
-
 // ---------------------------------------------------------------------------------------- prepared plan
 
 export interface PrepareOptions {
@@ -497,34 +384,6 @@ function makePrepared(
       }
     cp.end();
   };
-  const untimed = async (which: readonly Step[], runs: number) => {
-    const enc = device.createCommandEncoder();
-    encodeRuns(enc, which, runs);
-    device.queue.submit([enc.finish()]);
-    await device.queue.onSubmittedWorkDone();
-  };
-  const wallRun = async (which: readonly Step[], runs: number) => {
-    const t0 = performance.now();
-    await untimed(which, runs);
-    return (performance.now() - t0) / runs;
-  };
-  /** Untimed batches until the clocks look settled: >= warmMs (4x after an idle gap), then until two
-   * batches in a row ran no more than 2% faster per run than the one before, at most 10 x warmMs. */
-  const warm = async (which: readonly Step[], perRun: number, warmMs: number, cancelled?: () => boolean) => {
-    const t0 = performance.now();
-    const idle = t0 - (lastBusy.get(device) ?? -Infinity) > IDLE_GAP_MS;
-    const least = idle ? 4 * warmMs : warmMs;
-    let settled = 0;
-    for (;;) {
-      checkCancelled(cancelled);
-      const spent = performance.now() - t0;
-      if (spent >= 10 * warmMs || (spent >= least && settled >= 2)) return;
-      const runs = Math.max(1, Math.min(4096, Math.ceil(WARM_BATCH_MS / Math.max(perRun, 1e-3))));
-      const now = await wallRun(which, runs);
-      settled = now >= perRun * 0.98 ? settled + 1 : 0;
-      perRun = now;
-    }
-  };
   return {
     plan,
     banks,
@@ -560,59 +419,15 @@ function makePrepared(
       live();
       const which = o.passes === undefined || o.passes === 'plan' ? steps : [steps[o.passes]!];
       if (!which.length || !which[0]) throw new RangeError(`no pass ${String(o.passes)} to time`);
-      // One run per bank first (pipelines warm, every bank touched); its wall time is the estimate.
-      const first = Math.max(1, Math.min(banks, 16));
-      const probe = await wallRun(which, first);
-      const estimate = o.estimateMs ?? probe;
-      if (o.warmMs && o.warmMs > 0) await warm(which, estimate, o.warmMs, o.cancelled);
-      const runs = Math.max(
-        1,
-        Math.min(o.maxRuns ?? 100_000, Math.round(o.targetMs / Math.max(estimate, 1e-4))),
+      return timeWork(
+        {
+          device,
+          probeRuns: Math.max(1, Math.min(banks, 16)),
+          encode: (enc, runs, ts) => encodeRuns(enc, which, runs, ts),
+          read: (buffer, bytes) => readBuffer(device, buffer, bytes),
+        },
+        o,
       );
-      const timestamps = device.features.has('timestamp-query');
-      const raw: bigint[] = [];
-      const samples: number[] = [];
-      const batch = async (): Promise<number> => {
-        if (!timestamps) return wallRun(which, runs);
-        const qs = device.createQuerySet({ type: 'timestamp', count: 2 });
-        const resolve = device.createBuffer({
-          size: 16,
-          usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
-        });
-        try {
-          const enc = device.createCommandEncoder();
-          encodeRuns(enc, which, runs, {
-            querySet: qs,
-            beginningOfPassWriteIndex: 0,
-            endOfPassWriteIndex: 1,
-          });
-          enc.resolveQuerySet(qs, 0, 2, resolve, 0);
-          device.queue.submit([enc.finish()]);
-          const t = new BigUint64Array(await readBuffer(device, resolve, 16));
-          raw.push(t[0]!, t[1]!);
-          return Number(t[1]! - t[0]!) / 1e6 / runs;
-        } finally {
-          qs.destroy();
-          resolve.destroy();
-        }
-      };
-      samples.push(...(await timedBatches(o.batches, batch, o.cancelled, o.onBatch)));
-      lastBusy.set(device, performance.now());
-      const ms = Math.min(...samples);
-      // A quantized timer can read a whole batch as 0: then the wall clock is the only honest figure.
-      if (timestamps && ms <= 0) {
-        const wall = await wallRun(which, runs);
-        return { ms: wall, samples: [wall], runs, method: 'wall', resolutionNs: wallStepNs(), coarse: true };
-      }
-      const resolutionNs = timestamps ? timestampStep(raw) : wallStepNs();
-      return {
-        ms,
-        samples,
-        runs,
-        method: timestamps ? 'timestamp' : 'wall',
-        resolutionNs,
-        coarse: ms * runs * 1e6 < 10 * resolutionNs,
-      };
     },
     destroy() {
       if (destroyed) return;

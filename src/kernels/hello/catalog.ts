@@ -43,6 +43,7 @@ function helloCatalog(
     arms,
     controls: [],
     defaults: {},
+    small: {},
     checks: [{ label: `the ${m}x${n} tile`, params: {} }],
     validate(config: RunConfig, caps?: AdapterCaps) {
       const out = armPlaneProblems(catalog, config, caps);

@@ -1,15 +1,8 @@
 // The hello kernel families: the smallest kernels that prove an int8 matrix-core op (or its scalar /
 // dot4I8Packed twin) runs and is exact. Public entry of src/kernels/hello.
-import {
-  assertNoProblems,
-  type BuiltProblem,
-  type KernelFamily,
-  type OwnershipPhase,
-  type ResolvedConfig,
-} from '../family';
+import { defineFamily, familyRoute } from '../define';
+import type { ResolvedConfig } from '../family';
 import type { AdapterCaps } from '../gpu/caps';
-import { planLimitProblems } from '../gpu/plan';
-import { selectRows } from '../oracle';
 import {
   HELLO_SHAPES,
   helloMatrixShape,
@@ -36,42 +29,28 @@ export function helloParams(config: ResolvedConfig, caps: AdapterCaps): HelloWgs
   return p;
 }
 
-function helloFamily(kernel: HelloKernelId, catalog: typeof helloWmmaCatalog): KernelFamily {
-  return {
-    ...catalog,
-    build(config, caps): BuiltProblem {
-      assertNoProblems(catalog.validate(config, caps));
-      const { m, n, k } = HELLO_SHAPES[kernel];
-      const params = helloParams(config, caps);
-      const data = helloData(kernel, config.data.source, config.data.seed);
-      const plan = helloPlan(params, data);
-      assertNoProblems(planLimitProblems(plan, caps.limits));
-      let oracle: Int32Array | undefined;
-      return {
-        config,
-        plan,
-        instrumentedPlan: () => helloPlan(params, data, { instrument: true }),
-        ownerBuffer: HELLO_OWNER_BUFFER,
-        facts: {
-          rows: m,
-          cols: n,
-          oracle: (rows) => {
-            oracle ??= helloRef(kernel, data.a, data.b);
-            return selectRows(oracle, rows, n);
-          },
-          gate: { kind: 'bit-exact' },
-          phases: ['scalar-epilogue'],
-          analyticOwnership(phase: OwnershipPhase) {
-            if (phase !== 'scalar-epilogue')
-              throw new RangeError(`${kernel} stores its output only in the scalar epilogue, not '${phase}'`);
-            return helloAnalyticOwnership(kernel, config.plane);
-          },
-          ops: 2 * m * n * k,
-          weightBytes: n * k,
-        },
-      };
-    },
-  };
+function helloFamily(kernel: HelloKernelId, catalog: typeof helloWmmaCatalog) {
+  const { m, n, k } = HELLO_SHAPES[kernel];
+  return defineFamily({
+    catalog,
+    route: familyRoute(kernel, {
+      spec: helloParams,
+      dataKey: (p) => p.kernel,
+      data: (p, config) => helloData(p.kernel, config.data.source, config.data.seed),
+      plan: (p, data, { instrument }) => helloPlan(p, data(), { instrument }),
+      ownerBuffer: HELLO_OWNER_BUFFER,
+      oracle: (p, data) => helloRef(p.kernel, data.a, data.b),
+      phases: () => ['scalar-epilogue'],
+      ownership: (p) => helloAnalyticOwnership(p.kernel, p.plane),
+      facts: () => ({
+        rows: m,
+        cols: n,
+        gate: { kind: 'bit-exact' },
+        ops: 2 * m * n * k,
+        weightBytes: n * k,
+      }),
+    }),
+  });
 }
 
 export const helloWmmaFamily = helloFamily('hello-wmma', helloWmmaCatalog);

@@ -12,7 +12,7 @@ import {
   type FamilyCatalog,
   type RunConfig,
 } from '../family';
-import { TILE_CONTROLS, tileGeometry, tileOf, type TileParams } from '../tile';
+import { REGISTER_TILE, TILE_CONTROLS, tileGeometry, tileOf, type TileParams } from '../tile';
 
 export type MmqKernelId =
   'mmq-q8-naive' | 'mmq-q8-tiled' | 'mmq-q4k-blk' | 'mmq-q4k-rt' | 'mmq-q4k-tile' | 'mmq-q4k-id';
@@ -87,6 +87,8 @@ interface DenseDef {
   summary: string;
   reference: string;
   shape: { m: number; n: number; k: number };
+  /** FamilyCatalog.small. */
+  small: { m: number; n: number; k: number };
   /** Conformance shapes (FamilyCatalog.checks). */
   checks: ConformanceCheck[];
 }
@@ -119,6 +121,8 @@ function denseCatalog(def: DenseDef): FamilyCatalog {
     controls,
     takes: { format: p.weights === 'q8_0' ? 'Q8_0' : 'Q4_K', bank: false, rows: 'm' },
     defaults: { ...def.shape, ...(p.tileIsParam ? { ...MMQ_BLK_TILE } : {}) },
+    small: def.small,
+    ...(p.tileIsParam ? { tile: REGISTER_TILE } : {}),
     checks: def.checks,
     validate(config: RunConfig, caps?: AdapterCaps) {
       const q = config.params;
@@ -149,6 +153,7 @@ export const mmqQ8NaiveCatalog = denseCatalog({
     'Q8_0 x q8_1 -> f32 block-scaled GEMM, one plane per 16x16 tile reading global memory: twin of mmq_q8_wmma.',
   reference: 'mmq_q8_wmma',
   shape: { m: 64, n: 64, k: 256 },
+  small: { m: 32, n: 32, k: 64 },
   checks: [
     { label: 'one 16x16 tile', params: { m: 16, n: 16, k: 64 } },
     { label: 'a 3 x 5 grid (m x n tiles), k 8 blocks', params: { m: 48, n: 80, k: 256 } },
@@ -162,6 +167,7 @@ export const mmqQ8TiledCatalog = denseCatalog({
     'Q8_0 x q8_1 GEMM with A/B staged to workgroup memory once per 32-block, 8 planes: twin of mmq_q8_wmma_blk.',
   reference: 'mmq_q8_wmma_blk',
   shape: { m: 64, n: 128, k: 256 },
+  small: { m: 32, n: 64, k: 64 },
   checks: [
     { label: 'one 32x64 tile', params: { m: 32, n: 64, k: 128 } },
     { label: 'a 3 x 3 grid', params: { m: 96, n: 192, k: 96 } },
@@ -175,6 +181,7 @@ export const mmqQ4kBlkCatalog = denseCatalog({
     'Affine Q4_K x q8_1 GEMM, nibbles decoded in-kernel, acc += xs*D*dot - M*xsum: twin of mmq_q4k_wmma_blk.',
   reference: 'mmq_q4k_wmma_blk',
   shape: { m: 64, n: 128, k: 512 },
+  small: { m: 32, n: 64, k: 256 },
   checks: [
     { label: 'one 32x64 tile', params: { m: 32, n: 64, k: 256 } },
     { label: 'a 2 x 3 grid, two super-blocks', params: { m: 64, n: 192, k: 512 } },
@@ -188,6 +195,7 @@ export const mmqQ4kRtCatalog = denseCatalog({
     'The Q4_K MMQ with m/n/k in a uniform and m/n tail guards: one pipeline for every shape. Twin of mmq_q4k_wmma_rt.',
   reference: 'mmq_q4k_wmma_rt',
   shape: { m: 50, n: 100, k: 512 },
+  small: { m: 17, n: 50, k: 256 },
   checks: [
     { label: 'm and n tails in one tile', params: { m: 17, n: 50, k: 512 } },
     { label: 'one row', params: { m: 1, n: 64, k: 256 } },
@@ -202,6 +210,7 @@ export const mmqQ4kTileCatalog = denseCatalog({
     'Q4_K MMQ with a (wm,wn,rm,rn) tile and a register accumulator held across K: twin of mmq_q4k_wmma_tile.',
   reference: 'mmq_q4k_wmma_tile',
   shape: { m: 64, n: 128, k: 512 },
+  small: { m: 20, n: 40, k: 256 },
   checks: [
     { label: 'the 32x64 tile, m and n tails', params: { m: 17, n: 50, k: 512 } },
     {

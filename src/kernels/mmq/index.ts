@@ -60,8 +60,8 @@ export {
   INT8_TUNE_GATE,
   mmqFamilies,
   mmqOracle,
+  mmqOwnership,
   mmqPhases,
   mmqPresetSpec,
-  ownershipAccessor,
   type MmqPresetOptions,
 } from './mmq.family';

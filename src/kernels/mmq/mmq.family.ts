@@ -1,28 +1,24 @@
-// The dense MMQ kernel families: each catalog (./catalog.ts) plus build() -- the preset's spec of the one
-// generator, its plan on lazily built data, its oracle and ownership -- and, for the tile kernel, the
-// tuning declaration the tuner reads.
+// The dense MMQ kernel families: each catalog (./catalog.ts) plus its parts for the family skeleton
+// (../define.ts) -- the preset's spec of the one generator, its plan on lazily built data, its oracle and
+// ownership -- and, for the tile kernel, the search the tuner runs.
 import type { Gate } from '../compare';
+import { defineFamily, familyRoute } from '../define';
 import {
-  assertNoProblems,
   intParam,
-  type BuiltProblem,
   type FamilyCatalog,
   type KernelFamily,
   type OwnershipPhase,
   type ResolvedConfig,
   type RunConfig,
   type TuningSearch,
-  type WeightOperand,
-  tensorProblems,
 } from '../family';
+import { fastArms } from '../gpu/arms';
 import type { AdapterCaps, Arm } from '../gpu/caps';
 import { emptyOwnership, type OwnershipMap } from '../gpu/instrument';
-import { planLimitProblems } from '../gpu/plan';
 import type { Config } from '../tune/space';
 import { tileFromSpace, tileSpace, tileValues } from '../tune/tileSpace';
 import { tileOf, type TileParams } from '../tile';
 import { MMQ_BLK_TILE, MMQ_CATALOGS, MMQ_PRESETS, presetTile, type MmqKernelId } from './catalog';
-import { DatasetMemo } from '../memo';
 import {
   activationRows,
   fullPrecisionOf,
@@ -76,37 +72,32 @@ export function mmqPhases(spec: MmqSpec): OwnershipPhase[] {
 }
 
 /**
- * An ownership accessor over the phases a spec has; the matrix fragment store's lane map is opaque,
- * so its analytic map is all count 0.
+ * The analytic owner map of one of a spec's phases (mmqPhases): the matrix fragment store's lane map is
+ * opaque, so its map is all count 0; the other phases own by `analytic`.
  */
-export function ownershipAccessor(
-  spec: MmqSpec,
+export function mmqOwnership(
+  phase: OwnershipPhase,
   rows: number,
   cols: number,
   analytic: () => OwnershipMap,
-): (phase: OwnershipPhase) => OwnershipMap {
-  const phases = mmqPhases(spec);
-  return (phase) => {
-    if (!phases.includes(phase))
-      throw new RangeError(`phase ${phase} does not occur in this kernel (${phases.join(', ')})`);
-    return phase === 'fragment-store' ? emptyOwnership(rows, cols) : analytic();
-  };
+): OwnershipMap {
+  return phase === 'fragment-store' ? emptyOwnership(rows, cols) : analytic();
 }
 
 /** The oracle of a dataset's inputs: every row, or the rows listed (the gate of a large output samples). */
-export function mmqOracle(inputs: MmqInputs, n: number, k: number, rows: number) {
-  let full: Float32Array | undefined;
-  return (rowList?: readonly number[]): Float32Array => {
-    if (!rowList) {
-      full ??=
-        inputs.weights === 'q8_0' ? mmqQ8Ref(inputs.data, rows, n, k) : mmqQ4kRef(inputs.data, rows, n, k);
-      return full;
-    }
-    const picked = activationRows(inputs, rowList, k);
-    return picked.weights === 'q8_0'
-      ? mmqQ8Ref(picked.data, rowList.length, n, k)
-      : mmqQ4kRef(picked.data, rowList.length, n, k);
-  };
+export function mmqOracle(
+  inputs: MmqInputs,
+  n: number,
+  k: number,
+  rows: number,
+  rowList?: readonly number[],
+) {
+  if (!rowList)
+    return inputs.weights === 'q8_0' ? mmqQ8Ref(inputs.data, rows, n, k) : mmqQ4kRef(inputs.data, rows, n, k);
+  const picked = activationRows(inputs, rowList, k);
+  return picked.weights === 'q8_0'
+    ? mmqQ8Ref(picked.data, rowList.length, n, k)
+    : mmqQ4kRef(picked.data, rowList.length, n, k);
 }
 
 /** Bit-exact: int8 sums are exact and the f32 epilogue runs in the oracle's order (no_fuse). */
@@ -118,9 +109,7 @@ export const INT8_TUNE_GATE: Gate = { kind: 'rel-to-max', tol: 1e-3 };
 /** The tile kernel's tuning: (WM, WN, RM, RN) x the accelerated arms this adapter has. */
 function tileSearch(catalog: FamilyCatalog) {
   return (base: RunConfig, caps: AdapterCaps): TuningSearch => {
-    const runnable = catalog.arms.filter((a) => !a.unavailable(caps, base.params)).map((a) => a.arm);
-    // The scalar arm is the portable reference, never the fastest where another runs.
-    const arms = runnable.length > 1 ? runnable.filter((a) => a !== 'scalar') : runnable;
+    const arms = fastArms(catalog, caps, base.params);
     const space = tileSpace([1, 2, 4]).param(
       'ARM',
       arms.map((_, i) => i),
@@ -146,70 +135,63 @@ function tileSearch(catalog: FamilyCatalog) {
   };
 }
 
-function denseFamily(catalog: FamilyCatalog): KernelFamily {
+/** A dense MMQ config's spec and shape: the runtime-dims kernels' spec does not hold m, n, k. */
+interface DenseSpec {
+  kernel: MmqSpec;
+  m: number;
+  n: number;
+  k: number;
+}
+
+function denseFamily(catalog: FamilyCatalog) {
   const id = catalog.id as Exclude<MmqKernelId, 'mmq-q4k-id'>;
   const preset = MMQ_PRESETS[id];
-  const memo = new DatasetMemo<MmqDataset>();
-  const family: KernelFamily = {
-    ...catalog,
-    build(config: ResolvedConfig, caps: AdapterCaps, weight?: WeightOperand): BuiltProblem {
-      assertNoProblems([...catalog.validate(config, caps), ...tensorProblems(catalog, config, weight)]);
-      const [m, n, k] = ['m', 'n', 'k'].map((key) => intParam(config.params, key)) as [
-        number,
-        number,
-        number,
-      ];
-      const spec = mmqPresetSpec(id, {
-        m,
-        n,
-        k,
-        tile: presetTile(preset, config.params),
-        arm: config.arm,
-        plane: config.plane,
-      });
-      const tensor = config.data.tensor;
-      const dataset = () =>
-        memo.get(JSON.stringify([preset.weights, m, n, k, config.data]), () =>
-          config.data.source === 'tensor' && weight && tensor
-            ? mmqTensorDataset(weight, m, tensor.activation, config.data.seed)
-            : mmqDataset(preset.weights, m, n, k, config.data.source, config.data.seed),
-        );
-      const plan = buildMmqPlan(() => dataset().inputs, m, n, k, spec, { label: id });
-      assertNoProblems(planLimitProblems(plan, caps.limits));
-      const kernel = buildMmqKernel(spec);
-      let oracle: ((rows?: readonly number[]) => Float32Array) | undefined;
-      let analytic: OwnershipMap | undefined;
-      return {
-        config,
-        plan,
-        instrumentedPlan: () =>
-          buildMmqPlan(() => dataset().inputs, m, n, k, spec, {
-            label: `${id} (instrumented)`,
-            instrument: true,
-          }),
-        ownerBuffer: OWNER_BUFFER,
-        facts: {
-          rows: m,
-          cols: n,
-          oracle: (rows) => (oracle ??= mmqOracle(dataset().inputs, n, k, m))(rows),
-          fullPrecision: () => fullPrecisionOf(dataset(), n),
+  const plan = (s: DenseSpec, data: () => MmqDataset, instrument: boolean) =>
+    buildMmqPlan(() => data().inputs, s.m, s.n, s.k, s.kernel, {
+      label: instrument ? `${id} (instrumented)` : id,
+      ...(instrument ? { instrument } : {}),
+    });
+  return defineFamily({
+    catalog,
+    route: familyRoute(id, {
+      spec(config: ResolvedConfig): DenseSpec {
+        const [m, n, k] = ['m', 'n', 'k'].map((key) => intParam(config.params, key)) as [
+          number,
+          number,
+          number,
+        ];
+        const tile = presetTile(preset, config.params);
+        return {
+          kernel: mmqPresetSpec(id, { m, n, k, tile, arm: config.arm, plane: config.plane }),
+          m,
+          n,
+          k,
+        };
+      },
+      dataKey: (s) => [preset.weights, s.m, s.n, s.k],
+      data: (s, config) => mmqDataset(preset.weights, s.m, s.n, s.k, config.data.source, config.data.seed),
+      tensorData: (s, weight, tensor, seed) => mmqTensorDataset(weight, s.m, tensor.activation, seed),
+      plan: (s, data, { instrument }) => plan(s, data, instrument),
+      ownerBuffer: OWNER_BUFFER,
+      oracle: (s, d) => mmqOracle(d.inputs, s.n, s.k, s.m),
+      oracleRows: (s, d, rows) => mmqOracle(d.inputs, s.n, s.k, s.m, rows),
+      phases: (s) => mmqPhases(s.kernel),
+      ownership: (s, phase) => mmqOwnership(phase, s.m, s.n, () => mmqAnalyticOwnership(s.kernel, s.m, s.n)),
+      facts(s, data) {
+        const g = buildMmqKernel(s.kernel).geometry;
+        return {
+          rows: s.m,
+          cols: s.n,
+          fullPrecision: () => fullPrecisionOf(data(), s.n),
           gate: BIT_EXACT,
-          phases: mmqPhases(spec),
-          analyticOwnership: ownershipAccessor(
-            spec,
-            m,
-            n,
-            () => (analytic ??= mmqAnalyticOwnership(spec, m, n)),
-          ),
-          ops: 2 * m * n * k,
-          weightBytes: mmqWeightBytes(spec.weights, n, k),
-          outputTile: { rows: kernel.geometry.bm, cols: kernel.geometry.bn },
-        },
-      };
-    },
-  };
-  if (catalog.tuning) family.search = tileSearch(catalog);
-  return family;
+          ops: 2 * s.m * s.n * s.k,
+          weightBytes: mmqWeightBytes(s.kernel.weights, s.n, s.k),
+          outputTile: { rows: g.bm, cols: g.bn },
+        };
+      },
+    }),
+    ...(catalog.tuning ? { search: tileSearch(catalog) } : {}),
+  });
 }
 
 /** The dense MMQ families, in the reference's order. */

@@ -41,7 +41,7 @@ export interface GemmShape {
  * A family's params with a GEMM shape set: n and k, the family's rows param, and for a family that takes
  * expert banks the expert count and top-k (top-k kept at most the experts). A family that takes no real
  * weights keeps its params.
- * @example shapeParams(catalogOf('moe-q4k-id'), p, { n: 8, k: 256, rows: 16, experts: 4, topk: 2 })
+ * @example shapeParams(CATALOG.get('moe-q4k-id'), p, { n: 8, k: 256, rows: 16, experts: 4, topk: 2 })
  */
 export function shapeParams(
   family: Pick<FamilyCatalog, 'takes'>,
@@ -69,7 +69,7 @@ function takesShape(family: Pick<FamilyCatalog, 'takes'>, s: WeightShape): boole
 /**
  * A family's config that runs `tensor` as its weight: shape params from the tensor, data source
  * 'tensor', the rest from `base` when it is this family's config (else the family's defaults).
- * @example tensorConfig(catalogOf('mmq-q4k-rt'), current, { file, tensor: 'blk.0.ffn_down.weight', activation: 'normal' }, info)
+ * @example tensorConfig(CATALOG.get('mmq-q4k-rt'), current, { file, tensor: 'blk.0.ffn_down.weight', activation: 'normal' }, info)
  */
 export function tensorConfig(
   family: FamilyCatalog,
@@ -107,7 +107,7 @@ export interface TensorListing {
 /**
  * Each tensor with the families that take it: a family's own validation of the tensor's shape at its
  * default rows and tile says whether it runs there as is.
- * @example listTensors(gguf.tensors, FAMILY_CATALOG, ref).filter((t) => t.kernels.length)
+ * @example listTensors(gguf.tensors, CATALOG.families, ref).filter((t) => t.kernels.length)
  */
 export function listTensors(
   tensors: readonly {

@@ -13,7 +13,7 @@ import {
   type RunConfig,
 } from '../family';
 import { COOPMAT_MAX_ACC_PER_LANE, STAGING_LABELS } from '../coopmat/catalog';
-import { TILE_CONTROLS, tileOf, tileString } from '../tile';
+import { REGISTER_TILE, TILE_CONTROLS, tileOf, tileString } from '../tile';
 
 /**
  * How the routed GEMM computes: 'int8' = the reference's mmq_q4k_id (q8_1 activation x Q4_K, int8 dot
@@ -137,6 +137,7 @@ export const moeCatalog: FamilyCatalog = {
     staging: 'prepass',
     ksplit: 1,
   },
+  small: { tokens: 8, n: 64, k: 256, experts: 4, topk: 2 },
   checks: [
     {
       label: 'one expert, m and n tails',
@@ -200,6 +201,8 @@ export const moeCatalog: FamilyCatalog = {
     }
     return [...out, ...armPlaneProblems(moeCatalog, config, caps), ...dataProblems(config.data, moeCatalog)];
   },
+  // The f16 route's tile is a knob; the int8 route gathers rows through the slot lists on the preset's.
+  tile: { keys: REGISTER_TILE.keys, block: (p) => (onF16(p) ? REGISTER_TILE.block(p) : undefined) },
   tuning: { op: 'mmq_q4k_id', label: 'MoE: route, arm, tile and staging (mmq_q4k_id)' },
   knobLabel: (p) =>
     (onF16(p)

@@ -2,19 +2,17 @@
 // expert on the GPU, then one GEMM over (n-tiles, ytiles, experts) with gather/scatter through the lists.
 // The f16 route (moe.f16.ts) runs the coopmat twin's split plan per expert. The search picks the route,
 // the arm and the route's own knobs by measurement.
+import { defineFamily, assertValid, familyRoute } from '../define';
 import {
-  assertNoProblems,
   choiceParam,
   intParam,
-  tensorProblems,
-  type WeightOperand,
   type BuiltProblem,
-  type KernelFamily,
   type ResolvedConfig,
   type RunConfig,
   type TuningSearch,
+  type WeightOperand,
 } from '../family';
-import { defaultArm } from '../gpu/arms';
+import { defaultArm, fastArms } from '../gpu/arms';
 import type { AdapterCaps, Arm } from '../gpu/caps';
 import {
   coopmatData,
@@ -23,6 +21,7 @@ import {
   COOPMAT_MATRIX_GATE,
   COOPMAT_OWNER_BUFFER,
   coopmatPhase,
+  q4kWeight,
   type CoopmatArm,
   type CoopmatData,
   type CoopmatSpec,
@@ -31,22 +30,20 @@ import { modelActivation } from '../quant/gen';
 import { tileOf, type TileParams } from '../tile';
 import type { Config } from '../tune/space';
 import { tileFromSpace, tileSpace, tileValues } from '../tune/tileSpace';
-import { planLimitProblems } from '../gpu/plan';
 import {
   fullPrecisionOf,
   mmqDataset,
   mmqTensorDataset,
+  mmqOwnership,
   mmqPhases,
   mmqPresetSpec,
   mmqQ4kIdRef,
   mmqQ8IdRef,
   mmqWeightBytes,
   OWNER_BUFFER,
-  ownershipAccessor,
-  type MmqDataset,
+  type MmqInputs,
   type MmqSpec,
 } from '../mmq';
-import { DatasetMemo } from '../memo';
 import { streamSeed } from '../quant/gen';
 import { MOE_F16_STAGINGS, MOE_ROUTES, moeCatalog, moeKParts, type MoeRoute } from './catalog';
 import {
@@ -86,90 +83,139 @@ export function moeProblemOf(c: ResolvedConfig, o: MoeOverrides = {}): MoeProble
   return { tokens, topk, experts, n, k, ids, cap: o.cap ?? tokens, ytiles };
 }
 
-/** Both routes: the config's problems (and its tensor's) as one ShapeError, else its routed problem. */
-function validProblem(c: ResolvedConfig, caps: AdapterCaps, o: MoeOverrides, weight?: WeightOperand) {
-  assertNoProblems([...moeCatalog.validate(c, caps), ...tensorProblems(moeCatalog, c, weight)]);
-  return moeProblemOf(c, o);
+/** The int8 route's spec: the indexed MMQ spec and the routed problem it runs. */
+interface Int8Spec {
+  mmq: MmqSpec;
+  problem: MoeProblem;
 }
 
-const memo = new DatasetMemo<MmqDataset>();
-
-/**
- * Validate and build an expert-indexed problem, optionally with explicit routing.
- * @example buildMoe({ ...config, params: { ...p, tokens: 12, topk: 1, experts: 5 } }, caps, { ids: new Uint32Array([0, 2, 0, 4, 1, 0, 2, 4, 0, 1, 2, 0]), cap: 8 })
- */
-export function buildMoe(
-  c: ResolvedConfig,
-  caps: AdapterCaps,
-  o: MoeOverrides = {},
-  weight?: WeightOperand,
-): BuiltProblem & { problem: MoeProblem; spec: MmqSpec } {
-  const problem = validProblem(c, caps, o, weight);
-  const slots = problem.tokens * problem.topk;
-  const spec = mmqPresetSpec('mmq-q4k-id', {
-    m: slots,
-    n: problem.n,
-    k: problem.k,
-    arm: c.arm,
-    plane: c.plane,
-  });
-  const { ids, n, k, experts } = problem;
-  const tensor = c.data.tensor;
-  const dataset = () =>
-    memo.get(JSON.stringify([spec.weights, slots, experts, n, k, c.data]), () =>
-      c.data.source === 'tensor' && weight && tensor
-        ? mmqTensorDataset(weight, slots, tensor.activation, c.data.seed)
-        : mmqDataset(spec.weights, slots, experts * n, k, c.data.source, c.data.seed),
-    );
-  const plan = buildMoePlan(() => dataset().inputs, problem, spec, { label: 'moe-q4k-id' });
-  assertNoProblems(planLimitProblems(plan, caps.limits));
-  let oracle: Float32Array | undefined;
-  let analytic: ReturnType<typeof moeAnalyticOwnership> | undefined;
-  return {
-    config: c,
-    problem,
-    spec,
-    plan,
-    instrumentedPlan: () =>
-      buildMoePlan(() => dataset().inputs, problem, spec, {
-        label: 'moe-q4k-id (instrumented)',
-        instrument: true,
+/** The int8 route: group the slots per expert on the GPU, then the expert-indexed MMQ GEMM. */
+function int8Route(o: MoeOverrides) {
+  return familyRoute('moe-q4k-id', {
+    spec(c: ResolvedConfig): Int8Spec {
+      const problem = moeProblemOf(c, o);
+      const slots = problem.tokens * problem.topk;
+      const mmq =
+        o.spec ??
+        mmqPresetSpec('mmq-q4k-id', { m: slots, n: problem.n, k: problem.k, arm: c.arm, plane: c.plane });
+      return { mmq, problem };
+    },
+    dataKey: ({ mmq, problem: p }) => [mmq.weights, p.tokens * p.topk, p.experts, p.n, p.k],
+    data: ({ mmq, problem: p }, c) =>
+      mmqDataset(mmq.weights, p.tokens * p.topk, p.experts * p.n, p.k, c.data.source, c.data.seed),
+    tensorData: ({ problem: p }, weight, tensor, seed) =>
+      mmqTensorDataset(weight, p.tokens * p.topk, tensor.activation, seed),
+    plan: ({ mmq, problem }, data, { instrument }) =>
+      buildMoePlan(() => data().inputs, problem, mmq, {
+        label: instrument ? 'moe-q4k-id (instrumented)' : 'moe-q4k-id',
+        ...(instrument ? { instrument } : {}),
       }),
     ownerBuffer: OWNER_BUFFER,
-    facts: {
-      rows: slots,
-      cols: n,
-      // Sampled rows cost only their own slots and experts; the whole output is computed once.
-      oracle: (rows) => {
-        const inputs = dataset().inputs;
-        const of = (list?: readonly number[]) =>
-          inputs.weights === 'q4k'
-            ? mmqQ4kIdRef(inputs.data, ids, slots, n, k, list)
-            : mmqQ8IdRef(inputs.data, ids, slots, n, k, list);
-        return rows ? of(rows) : (oracle ??= of());
-      },
-      fullPrecision: () => fullPrecisionOf(dataset(), n, ids),
+    oracle: ({ problem: p }, { inputs }) => int8Oracle(p, inputs),
+    // A gate's sampled rows cost only their own slots and the experts they use.
+    oracleRows: ({ problem: p }, { inputs }, rows) => int8Oracle(p, inputs, rows),
+    phases: ({ mmq }) => mmqPhases(mmq),
+    ownership: ({ mmq, problem: p }, phase) =>
+      mmqOwnership(phase, p.tokens * p.topk, p.n, () => moeAnalyticOwnership(mmq, p)),
+    facts: ({ mmq, problem: p }, data) => ({
+      rows: p.tokens * p.topk,
+      cols: p.n,
+      fullPrecision: () => fullPrecisionOf(data(), p.n, p.ids),
       // int8 sums are exact and the epilogue runs in the oracle's order, as in the dense kernels.
       gate: { kind: 'bit-exact' },
       dataKey: 'int8',
-      phases: mmqPhases(spec),
-      analyticOwnership: ownershipAccessor(
-        spec,
-        slots,
-        n,
-        () => (analytic ??= moeAnalyticOwnership(spec, problem)),
-      ),
-      ops: 2 * slots * n * k,
+      ops: 2 * p.tokens * p.topk * p.n * p.k,
       // Rows are scattered through the slot lists: the output has no tile grid (no outputTile).
-      weightBytes: mmqWeightBytes(spec.weights, usedExperts(ids, experts) * n, k),
-    },
-  };
+      weightBytes: mmqWeightBytes(mmq.weights, usedExperts(p.ids, p.experts) * p.n, p.k),
+    }),
+    expose: ({ mmq, problem }) => ({ problem, spec: mmq }),
+  });
 }
 
-const f16Memo = new DatasetMemo<CoopmatData>();
+/** The int8 route's oracle of slots `rows` (all when undefined). */
+function int8Oracle(p: MoeProblem, inputs: MmqInputs, rows?: readonly number[]): Float32Array {
+  const slots = p.tokens * p.topk;
+  return inputs.weights === 'q4k'
+    ? mmqQ4kIdRef(inputs.data, p.ids, slots, p.n, p.k, rows)
+    : mmqQ8IdRef(inputs.data, p.ids, slots, p.n, p.k, rows);
+}
+
+/** The f16 route's spec: the routed coopmat spec, its row tiles and the routed problem. */
+interface F16Spec {
+  coop: CoopmatSpec;
+  tiles: number;
+  problem: MoeProblem;
+}
+
+/** The f16 route: the routing table, the gathered f16 rows and the per-expert split GEMM (moe.f16.ts). */
+function f16Route(o: MoeOverrides) {
+  return familyRoute('moe-q4k-id', {
+    spec(c: ResolvedConfig, caps: AdapterCaps): F16Spec {
+      const problem = moeProblemOf(c, o);
+      const { n, k, experts } = problem;
+      const slots = problem.tokens * problem.topk;
+      const tile = tileOf(c.params);
+      const { bm } = coopmatGeometry({ tile, plane: c.plane });
+      const tiles = moeF16Tiles(slots, experts, bm);
+      const coop: CoopmatSpec = {
+        m: tiles * bm,
+        n,
+        k,
+        tile,
+        plane: c.plane,
+        arm: c.arm as CoopmatArm,
+        f16: caps.shaderF16 ? 'native' : 'emulated',
+        staging: choiceParam(c.params, 'staging', MOE_F16_STAGINGS),
+        ksplit: moeKParts(c.params),
+        rowMap: expertRowMap(experts, tiles, bm),
+      };
+      return { coop, tiles, problem };
+    },
+    dataKey: ({ problem: p }) => [p.tokens * p.topk, p.experts, p.n, p.k],
+    data: ({ problem: p }, c) =>
+      coopmatData(p.tokens * p.topk, p.experts * p.n, p.k, c.data.source, c.data.seed),
+    tensorData: ({ problem: p }, weight, tensor, seed): CoopmatData => ({
+      x: modelActivation(p.tokens * p.topk, p.k, tensor.activation, seed),
+      w: q4kWeight(weight),
+    }),
+    plan: ({ coop, tiles, problem }, data, { instrument }) =>
+      moeF16Plan(problem, coop, tiles, data, { instrument }),
+    ownerBuffer: COOPMAT_OWNER_BUFFER,
+    oracle: ({ coop, problem: p }, d) =>
+      moeF16RoundedRef(d, p.ids, p.n, p.k, undefined, p.tokens * p.topk, 'separate', coop.ksplit),
+    oracleRows: ({ coop, problem: p }, d, rows) =>
+      moeF16RoundedRef(d, p.ids, p.n, p.k, rows, p.tokens * p.topk, 'separate', coop.ksplit),
+    phases: ({ coop }) => [coopmatPhase(coop)],
+    ownership: ({ coop, problem }) => moeF16Ownership(coop, problem),
+    facts: ({ coop, problem: p }, data) => ({
+      rows: p.tokens * p.topk,
+      cols: p.n,
+      fullPrecision: () => moeF32Ref(data(), p.ids, p.n, p.k, p.tokens * p.topk),
+      gate: coopmatGate(coop.arm),
+      ops: 2 * p.tokens * p.topk * p.n * p.k,
+      weightBytes: (usedExperts(p.ids, p.experts) * p.n * p.k * 144) / 256,
+      arithmetic: 'f16',
+      dataKey: 'f16',
+    }),
+    expose: ({ coop, tiles, problem }, data) => ({ problem, spec: coop, tiles, data }),
+  });
+}
+
+/** The routes of the family as it runs (no overrides). */
+const INT8 = int8Route({});
+const F16 = f16Route({});
 
 /**
- * The f16 route: the routing table, the gathered f16 rows and the per-expert split GEMM (moe.f16.ts).
+ * Validate and build an int8-route problem, optionally with explicit routing or another indexed spec.
+ * @example buildMoe({ ...config, params: { ...p, tokens: 12, topk: 1, experts: 5 } }, caps, { ids: new Uint32Array([0, 2, 0, 4, 1, 0, 2, 4, 0, 1, 2, 0]), cap: 8 })
+ */
+export function buildMoe(c: ResolvedConfig, caps: AdapterCaps, o: MoeOverrides = {}, weight?: WeightOperand) {
+  assertValid(moeCatalog, c, caps, weight);
+  return (Object.keys(o).length ? int8Route(o) : INT8).buildValid(c, caps, weight);
+}
+
+/**
+ * Validate and build an f16-route problem, optionally with explicit routing.
  * @example buildMoeF16({ ...config, params: { ...config.params, route: 'f16' } }, caps)
  */
 export function buildMoeF16(
@@ -177,67 +223,9 @@ export function buildMoeF16(
   caps: AdapterCaps,
   o: MoeOverrides = {},
   weight?: WeightOperand,
-): BuiltProblem & { problem: MoeProblem; spec: CoopmatSpec; tiles: number; data: () => CoopmatData } {
-  const problem = validProblem(c, caps, o, weight);
-  const { ids, n, k, experts } = problem;
-  const slots = problem.tokens * problem.topk;
-  const tile = tileOf(c.params);
-  const { bm } = coopmatGeometry({ tile, plane: c.plane });
-  const tiles = moeF16Tiles(slots, experts, bm);
-  const spec: CoopmatSpec = {
-    m: tiles * bm,
-    n,
-    k,
-    tile,
-    plane: c.plane,
-    arm: c.arm as CoopmatArm,
-    f16: caps.shaderF16 ? 'native' : 'emulated',
-    staging: choiceParam(c.params, 'staging', MOE_F16_STAGINGS),
-    ksplit: moeKParts(c.params),
-    rowMap: expertRowMap(experts, tiles, bm),
-  };
-  const tensor = c.data.tensor;
-  const data = () =>
-    f16Memo.get(JSON.stringify([slots, experts, n, k, c.data]), () =>
-      weight?.type === 'Q4_K' && tensor
-        ? { x: modelActivation(slots, k, tensor.activation, c.data.seed), w: weight.weight }
-        : coopmatData(slots, experts * n, k, c.data.source, c.data.seed),
-    );
-  const plan = moeF16Plan(problem, spec, tiles, data);
-  assertNoProblems(planLimitProblems(plan, caps.limits));
-  const phase = coopmatPhase(spec);
-  let oracle: Float32Array | undefined;
-  let analytic: ReturnType<typeof moeF16Ownership> | undefined;
-  return {
-    config: c,
-    problem,
-    spec,
-    tiles,
-    data,
-    plan,
-    instrumentedPlan: () => moeF16Plan(problem, spec, tiles, data, { instrument: true }),
-    ownerBuffer: COOPMAT_OWNER_BUFFER,
-    facts: {
-      rows: slots,
-      cols: n,
-      oracle: (rows) =>
-        rows
-          ? moeF16RoundedRef(data(), ids, n, k, rows, slots, 'separate', spec.ksplit)
-          : (oracle ??= moeF16RoundedRef(data(), ids, n, k, undefined, slots, 'separate', spec.ksplit)),
-      fullPrecision: () => moeF32Ref(data(), ids, n, k, slots),
-      gate: coopmatGate(spec.arm),
-      phases: [phase],
-      analyticOwnership(p) {
-        if (p !== phase)
-          throw new RangeError(`the f16 route (${spec.arm} arm) stores in '${phase}', not '${p}'`);
-        return (analytic ??= moeF16Ownership(spec, problem));
-      },
-      ops: 2 * slots * n * k,
-      weightBytes: (usedExperts(ids, experts) * n * k * 144) / 256,
-      arithmetic: 'f16',
-      dataKey: 'f16',
-    },
-  };
+) {
+  assertValid(moeCatalog, c, caps, weight);
+  return (Object.keys(o).length ? f16Route(o) : F16).buildValid(c, caps, weight);
 }
 
 const routeOf = (c: Pick<RunConfig, 'params'>): MoeRoute => choiceParam(c.params, 'route', MOE_ROUTES);
@@ -263,14 +251,11 @@ const INT8_TILE: TileParams = { wm: 1, wn: 1, rm: 1, rn: 1 };
  * the preset's: int8 configs carry a canonical tile so each is one point of the space).
  */
 function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
-  const armsOf = (route: MoeRoute) =>
+  const runnable = (route: MoeRoute) =>
     moeCatalog.arms.filter((a) => !a.unavailable(caps, { ...base.params, route })).map((a) => a.arm);
-  const all = [...new Set(MOE_ROUTES.flatMap(armsOf))];
-  // The scalar arm only where a route has nothing faster.
-  const fast = (route: MoeRoute) => {
-    const arms = armsOf(route);
-    return arms.length > 1 ? arms.filter((a) => a !== 'scalar') : arms;
-  };
+  const all = [...new Set(MOE_ROUTES.flatMap(runnable))];
+  // Each route's arms, the scalar arm only where the route has nothing faster.
+  const fast = (route: MoeRoute) => fastArms(moeCatalog, caps, { ...base.params, route });
   const space = tileSpace([1, 2, 4, 8])
     .param(
       'ROUTE',
@@ -367,9 +352,8 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
   };
 }
 
-export const moeFamily: KernelFamily = {
-  ...moeCatalog,
-  build: (c, caps, weight) =>
-    routeOf(c) === 'f16' ? buildMoeF16(c, caps, {}, weight) : buildMoe(c, caps, {}, weight),
+export const moeFamily = defineFamily<BuiltProblem>({
+  catalog: moeCatalog,
+  route: (c) => (routeOf(c) === 'f16' ? F16 : INT8),
   search,
-};
+});

@@ -36,3 +36,59 @@ export async function openDevice(gpu: GPU, options: GPURequestAdapterOptions = {
   });
   return { device, caps, deviceId: deviceId(caps), plane: planeWidth(caps) };
 }
+
+/** No adapter or device: WebGPU is unavailable here (reported as 'unsupported'). */
+export class NoDeviceError extends Error {}
+
+/** The worker's one device: opened on first use, and again on the next use after a loss. */
+export interface DeviceKeeper {
+  /** The open device, or one opened now (`onOpen` is told when a new one opens). Throws NoDeviceError. */
+  ensure(onOpen: (d: OpenedDevice) => void): Promise<OpenedDevice>;
+  /** The open device, if any. */
+  live(): OpenedDevice | undefined;
+}
+
+/**
+ * Keep the device of a WebGPU entry point (undefined where WebGPU is missing); `onLost` is told when the
+ * live device is lost, after which the next ensure() opens a new one.
+ * @example const gpu = keepDevice(navigator.gpu, {}, () => post({ type: 'device-lost', ... }));
+ */
+export function keepDevice(
+  gpu: GPU | undefined,
+  options: GPURequestAdapterOptions,
+  onLost: (info: GPUDeviceLostInfo) => void,
+): DeviceKeeper {
+  let opened: Promise<OpenedDevice> | undefined;
+  let live: OpenedDevice | undefined;
+  return {
+    ensure(onOpen) {
+      if (!opened) {
+        const p = (
+          gpu
+            ? openDevice(gpu, options)
+            : Promise.reject(new Error('WebGPU is not available here (navigator.gpu is missing)'))
+        ).catch((e: unknown) => {
+          throw new NoDeviceError(e instanceof Error ? e.message : String(e));
+        });
+        opened = p;
+        p.then(
+          (d) => {
+            live = d;
+            void d.device.lost.then((info) => {
+              if (live !== d) return;
+              live = undefined;
+              opened = undefined;
+              onLost(info);
+            });
+            onOpen(d);
+          },
+          () => {
+            opened = undefined;
+          },
+        );
+      }
+      return opened;
+    },
+    live: () => (opened ? live : undefined),
+  };
+}

@@ -4,11 +4,12 @@
 // hit or miss over a cache seeded with it, and the app stores what comes back, entry by entry. A cancel
 // takes effect between configs and between timed batches.
 import { CancelledError } from '../../kernels/cancel';
-import { ShapeError, type KernelFamily, type RunConfig, type WeightOperand } from '../../kernels/family';
+import { ShapeError, type KernelFamily, type WeightOperand } from '../../kernels/family';
+import type { Registry } from '../../kernels/registry';
 import { resolveConfig } from '../../kernels/gpu/arms';
 import { deviceId as deviceIdOf, type AdapterCaps } from '../../kernels/gpu/caps';
-import { clockWarmMs, GpuValidationError, WgslCompileError } from '../../kernels/gpu/runner';
-import { tileGeometry, tileOf } from '../../kernels/tile';
+import { GpuValidationError, WgslCompileError } from '../../kernels/gpu/runner';
+import { clockWarmMs } from '../../kernels/gpu/timing';
 import {
   Evolution,
   MemoryTuneCache,
@@ -22,8 +23,8 @@ import {
   type StaticVerdict,
   type TuneCacheRecord,
 } from '../../kernels/tune';
+import { PlanEvaluator, searchOf } from '../../kernels/tune/session';
 import type { TuneRecordEntry, TuneReport, WorkerRequest, WorkerResponse } from '../protocol';
-import { PlanEvaluator, searchOf } from './evaluator';
 
 export type TuneWorkerRequest = Extract<WorkerRequest, { type: 'tune' | 'autokernel' }>;
 
@@ -31,7 +32,7 @@ export type TuneWorkerRequest = Extract<WorkerRequest, { type: 'tune' | 'autoker
 export interface TuneHandlerContext {
   device: GPUDevice;
   caps: AdapterCaps;
-  families: readonly KernelFamily[];
+  kernels: Registry<KernelFamily>;
   /** The core's device id; defaults to deviceId(caps). */
   deviceId?: string;
   /** The real tensor the request's base config names (read by the worker core). */
@@ -39,17 +40,10 @@ export interface TuneHandlerContext {
   isCancelled(id: number): boolean;
 }
 
-function familyFor(ctx: TuneHandlerContext, base: RunConfig): KernelFamily {
-  const f = ctx.families.find((x) => x.id === base.kernel);
-  if (!f) throw new ShapeError(`unknown kernel family '${base.kernel}'`);
-  return f;
-}
-
 /** A report entry from a GA evaluation: the params and arm it stands for, and its block for the charts. */
 export function entryOf(ev: PlanEvaluator, e: Evaluation): TuneRecordEntry {
   const config = ev.configOf(e.values);
-  const tiled = ['wm', 'wn', 'rm', 'rn'].every((k) => typeof config.params[k] === 'number');
-  const block = tiled ? tileGeometry(tileOf(config.params)) : undefined;
+  const block = ev.family.tile?.block(config.params);
   return {
     config: e.config,
     params: config.params,
@@ -59,7 +53,7 @@ export function entryOf(ev: PlanEvaluator, e: Evaluation): TuneRecordEntry {
     ms: e.ms,
     ...(e.reason !== undefined ? { reason: e.reason } : {}),
     ...(e.worstRel !== undefined ? { worstRel: e.worstRel } : {}),
-    ...(block ? { bm: block.bm, bn: block.bn } : {}),
+    ...(block ? { bm: block.rows, bn: block.cols } : {}),
   };
 }
 
@@ -107,7 +101,7 @@ async function tune(
   post: (msg: WorkerResponse) => void,
 ) {
   const { id, evo, base } = req;
-  const family = familyFor(ctx, base);
+  const family = ctx.kernels.get(base.kernel);
   const search = searchOf(family, base, ctx.caps);
   const deviceId = ctx.deviceId ?? deviceIdOf(ctx.caps);
   const op = family.tuning!.op;
@@ -238,7 +232,7 @@ async function autokernel(
   post: (msg: WorkerResponse) => void,
 ) {
   const { id, base } = req;
-  const family = familyFor(ctx, base);
+  const family = ctx.kernels.get(base.kernel);
   const search = searchOf(family, base, ctx.caps);
   const cancelled = () => ctx.isCancelled(id);
   const ev = new PlanEvaluator(ctx.device, ctx.caps, family, search, {
@@ -276,7 +270,7 @@ async function autokernel(
  * Serve a 'tune' or 'autokernel' request: every outcome is posted ('tune-progress'* then 'tune-done',
  * or 'autokernel-result', or 'cancelled', or 'error' with kind shape / validation / internal); it does
  * not throw.
- * @example case 'tune': case 'autokernel': return handleTuneRequest({ device, caps, families, deviceId, isCancelled }, req, post);
+ * @example case 'tune': case 'autokernel': return handleTuneRequest({ device, caps, kernels, deviceId, isCancelled }, req, post);
  */
 export async function handleTuneRequest(
   ctx: TuneHandlerContext,

@@ -1,9 +1,3 @@
-// The tuner's GPU side: the plan evaluator and the worker's 'tune' / 'autokernel' handler.
-export {
-  PlanEvaluator,
-  ProblemSession,
-  searchOf,
-  type PlanEvaluatorOptions,
-  type SessionRun,
-} from './evaluator';
+// The worker's 'tune' / 'autokernel' handler. The problem sessions and the plan evaluator it runs are
+// src/kernels/tune/session.ts (the bench runs them too).
 export { entryOf, handleTuneRequest, type TuneHandlerContext, type TuneWorkerRequest } from './handler';

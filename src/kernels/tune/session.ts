@@ -2,9 +2,10 @@
 // (the same build() the app runs), prepared and timed by the one runner, on inputs uploaded once with
 // cold weight banks, and gated against the family's oracle (on a row sample for large shapes, every
 // other element still required to be written). A tuned winner is then held to the family's own gate on
-// its whole output (verify).
-import { checkCancelled } from '../../kernels/cancel';
-import { judge, type Gate, type Verdict } from '../../kernels/compare';
+// its whole output (verify). Kept out of ./index.ts, the pure tuner: this is its GPU side, for the
+// worker's tune handler and the bench.
+import { checkCancelled } from '../cancel';
+import { judge, type Gate, type Verdict } from '../compare';
 import {
   ShapeError,
   type BuiltProblem,
@@ -13,25 +14,14 @@ import {
   type RunConfig,
   type TuningSearch,
   type WeightOperand,
-} from '../../kernels/family';
-import { resolveConfig } from '../../kernels/gpu/arms';
-import type { AdapterCaps } from '../../kernels/gpu/caps';
-import {
-  preparePlan,
-  uploadResident,
-  type PreparedPlan,
-  type ResidentBuffers,
-  type Timing,
-} from '../../kernels/gpu/runner';
-import {
-  gateRows,
-  reject,
-  PASS,
-  type Config,
-  type Evaluator,
-  type Measurement,
-  type StaticVerdict,
-} from '../../kernels/tune';
+} from '../family';
+import { resolveConfig } from '../gpu/arms';
+import type { AdapterCaps } from '../gpu/caps';
+import { preparePlan, uploadResident, type PreparedPlan, type ResidentBuffers } from '../gpu/runner';
+import type { Timing } from '../gpu/timing';
+import { PASS, reject, type Evaluator, type Measurement, type StaticVerdict } from './evaluator';
+import { gateRows } from './problem';
+import type { Config } from './space';
 
 export interface PlanEvaluatorOptions {
   /** Cold weight banks rotated per timed run (>= 1). */
