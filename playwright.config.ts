@@ -5,9 +5,10 @@
 // uses both CI cores. Screenshots: fixed viewport, DPR 1, animations off.
 import { defineConfig } from '@playwright/test';
 
-const PORT = 4173;
-/** The sub-path server (e2e/serve-subpath.mjs). */
-export const SUBPATH_URL = 'http://127.0.0.1:4174/mmq/';
+// MMQ_E2E_PORT lets two checkouts on one machine run their e2e at once (the sub-path server takes the next port).
+const PORT = Number(process.env.MMQ_E2E_PORT ?? 4173);
+/** The sub-path server (e2e/serve-subpath.ts). */
+export const SUBPATH_URL = `http://127.0.0.1:${PORT + 1}/mmq/`;
 
 export default defineConfig({
   testDir: 'e2e',
@@ -55,7 +56,7 @@ export default defineConfig({
       timeout: 60_000,
     },
     {
-      command: 'npx tsx e2e/serve-subpath.ts dist-e2e 4174 /mmq/',
+      command: `npx tsx e2e/serve-subpath.ts dist-e2e ${PORT + 1} /mmq/`,
       url: SUBPATH_URL,
       reuseExistingServer: false,
       timeout: 60_000,
