@@ -2,8 +2,7 @@
 // (e2e/serve-subpath.ts, started by playwright.config.ts). Every request must succeed -- scripts, styles,
 // the GPU and editor workers, the lazy editor and tuner chunks, the favicon, the README -- and a kernel runs.
 import { expect, test } from '@playwright/test';
-
-const SUBPATH = 'http://127.0.0.1:4174/mmq/';
+import { SUBPATH_URL as SUBPATH } from '../playwright.config';
 
 test('the build runs under a sub-path: no request fails and a kernel matches its oracle', async ({
   page,

@@ -48,7 +48,7 @@ test('Chromium without --enable-unsafe-webgpu: no adapter, the page says so and 
   });
   try {
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-    await page.goto('http://127.0.0.1:4173/');
+    await page.goto(`http://127.0.0.1:${process.env.MMQ_E2E_PORT ?? 4173}/`);
     await expectNoGpuPage(page, /offers no adapter/);
   } finally {
     await browser.close();
