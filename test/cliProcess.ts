@@ -1,0 +1,69 @@
+// Child processes for tests, never blocking: a vitest worker that blocks in spawnSync cannot answer its
+// runner's RPC, and under load the runner then gives up on it ("Timeout calling 'onTaskUpdate'").
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SWIFTSHADER = '/usr/lib/chromium/vk_swiftshader_icd.json';
+
+export interface ProcessResult {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface ProcessOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Killed (SIGKILL) and rejected after this many ms: a hang is a failure, not a slow pass. */
+  timeoutMs?: number;
+  input?: string | Uint8Array;
+}
+
+/** Run a command to its end without blocking the event loop. */
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  { cwd = ROOT, env = process.env, timeoutMs = 60_000, input }: ProcessOptions = {},
+): Promise<ProcessResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${command} ${args.join(' ')} did not end within ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({
+        status,
+        signal,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      });
+    });
+    child.stdin.end(input);
+  });
+}
+
+/** `mmq ...args` as a user runs it (node + tsx), on SwiftShader where no GPU is set. */
+export function runMmq(args: readonly string[], options: ProcessOptions = {}): Promise<ProcessResult> {
+  const env = {
+    ...process.env,
+    VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? SWIFTSHADER,
+    ...options.env,
+  };
+  return runProcess(process.execPath, ['--import', 'tsx', 'cli/mmq.ts', ...args], {
+    timeoutMs: 30_000,
+    ...options,
+    env,
+  });
+}
