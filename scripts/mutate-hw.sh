@@ -18,6 +18,8 @@
 #   b-fragment-offset: the same for the B fragment of N-subtile sn: columns (c mod BN) >= 16.
 #   hello-matrix-pad: hello-wmma's matrix arm on an adapter whose i8 config has K = 32 (the H200's) stages
 #     one word of the next row into the zero padding of A and B^T, which then adds into every sum.
+#   f16-round-trip-unguarded: round_f16x2 without its nofuse_zero, so NVIDIA folds the pack/unpack pair and the
+#     f16 twins' scalar in-gemm and stream rows lose the f16 rounding of B (1.5e-4 of max off their oracles).
 #   control-scalar-a-row: the scalar and dp4a arms read the staged A row gmm ^ 1: a positive control that
 #     any adapter kills (the shared-staging int8 families fail on those arms), so a run shows the harness works.
 set -euo pipefail
@@ -27,6 +29,7 @@ MUTANTS=(
   "no-fuse-identity@@src/kernels/mmq/mmq.wgsl.ts@@'  return bitcast<f32>(bitcast<u32>(x) | nofuse_zero);',@@'  return x;',@@^(mmq|moe)-"
   'b-fragment-offset@@src/kernels/mmq/mmq.wgsl.ts@@(&sb, sn * 16u * 8u, 8u)@@(&sb, sn * 8u * 8u, 8u)@@/subgroup-matrix'
   'hello-matrix-pad@@src/kernels/hello/hello.wgsl.ts@@    if (w < K / 4u) {@@    if (w <= K / 4u) {@@^hello-wmma/subgroup-matrix'
+  'f16-round-trip-unguarded@@src/kernels/quant/q4k.wgsl.ts@@pack2x16float(x) | nofuse_zero@@pack2x16float(x)@@^(coopmat-f16|moe-q4k-id)/scalar'
   "control-scalar-a-row@@src/kernels/mmq/mmq.wgsl.ts@@'sa[gmm * 8u + w]'@@'sa[(gmm ^ 1u) * 8u + w]'@@^mmq-q8-tiled/"
 )
 

@@ -264,3 +264,23 @@ export function contractibleAdds(spirv: string): Contractible[] {
   }
   return found;
 }
+
+/**
+ * UnpackHalf2x16 instructions whose operand is a PackHalf2x16 result (through value-preserving ops): a
+ * round trip a driver may fold to the identity, dropping the f16 rounding.
+ */
+export function halfRoundTrips(spirv: string): string[] {
+  const insts = parseSpirv(spirv);
+  const def = new Map(insts.filter((i) => i.id).map((i) => [i.id!, i]));
+  const source = (id: string): Inst | undefined => {
+    const d = def.get(id);
+    return d && (d.op === 'OpCopyObject' || d.op === 'OpBitcast') ? source(d.args[1]!) : d;
+  };
+  return insts
+    .filter((i) => i.op === 'OpExtInst' && i.args[2] === 'UnpackHalf2x16')
+    .filter((i) => {
+      const from = source(i.args[3]!);
+      return from?.op === 'OpExtInst' && from.args[2] === 'PackHalf2x16';
+    })
+    .map((i) => `${i.id} = ${i.op} ${i.args.join(' ')}`);
+}

@@ -17,6 +17,7 @@ import { bindingDecls, type Binding } from '../gpu/plan';
 import { f16TilesPart, prePassKernel, type PrePassPart, type SplitPrePass } from '../gpu/prepass';
 import {
   NO_FUSE_DECODE,
+  ROUND_F16X2,
   q4kDecode,
   Q4K_DECODE_REGS,
   q4kF16RowsPart,
@@ -170,8 +171,7 @@ fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[(${weightRow(spe
     bindings,
     decls: `const NSB = K / 256u; // Q4_K super-blocks per weight row
 ${bindingDecls(bindings, 1)}
-${Q4K_SCALES_WGSL}${NO_FUSE_DECODE}
-// f16 pair (k, k+1), k even, of weight row c (rows n..NP-1 read row n - 1: never stored).
+${Q4K_SCALES_WGSL}${NO_FUSE_DECODE}${ROUND_F16X2}// f16 pair (k, k+1), k even, of weight row c (rows n..NP-1 read row n - 1: never stored).
 fn wh_pair(c: u32, k: u32) -> vec2f {
   let blk = ${weightRow(spec, 'min(c, N - 1u)')} * NSB + k / 256u;
   let j = (k % 256u) / 32u; // sub-block 2g + s: nibble s of qs bytes 32g .. 32g + 31
@@ -183,7 +183,7 @@ ${q4kDecode
   let sh = 8u * (byte0 % 4u) + 4u * (j % 2u);
   let word = wqs[blk * 32u + byte0 / 4u];
   let q = vec2f(f32((word >> sh) & 15u), f32((word >> (sh + 8u)) & 15u));
-  return unpack2x16float(pack2x16float(${q4kDecode.value('', 'q', 'separate', '2')}));
+  return round_f16x2(${q4kDecode.value('', 'q', 'separate', '2')});
 }`,
   };
 }

@@ -60,6 +60,15 @@ export const NO_FUSE_DECODE = `var<private> nofuse_zero: u32; // 0 at run time (
 fn no_fuse(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | nofuse_zero); }
 fn no_fuse2(x: vec2f) -> vec2f { return bitcast<vec2f>(bitcast<vec2u>(x) | vec2u(nofuse_zero)); }
 `;
+
+/**
+ * round_f16x2(x): x rounded to f16 and widened back, for a value that never goes through memory (needs
+ * NO_FUSE_DECODE). NVIDIA's compiler folds unpack2x16float(pack2x16float(x)) to x and drops the rounding:
+ * the scalar arm's in-gemm and stream rows were 1.5e-4 of max off their oracle on the H100/H200; OR-ing
+ * nofuse_zero into the packed word hides the pair.
+ */
+export const ROUND_F16X2 =
+  'fn round_f16x2(x: vec2f) -> vec2f { return unpack2x16float(pack2x16float(x) | nofuse_zero); }\n';
 export const SET_NO_FUSE = '  nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z\n';
 
 /**

@@ -46,7 +46,7 @@ fn q4k_m(base: u32, j: u32) -> u32 { return q4kw_m(q4k_words(base), j); }
 var<private> nofuse_zero: u32; // 0 at run time (set from num_workgroups), opaque to the compiler
 fn no_fuse(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | nofuse_zero); }
 fn no_fuse2(x: vec2f) -> vec2f { return bitcast<vec2f>(bitcast<vec2u>(x) | vec2u(nofuse_zero)); }
-
+fn round_f16x2(x: vec2f) -> vec2f { return unpack2x16float(pack2x16float(x) | nofuse_zero); }
 // f16 pair (k, k+1), k even, of weight row c (rows n..NP-1 read row n - 1: never stored).
 fn wh_pair(c: u32, k: u32) -> vec2f {
   let blk = (w0 + min(c, N - 1u)) * NSB + k / 256u;
@@ -57,7 +57,7 @@ fn wh_pair(c: u32, k: u32) -> vec2f {
   let sh = 8u * (byte0 % 4u) + 4u * (j % 2u);
   let word = wqs[blk * 32u + byte0 / 4u];
   let q = vec2f(f32((word >> sh) & 15u), f32((word >> (sh + 8u)) & 15u));
-  return unpack2x16float(pack2x16float(no_fuse2(ds * q) - ms));
+  return round_f16x2(no_fuse2(ds * q) - ms);
 }
 // f16 pair (k, k+1), k even, of activation row r.
 fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[(((r / 16u) * KT + k / 16u) * 256u + (r % 16u) * 16u + k % 16u) / 2u]); }
