@@ -120,7 +120,7 @@ test('a long run shows progress and a cancel answers within a second, even mid-d
   await page.getByTestId('auto-run').uncheck();
   await page.getByTestId('instrument').uncheck();
   // Many short batches: the timing stage lasts seconds, and a cancel there is answered between two of them.
-  await page.getByTestId('timing-batches').fill('40');
+  await page.getByTestId('timing-batches').fill('100');
   const cancel = async (shape: Record<string, number>, pressAt: RegExp) => {
     await pickKernel(page, 'mmq-q4k-rt', shape);
     const id = await runId(page);
@@ -145,7 +145,7 @@ test('a long run shows progress and a cancel answers within a second, even mid-d
     return restarts;
   };
   // Between timed batches (each one short dispatch at this m) the worker stops by itself.
-  expect(await cancel({ m: 16, n: 512, k: 2048 }, /timing: batch/)).toBe(0);
+  expect(await cancel({ m: 16, n: 256, k: 1024 }, /timing: batch/)).toBe(0);
   // Inside one dispatch of seconds it cannot: the worker is replaced, and the answer still comes in time.
   expect(await cancel({ m: 512, n: 1024, k: 2048 }, /running/)).toBe(1);
   const cancelled = await runId(page);
