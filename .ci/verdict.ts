@@ -125,40 +125,25 @@ export const isPlaywrightReport = (x: unknown): x is PlaywrightReport =>
 const some = (names: readonly string[]) =>
   names.slice(0, 5).join(', ') + (names.length > 5 ? ` and ${names.length - 5} more` : '');
 
-interface Counts {
+/** What a report says it ran: its tests by outcome and the files (relative to the root) they are in. */
+interface Ran {
   passed: number;
   failed: number;
   skipped: number;
-  files: number;
+  files: ReadonlySet<string>;
 }
 
-const countsLine = (tier: string, c: Counts, given: number) =>
-  `${tier}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped, in ${c.files} of ${given} files`;
-
-/** Unit tier: the files vitest was given against the files and tests its report holds. */
-function checkUnit(
-  read: Read<VitestReport>,
-  root: string,
-  given: readonly string[],
-  fail: (line: string) => void,
-): Counts | undefined {
-  if ('problem' in read) {
-    fail(`unit: ${read.problem}`);
-    return undefined;
-  }
-  const r = read.report;
+/** Vitest's report: its files and tests, and whether they agree with its totals. */
+function checkUnit(r: VitestReport, root: string, fail: (line: string) => void): Ran {
   const files = new Map(r.testResults.map((f) => [relative(root, f.name), f]));
   const tests = r.testResults.flatMap((f) => f.assertionResults.map((t) => ({ file: f, t })));
   const of = (...statuses: string[]) => tests.filter(({ t }) => statuses.includes(t.status));
-  const counts: Counts = {
+  const counts: Ran = {
     passed: of('passed').length,
     failed: of('failed').length,
     skipped: of('skipped', 'todo').length,
-    files: given.filter((f) => files.has(f)).length,
+    files: new Set(files.keys()),
   };
-  const missing = given.filter((f) => !files.has(f));
-  if (missing.length)
-    fail(`unit: ${missing.length} of ${given.length} test files never reported: ${some(missing)}`);
   const empty = [...files].filter(([, f]) => f.assertionResults.length === 0).map(([name]) => name);
   if (empty.length) fail(`unit: ${empty.length} files reported no tests: ${some(empty)}`);
   const unfinished = tests.filter(({ t }) => !['passed', 'failed', 'skipped', 'todo'].includes(t.status));
@@ -172,7 +157,6 @@ function checkUnit(
       `unit: the report's totals (${r.numPassedTests} of ${r.numTotalTests} passed) disagree with its tests (${counts.passed} of ${tests.length})`,
     );
   if (!r.success) fail('unit: vitest reported success: false');
-  if (counts.passed === 0) fail('unit: no test passed');
   return counts;
 }
 
@@ -180,18 +164,8 @@ function checkUnit(
 const skippedOnPurpose = (t: PlaywrightSuite['specs'][number]['tests'][number]) =>
   t.status === 'skipped' && (t.annotations ?? []).some((a) => a.type === 'skip' || a.type === 'fixme');
 
-/** e2e tier: the spec files Playwright was given against the files and tests its report holds. */
-function checkE2e(
-  read: Read<PlaywrightReport>,
-  root: string,
-  given: readonly string[],
-  fail: (line: string) => void,
-): Counts | undefined {
-  if ('problem' in read) {
-    fail(`e2e: ${read.problem}`);
-    return undefined;
-  }
-  const r = read.report;
+/** Playwright's report: its spec files and tests, which of them never ran, and its stats against them. */
+function checkE2e(r: PlaywrightReport, root: string, fail: (line: string) => void): Ran {
   const rootDir = r.config?.rootDir ?? join(root, 'e2e');
   const tests: { file: string; title: string; status: string; ran: boolean }[] = [];
   const collect = (s: PlaywrightSuite, file: string, path: string[]) => {
@@ -208,17 +182,13 @@ function checkE2e(
     for (const inner of s.suites ?? []) collect(inner, file, [...path, inner.title]);
   };
   for (const s of r.suites) collect(s, relative(root, join(rootDir, s.file)), []);
-  const files = new Set(tests.map((t) => t.file));
   const of = (status: string) => tests.filter((t) => t.status === status);
-  const counts: Counts = {
+  const counts: Ran = {
     passed: of('expected').length + of('flaky').length,
     failed: of('unexpected').length,
     skipped: of('skipped').length,
-    files: given.filter((f) => files.has(f)).length,
+    files: new Set(tests.map((t) => t.file)),
   };
-  const missing = given.filter((f) => !files.has(f));
-  if (missing.length)
-    fail(`e2e: ${missing.length} of ${given.length} spec files never reported: ${some(missing)}`);
   const unrun = tests.filter((t) => !t.ran);
   if (unrun.length) fail(`e2e: ${unrun.length} tests never ran: ${some(unrun.map((t) => t.title))}`);
   if (counts.failed)
@@ -233,7 +203,6 @@ function checkE2e(
       `e2e: the report's stats (${s.expected + s.flaky} passed, ${s.unexpected} failed, ${s.skipped} skipped) disagree with its tests`,
     );
   for (const e of r.errors ?? []) fail(`e2e: ${(e.message ?? 'an error outside any test').split('\n')[0]}`);
-  if (counts.passed === 0) fail('e2e: no test passed');
   return counts;
 }
 
@@ -251,10 +220,25 @@ export function ciVerdict(inputs: CiInputs): Verdict {
     if (code === undefined) fail(`${t}: no exit code recorded (the tier did not finish)`);
     else if (code !== 0) fail(`${t}: exited ${code}`);
   }
-  const unit = checkUnit(inputs.unit, inputs.root, inputs.unitFiles, fail);
-  if (unit) lines.push(countsLine('unit', unit, inputs.unitFiles.length));
-  const e2e = checkE2e(inputs.e2e, inputs.root, inputs.e2eFiles, fail);
-  if (e2e) lines.push(countsLine('e2e', e2e, inputs.e2eFiles.length));
+  /** A tier's report against the files its runner was given: every one reported, some test passed. */
+  const account = <T>(
+    tier: string,
+    read: Read<T>,
+    given: readonly string[],
+    check: (r: T, root: string, fail: (line: string) => void) => Ran,
+  ) => {
+    if ('problem' in read) return fail(`${tier}: ${read.problem}`);
+    const ran = check(read.report, inputs.root, fail);
+    const missing = given.filter((f) => !ran.files.has(f));
+    if (missing.length)
+      fail(`${tier}: ${missing.length} of ${given.length} test files never reported: ${some(missing)}`);
+    if (ran.passed === 0) fail(`${tier}: no test passed`);
+    lines.push(
+      `${tier}: ${ran.passed} passed, ${ran.failed} failed, ${ran.skipped} skipped, in ${given.length - missing.length} of ${given.length} files`,
+    );
+  };
+  account('unit', inputs.unit, inputs.unitFiles, checkUnit);
+  account('e2e', inputs.e2e, inputs.e2eFiles, checkE2e);
   const pass = problems.length === 0;
   lines.push(...problems.map((p) => `FAIL: ${p}`));
   lines.push(pass ? 'CI: PASS' : `CI: FAIL (${problems.length} problem${problems.length === 1 ? '' : 's'})`);

@@ -142,8 +142,8 @@ describe('CI verdict', () => {
       ],
     });
     expect(failLines({ ...green, e2e: { report: e2e } })).toEqual([
-      'FAIL: e2e: 1 of 2 spec files never reported: e2e/model.spec.ts',
       'FAIL: e2e: 2 tests never ran: test 1, test 2',
+      'FAIL: e2e: 1 of 2 test files never reported: e2e/model.spec.ts',
     ]);
   });
 
