@@ -26,6 +26,21 @@ const LIGHT_MAIN_THREAD = [
   },
 ];
 
+// A test file runs inside a vitest worker (or Playwright's): a blocking child process there starves the
+// worker's RPC, and under load the runner gives up on it mid-suite. Tests spawn through test/cliProcess.ts.
+const BLOCKING_CHILD = '^(spawnSync|execSync|execFileSync)$';
+const NO_BLOCKING_CHILD_PROCESS = [
+  'error',
+  {
+    selector: `ImportDeclaration[source.value=/^(node:)?child_process$/] ImportSpecifier[imported.name=/${BLOCKING_CHILD}/]`,
+    message: 'No blocking child processes in tests: use runProcess / runMmq from test/cliProcess.ts.',
+  },
+  {
+    selector: `MemberExpression[property.name=/${BLOCKING_CHILD}/], ObjectPattern > Property[key.name=/${BLOCKING_CHILD}/]`,
+    message: 'No blocking child processes in tests: use runProcess / runMmq from test/cliProcess.ts.',
+  },
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -152,5 +167,15 @@ export default tseslint.config(
     // Tests and their fixtures run in Node: they may import the full registry and the GPU helpers.
     files: ['src/app/**/*.test.ts', 'src/app/**/*.fixture.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': 'off' },
+  },
+  {
+    files: ['test/**/*.ts', 'e2e/**/*.ts', 'src/**/*.test.{ts,tsx}'],
+    rules: { 'no-restricted-syntax': NO_BLOCKING_CHILD_PROCESS },
+  },
+  {
+    // `npm run test:gpu` is a standalone command, never loaded by vitest: reading the commit with git blocks
+    // nothing but itself.
+    files: ['test/hw/main.ts'],
+    rules: { 'no-restricted-syntax': 'off' },
   },
 );

@@ -1,7 +1,7 @@
 // The playground in headless Chromium on SwiftShader: load, every kernel family against its oracle,
 // validation messages for a bad shape, progress and a cancel answered within a second (the worker
 // replaced when a dispatch does not stop), device loss and recovery.
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { openApp, pickKernel, runId, SMALL, summary, waitForNewRun, waitForRun } from './helpers';
 
 test.beforeEach(async ({ page }) => {
@@ -70,6 +70,47 @@ test('a shape that breaks the kernel preconditions shows one message, not a blan
   await expect(page.getByTestId('verdict')).toContainText('matches oracle');
 });
 
+/** README: "Cancel answers within a second, even in the middle of a long dispatch". */
+const CANCEL_PROMISE_MS = 1000;
+
+/**
+ * Press Cancel and wait for "Run cancelled"; returns the ms between the two on the page's own clock: from
+ * the pointer press on the button (the event's timestamp) to the moment the message is in the DOM, with
+ * none of Playwright's round trips in it.
+ */
+async function pressCancel(page: Page): Promise<number> {
+  await page.evaluate(() => {
+    const t: CancelTiming = {};
+    (window as CancelTimingWindow).__cancelTiming = t;
+    document.addEventListener(
+      'pointerdown',
+      (e) => {
+        if (e.target instanceof Element && e.target.closest('[data-testid="cancel"]'))
+          t.pressedAt ??= e.timeStamp;
+      },
+      { capture: true },
+    );
+    const shown = new MutationObserver(() => {
+      if (t.pressedAt === undefined || !document.querySelector('[data-testid="run-cancelled"]')) return;
+      t.shownAt = performance.now();
+      shown.disconnect();
+    });
+    shown.observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+  await page.getByTestId('cancel').click();
+  await expect(page.getByTestId('run-cancelled')).toBeVisible({ timeout: 5000 });
+  const t = await page.evaluate(() => (window as CancelTimingWindow).__cancelTiming);
+  expect(t?.pressedAt, 'the press reached the Cancel button').toBeDefined();
+  expect(t?.shownAt, '"Run cancelled" appeared after the press').toBeDefined();
+  return t!.shownAt! - t!.pressedAt!;
+}
+
+interface CancelTiming {
+  pressedAt?: number;
+  shownAt?: number;
+}
+type CancelTimingWindow = Window & { __cancelTiming?: CancelTiming };
+
 test('a long run shows progress and a cancel answers within a second, even mid-dispatch', async ({
   page,
 }) => {
@@ -78,7 +119,9 @@ test('a long run shows progress and a cancel answers within a second, even mid-d
   await expect(page.getByTestId('verdict')).toContainText('matches oracle');
   await page.getByTestId('auto-run').uncheck();
   await page.getByTestId('instrument').uncheck();
-  const cancel = async (shape: Record<string, number>, waitMs: number) => {
+  // Many short batches: the timing stage lasts seconds, and a cancel there is answered between two of them.
+  await page.getByTestId('timing-batches').fill('100');
+  const cancel = async (shape: Record<string, number>, pressAt: RegExp) => {
     await pickKernel(page, 'mmq-q4k-rt', shape);
     const id = await runId(page);
     await page.getByTestId('run').click();
@@ -88,25 +131,23 @@ test('a long run shows progress and a cancel answers within a second, even mid-d
       await expect(page.getByTestId('run-estimate')).toContainText(/expected to take about [\d.]+ s/);
       await page.getByTestId('run-anyway').click();
     }
-    await expect(page.getByTestId('progress')).toContainText('running', { timeout: 30_000 });
-    await page.waitForTimeout(waitMs);
-    const t0 = Date.now();
-    await page.getByTestId('cancel').click();
-    await expect(page.getByTestId('run-cancelled')).toBeVisible({ timeout: 5000 });
-    const seen = Date.now() - t0;
+    await expect(page.getByTestId('progress')).toContainText(pressAt, { timeout: 30_000 });
+    const stage = await page.getByTestId('progress').textContent();
+    const fromPress = await pressCancel(page);
     const { cancelMs, restarts } = await page.evaluate(() => window.__mmq!.status());
     console.log(
-      `[cancel] answered in ${cancelMs?.toFixed(0)} ms (seen after ${seen} ms), worker restarts ${restarts}`,
+      `[cancel] pressed at '${stage}': "Run cancelled" shown ${fromPress.toFixed(0)} ms after the press (the app's own figure ${cancelMs?.toFixed(0)} ms), worker restarts ${restarts}`,
     );
-    expect(cancelMs).toBeLessThan(1000);
-    expect(seen).toBeLessThan(1500);
+    // The README's promise: Cancel answers within a second, counted from the press.
+    expect(fromPress).toBeLessThan(CANCEL_PROMISE_MS);
+    expect(cancelMs).toBeLessThan(CANCEL_PROMISE_MS);
     expect(await waitForNewRun(page, id)).toBe('cancelled');
     return restarts;
   };
-  // Between timed batches of ~0.3 s the worker stops by itself.
-  expect(await cancel({ m: 256, n: 512, k: 2048 }, 2500)).toBe(0);
+  // Between timed batches (each one short dispatch at this m) the worker stops by itself.
+  expect(await cancel({ m: 16, n: 256, k: 1024 }, /timing: batch/)).toBe(0);
   // Inside one dispatch of seconds it cannot: the worker is replaced, and the answer still comes in time.
-  expect(await cancel({ m: 512, n: 1024, k: 2048 }, 0)).toBe(1);
+  expect(await cancel({ m: 512, n: 1024, k: 2048 }, /running/)).toBe(1);
   const cancelled = await runId(page);
   // The new worker opens a device and serves the next run.
   await pickKernel(page, 'mmq-q4k-rt', { m: 17, n: 50, k: 256 });

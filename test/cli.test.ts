@@ -1,35 +1,22 @@
 // The mmq CLI, spawned as a user runs it (node + tsx): each subcommand, and each kind of bad input giving
 // one `mmq: ...` line on stderr and a non-zero exit, within a timeout (nothing hangs).
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../cli/mmq';
 import { goldenBytes, goldenGguf, goldenGgufView, goldenPath, goldenQuantCases } from './golden';
+import { runMmq, type ProcessResult } from './cliProcess';
 import { writeSparseGguf } from './ggufSparse';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SWIFTSHADER = '/usr/lib/chromium/vk_swiftshader_icd.json';
 const tmp = mkdtempSync(join(tmpdir(), 'mmq-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** Run `mmq ...args` in a child process (30 s at most). */
-function mmq(...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'cli/mmq.ts', ...args], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    timeout: 30_000,
-    // `run` on SwiftShader where there is no GPU (the CLI would fall back to it, saying so on stderr).
-    env: { ...process.env, VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? SWIFTSHADER },
-  });
-  if (r.error) throw r.error; // ETIMEDOUT: it hung
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+/** Run `mmq ...args` in a child process (30 s at most), without blocking this worker. */
+const mmq = (...args: string[]) => runMmq(args);
 
 /** An expected failure: exit code, nothing on stdout, one `mmq: ` line on stderr matching `msg`, no stack. */
-function expectOneLineError(r: ReturnType<typeof mmq>, code: number, msg: RegExp) {
+function expectOneLineError(r: ProcessResult, code: number, msg: RegExp) {
   expect(r.stdout).toBe('');
   expect(r.stderr.split('\n')).toEqual([expect.stringMatching(/^mmq: /), '']);
   expect(r.stderr).toMatch(msg);
@@ -42,8 +29,8 @@ const whole = goldenGguf();
 writeFileSync(gguf, whole);
 
 describe('mmq inspect', () => {
-  it('prints the header as a table: metadata (long arrays summarised), tensors, GEMMs', () => {
-    const r = mmq('inspect', gguf);
+  it('prints the header as a table: metadata (long arrays summarised), tensors, GEMMs', async () => {
+    const r = await mmq('inspect', gguf);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout).toContain(`${gguf}: GGUF v3, ${whole.length} bytes, 8 tensors, 24 metadata keys`);
@@ -57,8 +44,8 @@ describe('mmq inspect', () => {
     expect(r.stdout).toMatch(/ffn_down_exps +8 +256 +4 +yes +yes/);
   });
 
-  it("--json gives gguf-py's tensors and metadata types", () => {
-    const r = mmq('inspect', gguf, '--json');
+  it("--json gives gguf-py's tensors and metadata types", async () => {
+    const r = await mmq('inspect', gguf, '--json');
     expect(r.status).toBe(0);
     const j = JSON.parse(r.stdout) as {
       dataOffset: number;
@@ -80,7 +67,7 @@ describe('mmq inspect', () => {
   it('opens a sparse file over 4 GiB by its header alone (the tensor past 2^32 is listed)', async () => {
     const sparse = await writeSparseGguf();
     try {
-      const r = mmq('inspect', sparse.path, '--json');
+      const r = await mmq('inspect', sparse.path, '--json');
       expect(r.stderr).toBe('');
       const j = JSON.parse(r.stdout) as { size: number; tensors: { name: string; offset: number }[] };
       expect(j.size).toBeGreaterThan(2 ** 32);
@@ -95,14 +82,14 @@ describe('mmq quantize', () => {
   const cases = goldenQuantCases();
   const TYPES = ['q8_0', 'q8_1', 'q4_K'] as const;
 
-  it('spawned: writes ggml bytes equal to ggml reference output (one golden case per type)', () => {
+  it('spawned: writes ggml bytes equal to ggml reference output (one golden case per type)', async () => {
     for (const [type, c] of [
       ['q8_0', cases[0]!],
       ['q8_1', cases[3]!],
       ['q4_K', cases[8]!],
     ] as const) {
       const out = join(tmp, `${c.name}.${type}`);
-      const r = mmq(
+      const r = await mmq(
         'quantize',
         '--type',
         type,
@@ -153,20 +140,20 @@ describe('bad input: one line on stderr, a non-zero exit, no hang', () => {
   writeFileSync(dataCut, whole.subarray(0, 110_000));
   const f32 = goldenPath('quant/normal.f32'); // 4 x 1024
 
-  it('a non-GGUF file', () => {
+  it('a non-GGUF file', async () => {
     expectOneLineError(
-      mmq('inspect', notGguf),
+      await mmq('inspect', notGguf),
       1,
       /^mmq: not a GGUF file: expected magic 'GGUF', found 'this'/,
     );
   });
-  it('a missing file (inspect and quantize)', () => {
+  it('a missing file (inspect and quantize)', async () => {
     expectOneLineError(
-      mmq('inspect', join(tmp, 'nope.gguf')),
+      await mmq('inspect', join(tmp, 'nope.gguf')),
       1,
       /cannot open .*nope\.gguf: no such file or directory/,
     );
-    const r = mmq(
+    const r = await mmq(
       'quantize',
       '--type',
       'q8_0',
@@ -179,46 +166,50 @@ describe('bad input: one line on stderr, a non-zero exit, no hang', () => {
     );
     expectOneLineError(r, 1, /cannot open .*nope\.f32: no such file or directory/);
   });
-  it('a directory', () => {
-    expectOneLineError(mmq('inspect', tmp), 1, /cannot open .*: is a directory/);
+  it('a directory', async () => {
+    expectOneLineError(await mmq('inspect', tmp), 1, /cannot open .*: is a directory/);
   });
-  it('a file cut inside its header', () => {
-    expectOneLineError(mmq('inspect', headerCut), 1, /^mmq: truncated GGUF: .* but the file ends at 5000/);
-  });
-  it('a file cut inside its tensor data', () => {
+  it('a file cut inside its header', async () => {
     expectOneLineError(
-      mmq('inspect', dataCut),
+      await mmq('inspect', headerCut),
+      1,
+      /^mmq: truncated GGUF: .* but the file ends at 5000/,
+    );
+  });
+  it('a file cut inside its tensor data', async () => {
+    expectOneLineError(
+      await mmq('inspect', dataCut),
       1,
       /^mmq: truncated GGUF: tensor 'blk\.0\.ffn_down_exps\.weight' needs bytes \[108576, 113184\) .* \(3184 bytes missing\)/,
     );
   });
-  it('an unknown subcommand, and none at all', () => {
+  it('an unknown subcommand, and none at all', async () => {
     expectOneLineError(
-      mmq('frobnicate'),
+      await mmq('frobnicate'),
       2,
       /^mmq: unknown subcommand 'frobnicate' \(inspect, quantize, run\)/,
     );
-    const r = mmq();
+    const r = await mmq();
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^usage: mmq <subcommand>/);
   });
-  it('an unknown flag, a missing value, a wrong arity', () => {
-    expectOneLineError(mmq('inspect', gguf, '--verbose'), 2, /^mmq: inspect: unknown flag --verbose/);
+  it('an unknown flag, a missing value, a wrong arity', async () => {
+    expectOneLineError(await mmq('inspect', gguf, '--verbose'), 2, /^mmq: inspect: unknown flag --verbose/);
     expectOneLineError(
-      mmq('quantize', '--type', 'q8_0', '--rows', '4', f32, join(tmp, 'o'), '--k'),
+      await mmq('quantize', '--type', 'q8_0', '--rows', '4', f32, join(tmp, 'o'), '--k'),
       2,
       /--k needs a value/,
     );
-    expectOneLineError(mmq('inspect', gguf, gguf), 2, /expected one FILE\.gguf, got 2/);
+    expectOneLineError(await mmq('inspect', gguf, gguf), 2, /expected one FILE\.gguf, got 2/);
     expectOneLineError(
-      mmq('quantize', '--type', 'q5_K', '--rows', '4', '--k', '1024', f32, join(tmp, 'o')),
+      await mmq('quantize', '--type', 'q5_K', '--rows', '4', '--k', '1024', f32, join(tmp, 'o')),
       2,
       /'q5_K' is not one of/,
     );
   });
-  it("half-typed numbers: '12x', '3.5', '1e3', '0' for --rows", () => {
+  it("half-typed numbers: '12x', '3.5', '1e3', '0' for --rows", async () => {
     for (const bad of ['12x', '3.5', '1e3', '0', '-4']) {
-      const r = mmq('quantize', '--type', 'q8_0', `--rows=${bad}`, '--k', '1024', f32, join(tmp, 'o'));
+      const r = await mmq('quantize', '--type', 'q8_0', `--rows=${bad}`, '--k', '1024', f32, join(tmp, 'o'));
       expectOneLineError(
         r,
         2,
@@ -226,13 +217,13 @@ describe('bad input: one line on stderr, a non-zero exit, no hang', () => {
       );
     }
   });
-  it('IN.f32 whose size is not rows x k x 4, and a k that is not a whole number of blocks', () => {
-    const r = mmq('quantize', '--type', 'q4_K', '--rows', '2', '--k', '1024', f32, join(tmp, 'o'));
+  it('IN.f32 whose size is not rows x k x 4, and a k that is not a whole number of blocks', async () => {
+    const r = await mmq('quantize', '--type', 'q4_K', '--rows', '2', '--k', '1024', f32, join(tmp, 'o'));
     expectOneLineError(r, 1, /normal\.f32 has 16384 bytes, but --rows 2 --k 1024 needs 2 x 1024 x 4 = 8192/);
-    const k = mmq('quantize', '--type', 'q4_K', '--rows', '16', '--k', '256', f32, join(tmp, 'o'));
+    const k = await mmq('quantize', '--type', 'q4_K', '--rows', '16', '--k', '256', f32, join(tmp, 'o'));
     expect(k.status).toBe(0); // 16 x 256 is the same 16384 bytes: fine
     expectOneLineError(
-      mmq('quantize', '--type', 'q4_K', '--rows', '32', '--k', '128', f32, join(tmp, 'o')),
+      await mmq('quantize', '--type', 'q4_K', '--rows', '32', '--k', '128', f32, join(tmp, 'o')),
       2,
       /--k 128 is not a multiple of q4_K's 256-wide block/,
     );
@@ -240,8 +231,8 @@ describe('bad input: one line on stderr, a non-zero exit, no hang', () => {
 });
 
 describe('mmq run', () => {
-  it('runs a real tensor of a GGUF through the engine the app uses: verdict, bytes read, time, throughput', () => {
-    const r = mmq(
+  it('runs a real tensor of a GGUF through the engine the app uses: verdict, bytes read, time, throughput', async () => {
+    const r = await mmq(
       'run',
       '--kernel',
       'mmq-q4k-rt',
@@ -268,8 +259,8 @@ describe('mmq run', () => {
     expect(r.stdout).toMatch(/throughput: [\d.e+-]+ int8 TOPS/);
   });
 
-  it('--json on generated data, the expert bank through MoE, the f16 twin with its pass timings', () => {
-    const j = mmq(
+  it('--json on generated data, the expert bank through MoE, the f16 twin with its pass timings', async () => {
+    const j = await mmq(
       'run',
       '--kernel',
       'mmq-q8-naive',
@@ -293,7 +284,7 @@ describe('mmq run', () => {
     };
     expect([o.verdict.pass, o.rows, o.cols]).toEqual([true, 16, 16]);
     expect(o.adapter).toMatch(/\S/);
-    const moe = mmq(
+    const moe = await mmq(
       'run',
       '--kernel',
       'moe-q4k-id',
@@ -312,7 +303,7 @@ describe('mmq run', () => {
     expect(moe.status).toBe(0);
     expect(moe.stdout).toMatch(/tokens=8 n=8 k=256 experts=4 .*outliers activation/);
     expect(moe.stdout).toContain('verdict: matches oracle');
-    const f16 = mmq(
+    const f16 = await mmq(
       'run',
       '--kernel',
       'coopmat-f16',
@@ -337,25 +328,25 @@ describe('mmq run', () => {
     expect(f16.stdout).toMatch(/TFLOP\/s/);
   });
 
-  it('bad input: one line each (unknown kernel, tensor, a type no kernel takes, a bank on a dense kernel, a bad shape)', () => {
+  it('bad input: one line each (unknown kernel, tensor, a type no kernel takes, a bank on a dense kernel, a bad shape)', async () => {
     expectOneLineError(
-      mmq('run', '--kernel', 'mmq-q5'),
+      await mmq('run', '--kernel', 'mmq-q5'),
       2,
       /unknown kernel family 'mmq-q5' \(hello-wmma, .*moe-q4k-id/,
     );
-    expectOneLineError(mmq('run', '--m', '16'), 2, /--kernel is required/);
+    expectOneLineError(await mmq('run', '--m', '16'), 2, /--kernel is required/);
     expectOneLineError(
-      mmq('run', '--kernel', 'mmq-q4k-rt', '--gguf', gguf, '--tensor', 'nope', '--no-time'),
+      await mmq('run', '--kernel', 'mmq-q4k-rt', '--gguf', gguf, '--tensor', 'nope', '--no-time'),
       1,
       /no tensor 'nope' in peer\.gguf \(it has 8: /,
     );
     expectOneLineError(
-      mmq('run', '--kernel', 'mmq-q4k-rt', '--gguf', gguf, '--tensor', 't.q4_0', '--no-time'),
+      await mmq('run', '--kernel', 'mmq-q4k-rt', '--gguf', gguf, '--tensor', 't.q4_0', '--no-time'),
       1,
       /t\.q4_0 \(Q4_0, ne \[.*\]\) is not taken by these kernels \(Q8_0, Q4_K\)/,
     );
     expectOneLineError(
-      mmq(
+      await mmq(
         'run',
         '--kernel',
         'mmq-q4k-rt',
@@ -369,29 +360,39 @@ describe('mmq run', () => {
       /mmq-q4k-rt does not take blk\.0\.ffn_down_exps\.weight .*; these do: moe-q4k-id/,
     );
     expectOneLineError(
-      mmq('run', '--kernel', 'mmq-q4k-rt', '--gguf', gguf, '--tensor', 'blk.0.ffn_down.weight', '--n', '64'),
+      await mmq(
+        'run',
+        '--kernel',
+        'mmq-q4k-rt',
+        '--gguf',
+        gguf,
+        '--tensor',
+        'blk.0.ffn_down.weight',
+        '--n',
+        '64',
+      ),
       2,
       /--n comes from the tensor's shape/,
     );
     expectOneLineError(
-      mmq('run', '--kernel', 'mmq-q4k-rt', '--m', '16', '--n', '64', '--k', '300', '--no-time'),
+      await mmq('run', '--kernel', 'mmq-q4k-rt', '--m', '16', '--n', '64', '--k', '300', '--no-time'),
       1,
       /k = 300 is not a multiple of 256/,
     );
     expectOneLineError(
-      mmq('run', '--kernel', 'mmq-q4k-rt', '--m', '1x6'),
+      await mmq('run', '--kernel', 'mmq-q4k-rt', '--m', '1x6'),
       2,
       /--m must be a positive whole number, got '1x6'/,
     );
     expectOneLineError(
-      mmq('run', '--kernel', 'mmq-q4k-rt', '--arm', 'tensor'),
+      await mmq('run', '--kernel', 'mmq-q4k-rt', '--arm', 'tensor'),
       2,
       /--arm must be one of scalar, /,
     );
     const notGguf = join(tmp, 'notes.gguf');
     writeFileSync(notGguf, 'hello, not a model at all');
     expectOneLineError(
-      mmq('run', '--kernel', 'mmq-q4k-rt', '--gguf', notGguf, '--tensor', 'x', '--no-time'),
+      await mmq('run', '--kernel', 'mmq-q4k-rt', '--gguf', notGguf, '--tensor', 'x', '--no-time'),
       1,
       /not a GGUF file/,
     );

@@ -46,8 +46,8 @@ describe('the f16 decode in the SPIR-V Dawn hands to the driver (dump_shaders)',
   let passes: CompiledPass[] = [];
   const main = (job: string) => passes.filter((p) => p.job === job && p.wgsl.includes('fn main'));
 
-  it('compiles the scalar arm with B decoded in the GEMM and the one-pass staging, guarded and not', () => {
-    passes = compileToSpirv(jobs);
+  it('compiles the scalar arm with B decoded in the GEMM and the one-pass staging, guarded and not', async () => {
+    passes = await compileToSpirv(jobs);
     for (const j of jobs) expect(main(j.id).length, j.id).toBeGreaterThan(0);
   });
 

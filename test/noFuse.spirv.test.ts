@@ -44,9 +44,9 @@ describe('no_fuse in the SPIR-V Dawn hands to the driver (dump_shaders)', () => 
   let passes: CompiledPass[] = [];
   const of = (job: string) => passes.filter((p) => p.job === job);
 
-  it('compiles every bit-exact family on every arm here, and its mutants, with SPIR-V for each pass', () => {
+  it('compiles every bit-exact family on every arm here, and its mutants, with SPIR-V for each pass', async () => {
     expect(exact.length).toBeGreaterThanOrEqual(3);
-    passes = compileToSpirv(jobs);
+    passes = await compileToSpirv(jobs);
     for (const j of jobs) expect(of(j.id).length, j.id).toBeGreaterThan(0);
   });
 

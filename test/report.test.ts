@@ -1,6 +1,5 @@
 // bench/report.ts: several H200 commands merged into the docs' tables without mixing up which command a
 // number came from (the headline and tuning from the first; torch from the command that benched a shape).
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +17,7 @@ import {
 import { headline } from '../bench/derive';
 import { headlineLines } from '../bench/format';
 import type { BenchRow, Correctness } from '../bench/result';
+import { runProcess } from './cliProcess';
 
 const pass: Correctness = { pass: true, relToMax: 1e-6, samples: 400, allWritten: true, tol: 2e-3 };
 
@@ -259,9 +259,8 @@ describe('bench report over several commands', () => {
     );
   });
 
-  it('times torch as the bench times a row (bench/torch_baseline.py --self-test, no GPU needed)', () => {
-    const r = spawnSync('python3', ['bench/torch_baseline.py', '--self-test'], { encoding: 'utf8' });
-    expect(r.error).toBeUndefined();
+  it('times torch as the bench times a row (bench/torch_baseline.py --self-test, no GPU needed)', async () => {
+    const r = await runProcess('python3', ['bench/torch_baseline.py', '--self-test']);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('torch_baseline self-test: ok');

@@ -3,11 +3,11 @@
 // witness on it: which float adds and subtracts take a product straight from a multiply, so that a driver
 // may contract the pair into one FMA (WGSL allows it; NVIDIA's compiler does it, SwiftShader's does not).
 // The int8 kernels' no_fuse (docs/decisions/0002-no-fuse.md) exists to leave no such pair in their epilogue.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FamilyParams } from '../src/kernels/family';
+import { runProcess } from './cliProcess';
 
 /** One plan to compile: a family's defaults with `params` merged, on `arm`, WGSL text replaced if asked. */
 export interface SpirvJob {
@@ -52,22 +52,25 @@ export function parseShaderDump(out: string): { wgsl: string; spirv: string[] }[
   return modules;
 }
 
+/** The child's limit: under the test's own timeout (vitest.config.ts), so a hang fails with this message. */
+const SPIRV_TIMEOUT_MS = 100_000;
+
 /**
  * Compile `jobs` in a child Node (Dawn on the VK_ICD_FILENAMES driver, SwiftShader in CI) with
  * dump_shaders, and return every pass with the SPIR-V Dawn generated for it. A pass whose WGSL another
  * pass already compiled shares that pass's dump (Dawn and the runner compile a text once).
- * @example const passes = compileToSpirv([{ id: 'q4k', family: 'mmq-q4k-rt', arm: 'scalar' }]);
+ * @example const passes = await compileToSpirv([{ id: 'q4k', family: 'mmq-q4k-rt', arm: 'scalar' }]);
  */
-export function compileToSpirv(jobs: readonly SpirvJob[]): CompiledPass[] {
+export async function compileToSpirv(jobs: readonly SpirvJob[]): Promise<CompiledPass[]> {
   const dir = mkdtempSync(join(tmpdir(), 'spirv-'));
   try {
     const jobsPath = join(dir, 'jobs.json');
     const manifestPath = join(dir, 'manifest.json');
     writeFileSync(jobsPath, JSON.stringify(jobs));
-    const child = spawnSync(
+    const child = await runProcess(
       process.execPath,
       ['--import', 'tsx', join(import.meta.dirname, 'spirvDumpChild.ts'), jobsPath, manifestPath],
-      { encoding: 'utf8', maxBuffer: 1 << 28, cwd: join(import.meta.dirname, '..') },
+      { timeoutMs: SPIRV_TIMEOUT_MS },
     );
     if (child.status !== 0)
       throw new Error(`spirvDumpChild exited ${child.status}: ${child.stderr.slice(-4000)}`);

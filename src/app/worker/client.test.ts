@@ -149,6 +149,17 @@ describe('cancel within a second', () => {
     await expect(gen.done).resolves.toMatchObject({ kernel: { problems: [] } });
   });
 
+  it('by default a stuck request is answered within 0.4 s, leaving the second for the respawn and the page', async () => {
+    const ports = [fakePort(), fakePort()];
+    let n = 0;
+    const client = createWorkerClient(() => ports[n++]!.port);
+    const run = client.request(RUN);
+    client.cancel(run.id);
+    vi.advanceTimersByTime(400);
+    await expect(run.done).resolves.toEqual({ type: 'cancelled', id: run.id });
+    expect(n).toBe(2);
+  });
+
   it("serves 'oracle' outside the queue: it is never the request in flight", () => {
     const f = fakePort();
     const client = createWorkerClient(() => f.port);

@@ -40,6 +40,13 @@ export interface WorkerClient {
   onRespawn(listener: (reason: string) => void): () => void;
 }
 
+/**
+ * How long the request in flight has by default to answer a cancel, ms. A worker between timed batches
+ * answers well within it; past it, replacing the worker and showing the answer took up to ~0.2 s more on
+ * a loaded two-core machine (e2e/app.spec.ts measures it from the press): the README's second keeps a margin.
+ */
+export const CANCEL_GRACE_MS = 400;
+
 export interface ClientOptions {
   /** How long the request in flight has to answer a cancel before the worker is replaced, ms. */
   cancelGraceMs?: number;
@@ -75,7 +82,7 @@ interface Waiting {
  * const { done } = client.request({ type: 'init' });
  */
 export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions = {}): WorkerClient {
-  const grace = opts.cancelGraceMs ?? 650;
+  const grace = opts.cancelGraceMs ?? CANCEL_GRACE_MS;
   const kept = opts.filesKept ?? 4;
   let nextId = 1;
   const waiting = new Map<number, Waiting>();
