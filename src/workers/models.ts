@@ -12,12 +12,12 @@ import {
 import { listTensors, presetFromGgufMetadata, weightShape } from '../kernels/models';
 import {
   blobSource,
-  checkTensorData,
   ggufTensor,
   inflatedSource,
   metadataRows,
   openGguf,
   readTensorOperand,
+  tensorDataProblem,
   type ByteSource,
   type GgufFile,
 } from '../kernels/quant';
@@ -93,8 +93,6 @@ export function createModelCache(families: readonly FamilyCatalog[]): ModelCache
       const src = counted.src;
       checkCancel();
       const gguf = await openGguf(src);
-      // A file cut short is refused now, not at the first run of a tensor past its end.
-      checkTensorData(gguf, src.size);
       const ref: GgufFileRef = { name, size: blob.size, headerHash: gguf.headerHash };
       const key = modelKey(ref);
       models.delete(key);
@@ -105,7 +103,11 @@ export function createModelCache(families: readonly FamilyCatalog[]): ModelCache
         version: gguf.version,
         bytesRead: file.bytesRead(),
         metadata: metadataRows(gguf),
-        tensors: listTensors(gguf.tensors, families, ref),
+        tensors: listTensors(gguf.tensors, families, ref).map((row, i) => {
+          // A file cut short: the tensors it cuts say why and run nowhere; the others stay usable.
+          const cut = tensorDataProblem(gguf.tensors[i]!, src.size);
+          return cut ? { ...row, kernels: [], note: cut } : row;
+        }),
       };
       try {
         model.preset = presetFromGgufMetadata(gguf.metadata, gguf.tensors);
