@@ -154,9 +154,11 @@ describe('a GGUF through the worker core', () => {
     const whole = gunzipSync(goldenBytes(PEER));
     const cut = await open(new File([whole.subarray(0, whole.length - 100)], 'cut.gguf'));
     const last = cut.tensors.reduce((a, b) => (b.offset > a.offset ? b : a));
-    expect(last.note).toMatch(/^truncated GGUF: tensor '.*' needs bytes .* \(\d+ bytes missing\)$/);
+    expect(last.note).toMatch(
+      /^cut short: truncated GGUF: tensor '.*' needs bytes .* \(\d+ bytes missing\)$/,
+    );
     expect(last.kernels).toEqual([]);
-    expect(cut.tensors.filter((t) => t.note?.startsWith('truncated'))).toEqual([last]);
+    expect(cut.tensors.filter((t) => t.note?.startsWith('cut short'))).toEqual([last]);
     expect(cut.tensors.find((t) => t.name === 'blk.0.ffn_down.weight')!.kernels.length).toBeGreaterThan(0);
   });
 });

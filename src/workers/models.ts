@@ -40,7 +40,7 @@ export interface ModelCache {
    * Open a GGUF (a picked File, a Blob; `.gguf.gz` is inflated): its header, its tensors with the
    * families that take each, its model preset. `checkCancel` throws when the request was cancelled.
    */
-  open(blob: Blob, name: string | undefined, checkCancel: () => void): Promise<OpenedModel>;
+  open(blob: Blob | ByteSource, name: string | undefined, checkCancel: () => void): Promise<OpenedModel>;
   /**
    * The real tensor a config names, read from its open file (the last one read is kept), after
    * `family` has checked the tensor's shape against the config. Undefined for generated data.
@@ -87,7 +87,7 @@ export function createModelCache(families: readonly FamilyCatalog[]): ModelCache
   return {
     async open(blob, given, checkCancel) {
       const name = given ?? ('name' in blob && typeof blob.name === 'string' ? blob.name : 'model.gguf');
-      const file = countingSource(blobSource(blob));
+      const file = countingSource(blob instanceof Blob ? blobSource(blob) : blob);
       // Tensor reads are counted on the (inflated) GGUF itself, the open on the file as picked.
       const counted = countingSource(await inflatedSource({ ...file.src, name }));
       const src = counted.src;
@@ -106,7 +106,7 @@ export function createModelCache(families: readonly FamilyCatalog[]): ModelCache
         tensors: listTensors(gguf.tensors, families, ref).map((row, i) => {
           // A file cut short: the tensors it cuts say why and run nowhere; the others stay usable.
           const cut = tensorDataProblem(gguf.tensors[i]!, src.size);
-          return cut ? { ...row, kernels: [], note: cut } : row;
+          return cut ? { ...row, kernels: [], note: `cut short: ${cut}` } : row;
         }),
       };
       try {
