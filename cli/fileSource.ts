@@ -1,5 +1,6 @@
 // A ByteSource over a file on disk (Node): positional reads through one FileHandle, so a 40 GB model is
 // opened without reading it whole. src/kernels stays free of node: imports; this lives with the CLI.
+import { constants, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { ByteSource } from '../src/kernels/quant/byteSource';
 
@@ -12,17 +13,27 @@ export interface FileByteSource extends ByteSource {
 // One read call moves at most this much (Node caps a single read near 2 GiB).
 const MAX_READ = 1 << 30;
 
+/** What a path is when it is not a regular file, for the one line that refuses it. */
+function kindOf(stat: Stats): string {
+  if (stat.isFIFO()) return 'a FIFO (named pipe)';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  if (stat.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
 /**
- * Open `path` for random access. Reads resolve to exactly the bytes asked for, or fewer when the file
+ * Open `path` for random access: a regular file only (a FIFO would block the open, /dev/zero never ends). Reads resolve to exactly the bytes asked for, or fewer when the file
  * has shrunk since it was opened (the GGUF reader turns that into a GgufError).
  * @example const src = await fileSource('model.gguf'); try { await openGguf(src); } finally { await src.close(); }
  */
 export async function fileSource(path: string): Promise<FileByteSource> {
-  const fh = await open(path, 'r');
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, for ever.
+  const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const stat = await fh.stat();
     if (stat.isDirectory()) throw Object.assign(new Error(`${path} is a directory`), { code: 'EISDIR' });
-    if (!stat.isFile()) throw new Error(`${path} is not a regular file`);
+    if (!stat.isFile()) throw new Error(`${kindOf(stat)}, not a regular file`);
     return {
       size: stat.size,
       name: path,

@@ -3,13 +3,15 @@
 import { presetFromGgufMetadata, type ModelPreset } from '../src/kernels/models';
 import {
   arrayLength,
-  checkTensorData,
+  excerpt,
   ggufTypeName,
   inflatedSource,
+  jsonText,
   jsonValue,
   metadataRows,
   openGguf,
   SHOWN_ELEMENTS,
+  tensorDataProblem,
   type GgufFile,
 } from '../src/kernels/quant';
 import { CliError, parseArgs } from './args';
@@ -24,7 +26,13 @@ function preset(file: GgufFile): { preset: ModelPreset } | { error: string } {
   }
 }
 
+// Names and keys from the file are cut to an excerpt, any cell to CELL_CHARS (all escaped): a 4 MB key
+// would otherwise set the width of every row.
+const NAME_CHARS = 80;
+const CELL_CHARS = 400;
+
 function table(rows: string[][], right: ReadonlySet<number> = new Set()): string[] {
+  rows = rows.map((r) => r.map((cell) => excerpt(cell, CELL_CHARS)));
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   return rows.map((r) =>
     r
@@ -34,21 +42,30 @@ function table(rows: string[][], right: ReadonlySet<number> = new Set()): string
   );
 }
 
+/** The tensors a file cut short cannot give, with why (the others are all there). */
+function cutShort(file: GgufFile): { name: string; problem: string }[] {
+  return file.tensors.flatMap((t) => {
+    const problem = tensorDataProblem(t, file.fileSize);
+    return problem ? [{ name: t.name, problem }] : [];
+  });
+}
+
 function human(path: string, file: GgufFile): string {
   const p = preset(file);
+  const cut = cutShort(file);
   const lines = [
-    `${path}: GGUF v${file.version}, ${file.fileSize} bytes, ${file.tensors.length} tensors, ${file.metadata.size} metadata keys`,
+    `${excerpt(path)}: GGUF v${file.version}, ${file.fileSize} bytes, ${file.tensors.length} tensors, ${file.metadata.size} metadata keys`,
     `alignment ${file.alignment}, data at ${file.dataOffset}, header ${file.headerBytes} bytes, header hash ${file.headerHash}`,
     '',
     'metadata',
-    ...table(metadataRows(file).map((r) => ['  ' + r.key, r.type, r.value])),
+    ...table(metadataRows(file).map((r) => ['  ' + excerpt(r.key, NAME_CHARS), r.type, r.value])),
     '',
     'tensors',
     ...table(
       [
         ['  name', 'type', 'ne', 'shape', 'offset', 'bytes'],
         ...file.tensors.map((t) => [
-          '  ' + t.name,
+          '  ' + excerpt(t.name, NAME_CHARS),
           t.typeName,
           `[${t.ne.join(', ')}]`,
           `[${t.shape.join(', ')}]`,
@@ -60,9 +77,16 @@ function human(path: string, file: GgufFile): string {
     ),
     '',
   ];
-  if ('error' in p) lines.push(`GEMMs: none derived (${p.error})`);
+  if (cut.length) {
+    lines.push(`cut short: ${cut.length} of ${file.tensors.length} tensors cannot be read (the others can)`);
+    lines.push(...cut.map((c) => `  ${c.problem}`), '');
+  }
+  if ('error' in p) lines.push(`GEMMs: none derived (${excerpt(p.error, 200)})`);
   else {
     lines.push('GEMMs (out[m, n] = x[m, k] @ W[n, k]^T)');
+    lines.push(
+      '  Q4_K, Q8_0: whether the kernels take this GEMM with its weight in that format (k a whole number of blocks: 256 for Q4_K, 32 for Q8_0)',
+    );
     lines.push(
       ...table(
         [
@@ -86,8 +110,9 @@ function human(path: string, file: GgufFile): string {
 
 function json(path: string, file: GgufFile): string {
   const p = preset(file);
+  const cut = new Map(cutShort(file).map((c) => [c.name, c.problem]));
   return (
-    JSON.stringify(
+    jsonText(
       {
         file: path,
         size: file.fileSize,
@@ -119,10 +144,10 @@ function json(path: string, file: GgufFile): string {
           shape: t.shape,
           offset: t.offset,
           bytes: t.byteLength ?? null,
+          ...(cut.has(t.name) ? { cutShort: cut.get(t.name) } : {}),
         })),
         gemms: 'preset' in p ? p.preset.gemms : null,
       },
-      null,
       2,
     ) + '\n'
   );
@@ -135,7 +160,7 @@ export const inspect: Subcommand = {
   async run(args, io) {
     const a = parseArgs('inspect', args, { boolean: ['--json'] });
     if (a.positionals.length !== 1) {
-      throw new CliError(`mmq inspect: expected one FILE.gguf, got ${a.positionals.length} arguments`, 2);
+      throw new CliError(`mmq inspect: expected one FILE.gguf, got ${a.positionals.length} arguments`);
     }
     const path = a.positionals[0]!;
     const raw = await fileSource(path).catch((e: unknown) => {
@@ -144,7 +169,6 @@ export const inspect: Subcommand = {
     try {
       const src = await inflatedSource(raw);
       const file = await openGguf(src, { maxArrayElements: SHOWN_ELEMENTS });
-      checkTensorData(file, src.size);
       io.stdout(a.booleans.has('--json') ? json(path, file) : human(path, file));
       return 0;
     } finally {

@@ -1,9 +1,10 @@
 // mmq: the MMQ Playground's command line (Node; `run` on Dawn's WebGPU). `npm run mmq -- <subcommand> ...`.
-// Expected failures (a bad file, a bad flag) print one `mmq: ...` line to stderr and exit non-zero.
+// Expected failures (a bad file, a bad flag) print one `mmq: ...` line to stderr and exit non-zero (EXIT).
+// Text from files reaches the terminal escaped: no escape sequence or carriage return gets through.
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GgufError } from '../src/kernels/quant';
-import { CliError } from './args';
+import { excerpt, GgufError, safeText } from '../src/kernels/quant';
+import { CliError, EXIT, EXIT_LEGEND } from './args';
 import { inspect } from './inspect';
 import { quantize } from './quantize';
 import { run } from './run';
@@ -12,12 +13,17 @@ import type { CliIo, Subcommand } from './subcommand';
 // The subcommand table: a new subcommand is one module exporting a Subcommand, added here.
 export const SUBCOMMANDS: readonly Subcommand[] = [inspect, quantize, run];
 
+// An error line is cut here: a message may quote a file's bytes.
+const MAX_ERROR_CHARS = 1000;
+
 function usage(subcommands: readonly Subcommand[]): string {
-  const w = Math.max(...subcommands.map((s) => s.usage.length));
+  // Each summary under its usage line: one long usage (run's) would pad every other line to its width.
   return [
     'usage: mmq <subcommand> [args]',
     '',
-    ...subcommands.map((s) => `  ${s.usage.padEnd(w)}  ${s.summary}`),
+    ...subcommands.flatMap((s) => [`  ${s.usage}`, `      ${s.summary}`]),
+    '',
+    EXIT_LEGEND,
     '',
   ].join('\n');
 }
@@ -34,36 +40,39 @@ export async function main(
   const [name, ...args] = argv;
   if (name === undefined) {
     io.stderr(usage(subcommands));
-    return 2;
+    return EXIT.input;
   }
   if (name === '--help' || name === '-h' || name === 'help') {
     io.stdout(usage(subcommands));
-    return 0;
+    return EXIT.ok;
   }
   const cmd = subcommands.find((s) => s.name === name);
   try {
     if (!cmd)
-      throw new CliError(`unknown subcommand '${name}' (${subcommands.map((s) => s.name).join(', ')})`, 2);
+      throw new CliError(
+        `unknown subcommand '${excerpt(name)}' (${subcommands.map((s) => s.name).join(', ')})`,
+      );
     if (args.includes('--help') || args.includes('-h')) {
-      io.stdout(`usage: ${cmd.usage}\n`);
-      return 0;
+      io.stdout(`usage: ${cmd.usage}\n      ${cmd.summary}\n${EXIT_LEGEND}\n`);
+      return EXIT.ok;
     }
     return await cmd.run(args, io);
   } catch (e) {
     if (e instanceof CliError || e instanceof GgufError) {
       const msg = e.message.startsWith('mmq ') ? e.message.slice(4) : e.message;
-      io.stderr(`mmq: ${msg}\n`);
-      return e instanceof CliError ? e.exitCode : 1;
+      io.stderr(`mmq: ${excerpt(msg, MAX_ERROR_CHARS)}\n`);
+      return e instanceof CliError ? e.exitCode : EXIT.input;
     }
     // Not expected: keep the stack, it is a bug report.
     io.stderr(`mmq: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    return 70;
+    return EXIT.internal;
   }
 }
 
+// The last guard: whatever a subcommand prints, a control character reaches the terminal as an escape.
 const processIo: CliIo = {
-  stdout: (t) => process.stdout.write(t),
-  stderr: (t) => process.stderr.write(t),
+  stdout: (t) => process.stdout.write(safeText(t, { keepNewlines: true })),
+  stderr: (t) => process.stderr.write(safeText(t, { keepNewlines: true })),
 };
 
 // Run only as the entry point, so tests can import main().

@@ -1,8 +1,9 @@
 // mmq quantize --type q8_0|q8_1|q4_K --rows R --k K IN.f32 OUT: raw little-endian f32 rows in, ggml block
 // bytes out, byte-identical to ggml's quantize_row_*_ref (test/golden/quant holds ggml's own outputs).
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { quantizeQ4K, quantizeQ8_0, quantizeQ8_1 } from '../src/kernels/quant';
 import { CliError, parseArgs, positiveInt } from './args';
+import { fileSource } from './fileSource';
 import { openError, type Subcommand } from './subcommand';
 
 const TYPES = {
@@ -12,11 +13,18 @@ const TYPES = {
 } as const;
 type TypeName = keyof typeof TYPES;
 
+// The most f32 input quantized in one command (it is held in memory, with its output).
+const MAX_INPUT_BYTES = 2 ** 30;
+
 function typeOf(text: string | undefined): TypeName {
   const t = (Object.keys(TYPES) as TypeName[]).find((n) => n.toLowerCase() === text?.toLowerCase());
   if (!t) {
-    const what = text === undefined ? 'is required' : `'${text}' is not one of`;
-    throw new CliError(`mmq quantize: --type ${what} ${Object.keys(TYPES).join(', ')}`, 2);
+    const types = Object.keys(TYPES).join(', ');
+    throw new CliError(
+      text === undefined
+        ? `mmq quantize: --type is required (one of ${types})`
+        : `mmq quantize: --type '${text}' is not one of ${types}`,
+    );
   }
   return t;
 }
@@ -30,30 +38,41 @@ export const quantize: Subcommand = {
     const type = typeOf(a.values.get('--type'));
     const need = (flag: string) => {
       const v = a.values.get(flag);
-      if (v === undefined) throw new CliError(`mmq quantize: ${flag} is required`, 2);
+      if (v === undefined) throw new CliError(`mmq quantize: ${flag} is required`);
       return positiveInt('quantize', flag, v);
     };
     const rows = need('--rows');
     const k = need('--k');
     if (a.positionals.length !== 2) {
-      throw new CliError(`mmq quantize: expected IN.f32 and OUT, got ${a.positionals.length} arguments`, 2);
+      throw new CliError(`mmq quantize: expected IN.f32 and OUT, got ${a.positionals.length} arguments`);
     }
     const [input, output] = a.positionals as [string, string];
     const { block, blockBytes, quantize: q } = TYPES[type];
     if (k % block !== 0) {
-      throw new CliError(`mmq quantize: --k ${k} is not a multiple of ${type}'s ${block}-wide block`, 2);
+      throw new CliError(`mmq quantize: --k ${k} is not a multiple of ${type}'s ${block}-wide block`);
     }
     const want = rows * k * 4;
-    if (!Number.isSafeInteger(want))
-      throw new CliError(`mmq quantize: --rows ${rows} --k ${k} is too large`, 2);
-    const raw = await readFile(input).catch((e: unknown) => {
-      throw openError(input, e);
-    });
-    if (raw.length !== want) {
+    if (want > MAX_INPUT_BYTES) {
       throw new CliError(
-        `mmq quantize: ${input} has ${raw.length} bytes, but --rows ${rows} --k ${k} needs ${rows} x ${k} x 4 = ${want}`,
+        `mmq quantize: --rows ${rows} --k ${k} is ${want} bytes of f32, over the ${MAX_INPUT_BYTES} quantized at once (split the rows)`,
       );
     }
+    // The size is checked before a byte is read: /dev/zero or a FIFO is refused, not read for ever.
+    const src = await fileSource(input).catch((e: unknown) => {
+      throw openError(input, e);
+    });
+    let raw: Uint8Array;
+    try {
+      if (src.size !== want) {
+        throw new CliError(
+          `mmq quantize: ${input} has ${src.size} bytes, but --rows ${rows} --k ${k} needs ${rows} x ${k} x 4 = ${want}`,
+        );
+      }
+      raw = await src.read(0, want);
+    } finally {
+      await src.close();
+    }
+    if (raw.length !== want) throw new CliError(`mmq quantize: ${input} shrank while it was read`);
     // DataView: the file is little-endian whatever the machine, and a Buffer may not be 4-byte aligned.
     const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
     const x = new Float32Array(rows * k);

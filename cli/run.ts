@@ -1,8 +1,8 @@
 // mmq run: one kernel config on this machine's WebGPU (Dawn; SwiftShader where there is no GPU), through
 // the same worker core the app runs in its web worker: the verdict against the oracle, the max relative
 // error, the whole plan's time and throughput. On generated data (--m --n --k) or a real GGUF tensor.
+import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
-import { openAsBlob } from 'node:fs';
 import { create, globals } from 'webgpu';
 import { FULL_DAWN_FLAGS, orSwiftShader, SWIFTSHADER_ICD } from '../bench/dawn';
 import { KERNELS } from '../src/kernels';
@@ -18,6 +18,7 @@ import {
   type TensorChoice,
 } from '../src/kernels/family';
 import { defaultArm } from '../src/kernels/gpu/arms';
+import { jsonText } from '../src/kernels/quant';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { tensorConfig } from '../src/kernels/models';
 import { UnknownFamilyError, type Registry } from '../src/kernels/registry';
@@ -29,7 +30,9 @@ import type {
   WorkerRequestBody,
   WorkerResponse,
 } from '../src/workers/protocol';
-import { CliError, parseArgs, positiveInt, type ParsedArgs } from './args';
+import { CliError, EXIT, parseArgs, positiveInt, type ParsedArgs } from './args';
+import { fileSource } from './fileSource';
+import { startProgress, type Progress } from './progress';
 import { openError, type Subcommand } from './subcommand';
 
 const ACTIVATIONS: readonly TensorChoice['activation'][] = ['normal', 'outliers'];
@@ -44,9 +47,7 @@ function openGpu(note: (text: string) => void): Promise<GPU> {
   const open = async () => {
     const gpu = create([...FULL_DAWN_FLAGS]);
     if (!(await gpu.requestAdapter({ powerPreference: 'high-performance' })))
-      throw new CliError(
-        `mmq run: no WebGPU adapter (no Vulkan driver found; without a GPU set VK_ICD_FILENAMES to a SwiftShader ICD such as ${SWIFTSHADER_ICD})`,
-      );
+      throw new CliError(`mmq run: no WebGPU adapter. ${noAdapterHint()}`, EXIT.machine);
     return keep(gpu);
   };
   return orSwiftShader(open, (icd) =>
@@ -54,19 +55,50 @@ function openGpu(note: (text: string) => void): Promise<GPU> {
   );
 }
 
-/** The worker core in this process, answering each request with its responses. */
-function inProcessCore(gpu: GPU, kernels: Registry<KernelFamily>) {
+/**
+ * Why Dawn found no adapter, in words: the Vulkan loader's own "Found no drivers!" warnings above this
+ * line say what failed, not what to do.
+ */
+function noAdapterHint(): string {
+  const named = (process.env.VK_ICD_FILENAMES ?? process.env.VK_DRIVER_FILES ?? '')
+    .split(':')
+    .filter(Boolean);
+  const missing = named.filter((p) => !existsSync(p));
+  const fix = `set VK_ICD_FILENAMES to a Vulkan driver's ICD file (without a GPU, SwiftShader's: ${SWIFTSHADER_ICD})`;
+  if (missing.length) return `VK_ICD_FILENAMES names ${missing.join(', ')}, which does not exist: ${fix}`;
+  if (named.length) return `the Vulkan driver ${named.join(', ')} offers no WebGPU adapter: ${fix}`;
+  return `The Vulkan loader found no driver (the "Found no drivers" warnings above): install one, or ${fix}`;
+}
+
+/** How a worker error exits: the input's fault (2), the machine's (3), or mmq's (70). */
+const ERROR_EXIT = {
+  shape: EXIT.input,
+  validation: EXIT.input,
+  file: EXIT.input,
+  unsupported: EXIT.machine,
+  internal: EXIT.internal,
+} as const;
+
+/** The worker core in this process, answering each request with its responses; progress goes to `progress`. */
+function inProcessCore(gpu: GPU, kernels: Registry<KernelFamily>, progress: () => Progress | undefined) {
   const messages: WorkerResponse[] = [];
-  const core: GpuCore = createGpuCore({ gpu, kernels, post: (m) => messages.push(m) });
+  const post = (m: WorkerResponse) => {
+    if (m.type === 'progress') progress()?.update(m.stage, m.fraction);
+    else messages.push(m);
+  };
+  const core: GpuCore = createGpuCore({ gpu, kernels, post });
   let id = 0;
   return async (req: Exclude<WorkerRequestBody, { type: 'cancel' }>): Promise<WorkerResponse> => {
     const rid = ++id;
     await core.handle({ ...req, id: rid } as WorkerRequest);
-    const mine = messages.filter((m) => 'id' in m && m.id === rid && m.type !== 'progress');
+    const mine = messages.filter((m) => 'id' in m && m.id === rid);
     const failed = mine.find((m) => m.type === 'error' || m.type === 'compile-error');
-    if (failed?.type === 'error') throw new CliError(`mmq run: ${failed.message}`);
+    if (failed?.type === 'error') throw new CliError(`mmq run: ${failed.message}`, ERROR_EXIT[failed.kind]);
     if (failed?.type === 'compile-error')
-      throw new CliError(`mmq run: WGSL compile error: ${failed.messages.map((m) => m.message).join('; ')}`);
+      throw new CliError(
+        `mmq run: WGSL compile error: ${failed.messages.map((m) => m.message).join('; ')}`,
+        EXIT.machine,
+      );
     const last = mine.at(-1);
     if (!last) throw new Error(`no answer to '${req.type}'`);
     return last;
@@ -74,11 +106,11 @@ function inProcessCore(gpu: GPU, kernels: Registry<KernelFamily>) {
 }
 
 function familyOf(kernels: Registry<KernelFamily>, id: string | undefined): FamilyCatalog {
-  if (id === undefined) throw new CliError(`mmq run: --kernel is required (${kernels.ids.join(', ')})`, 2);
+  if (id === undefined) throw new CliError(`mmq run: --kernel is required (${kernels.ids.join(', ')})`);
   try {
     return kernels.get(id);
   } catch (e) {
-    if (e instanceof UnknownFamilyError) throw new CliError(`mmq run: ${e.message}`, 2);
+    if (e instanceof UnknownFamilyError) throw new CliError(`mmq run: ${e.message}`);
     throw e;
   }
 }
@@ -86,8 +118,12 @@ function familyOf(kernels: Registry<KernelFamily>, id: string | undefined): Fami
 function controlOf(family: FamilyCatalog, key: string): ControlDecl {
   const c = family.controls.find((x) => x.key === key);
   if (!c) {
-    const keys = family.controls.map((x) => x.key).join(', ');
-    throw new CliError(`mmq run: ${family.id} has no param '${key}' (it has ${keys})`, 2);
+    const keys = family.controls.map((x) => x.key);
+    throw new CliError(
+      keys.length
+        ? `mmq run: ${family.id} has no param '${key}' (it has ${keys.join(', ')})`
+        : `mmq run: ${family.id} takes no params (its shape is fixed), so not '${key}'`,
+    );
   }
   return c;
 }
@@ -109,8 +145,7 @@ function paramsOf(family: FamilyCatalog, a: ParsedArgs, fromTensor: boolean): Fa
   for (const key of ['n', 'k'] as const) {
     const v = a.values.get(`--${key}`);
     if (v === undefined) continue;
-    if (fromTensor)
-      throw new CliError(`mmq run: --${key} comes from the tensor's shape; drop it or --gguf`, 2);
+    if (fromTensor) throw new CliError(`mmq run: --${key} comes from the tensor's shape; drop it or --gguf`);
     set(key, v, `--${key}`);
   }
   const m = a.values.get('--m');
@@ -119,15 +154,15 @@ function paramsOf(family: FamilyCatalog, a: ParsedArgs, fromTensor: boolean): Fa
   if (tile !== undefined) {
     // The family's declared tile knobs, in their order (WM,WN,RM,RN for the register tile).
     const keys = family.tile?.keys;
-    if (!keys) throw new CliError(`mmq run: ${family.id} has a fixed tile (no --tile)`, 2);
+    if (!keys) throw new CliError(`mmq run: ${family.id} has a fixed tile (no --tile)`);
     const parts = tile.split(',');
     if (parts.length !== keys.length)
-      throw new CliError(`mmq run: --tile takes ${keys.join(',').toUpperCase()}, got '${tile}'`, 2);
+      throw new CliError(`mmq run: --tile takes ${keys.join(',').toUpperCase()}, got '${tile}'`);
     keys.forEach((key, i) => set(key, parts[i]!, '--tile'));
   }
   for (const pair of (a.values.get('--set') ?? '').split(',').filter(Boolean)) {
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw new CliError(`mmq run: --set takes key=value pairs, got '${pair}'`, 2);
+    if (eq <= 0) throw new CliError(`mmq run: --set takes key=value pairs, got '${pair}'`);
     set(pair.slice(0, eq), pair.slice(eq + 1), `--set ${pair.slice(0, eq)}`);
   }
   return params;
@@ -136,15 +171,17 @@ function paramsOf(family: FamilyCatalog, a: ParsedArgs, fromTensor: boolean): Fa
 function choiceValue<T extends string | number>(options: readonly T[], text: string, flag: string): T {
   const hit = options.find((o) => String(o) === text);
   if (hit === undefined)
-    throw new CliError(`mmq run: ${flag} must be one of ${options.join(', ')}, got '${text}'`, 2);
+    throw new CliError(`mmq run: ${flag} must be one of ${options.join(', ')}, got '${text}'`);
   return hit;
 }
 
+/** Open a GGUF through a file handle (Node 20's openAsBlob gets the size of a file over 4 GiB wrong). */
 async function openModel(request: ReturnType<typeof inProcessCore>, path: string): Promise<OpenedModel> {
-  const blob = await openAsBlob(path).catch((e: unknown) => {
+  const src = await fileSource(path).catch((e: unknown) => {
     throw openError(path, e);
   });
-  const r = await request({ type: 'open-gguf', file: blob, name: basename(path) });
+  // The core keeps the source open to read the tensor later; the process ends when the run does.
+  const r = await request({ type: 'open-gguf', file: src, name: basename(path) });
   if (r.type !== 'gguf-opened') throw new Error(`unexpected '${r.type}' to open-gguf`);
   return r.model;
 }
@@ -205,7 +242,7 @@ function human(family: FamilyCatalog, o: RunOutcome): string {
 
 function json(o: RunOutcome, adapter: string): string {
   const { output: _o, oracle: _r, fullPrecision: _f, ownership: _w, analyticOwnership: _a, ...rest } = o;
-  return JSON.stringify({ adapter, ...rest }, null, 2) + '\n';
+  return jsonText({ adapter, ...rest }, 2) + '\n';
 }
 
 /**
@@ -237,20 +274,20 @@ export const runCommand = (kernels: Registry<KernelFamily>): Subcommand => ({
       ],
       boolean: ['--json', '--no-time'],
     });
-    if (a.positionals.length) throw new CliError(`mmq run: unexpected argument '${a.positionals[0]!}'`, 2);
+    if (a.positionals.length) throw new CliError(`mmq run: unexpected argument '${a.positionals[0]!}'`);
     const family = familyOf(kernels, a.values.get('--kernel'));
     const ggufPath = a.values.get('--gguf');
     const tensor = a.values.get('--tensor');
     if ((ggufPath === undefined) !== (tensor === undefined))
-      throw new CliError('mmq run: --gguf and --tensor go together', 2);
+      throw new CliError('mmq run: --gguf and --tensor go together');
     if (ggufPath !== undefined && !family.takes)
-      throw new CliError(`mmq run: ${family.id} runs on generated data only (no --gguf)`, 2);
+      throw new CliError(`mmq run: ${family.id} runs on generated data only (no --gguf)`);
     const params = paramsOf(family, a, ggufPath !== undefined);
     const seedText = a.values.get('--seed');
     const seed = seedText === undefined ? 0 : seedText === '0' ? 0 : positiveInt('run', '--seed', seedText);
     const dataText = a.values.get('--data');
     if (dataText !== undefined && ggufPath !== undefined)
-      throw new CliError('mmq run: --data is for generated data; a --gguf tensor is the data', 2);
+      throw new CliError('mmq run: --data is for generated data; a --gguf tensor is the data');
     const source: DataSource =
       dataText === undefined
         ? 'reference'
@@ -280,7 +317,9 @@ export const runCommand = (kernels: Registry<KernelFamily>): Subcommand => ({
             '--arm',
           );
 
-    const request = inProcessCore(await openGpu(io.stderr), kernels);
+    // The run's progress, once it starts (opening the device and the file report none).
+    const live: { progress?: Progress } = {};
+    const request = inProcessCore(await openGpu(io.stderr), kernels, () => live.progress);
     const ready = await request({ type: 'init' });
     if (ready.type !== 'ready') throw new Error(`unexpected '${ready.type}' to init`);
     const caps: AdapterCaps = ready.caps;
@@ -294,11 +333,18 @@ export const runCommand = (kernels: Registry<KernelFamily>): Subcommand => ({
       config = tensorRun(family, config, await openModel(request, ggufPath), tensor!, activation);
     const problems = family.validate(config, caps);
     if (problems.length) throw new CliError(`mmq run: ${problems.join('; ')}`);
-    const r = await request({ type: 'run', config, instrument: false, ...(timing ? { timing } : {}) });
+    const progress = startProgress(io.stderr, `mmq run: ${describeConfig(family, config)}`);
+    live.progress = progress;
+    const r = await request({
+      type: 'run',
+      config,
+      instrument: false,
+      ...(timing ? { timing } : {}),
+    }).finally(() => progress.stop());
     if (r.type !== 'run-result') throw new Error(`unexpected '${r.type}' to run`);
     const adapter = `${caps.vendor} ${caps.description || caps.architecture}`.trim();
     io.stdout(a.booleans.has('--json') ? json(r.outcome, adapter) : human(family, r.outcome));
-    return r.outcome.verdict.pass ? 0 : 1;
+    return r.outcome.verdict.pass ? EXIT.ok : EXIT.differs;
   },
 });
 

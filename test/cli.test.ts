@@ -143,14 +143,14 @@ describe('bad input: one line on stderr, a non-zero exit, no hang', () => {
   it('a non-GGUF file', async () => {
     expectOneLineError(
       await mmq('inspect', notGguf),
-      1,
+      2,
       /^mmq: not a GGUF file: expected magic 'GGUF', found 'this'/,
     );
   });
   it('a missing file (inspect and quantize)', async () => {
     expectOneLineError(
       await mmq('inspect', join(tmp, 'nope.gguf')),
-      1,
+      2,
       /cannot open .*nope\.gguf: no such file or directory/,
     );
     const r = await mmq(
@@ -164,23 +164,23 @@ describe('bad input: one line on stderr, a non-zero exit, no hang', () => {
       join(tmp, 'nope.f32'),
       join(tmp, 'o'),
     );
-    expectOneLineError(r, 1, /cannot open .*nope\.f32: no such file or directory/);
+    expectOneLineError(r, 2, /cannot open .*nope\.f32: no such file or directory/);
   });
   it('a directory', async () => {
-    expectOneLineError(await mmq('inspect', tmp), 1, /cannot open .*: is a directory/);
+    expectOneLineError(await mmq('inspect', tmp), 2, /cannot open .*: is a directory/);
   });
   it('a file cut inside its header', async () => {
     expectOneLineError(
       await mmq('inspect', headerCut),
-      1,
+      2,
       /^mmq: truncated GGUF: .* but the file ends at 5000/,
     );
   });
-  it('a file cut inside its tensor data', async () => {
-    expectOneLineError(
-      await mmq('inspect', dataCut),
-      1,
-      /^mmq: truncated GGUF: tensor 'blk\.0\.ffn_down_exps\.weight' needs bytes \[108576, 113184\) .* \(3184 bytes missing\)/,
+  it('a file cut inside its tensor data: listed, the cut tensors say why', async () => {
+    const r = await mmq('inspect', dataCut);
+    expect([r.status, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toMatch(
+      /\n {2}truncated GGUF: tensor 'blk\.0\.ffn_down_exps\.weight' needs bytes \[108576, 113184\) .* \(3184 bytes missing\)\n/,
     );
   });
   it('an unknown subcommand, and none at all', async () => {
@@ -219,7 +219,7 @@ describe('bad input: one line on stderr, a non-zero exit, no hang', () => {
   });
   it('IN.f32 whose size is not rows x k x 4, and a k that is not a whole number of blocks', async () => {
     const r = await mmq('quantize', '--type', 'q4_K', '--rows', '2', '--k', '1024', f32, join(tmp, 'o'));
-    expectOneLineError(r, 1, /normal\.f32 has 16384 bytes, but --rows 2 --k 1024 needs 2 x 1024 x 4 = 8192/);
+    expectOneLineError(r, 2, /normal\.f32 has 16384 bytes, but --rows 2 --k 1024 needs 2 x 1024 x 4 = 8192/);
     const k = await mmq('quantize', '--type', 'q4_K', '--rows', '16', '--k', '256', f32, join(tmp, 'o'));
     expect(k.status).toBe(0); // 16 x 256 is the same 16384 bytes: fine
     expectOneLineError(
@@ -337,12 +337,12 @@ describe('mmq run', () => {
     expectOneLineError(await mmq('run', '--m', '16'), 2, /--kernel is required/);
     expectOneLineError(
       await mmq('run', '--kernel', 'mmq-q4k-rt', '--gguf', gguf, '--tensor', 'nope', '--no-time'),
-      1,
+      2,
       /no tensor 'nope' in peer\.gguf \(it has 8: /,
     );
     expectOneLineError(
       await mmq('run', '--kernel', 'mmq-q4k-rt', '--gguf', gguf, '--tensor', 't.q4_0', '--no-time'),
-      1,
+      2,
       /t\.q4_0 \(Q4_0, ne \[.*\]\) is not taken by these kernels \(Q8_0, Q4_K\)/,
     );
     expectOneLineError(
@@ -356,7 +356,7 @@ describe('mmq run', () => {
         'blk.0.ffn_down_exps.weight',
         '--no-time',
       ),
-      1,
+      2,
       /mmq-q4k-rt does not take blk\.0\.ffn_down_exps\.weight .*; these do: moe-q4k-id/,
     );
     expectOneLineError(
@@ -376,7 +376,7 @@ describe('mmq run', () => {
     );
     expectOneLineError(
       await mmq('run', '--kernel', 'mmq-q4k-rt', '--m', '16', '--n', '64', '--k', '300', '--no-time'),
-      1,
+      2,
       /k = 300 is not a multiple of 256/,
     );
     expectOneLineError(
@@ -393,7 +393,7 @@ describe('mmq run', () => {
     writeFileSync(notGguf, 'hello, not a model at all');
     expectOneLineError(
       await mmq('run', '--kernel', 'mmq-q4k-rt', '--gguf', notGguf, '--tensor', 'x', '--no-time'),
-      1,
+      2,
       /not a GGUF file/,
     );
   });

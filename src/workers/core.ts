@@ -16,7 +16,7 @@ import { resolveConfig } from '../kernels/gpu/arms';
 import type { AdapterCaps } from '../kernels/gpu/caps';
 import { splitHostSuffix } from '../kernels/gpu/instrument';
 import { GpuValidationError } from '../kernels/gpu/runner';
-import { GgufError } from '../kernels/quant';
+import { GgufError, type ByteSource } from '../kernels/quant';
 import type { Registry } from '../kernels/registry';
 import { createModelCache, ModelFileError } from './models';
 import {
@@ -145,7 +145,7 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
     return problem;
   };
 
-  const openModel = async (id: number, blob: Blob, name?: string) => {
+  const openModel = async (id: number, blob: Blob | ByteSource, name?: string) => {
     const model = await models.open(blob, name, () => checkCancel(id));
     post({ type: 'gguf-opened', id, model });
   };

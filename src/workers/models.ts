@@ -12,12 +12,12 @@ import {
 import { listTensors, presetFromGgufMetadata, weightShape } from '../kernels/models';
 import {
   blobSource,
-  checkTensorData,
   ggufTensor,
   inflatedSource,
   metadataRows,
   openGguf,
   readTensorOperand,
+  tensorDataProblem,
   type ByteSource,
   type GgufFile,
 } from '../kernels/quant';
@@ -40,7 +40,7 @@ export interface ModelCache {
    * Open a GGUF (a picked File, a Blob; `.gguf.gz` is inflated): its header, its tensors with the
    * families that take each, its model preset. `checkCancel` throws when the request was cancelled.
    */
-  open(blob: Blob, name: string | undefined, checkCancel: () => void): Promise<OpenedModel>;
+  open(blob: Blob | ByteSource, name: string | undefined, checkCancel: () => void): Promise<OpenedModel>;
   /**
    * The real tensor a config names, read from its open file (the last one read is kept), after
    * `family` has checked the tensor's shape against the config. Undefined for generated data.
@@ -87,14 +87,12 @@ export function createModelCache(families: readonly FamilyCatalog[]): ModelCache
   return {
     async open(blob, given, checkCancel) {
       const name = given ?? ('name' in blob && typeof blob.name === 'string' ? blob.name : 'model.gguf');
-      const file = countingSource(blobSource(blob));
+      const file = countingSource(blob instanceof Blob ? blobSource(blob) : blob);
       // Tensor reads are counted on the (inflated) GGUF itself, the open on the file as picked.
       const counted = countingSource(await inflatedSource({ ...file.src, name }));
       const src = counted.src;
       checkCancel();
       const gguf = await openGguf(src);
-      // A file cut short is refused now, not at the first run of a tensor past its end.
-      checkTensorData(gguf, src.size);
       const ref: GgufFileRef = { name, size: blob.size, headerHash: gguf.headerHash };
       const key = modelKey(ref);
       models.delete(key);
@@ -105,7 +103,11 @@ export function createModelCache(families: readonly FamilyCatalog[]): ModelCache
         version: gguf.version,
         bytesRead: file.bytesRead(),
         metadata: metadataRows(gguf),
-        tensors: listTensors(gguf.tensors, families, ref),
+        tensors: listTensors(gguf.tensors, families, ref).map((row, i) => {
+          // A file cut short: the tensors it cuts say why and run nowhere; the others stay usable.
+          const cut = tensorDataProblem(gguf.tensors[i]!, src.size);
+          return cut ? { ...row, kernels: [], note: `cut short: ${cut}` } : row;
+        }),
       };
       try {
         model.preset = presetFromGgufMetadata(gguf.metadata, gguf.tensors);

@@ -14,6 +14,7 @@ import type { OwnershipMap } from '../kernels/gpu/instrument';
 import type { WgslMessage } from '../kernels/gpu/runner';
 import type { Timing } from '../kernels/gpu/timing';
 import type { ModelPreset, TensorListing } from '../kernels/models';
+import type { ByteSource } from '../kernels/quant';
 
 /** How a run or a tuning measurement is timed (the runner's TimingOptions a user can set). */
 export interface TimingRequest {
@@ -73,7 +74,11 @@ export type WorkerRequest =
   | {
       type: 'open-gguf';
       id: number;
-      file: Blob;
+      /**
+       * A Blob, or (in process only: the CLI) a ByteSource over a file handle, since Node 20's Blob over
+       * a file reports its size modulo 2^32.
+       */
+      file: Blob | ByteSource;
       /** The file's name where the Blob is not a File. */ name?: string;
     }
   /**

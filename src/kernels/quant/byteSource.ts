@@ -50,3 +50,49 @@ export function blobSource(blob: Blob): ByteSource {
     },
   };
 }
+
+/**
+ * A ByteSource over bytes held as consecutive pieces (an inflated stream), without joining them: a read
+ * inside one piece is a view, one across pieces a copy.
+ * @example chunksSource([a, b]).read(a.length - 2, 4) // the last 2 bytes of a, the first 2 of b
+ */
+export function chunksSource(parts: readonly Uint8Array[], name?: string): ByteSource {
+  const starts: number[] = [];
+  let size = 0;
+  for (const p of parts) {
+    starts.push(size);
+    size += p.length;
+  }
+  // The last piece starting at or before `offset` (binary search: a 256 MiB stream has thousands).
+  const pieceAt = (offset: number) => {
+    let lo = 0;
+    let hi = parts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  return {
+    size,
+    ...(name === undefined ? {} : { name }),
+    read: (offset, length) => {
+      checkRange(size, offset, length);
+      if (length === 0) return Promise.resolve(new Uint8Array(0));
+      let i = pieceAt(offset);
+      const inFirst = offset - starts[i]!;
+      if (inFirst + length <= parts[i]!.length) {
+        return Promise.resolve(parts[i]!.subarray(inFirst, inFirst + length));
+      }
+      const out = new Uint8Array(length);
+      for (let done = 0; done < length; i++) {
+        const from = offset + done - starts[i]!;
+        const piece = parts[i]!.subarray(from, from + length - done);
+        out.set(piece, done);
+        done += piece.length;
+      }
+      return Promise.resolve(out);
+    },
+  };
+}

@@ -115,6 +115,15 @@ describe('f16: f32ToF16Bits / f16BitsToF32', () => {
     expect(f32ToF16Bits(Infinity)).toBe(0x7c00);
     expect(f32ToF16Bits(-Infinity)).toBe(0xfc00);
     expect(f32ToF16Bits(NaN) & 0x7e00).toBe(0x7e00);
+    // NaN payloads are dropped as ggml_compute_fp32_to_fp16 does: 0x7e00 with the sign.
+    const f32OfBits = (bits: number) => {
+      const dv = new DataView(new ArrayBuffer(4));
+      dv.setUint32(0, bits, true);
+      return dv.getFloat32(0, true);
+    };
+    expect(f32ToF16Bits(f32OfBits(0x7fa00000))).toBe(0x7e00);
+    expect(f32ToF16Bits(f32OfBits(0xffa00000))).toBe(0xfe00);
+    expect(f32ToF16Bits(f32OfBits(0x7f800001))).toBe(0x7e00);
     expect(f32ToF16Bits(-0)).toBe(0x8000);
     expect(f32ToF16Bits(0)).toBe(0x0000);
     expect(f32ToF16Bits(1 + 2 ** -11)).toBe(0x3c00); // tie -> even

@@ -1,5 +1,6 @@
 // IEEE-754 binary16 <-> binary32, bit-exact with F16C / ggml's GGML_FP32_TO_FP16:
-// round-to-nearest-even, subnormals kept, overflow to +-Inf, NaN stays NaN (quiet).
+// round-to-nearest-even, subnormals kept, overflow to +-Inf, and every NaN to ggml's one quiet NaN
+// (0x7e00 with its sign: ggml_compute_fp32_to_fp16 drops the payload).
 
 const f32buf = new Float32Array(1);
 const u32buf = new Uint32Array(f32buf.buffer);
@@ -14,7 +15,7 @@ export function f32ToF16Bits(value: number): number {
   const sign = (x >>> 16) & 0x8000;
   const exp = (x >>> 23) & 0xff;
   const mant = x & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 | (mant >>> 13) : 0); // Inf / NaN (quiet bit set)
+  if (exp === 0xff) return sign | (mant ? 0x7e00 : 0x7c00); // NaN (payload dropped, as ggml) / Inf
   const e = exp - 127 + 15; // re-biased exponent
   if (e >= 0x1f) return sign | 0x7c00; // overflow
   if (e <= 0) {

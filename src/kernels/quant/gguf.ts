@@ -4,12 +4,16 @@
 // value}, then n_tensors x {string name, u32 n_dims, u64 ne[n_dims], u32 ggml_type, u64 offset}, then
 // padding to `general.alignment` (default 32) and the tensor data; offsets are relative to that start.
 // A GGUF string is u64 length + UTF-8 bytes. ne[0] is the contiguous (row, K) axis.
-import { bytesSource, type ByteSource } from './byteSource';
+import { chunksSource, type ByteSource } from './byteSource';
 import { f16BitsToF32 } from './f16';
 import { fnv1a64 } from './fnv';
 import { GgmlType, ggmlTensorByteLength, ggmlTypeName, ggmlTypeTraits } from './ggml';
 import { dequantizeQ4K, splitQ4K, type Q4KWeight } from './q4k';
 import { dequantizeQ8_0, splitQ8_0, type Q8Weight } from './q8';
+import { excerpt } from './untrustedText';
+
+/** A name or key from the file as it appears in a message: quoted, escaped, and cut (a name may be 4 MB). */
+const quoted = (text: string) => `'${excerpt(text, 64)}'`;
 
 /** Not a GGUF file, a truncated or malformed one, or a tensor this reader cannot hand to the kernels. */
 export class GgufError extends Error {
@@ -21,6 +25,15 @@ export class GgufError extends Error {
 
 export const GGUF_MAGIC = 0x46554747; // 'GGUF' read as a little-endian u32
 export const GGUF_DEFAULT_ALIGNMENT = 32;
+/** ggml's GGML_MAX_NAME: a tensor name takes at most 63 bytes (gguf.cpp refuses a longer one). */
+export const GGUF_MAX_TENSOR_NAME_BYTES = 63;
+/**
+ * The most header openGguf reads (64 MiB): a 150k-token vocabulary takes a few MB, so a header claiming
+ * more (a 2.5 GiB string inside a 3 GiB file) is refused before anything that size is allocated.
+ */
+export const GGUF_MAX_HEADER_BYTES = 64 * 2 ** 20;
+/** The most a gzip-compressed GGUF may inflate to (256 MiB): it is held in memory, unlike a plain file. */
+export const GGUF_MAX_INFLATED_BYTES = 256 * 2 ** 20;
 
 /** GGUF metadata value types (gguf_type). */
 export const GgufType = {
@@ -109,11 +122,16 @@ export interface GgufParseOptions {
 export interface GgufOpenOptions extends GgufParseOptions {
   /** Bytes read first; the buffer doubles while the header runs past it. Default 1 MiB. */
   initialReadBytes?: number;
+  /** A header longer than this is refused before it is read. Default GGUF_MAX_HEADER_BYTES. */
+  maxHeaderBytes?: number;
 }
 
 /** Thrown inside the parser when the header runs past the bytes read so far; openGguf reads more. */
 class NeedMore {
-  constructor(readonly end: number) {}
+  constructor(
+    readonly end: number,
+    readonly what: string,
+  ) {}
 }
 
 class Cursor {
@@ -136,7 +154,7 @@ class Cursor {
         `truncated GGUF: ${what} needs ${n} bytes at offset ${this.pos}, but the file ends at ${this.total}`,
       );
     }
-    if (end > this.bytes.length) throw new NeedMore(end);
+    if (end > this.bytes.length) throw new NeedMore(end, what);
   }
   u32(what: string): number {
     this.need(4, what);
@@ -153,8 +171,12 @@ class Cursor {
       throw new GgufError(`malformed GGUF: ${what} = ${v} is not a plausible size`);
     return Number(v);
   }
-  string(what: string): string {
+  /** A GGUF string; `maxBytes` refuses a longer one before its bytes are read. */
+  string(what: string, maxBytes?: number): string {
     const len = this.size(`${what} length`);
+    if (maxBytes !== undefined && len > maxBytes) {
+      throw new GgufError(`malformed GGUF: ${what} is ${len} bytes long (at most ${maxBytes})`);
+    }
     this.need(len, what);
     const s = this.utf8.decode(this.bytes.subarray(this.pos, this.pos + len));
     this.pos += len;
@@ -187,11 +209,9 @@ class Cursor {
         return dv.getInt32(at(4), true);
       case GgufType.FLOAT32:
         return dv.getFloat32(at(4), true);
-      case GgufType.BOOL: {
-        const b = dv.getUint8(at(1));
-        if (b > 1) throw new GgufError(`malformed GGUF: ${what} is a bool with byte value ${b}`);
-        return b === 1;
-      }
+      case GgufType.BOOL:
+        // As gguf.cpp reads it: any byte but 0 is true.
+        return dv.getUint8(at(1)) !== 0;
       case GgufType.STRING:
         return this.string(what);
       case GgufType.UINT64:
@@ -220,35 +240,24 @@ const FIXED_SIZE: Readonly<Record<number, number>> = {
   12: 8,
 };
 
-function readValue(c: Cursor, type: number, what: string, maxArray: number, depth: number): GgufValue {
-  return type === GgufType.ARRAY ? readArray(c, what, maxArray, depth).value : c.scalar(type, what);
-}
-
-function readArray(
-  c: Cursor,
-  what: string,
-  maxArray: number,
-  depth: number,
-): { value: GgufValue; elementType: GgufTypeId } {
-  if (depth > 8) throw new GgufError(`malformed GGUF: ${what} nests arrays deeper than 8`);
+function readArray(c: Cursor, what: string, maxArray: number): { value: GgufValue; elementType: GgufTypeId } {
   const elementType = c.u32(`${what} element type`) as GgufTypeId;
   const length = c.size(`${what} length`);
   const fixed = FIXED_SIZE[elementType];
   // The least the elements can take: an absurd length from a corrupt file fails here, before any loop.
   if (fixed !== undefined) c.need(length * fixed, `${what} (${length} elements)`);
-  else if (elementType === GgufType.STRING || elementType === GgufType.ARRAY)
-    c.need(length * 8, `${what} (${length} elements)`);
+  else if (elementType === GgufType.STRING) c.need(length * 8, `${what} (${length} elements)`);
+  else if (elementType === GgufType.ARRAY)
+    throw new GgufError(`malformed GGUF: ${what} is an array of arrays (gguf.cpp refuses them)`);
   else throw new GgufError(`malformed GGUF: ${what} has unknown element type ${elementType}`);
   if (length > maxArray) {
     // Walked, not kept: a 150k-entry token list costs no memory beyond the header bytes themselves.
     if (fixed !== undefined) c.skip(length * fixed, what);
-    else if (elementType === GgufType.STRING)
-      for (let i = 0; i < length; i++) c.skip(c.size(`${what}[${i}] length`), `${what}[${i}]`);
-    else for (let i = 0; i < length; i++) readValue(c, elementType, `${what}[${i}]`, 0, depth + 1);
+    else for (let i = 0; i < length; i++) c.skip(c.size(`${what}[${i}] length`), `${what}[${i}]`);
     return { value: { skipped: true, elementType, length }, elementType };
   }
   const out: GgufValue[] = [];
-  for (let i = 0; i < length; i++) out.push(readValue(c, elementType, `${what}[${i}]`, maxArray, depth + 1));
+  for (let i = 0; i < length; i++) out.push(c.scalar(elementType, `${what}[${i}]`));
   return { value: out, elementType };
 }
 
@@ -281,14 +290,15 @@ function parseHeader(bytes: Uint8Array, total: number, opts: GgufParseOptions): 
   const metadataTypes = new Map<string, GgufValueType>();
   for (let i = 0; i < nKv; i++) {
     const key = c.string(`metadata key #${i}`);
-    const type = c.u32(`type of '${key}'`);
-    if (metadata.has(key)) throw new GgufError(`malformed GGUF: duplicate metadata key '${key}'`);
+    if (key === '') throw new GgufError(`malformed GGUF: metadata key #${i} is empty`);
+    const type = c.u32(`type of ${quoted(key)}`);
+    if (metadata.has(key)) throw new GgufError(`malformed GGUF: duplicate metadata key ${quoted(key)}`);
     if (type === GgufType.ARRAY) {
-      const a = readArray(c, `'${key}'`, maxArray, 0);
+      const a = readArray(c, quoted(key), maxArray);
       metadata.set(key, a.value);
       metadataTypes.set(key, { type, elementType: a.elementType });
     } else {
-      metadata.set(key, c.scalar(type, `'${key}'`));
+      metadata.set(key, c.scalar(type, quoted(key)));
       metadataTypes.set(key, { type: type as GgufTypeId });
     }
   }
@@ -297,38 +307,53 @@ function parseHeader(bytes: Uint8Array, total: number, opts: GgufParseOptions): 
   const raw: { name: string; ne: number[]; type: number; offset: number }[] = [];
   const names = new Set<string>();
   for (let i = 0; i < nTensors; i++) {
-    const name = c.string(`tensor #${i} name`);
-    if (names.has(name)) throw new GgufError(`malformed GGUF: duplicate tensor name '${name}'`);
+    const name = c.string(`tensor #${i} name`, GGUF_MAX_TENSOR_NAME_BYTES);
+    const what = `tensor ${quoted(name)}`;
+    if (names.has(name)) throw new GgufError(`malformed GGUF: duplicate tensor name ${quoted(name)}`);
     names.add(name);
-    const nDims = c.u32(`tensor '${name}' n_dims`);
-    if (nDims < 1 || nDims > 4)
-      throw new GgufError(`malformed GGUF: tensor '${name}' has ${nDims} dims (1..4 allowed)`);
+    const nDims = c.u32(`${what} n_dims`);
+    if (nDims > 4) throw new GgufError(`malformed GGUF: ${what} has ${nDims} dims (at most 4)`);
     const ne: number[] = [];
-    for (let d = 0; d < nDims; d++) ne.push(c.size(`tensor '${name}' ne[${d}]`));
-    const type = c.u32(`tensor '${name}' type`);
-    const offset = c.size(`tensor '${name}' offset`);
-    if (offset % alignment !== 0) {
+    for (let d = 0; d < nDims; d++) ne.push(c.size(`${what} ne[${d}]`));
+    // ggml gives a 0-dim tensor ne = [1, 1, 1, 1]: a scalar.
+    if (nDims === 0) ne.push(1);
+    const type = c.u32(`${what} type`);
+    const traits = ggmlTypeTraits(type);
+    if (!traits) {
+      throw new GgufError(`malformed GGUF: ${what} has ggml type ${type}, which ggml does not define`);
+    }
+    if (ne[0]! % traits.blockSize !== 0) {
       throw new GgufError(
-        `malformed GGUF: tensor '${name}' offset ${offset} is not a multiple of the alignment ${alignment}`,
+        `malformed GGUF: ${what} (${traits.name}) row length ${ne[0]} is not a multiple of its block ${traits.blockSize}`,
       );
     }
-    raw.push({ name, ne, type, offset });
+    raw.push({ name, ne, type, offset: c.size(`${what} offset`) });
   }
   const headerBytes = c.pos;
   const dataOffset = Math.ceil(headerBytes / alignment) * alignment;
+  if (nTensors > 0 && dataOffset > total) {
+    throw new GgufError(
+      `truncated GGUF: the tensor data starts at ${dataOffset} (the header padded to ${alignment}), but the file ends at ${total}`,
+    );
+  }
+  // As gguf.cpp demands: tensors packed in order, each at the previous one's end padded to the alignment.
+  // This also refuses overlapping data (two tensors sharing bytes) and gaps.
+  let packedEnd = 0;
   const tensors = raw.map(({ name, ne, type, offset }): GgufTensorInfo => {
-    const t = ggmlTypeTraits(type);
-    if (t && ne[0]! % t.blockSize !== 0) {
+    const elements = ne.reduce((a, b) => a * b, 1);
+    const byteLength = ggmlTensorByteLength(type, ne)!;
+    const end = dataOffset + offset + byteLength;
+    if (!Number.isSafeInteger(elements) || !Number.isSafeInteger(end)) {
       throw new GgufError(
-        `malformed GGUF: tensor '${name}' (${t.name}) row length ${ne[0]} is not a multiple of its block ${t.blockSize}`,
+        `malformed GGUF: tensor ${quoted(name)} (ne [${ne.join(', ')}]) is too large to address`,
       );
     }
-    const elements = ne.reduce((a, b) => a * b, 1);
-    const byteLength = ggmlTensorByteLength(type, ne);
-    const end = dataOffset + offset + (byteLength ?? 0);
-    if (!Number.isSafeInteger(elements) || !Number.isSafeInteger(end)) {
-      throw new GgufError(`malformed GGUF: tensor '${name}' (ne [${ne.join(', ')}]) is too large to address`);
+    if (offset !== packedEnd) {
+      throw new GgufError(
+        `malformed GGUF: tensor ${quoted(name)} has data offset ${offset}, expected ${packedEnd} (the previous tensor's end, padded to ${alignment}${offset < packedEnd ? '; its data would overlap' : ''})`,
+      );
     }
+    packedEnd = Math.ceil((offset + byteLength) / alignment) * alignment;
     return {
       name,
       ne,
@@ -400,32 +425,54 @@ async function readExactly(
   return b;
 }
 
-// A gzip-compressed GGUF is inflated in memory (it cannot be read in pieces); past this size, gunzip it first.
-const GZIP_LIMIT = 1 << 30;
+// Compressed bytes handed to the inflater per read.
+const GZIP_READ_BYTES = 1 << 20;
 
 /**
  * The source itself, or for a gzip-compressed file (magic 1f 8b, e.g. `model.gguf.gz`) its inflated
- * bytes: small files ship compressed (the test data does). GgufError for a compressed file over 1 GiB or
- * a broken gzip stream.
+ * bytes, held in memory: small files ship compressed (the test data does). The file is read and inflated
+ * as a stream that stops at `maxInflatedBytes` (a 6 MB file can claim 6 GiB), with a GgufError saying so;
+ * a broken gzip stream is a GgufError too.
  * @example const g = await openGguf(await inflatedSource(blobSource(file)));
  */
-export async function inflatedSource(src: ByteSource): Promise<ByteSource> {
+export async function inflatedSource(
+  src: ByteSource,
+  maxInflatedBytes: number = GGUF_MAX_INFLATED_BYTES,
+): Promise<ByteSource> {
   if (src.size < 2) return src;
   const magic = await src.read(0, 2);
   if (magic[0] !== 0x1f || magic[1] !== 0x8b) return src;
   const name = src.name ?? 'the file';
-  if (src.size > GZIP_LIMIT) {
+  let readAt = 0;
+  const packed = new ReadableStream<Uint8Array<ArrayBuffer>>({
+    async pull(controller) {
+      if (readAt >= src.size) return controller.close();
+      const n = Math.min(GZIP_READ_BYTES, src.size - readAt);
+      controller.enqueue((await src.read(readAt, n)).slice());
+      readAt += n;
+    },
+  });
+  const inflated = packed.pipeThrough(new DecompressionStream('gzip')).getReader();
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (let r = await inflated.read(); !r.done; r = await inflated.read()) {
+      total += r.value.length;
+      if (total > maxInflatedBytes) {
+        await inflated.cancel();
+        throw new GgufError(
+          `${quoted(name)} inflates to more than ${maxInflatedBytes} bytes (a gzip-compressed GGUF is held in memory); gunzip it and open the .gguf itself`,
+        );
+      }
+      parts.push(r.value);
+    }
+  } catch (e) {
+    if (e instanceof GgufError) throw e;
     throw new GgufError(
-      `${name} is gzip-compressed (${src.size} bytes): gunzip it first, a compressed GGUF over 1 GiB is not read in pieces`,
+      `${quoted(name)} is not a valid gzip file: ${e instanceof Error ? e.message : String(e)}`,
     );
   }
-  const packed = await src.read(0, src.size);
-  try {
-    const stream = new Blob([packed.slice()]).stream().pipeThrough(new DecompressionStream('gzip'));
-    return bytesSource(await new Response(stream).arrayBuffer(), src.name);
-  } catch (e) {
-    throw new GgufError(`${name} is not a valid gzip file: ${e instanceof Error ? e.message : String(e)}`);
-  }
+  return chunksSource(parts, src.name);
 }
 
 /**
@@ -434,15 +481,22 @@ export async function inflatedSource(src: ByteSource): Promise<ByteSource> {
  * @example const g = await openGguf(blobSource(file)); const w = await readTensorOperand(src, g, 'blk.0.ffn_down.weight');
  */
 export async function openGguf(src: ByteSource, opts: GgufOpenOptions = {}): Promise<GgufFile> {
+  const cap = opts.maxHeaderBytes ?? GGUF_MAX_HEADER_BYTES;
   const first = Math.max(4, opts.initialReadBytes ?? 1 << 20);
-  let buf = await readExactly(src, 0, Math.min(src.size, first), 'header');
+  let buf = await readExactly(src, 0, Math.min(src.size, first, cap), 'header');
   for (;;) {
     try {
       return parseHeader(buf, src.size, opts);
     } catch (e) {
       if (!(e instanceof NeedMore)) throw e;
+      // Checked before the read: a claimed length the file holds but no real header needs.
+      if (e.end > cap) {
+        throw new GgufError(
+          `GGUF header too large: ${e.what} would take it to ${e.end} bytes, past the ${cap} this reader reads`,
+        );
+      }
       // NeedMore.end <= src.size (the cursor checked), so each pass grows the buffer: this terminates.
-      const want = Math.min(src.size, Math.max(e.end, buf.length * 2));
+      const want = Math.min(src.size, cap, Math.max(e.end, buf.length * 2));
       const more = await readExactly(src, buf.length, want - buf.length, 'header');
       const next = new Uint8Array(want);
       next.set(buf);
@@ -461,24 +515,28 @@ export function ggufTensor(file: GgufFile, name: string): GgufTensorInfo {
   if (!t) {
     const some = file.tensors.slice(0, 8).map((x) => x.name);
     throw new GgufError(
-      `no tensor '${name}' in this GGUF (it has ${file.tensors.length}: ${some.join(', ')}${file.tensors.length > 8 ? ', ...' : ''})`,
+      `no tensor ${quoted(name)} in this GGUF (it has ${file.tensors.length}: ${some.map((n) => excerpt(n, 64)).join(', ')}${file.tensors.length > 8 ? ', ...' : ''})`,
     );
   }
   return t;
 }
 
+/**
+ * Why a tensor's data cannot be read from a file of `size` bytes (cut short inside or before it), or
+ * undefined when it is all there. A file cut in its last tensor keeps the others usable.
+ * @example tensorDataProblem(ggufTensor(g, 'output.weight'), src.size) // 'truncated GGUF: ...'
+ */
+export function tensorDataProblem(t: GgufTensorInfo, size: number): string | undefined {
+  const end = t.offset + (t.byteLength ?? 0);
+  if (end <= size) return undefined;
+  return `truncated GGUF: tensor ${quoted(t.name)} needs bytes [${t.offset}, ${end}) but the data ends at ${size} (${end - Math.max(size, t.offset)} bytes missing)`;
+}
+
 /** [offset, end) of a tensor's data, checked against the `size` bytes there are. */
 function tensorRange(t: GgufTensorInfo, size: number): [number, number] {
-  if (t.byteLength === undefined) {
-    throw new GgufError(`tensor '${t.name}' has ggml type ${t.type}, which this reader cannot size`);
-  }
-  const end = t.offset + t.byteLength;
-  if (end > size) {
-    throw new GgufError(
-      `truncated GGUF: tensor '${t.name}' needs bytes [${t.offset}, ${end}) but the data ends at ${size} (${end - Math.max(size, t.offset)} bytes missing)`,
-    );
-  }
-  return [t.offset, end];
+  const problem = tensorDataProblem(t, size);
+  if (problem) throw new GgufError(problem);
+  return [t.offset, t.offset + (t.byteLength ?? 0)];
 }
 
 /**
@@ -497,7 +555,7 @@ export function checkTensorData(file: GgufFile, size: number = file.fileSize): v
 export async function readTensor(src: ByteSource, file: GgufFile, name: string): Promise<Uint8Array> {
   const t = ggufTensor(file, name);
   const [start, end] = tensorRange(t, src.size);
-  return readExactly(src, start, end - start, `tensor '${name}'`);
+  return readExactly(src, start, end - start, `tensor ${quoted(name)}`);
 }
 
 /**
@@ -529,7 +587,7 @@ export type GgufOperand = {
 function operandShape(t: GgufTensorInfo): { k: number; n: number; experts: number; rows: number } {
   if (t.type !== GgmlType.Q8_0 && t.type !== GgmlType.Q4_K) {
     throw new GgufError(
-      `tensor '${t.name}' is ${t.typeName}: not taken by these kernels (${KERNEL_TENSOR_TYPES.join(', ')})`,
+      `tensor ${quoted(t.name)} is ${t.typeName}: not taken by these kernels (${KERNEL_TENSOR_TYPES.join(', ')})`,
     );
   }
   const k = t.ne[0]!;
@@ -537,7 +595,7 @@ function operandShape(t: GgufTensorInfo): { k: number; n: number; experts: numbe
   const experts = t.ne.slice(2).reduce((a, b) => a * b, 1);
   // An empty tensor is legal GGUF (ggml reads it) but no kernel operand; the split steps would throw RangeError.
   if (k * n * experts === 0) {
-    throw new GgufError(`tensor '${t.name}' (${t.typeName}, ne [${t.ne.join(', ')}]) has no elements`);
+    throw new GgufError(`tensor ${quoted(t.name)} (${t.typeName}, ne [${t.ne.join(', ')}]) has no elements`);
   }
   return { k, n, experts, rows: n * experts };
 }
@@ -549,7 +607,7 @@ function operandShape(t: GgufTensorInfo): { k: number; n: number; experts: numbe
 export function tensorOperand(t: GgufTensorInfo, bytes: Uint8Array): GgufOperand {
   const s = operandShape(t);
   if (bytes.length !== t.byteLength) {
-    throw new GgufError(`tensor '${t.name}' needs ${t.byteLength} bytes, got ${bytes.length}`);
+    throw new GgufError(`tensor ${quoted(t.name)} needs ${t.byteLength} bytes, got ${bytes.length}`);
   }
   const base = { name: t.name, ne: t.ne, ...s };
   if (t.type === GgmlType.Q8_0) return { ...base, type: 'Q8_0', weight: splitQ8_0(bytes, s.rows, s.k) };
@@ -574,7 +632,7 @@ export async function readTensorOperand(src: ByteSource, file: GgufFile, name: s
  */
 export function tensorToF32(t: GgufTensorInfo, bytes: Uint8Array): Float32Array {
   if (bytes.length !== t.byteLength) {
-    throw new GgufError(`tensor '${t.name}' needs ${t.byteLength ?? '?'} bytes, got ${bytes.length}`);
+    throw new GgufError(`tensor ${quoted(t.name)} needs ${t.byteLength ?? '?'} bytes, got ${bytes.length}`);
   }
   const count = t.ne.reduce((a, b) => a * b, 1);
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -597,6 +655,6 @@ export function tensorToF32(t: GgufTensorInfo, bytes: Uint8Array): Float32Array 
       return w.type === 'Q8_0' ? dequantizeQ8_0(w.weight, w.rows, w.k) : dequantizeQ4K(w.weight, w.rows, w.k);
     }
     default:
-      throw new GgufError(`tensor '${t.name}' is ${t.typeName}, which tensorToF32 does not decode`);
+      throw new GgufError(`tensor ${quoted(t.name)} is ${t.typeName}, which tensorToF32 does not decode`);
   }
 }

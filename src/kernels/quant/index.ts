@@ -9,3 +9,4 @@ export * from './fnv';
 export * from './byteSource';
 export * from './gguf';
 export * from './ggufText';
+export * from './untrustedText';
