@@ -22,7 +22,8 @@ import { eachFlag } from './args';
 import { adapterInfoRecord, dawnFlags, openBenchGpu, type BenchGpu } from './dawn';
 import { parseShapes } from './cases';
 import { runBench, type BenchOptions } from './harness';
-import { benchOrt, ortRatioLines, ortRatios } from './ort';
+import { benchOrt } from './ort';
+import { ortRatioLines, ortRatios, peerTable } from './peers';
 import type { MoeCase, Shape } from './result';
 
 type CliOptions = BenchOptions & {
@@ -131,7 +132,12 @@ async function main() {
       ...(ort.ort ? { version: ort.ort.version } : {}),
       ...(ort.note ? { note: ort.note } : {}),
     };
-    for (const line of ortRatioLines(ortRatios(result.rows), torch)) console.log(line);
+    for (const line of [
+      ...peerTable(result.rows, torch),
+      '',
+      ...ortRatioLines(ortRatios(result.rows), torch),
+    ])
+      console.log(line);
     save(result);
   }
   gpu.device.destroy();
