@@ -117,10 +117,11 @@ async function main() {
   result.adapterInfo = adapterInfoRecord(gpu.adapter);
   save(result);
   // ONNX Runtime beside ours, in this same command, at every dense shape the bench ran.
-  if (opts.ort !== false) {
-    const seen = new Map<string, Shape>();
-    for (const r of result.rows)
-      if (!r.experts && r.role !== 'baseline') seen.set(`${r.m}x${r.n}x${r.k}`, { m: r.m, n: r.n, k: r.k });
+  const seen = new Map<string, Shape>();
+  for (const r of result.rows)
+    if (!r.experts && r.role !== 'baseline') seen.set(`${r.m}x${r.n}x${r.k}`, { m: r.m, n: r.n, k: r.k });
+  // An MoE-only run has no dense shape for ORT: its EP is not even started.
+  if (opts.ort !== false && seen.size) {
     const ort = await benchOrt([...seen.values()], {
       quick: opts.quick,
       ...(result.peak ? { l2Bytes: result.peak.l2Bytes } : {}),
