@@ -29,7 +29,7 @@ import { banksFor } from '../src/kernels/gpu/runner';
 import { CLOCK_WARM_MS, timedBatches, TIMING_DEFAULTS } from '../src/kernels/gpu/timing';
 
 import { fmt } from './format';
-import { ORT_FAMILY, parseOrtProfile, peerRefusal } from './peers';
+import { ORT_FAMILY, parseOrtProfile, peerRefusal, PIPELINED } from './peers';
 import type { BenchRow, Correctness, Shape } from './result';
 import {
   fromF16Words,
@@ -260,6 +260,8 @@ export interface OrtRow extends BenchRow {
   ortKernels?: string[];
   /** Each of `ortKernels`' GPU time per run, ms (its profiler's). */
   ortKernelMs?: number[];
+  /** How `ms` was taken: PIPELINED (bench/peers.ts refuses a ratio from a row without it). */
+  ortTiming?: string;
   /** ORT's profiler's GPU time per run, ms (its timestamps; no CPU time). */
   ortGpuMs?: number;
   /** One read-back of an output's first element on an idle GPU, ms (1/iters of it is inside `ms`). */
@@ -521,6 +523,7 @@ async function benchVariant(
       msSamples: t.samples,
       iters: t.iters,
       timing: 'wall',
+      ortTiming: PIPELINED,
       tops: (2 * m * n * k) / (t.ms * 1e-3) / 1e12,
       weightGBs: bankBytes / (t.ms * 1e-3) / 1e9,
       warmRuns: t.warmRuns,

@@ -71,15 +71,22 @@ export interface PeerTiming {
   ms?: number;
   /** The peer's own profiler's GPU time per run, ms. */
   ortGpuMs?: number;
+  /** How the wall time was taken: 'pipelined' (runs queued back to back); absent in files from before. */
+  ortTiming?: string;
 }
 
+/** The ortTiming of a row timed at its best (bench/ort.ts). */
+export const PIPELINED = 'pipelined';
+
 /**
- * Why a peer row may not make a ratio, or undefined when it may: no wall time, no profiler GPU time to
- * cross-check it against, or a wall time over (1 + CPU_BOUND_MARGIN) x the GPU time (CPU-bound).
- * @example peerRefusal({ ms: 1.6, ortGpuMs: 1.04 }) // 'CPU-bound: wall 1.54x its GPU time'
+ * Why a peer row may not make a ratio, or undefined when it may: no wall time, a wall time not taken
+ * pipelined (a file from before: each run awaited), no profiler GPU time to cross-check it against, or a
+ * wall time over (1 + CPU_BOUND_MARGIN) x the GPU time (CPU-bound).
+ * @example peerRefusal({ ms: 1.6, ortGpuMs: 1.04, ortTiming: 'pipelined' }) // 'CPU-bound: wall 1.54x its GPU time'
  */
 export function peerRefusal(r: PeerTiming): string | undefined {
   if (r.ms === undefined || !Number.isFinite(r.ms)) return 'no wall time';
+  if (r.ortTiming !== PIPELINED) return 'not timed pipelined (each run awaited)';
   if (r.ortGpuMs === undefined || !(r.ortGpuMs > 0)) return 'no profiler GPU time to cross-check';
   if (r.ms > (1 + CPU_BOUND_MARGIN) * r.ortGpuMs)
     return `CPU-bound: wall ${fmt(r.ms / r.ortGpuMs)}x its GPU time`;
