@@ -16,9 +16,9 @@
 // ORT's per-run CPU work (binding, kernel selection, uniforms, encoding, submit) exceeds its GPU time the
 // wall time shows it: bench/peers.ts then flags the row CPU-bound and makes no ratio from it.
 //
-// Quirks of 1.30 this file works around (../shared/FINDINGS.md, "Peers doing the same job"): getData() on a
-// 'gpu-buffer' tensor aborts the process, so it is never called; tensors move between the CPU and the GPU
-// through small Identity sessions on the same EP (one WebGPU device per process, one queue).
+// Quirks of 1.30 this file works around (seen on the H200): getData() on a 'gpu-buffer' tensor aborts the
+// process, so it is never called; tensors move between the CPU and the GPU through small Identity sessions
+// on the same EP (one WebGPU device per process, one queue).
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
