@@ -31,9 +31,10 @@ MS = [32, 128, 512, 2048]
 NK = [(4096, 4096), (11008, 4096), (4096, 11008)]
 L2_BYTES = 60 * 1024 * 1024
 
-# MoE: (experts, tokens) at n = k = 4096, top-2 (the cases); the WebGPU bench's routing seed
+# MoE: (experts, tokens) at n = k = 4096, top-2: the WebGPU bench's default cases (bench/cases.ts moeCases;
+# test/benchCases.test.ts holds them equal), so each has torch beside it; the bench's routing seed
 # (src/kernels/moe/moe.plan.ts MOE_ROUTING_SEED).
-MOE_CASES = [(8, 32), (8, 512), (8, 2048), (64, 512), (64, 2048)]
+MOE_CASES = [(8, 32), (8, 128), (8, 512), (8, 2048), (64, 32), (64, 128), (64, 512), (64, 2048)]
 MOE_TOPK = 2
 MOE_N = MOE_K = 4096
 MOE_ROUTING_SEED = 0x6A09E667F3BCC908

@@ -1,8 +1,10 @@
 // What the bench runs, without a GPU: on an H200-like adapter every family's candidates at the headline
 // shape and at an MoE case are distinct configs (a seed equal to an arm's incumbent was gated and timed
-// twice, which the MoE cases' time budget cannot afford), and no distinct seed is lost.
+// twice, which the MoE cases' time budget cannot afford), and no distinct seed is lost; torch times the
+// bench's own MoE cases, so every case has a torch figure beside it.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { BENCHED, candidatesOf } from '../bench/cases';
+import { BENCHED, candidatesOf, moeCases } from '../bench/cases';
 import { fakeCaps, H200_F16_CONFIGS, H200_INT8_CONFIGS } from '../src/kernels/gpu/testCaps';
 import { shapeParams } from '../src/kernels/models';
 
@@ -25,5 +27,15 @@ describe('bench candidates', () => {
       const search = f.search?.(list[0]!.config, h200);
       for (const seed of search?.seeds ?? []) expect(keys, f.id).toContain(key(search!.apply(seed)));
     }
+  });
+});
+
+describe('torch beside the bench', () => {
+  it("torch_baseline.py's MoE cases are the bench's default cases", () => {
+    const py = readFileSync(new URL('../bench/torch_baseline.py', import.meta.url), 'utf8');
+    const list = /^MOE_CASES = \[(.*)\]$/m.exec(py)?.[1];
+    const torch = [...(list ?? '').matchAll(/\((\d+), (\d+)\)/g)].map((m) => `${m[1]}x${m[2]}`);
+    expect(torch).toEqual(moeCases(false).map((c) => `${c.experts}x${c.tokens}`));
+    expect(py).toMatch(/^MOE_TOPK = 2$/m);
   });
 });
