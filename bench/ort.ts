@@ -661,7 +661,7 @@ export function ortRowLine(r: OrtRow): string {
   const rel = c ? ` rel ${c.relToMax.toExponential(1)}` : '';
   return (
     `  ${verdict.padEnd(5)} ${r.id.padEnd(28)} ${shape} ${fmt(r.ms, 4).padStart(9)} ms ${fmt(r.tops, 2).padStart(7)} TOPS` +
-    ` ${fmt(r.weightGBs, 0).padStart(6)} GB/s  gpu ${fmt(r.ortGpuMs, 4)} ms (${peerRefusal(r) ?? 'wall within 10%'})` +
+    ` ${fmt(r.weightGBs, 0).padStart(6)} GB/s  gpu ${fmt(r.ortGpuMs, 4)} ms (${peerRefusal(r) ?? 'wall <= 1.1x it: usable'})` +
     `  sync ${fmt(r.ortSyncMs, 3)} ms` +
     `  ${r.iters ?? '-'} runs x ${r.msSamples?.length ?? '-'}, ${r.banks ?? '-'} banks${rel}  ${(r.ortKernels ?? []).join('+')}`
   );
