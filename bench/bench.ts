@@ -88,6 +88,7 @@ function parseArgs(argv: string[]): CliOptions {
 }
 
 async function main() {
+  const started = performance.now();
   const opts = parseArgs(process.argv.slice(2));
   let torch: unknown;
   if (opts.torchPath) {
@@ -141,6 +142,15 @@ async function main() {
       console.log(line);
     save(result);
   }
+  // The whole command's wall time and this process's CPU time: where a run's time goes (the MoE cases must
+  // finish in 5 minutes on the H200; their data and oracles are the CPU side).
+  const cpu = process.cpuUsage();
+  result.wallS = (performance.now() - started) / 1000;
+  result.cpuS = (cpu.user + cpu.system) / 1e6;
+  save(result);
+  console.log(
+    `[bench] ${result.rows.length} rows in ${result.wallS.toFixed(1)} s wall, ${result.cpuS.toFixed(1)} s CPU`,
+  );
   gpu.device.destroy();
 }
 
