@@ -94,10 +94,14 @@ export function rowOf(
   });
 }
 
+/** A config's arm and params, key order aside: equal keys run the same kernel on the same problem. */
+const configKey = (c: RunConfig) =>
+  JSON.stringify([c.arm, Object.entries(c.params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+
 /**
  * A family's candidates at `params`: each arm at its incumbent (or its defaults; the scalar arm only
- * in quick runs or where it is the only one), then its search's seeds (quick: the first and the last).
- * `base` is the problem's session base, at the incumbent's params.
+ * in quick runs or where it is the only one), then its search's seeds (quick: the first and the last),
+ * each config once. `base` is the problem's session base, at the incumbent's params.
  */
 export function candidatesOf(
   caps: AdapterCaps,
@@ -119,7 +123,13 @@ export function candidatesOf(
   // Quick: the first and the last seed (a family of two routes seeds each).
   const seeds = quick ? [...new Set([all[0], all.at(-1)])].filter((c) => c !== undefined) : all;
   for (const c of seeds) list.push({ config: search!.apply(c), role: 'fixed' });
-  return { base: { ...base, params: incumbent }, list };
+  // A seed that is an arm's incumbent would be gated and timed twice (minutes over the MoE cases).
+  const seen = new Set<string>();
+  const distinct = list.filter(({ config }) => {
+    const key = configKey(config);
+    return !seen.has(key) && !!seen.add(key);
+  });
+  return { base: { ...base, params: incumbent }, list: distinct };
 }
 
 /** The f32 baseline's configs at a shape (quick: one small tile). */

@@ -18,7 +18,7 @@ export const BROWSER_DEFAULT_TOGGLES = [
   'use_spirv_1_4',
 ] as const;
 
-/** The Dawn toggles that expose every accelerated arm on NVIDIA/Vulkan (see ../shared/FINDINGS.md). */
+/** The Dawn toggles that expose every accelerated arm on NVIDIA/Vulkan (int8 and f16 subgroup matrices, f16). */
 export const UNSAFE_ARM_TOGGLES = ['allow_unsafe_apis', 'vulkan_enable_f16_on_nvidia'] as const;
 
 /** Dawn flags for the bench and the probe: every accelerated arm, with the browser's default toggles. */

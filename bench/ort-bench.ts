@@ -21,12 +21,11 @@ import {
   ORT_VARIANTS,
   ortCandidates,
   ortCpuCheck,
-  ortRatioLines,
-  ortRatios,
   ortRowLine,
   ortVariants,
   type BenchOrtOptions,
 } from './ort';
+import { ortRatioLines, ortRatios, peerTable } from './peers';
 
 function parseArgs(argv: string[]) {
   const opts: BenchOrtOptions & { shapes: Shape[]; json?: string; withDawn?: boolean; cpuCheck?: boolean } = {
@@ -94,9 +93,11 @@ async function main() {
   const r = await benchOrt(opts.shapes, { ...opts, log: (s) => console.log(s) });
   if (r.note) console.log(`[ort] ${r.note}`);
   console.log('');
-  console.log('ONNX Runtime WebGPU MatMulNBits (bits 4, block 32): ms = wall per session.run, back to back');
+  console.log(
+    'ONNX Runtime WebGPU MatMulNBits (bits 4, block 32): ms = wall per session.run, queued back to back',
+  );
   for (const row of r.rows) console.log(ortRowLine(row));
-  for (const line of ortRatioLines(ortRatios(r.rows))) console.log(line);
+  for (const line of [...peerTable(r.rows), ...ortRatioLines(ortRatios(r.rows))]) console.log(line);
   const failed = r.rows.filter((x) => x.error || (x.correctness && !x.correctness.pass));
   if (failed.length) console.log(`${failed.length} ORT row(s) FAILED (error or wrong result)`);
   if (opts.json) writeFileSync(opts.json, JSON.stringify(r, null, 1));

@@ -4,19 +4,21 @@
 // node_modules (bench/install-ort.sh; MMQ_ORT_DIR on the lent GPU machine), so the app and CI never depend on
 // it. When it is absent the bench says so and carries on without these rows.
 //
-// What an ORT row's `ms` is: wall-clock time on the CPU from before the first of `iters` back-to-back
-// `session.run()` calls (each awaited, as an app calls it; every call feeds the next weight bank, so each
-// reads weights the L2 has not seen) to after one more small run that reads the last output's first element
-// back to the CPU (which cannot finish before the GPU has finished every run queued before it), divided by
-// `iters`; the fastest of 6 (12 when they disagree by over 10%) such batches of about targetMs each. So it
-// holds ORT's per-run CPU work (binding, kernel selection, uniforms, encoding, submit) wherever that exceeds
-// the GPU's time, and 1/iters of one read-back (`ortSyncMs`, measured alone on an idle GPU, is recorded
-// beside it and not subtracted). `ortGpuMs`, where present, is ORT's own profiler's GPU time per run (its
-// timestamp queries around each dispatch), from a separate profiled session after the timing.
+// What an ORT row's `ms` is: ORT timed at its best, as a pipeline drives it. Wall-clock time on the CPU from
+// before the first of `iters` `session.run()` calls, all queued back to back without awaiting any (every
+// call feeds the next weight bank, so each reads weights the L2 has not seen; every output stays on the
+// GPU), to after one more small run that reads the last output's first element back to the CPU (which
+// cannot finish before the GPU has finished every run queued before it), divided by `iters`; the fastest
+// of 6 (12 when they disagree by over 10%) such batches of about targetMs each. It holds 1/iters of one
+// read-back (`ortSyncMs`, measured alone on an idle GPU, is recorded beside it and not subtracted).
+// `ortGpuMs` is ORT's own profiler's GPU time per run (its timestamp queries around each dispatch), from one
+// more pipelined batch in a profiled session after the timing, and `ortKernels` the programs it ran. Where
+// ORT's per-run CPU work (binding, kernel selection, uniforms, encoding, submit) exceeds its GPU time the
+// wall time shows it: bench/peers.ts then flags the row CPU-bound and makes no ratio from it.
 //
-// Quirks of 1.30 this file works around (../shared/FINDINGS.md, "Peers doing the same job"): getData() on a
-// 'gpu-buffer' tensor aborts the process, so it is never called; tensors move between the CPU and the GPU
-// through small Identity sessions on the same EP (one WebGPU device per process, one queue).
+// Quirks of 1.30 this file works around (seen on the H200): getData() on a 'gpu-buffer' tensor aborts the
+// process, so it is never called; tensors move between the CPU and the GPU through small Identity sessions
+// on the same EP (one WebGPU device per process, one queue).
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -26,6 +28,8 @@ import { judge } from '../src/kernels/compare';
 import { banksFor } from '../src/kernels/gpu/runner';
 import { CLOCK_WARM_MS, timedBatches, TIMING_DEFAULTS } from '../src/kernels/gpu/timing';
 
+import { fmt } from './format';
+import { ORT_FAMILY, parseOrtProfile, peerRefusal, PIPELINED } from './peers';
 import type { BenchRow, Correctness, Shape } from './result';
 import {
   fromF16Words,
@@ -88,8 +92,6 @@ export interface OrtModule {
 
 /** Where bench/install-ort.sh puts the package, relative to the repository root. */
 export const ORT_INSTALL_DIR = 'bench/.ort';
-/** The `family` of the bench rows ORT fills. */
-export const ORT_FAMILY = 'ort-matmulnbits';
 export const ORT_ABSENT_NOTE = 'ONNX Runtime not installed (bench/install-ort.sh)';
 
 /**
@@ -174,9 +176,9 @@ export interface OrtTiming {
 /**
  * Time back-to-back runs the way an ORT row is timed (see the header): warm up, size a batch to about
  * targetMs from the warm-up's last per-run time, then the runner's batches (timedBatches: `reps`, `reps`
- * more when they disagree); each batch is `iters` awaited `run(i)` calls (i counts on across batches, so the
- * caller rotates weight banks with it) and one awaited `sync()`, which must not return before the GPU has
- * finished them. Returns the fastest batch's ms per run.
+ * more when they disagree); each batch is `iters` `run(i)` calls queued together, none awaited before the
+ * next starts (i counts on across batches, so the caller rotates weight banks with it), then one awaited
+ * `sync()`, which must not return before the GPU has finished them. Returns the fastest batch's ms per run.
  * @example const t = await timeOrtRuns((i) => runBank(i % banks), readBack, { reps: 6, targetMs: 25, warmMs: 150, maxIters: 1000 });
  */
 export async function timeOrtRuns(
@@ -188,7 +190,11 @@ export async function timeOrtRuns(
   let next = 0;
   const batch = async (n: number) => {
     const t0 = now();
-    for (let i = 0; i < n; i++) await run(next++);
+    // Queued without awaiting each (onnxruntime-node runs each call on the main thread in its own
+    // setImmediate): no await between two runs, as a pipeline that never reads an output back.
+    const queued: Promise<void>[] = [];
+    for (let i = 0; i < n; i++) queued.push(run(next++));
+    await Promise.all(queued);
     await sync();
     return (now() - t0) / n;
   };
@@ -210,46 +216,6 @@ export async function timeOrtRuns(
   const iters = opts.targetMs > 0 ? clampIters(est) : Math.max(1, opts.maxIters);
   const samples = await timedBatches(opts.reps, () => batch(iters));
   return { ms: Math.min(...samples), samples, iters, warmRuns };
-}
-
-// --------------------------------------------------------------------------------------- profiling
-
-/** One event of ORT's profile (Chrome trace JSON), as far as parseOrtProfile reads it. */
-interface ProfileEvent {
-  cat?: string;
-  name?: string;
-  dur?: number;
-}
-
-export interface OrtProfileSummary {
-  /** The WebGPU programs ORT ran for the node, in first-seen order (e.g. DP4AMatMulQuantize, DP4AMatMulNBits). */
-  kernels: string[];
-  /** Their GPU time per run, ms: the profile's dispatch durations summed over the runs after the first. */
-  gpuMsPerRun: number;
-  dispatches: number;
-}
-
-/**
- * Read the WebGPU EP's dispatches out of an ORT profile: events of category "Api" named
- * "<node>&<op>&<program>" with durations in microseconds (the EP's GPU timestamps).
- * @example parseOrtProfile(readFileSync(file, 'utf8'), 20).kernels // ['SubgroupMatrixMatMulNBits', ...]
- */
-export function parseOrtProfile(json: string, runs: number): OrtProfileSummary {
-  const events = JSON.parse(json) as ProfileEvent[];
-  const kernels: string[] = [];
-  let us = 0;
-  const api = events.filter((e) => e.cat === 'Api' && typeof e.name === 'string');
-  for (const e of api) {
-    const program = e.name!.split('&').at(-1)!;
-    if (!kernels.includes(program)) kernels.push(program);
-  }
-  // Every run dispatches the same programs: the first run's (pipeline creation, first touches) are left out
-  // of the time when the count divides evenly.
-  const perRun = api.length % runs === 0 ? api.length / runs : 0;
-  const timed = perRun && runs > 1 ? api.slice(perRun) : api;
-  const timedRuns = perRun && runs > 1 ? runs - 1 : runs;
-  for (const e of timed) us += e.dur ?? 0;
-  return { kernels, gpuMsPerRun: us / 1000 / Math.max(1, timedRuns), dispatches: api.length };
 }
 
 // ------------------------------------------------------------------------------------- the bench
@@ -292,6 +258,10 @@ export function ortVariants(list: string): OrtVariant[] {
 export interface OrtRow extends BenchRow {
   /** WebGPU programs ORT ran for the node (from its profiler). */
   ortKernels?: string[];
+  /** Each of `ortKernels`' GPU time per run, ms (its profiler's). */
+  ortKernelMs?: number[];
+  /** How `ms` was taken: PIPELINED (bench/peers.ts refuses a ratio from a row without it). */
+  ortTiming?: string;
   /** ORT's profiler's GPU time per run, ms (its timestamps; no CPU time). */
   ortGpuMs?: number;
   /** One read-back of an output's first element on an idle GPU, ms (1/iters of it is inside `ms`). */
@@ -553,6 +523,7 @@ async function benchVariant(
       msSamples: t.samples,
       iters: t.iters,
       timing: 'wall',
+      ortTiming: PIPELINED,
       tops: (2 * m * n * k) / (t.ms * 1e-3) / 1e12,
       weightGBs: bankBytes / (t.ms * 1e-3) / 1e9,
       warmRuns: t.warmRuns,
@@ -567,14 +538,19 @@ async function benchVariant(
         profileFilePrefix: join(profileDir, 'ort'),
       });
       sessions.push(prof);
-      // One untimed run first (pipeline creation), then the profiled runs; the profile holds both.
+      // One run first (pipeline creation; parseOrtProfile leaves it out), then one batch queued as the
+      // timed batches are, so the profile's GPU time is that of the runs the wall time measured.
       const runs = opts.quick ? 3 : 21;
-      for (let i = 0; i < runs; i++) (await prof.run(feeds[i % banks]!)).Y!.dispose();
+      (await prof.run(feeds[0]!)).Y!.dispose();
+      const queued: Promise<void>[] = [];
+      for (let i = 1; i < runs; i++) queued.push(prof.run(feeds[i % banks]!).then((o) => o.Y!.dispose()));
+      await Promise.all(queued);
       prof.endProfiling();
       const file = readdirSync(profileDir).find((f) => f.endsWith('.json'));
       if (file) {
         const p = parseOrtProfile(readFileSync(join(profileDir, file), 'utf8'), runs);
         row.ortKernels = p.kernels;
+        row.ortKernelMs = p.kernelMs;
         if (p.dispatches) row.ortGpuMs = p.gpuMsPerRun;
       }
     }
@@ -670,80 +646,7 @@ export async function ortCpuCheck(
   }
 }
 
-// ---------------------------------------------------------------------------------- ratios, tables
-
-/** A dense shape's ORT ratio: ORT's fastest passing row against this project's fastest passing row. */
-export interface OrtRatio {
-  shape: Shape;
-  ortId: string;
-  ortMs: number;
-  oursId?: string;
-  oursMs?: number;
-  /** ORT best ms / our best ms: > 1 where ours is faster. */
-  ratio?: number;
-}
-
-const shapeKey = (r: Shape) => `${r.m}x${r.n}x${r.k}`;
-const passed = (r: BenchRow) => r.ms !== undefined && !!r.correctness?.pass;
-
-/**
- * Per dense shape with a passing ORT row: ORT's best ms over our best ms (our rows: every passing dense row
- * that is not a baseline, the quantized plans the headline's `bestAny` ranges over).
- * @example ortRatios(result.rows).map((r) => `${r.shape.m}: ${r.ratio}`)
- */
-export function ortRatios(rows: readonly BenchRow[]): OrtRatio[] {
-  const out = new Map<string, OrtRatio>();
-  for (const r of rows) {
-    if (r.family !== ORT_FAMILY || r.experts || !passed(r)) continue;
-    const key = shapeKey(r);
-    const prev = out.get(key);
-    if (!prev || r.ms! < prev.ortMs)
-      out.set(key, { shape: { m: r.m, n: r.n, k: r.k }, ortId: r.id, ortMs: r.ms! });
-  }
-  for (const r of rows) {
-    if (r.role === 'baseline' || r.experts || !passed(r)) continue;
-    const o = out.get(shapeKey(r));
-    if (o && (o.oursMs === undefined || r.ms! < o.oursMs)) {
-      o.oursId = r.id;
-      o.oursMs = r.ms!;
-    }
-  }
-  for (const o of out.values()) if (o.oursMs !== undefined) o.ratio = o.ortMs / o.oursMs;
-  return [...out.values()];
-}
-
-const f = (v: number | undefined, d: number) => (v === undefined || !Number.isFinite(v) ? '-' : v.toFixed(d));
-
-/** What ortRatioLines reads of a torch_baseline.py JSON. */
-interface TorchDense {
-  int_mm?: { m: number; n: number; k: number; ms: number }[];
-  f16_mm?: { m: number; n: number; k: number; ms: number }[];
-}
-
-/**
- * The ratio lines the bench prints: per shape, ORT's best against ours, and beside it torch's (the fastest
- * _int_mm layout and the f16 matmul, each torch ms / our best ms, as the headline's ratio is) when a
- * torch_baseline.py JSON is given.
- * @example for (const l of ortRatioLines(ortRatios(rows), torchJson)) console.log(l);
- */
-export function ortRatioLines(ratios: readonly OrtRatio[], torch?: unknown): string[] {
-  const t = torch as TorchDense | undefined;
-  const at = (list: { m: number; n: number; k: number; ms: number }[] | undefined, s: Shape) => {
-    const ms = list?.filter((x) => x.m === s.m && x.n === s.n && x.k === s.k).map((x) => x.ms);
-    return ms?.length ? Math.min(...ms) : undefined;
-  };
-  return ratios.map((r) => {
-    const ours = r.oursMs;
-    const intMm = at(t?.int_mm, r.shape);
-    const f16 = at(t?.f16_mm, r.shape);
-    return (
-      `RATIO ORT MatMulNBits / ours at ${shapeKey(r.shape)}: ${f(r.ratio, 3)} (${r.ortId} ${f(r.ortMs, 4)} ms, ` +
-      `${r.oursId ?? 'no row of ours'} ${f(ours, 4)} ms)` +
-      (ours !== undefined && intMm !== undefined ? `; torch._int_mm / ours ${f(intMm / ours, 3)}` : '') +
-      (ours !== undefined && f16 !== undefined ? `; torch f16 / ours ${f(f16 / ours, 3)}` : '')
-    );
-  });
-}
+// ------------------------------------------------------------------------------------------- lines
 
 /**
  * One ORT row as the bench's progress lines print it.
@@ -757,8 +660,9 @@ export function ortRowLine(r: OrtRow): string {
   const verdict = c ? (c.pass ? 'ok' : 'WRONG') : '?';
   const rel = c ? ` rel ${c.relToMax.toExponential(1)}` : '';
   return (
-    `  ${verdict.padEnd(5)} ${r.id.padEnd(28)} ${shape} ${f(r.ms, 4).padStart(9)} ms ${f(r.tops, 2).padStart(7)} TOPS` +
-    ` ${f(r.weightGBs, 0).padStart(6)} GB/s  gpu ${f(r.ortGpuMs, 4)} ms  sync ${f(r.ortSyncMs, 3)} ms` +
+    `  ${verdict.padEnd(5)} ${r.id.padEnd(28)} ${shape} ${fmt(r.ms, 4).padStart(9)} ms ${fmt(r.tops, 2).padStart(7)} TOPS` +
+    ` ${fmt(r.weightGBs, 0).padStart(6)} GB/s  gpu ${fmt(r.ortGpuMs, 4)} ms (${peerRefusal(r) ?? 'wall <= 1.1x it: usable'})` +
+    `  sync ${fmt(r.ortSyncMs, 3)} ms` +
     `  ${r.iters ?? '-'} runs x ${r.msSamples?.length ?? '-'}, ${r.banks ?? '-'} banks${rel}  ${(r.ortKernels ?? []).join('+')}`
   );
 }

@@ -126,4 +126,7 @@ export interface BenchResult {
   torch?: unknown;
   /** ONNX Runtime's version when its rows ran, or why they did not. */
   ort?: { version?: string; note?: string };
+  /** The command's wall time and its process's CPU time, seconds (bench.ts, at the end). */
+  wallS?: number;
+  cpuS?: number;
 }

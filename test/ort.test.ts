@@ -1,12 +1,11 @@
 // bench/ort.ts without a GPU: where it looks for ONNX Runtime and what it says when ORT is absent, broken or
-// its WebGPU EP cannot start (stand-in packages written here), the timing rule against a fake clock, the
-// profile reader, and the ratios. The last block runs ORT's CPU EP on the same models where ORT is installed
-// (bench/install-ort.sh), and is skipped elsewhere (CI never installs it).
+// its WebGPU EP cannot start (stand-in packages written here), and the timing rule against a fake clock
+// (the profile reader and the ratios: test/peers.test.ts). The last block runs ORT's CPU EP on the same
+// models where ORT is installed (bench/install-ort.sh), and is skipped elsewhere (CI never installs it).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { BenchRow } from '../bench/result';
 import {
   benchOrt,
   loadOrt,
@@ -14,10 +13,7 @@ import {
   ORT_VARIANTS,
   ortCandidates,
   ortCpuCheck,
-  ortRatioLines,
-  ortRatios,
   ortVariants,
-  parseOrtProfile,
   timeOrtRuns,
 } from '../bench/ort';
 
@@ -122,6 +118,29 @@ describe('timing back-to-back runs', () => {
     expect(slow.ms).toBeCloseTo(0.5 + 2 / slow.iters, 9);
   });
 
+  it("queues a batch's runs back to back: every run starts before the first one finishes", async () => {
+    let t = 0;
+    let inFlight = 0;
+    let most = 0;
+    const run = async () => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      // ORT's binding answers in a later setImmediate: a run that awaits each call sees one in flight.
+      await new Promise((done) => setImmediate(done));
+      t += 1;
+      inFlight--;
+    };
+    const r = await timeOrtRuns(run, async () => {}, {
+      reps: 1,
+      targetMs: 0,
+      warmMs: 0,
+      maxIters: 8,
+      now: () => t,
+    });
+    expect(r.iters).toBe(8);
+    expect(most).toBe(8);
+  });
+
   it('targetMs <= 0: exactly maxIters runs a batch, no warm-up beyond the first estimate', async () => {
     let t = 0;
     const r = await timeOrtRuns(
@@ -136,86 +155,7 @@ describe('timing back-to-back runs', () => {
   });
 });
 
-describe('reading ORT results', () => {
-  it("reads the WebGPU EP's programs and GPU time out of a profile, leaving out the first run", () => {
-    const ev = (name: string, dur: number) => ({
-      cat: 'Api',
-      name: `MatMulNBits_0&MatMulNBits&${name}`,
-      dur,
-    });
-    const json = JSON.stringify([
-      { cat: 'Session', name: 'model_run', dur: 99999 },
-      { cat: 'Node', name: 'MatMulNBits_0_kernel_time', dur: 5000 },
-      ev('DP4AMatMulQuantize', 900),
-      ev('DP4AMatMulNBits', 9000),
-      ev('DP4AMatMulQuantize', 100),
-      ev('DP4AMatMulNBits', 400),
-      ev('DP4AMatMulQuantize', 100),
-      ev('DP4AMatMulNBits', 600),
-    ]);
-    const p = parseOrtProfile(json, 3);
-    expect(p.kernels).toEqual(['DP4AMatMulQuantize', 'DP4AMatMulNBits']);
-    expect(p.dispatches).toBe(6);
-    expect(p.gpuMsPerRun).toBeCloseTo((100 + 400 + 100 + 600) / 1000 / 2, 12);
-  });
-
-  const pass = { pass: true, relToMax: 1e-6, samples: 100, allWritten: true, tol: 1e-3 };
-  const row = (
-    id: string,
-    family: string,
-    role: string,
-    ms: number,
-    extra: Partial<BenchRow> = {},
-  ): BenchRow => ({
-    id,
-    family,
-    weights: 'q4k',
-    arm: 'x',
-    role,
-    tile: '-',
-    m: 2048,
-    n: 4096,
-    k: 4096,
-    ms,
-    correctness: pass,
-    ...extra,
-  });
-
-  it('ratios: ORT best / ours best per dense shape, baselines, failed rows and MoE rows left out', () => {
-    const rows = [
-      row('ort-matmulnbits/f16/-', 'ort-matmulnbits', 'baseline', 0.54),
-      row('ort-matmulnbits/f32-al4/-', 'ort-matmulnbits', 'baseline', 1.5),
-      row('gemm-f32/x', 'gemm-f32', 'baseline', 0.1),
-      row('coopmat-f16/a', 'coopmat-f16', 'fixed', 0.3),
-      row('coopmat-f16/b', 'coopmat-f16', 'fixed', 0.2, { correctness: { ...pass, pass: false } }),
-      row('moe/x', 'moe-q4k-id', 'fixed', 0.01, { experts: 8 }),
-      row('mmq/x', 'mmq-q4k-tile', 'tuned', 0.27),
-      row('ort-matmulnbits/f16/-', 'ort-matmulnbits', 'baseline', 0.02, { m: 32 }),
-    ];
-    const r = ortRatios(rows);
-    expect(r).toHaveLength(2);
-    expect(r[0]).toMatchObject({
-      ortId: 'ort-matmulnbits/f16/-',
-      ortMs: 0.54,
-      oursId: 'mmq/x',
-      oursMs: 0.27,
-    });
-    expect(r[0]!.ratio).toBeCloseTo(2, 12);
-    expect(r[1]).toMatchObject({ shape: { m: 32, n: 4096, k: 4096 }, ortMs: 0.02 });
-    expect(r[1]!.ratio).toBeUndefined();
-    const lines = ortRatioLines(r, {
-      int_mm: [
-        { m: 2048, n: 4096, k: 4096, ms: 0.1 },
-        { m: 2048, n: 4096, k: 4096, ms: 0.081 },
-      ],
-      f16_mm: [{ m: 2048, n: 4096, k: 4096, ms: 0.0925 }],
-    });
-    expect(lines[0]).toContain('RATIO ORT MatMulNBits / ours at 2048x4096x4096: 2.000');
-    expect(lines[0]).toContain('torch._int_mm / ours 0.300');
-    expect(lines[0]).toContain('torch f16 / ours 0.343');
-    expect(lines[1]).toContain('no row of ours');
-  });
-
+describe('ORT variants', () => {
   it('variants by name', () => {
     expect(ortVariants('f32-al4,f16').map((v) => v.accuracyLevel)).toEqual([4, 0]);
     expect(ortVariants('f32')[0]!.float).toBe('f32');
