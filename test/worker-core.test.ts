@@ -184,8 +184,8 @@ describe('worker core on Dawn/SwiftShader', () => {
   it('times each pass of a plan on its own: the GEMM, most of the work, is the slowest pass', async () => {
     // The GEMM does 32 x 64 x 512 multiply-adds; the pre-passes convert 64 x 512 and 32 x 512 values.
     const config = base('coopmat-f16', {
-      m: 64,
-      n: 128,
+      m: 32,
+      n: 64,
       k: 512,
       wm: 2,
       wn: 1,
