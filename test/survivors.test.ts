@@ -233,9 +233,10 @@ describe('the GA breeds from the better members', () => {
 
 describe('CLI flags', () => {
   const spec = { value: ['--k'], boolean: ['--json'] };
-  it('a value flag given twice is a usage error, not the last one silently winning', () => {
+  it('a flag given twice is a usage error, not the last one silently winning', () => {
     expect(() => parseArgs('quantize', ['--k', '256', '--k', '512'], spec)).toThrow(/--k given twice/);
     expect(() => parseArgs('quantize', ['--k=256', '--k=512'], spec)).toThrow(CliError);
+    expect(() => parseArgs('quantize', ['--json', '--json'], spec)).toThrow(/--json given twice/);
   });
   it('`--` ends the flags and is not itself an argument', () => {
     const p = parseArgs('quantize', ['--k', '256', '--', '--json', 'x'], spec);
