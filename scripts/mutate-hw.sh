@@ -18,6 +18,9 @@
 #   b-fragment-offset: the same for the B fragment of N-subtile sn: columns (c mod BN) >= 16.
 #   hello-matrix-pad: hello-wmma's matrix arm on an adapter whose i8 config has K = 32 (the H200's) stages
 #     one word of the next row into the zero padding of A and B^T, which then adds into every sum.
+#   split-k-matrix-part: the coopmat split stagings' matrix arm stages the weight of K stage kb instead of
+#     ks0 + kb: every K part but the first multiplies its activation slice by the first part's weights
+#     (snapshots alone saw it: SwiftShader has no subgroup matrices).
 #   control-scalar-a-row: the scalar and dp4a arms read the staged A row gmm ^ 1: a positive control that
 #     any adapter kills (the shared-staging int8 families fail on those arms), so a run shows the harness works.
 set -euo pipefail
@@ -27,6 +30,7 @@ MUTANTS=(
   "no-fuse-identity@@src/kernels/mmq/mmq.wgsl.ts@@'  return bitcast<f32>(bitcast<u32>(x) | nofuse_zero);',@@'  return x;',@@^(mmq|moe)-"
   'b-fragment-offset@@src/kernels/mmq/mmq.wgsl.ts@@(&sb, sn * 16u * 8u, 8u)@@(&sb, sn * 8u * 8u, 8u)@@/subgroup-matrix'
   'hello-matrix-pad@@src/kernels/hello/hello.wgsl.ts@@    if (w < K / 4u) {@@    if (w <= K / 4u) {@@^hello-wmma/subgroup-matrix'
+  'split-k-matrix-part@@src/kernels/coopmat/coopmat.split.ts@@stageAt: (kb) => (split ? `ks0 + ${kb}` : kb),@@stageAt: (kb) => kb,@@^coopmat-f16/subgroup-matrix/(prepass|fused-prepass|in-gemm)$'
   "control-scalar-a-row@@src/kernels/mmq/mmq.wgsl.ts@@'sa[gmm * 8u + w]'@@'sa[(gmm ^ 1u) * 8u + w]'@@^mmq-q8-tiled/"
 )
 
