@@ -66,7 +66,8 @@ export function parseArgs(cmd: string, args: readonly string[], spec: FlagSpec):
     const eq = a.indexOf('=');
     const flag = eq > 0 ? a.slice(0, eq) : a;
     if (spec.boolean?.includes(flag)) {
-      if (eq > 0) throw new CliError(`mmq ${cmd}: ${flag} takes no value`);
+      if (eq > 0) throw new CliError(`mmq ${cmd}: ${flag} takes no value`, 2);
+      if (booleans.has(flag)) throw new CliError(`mmq ${cmd}: ${flag} given twice`, 2);
       booleans.add(flag);
     } else if (spec.value?.includes(flag)) {
       const v = eq > 0 ? a.slice(eq + 1) : args[++i];

@@ -54,6 +54,13 @@ const MMQ_ORACLE = 'src/kernels/mmq/mmq.oracle.ts';
 const MMQ_WGSL = 'src/kernels/mmq/mmq.wgsl.ts';
 const COOP_ORACLE = 'src/kernels/coopmat/coopmat.oracle.ts';
 const SPLIT = 'src/kernels/coopmat/coopmat.split.ts';
+const Q4K_WGSL = 'src/kernels/quant/q4k.wgsl.ts';
+const RUNNER = 'src/kernels/gpu/runner.ts';
+const TIMING = 'src/kernels/gpu/timing.ts';
+const EVOLUTION = 'src/kernels/tune/evolution.ts';
+const HANDLER = 'src/workers/tune/handler.ts';
+const PERMALINK = 'src/app/permalink/codec.ts';
+const CLI_ARGS = 'cli/args.ts';
 const SUBGROUP_MATRICES = 'the matrix arm: SwiftShader has no subgroup matrices (hardware tier)';
 
 const MUTANTS: Mutant[] = [
@@ -312,8 +319,8 @@ const MUTANTS: Mutant[] = [
   {
     id: 'oracle-coopmat-product-rounded',
     file: COOP_ORACLE,
-    from: 's = f(s + xh[i * k + l]! * wh[j * k + l]!);',
-    to: 's = f(s + f(xh[i * k + l]! * wh[j * k + l]!));',
+    from: 's = f(s + xh[i * k + l]! * wh[l]!);',
+    to: 's = f(s + f(xh[i * k + l]! * wh[l]!));',
     tests: COOPMAT,
   },
   {
@@ -542,23 +549,23 @@ const MUTANTS: Mutant[] = [
   // ---- generators: coopmat (f16 twin)
   {
     id: 'wgsl-coopmat-decode-plus-min',
-    file: SPLIT,
-    from: 'let a = ds * nib_f32(it.q.x, sh) - ms;',
-    to: 'let a = ds * nib_f32(it.q.x, sh) + ms;',
+    file: Q4K_WGSL,
+    from: '} - ms${s}`,',
+    to: '} + ms${s}`,',
     tests: COOPMAT,
   },
   {
     id: 'wgsl-coopmat-pad-rows-live',
-    file: SPLIT,
+    file: Q4K_WGSL,
     from: 'wh[t] = select(vec4u(0u), h, it.live);',
     to: 'wh[t] = h;',
     tests: COOPMAT,
   },
   {
     id: 'wgsl-coopmat-activation-guard-dropped',
-    file: SPLIT,
-    from: '  if (row < M) {\n    a = x[(row * K + col) / 4u];',
-    to: '  if (true) {\n    a = x[(row * K + col) / 4u];',
+    file: 'src/kernels/gpu/prepass.ts',
+    from: "f16TileItem('activation_item', '', 'row', 'row < M')",
+    to: "f16TileItem('activation_item', '', 'row', 'true')",
     tests: COOPMAT,
   },
   {
@@ -571,9 +578,172 @@ const MUTANTS: Mutant[] = [
   {
     id: 'wgsl-coopmat-store-guard',
     file: 'src/kernels/coopmat/coopmat.snippets.ts',
-    from: '        if (orow < M && ocol < N) {',
-    to: '        if (orow < M || ocol < N) {',
+    from: "guard: 'orow < M && ocol < N', index",
+    to: "guard: 'orow < M || ocol < N', index",
     tests: COOPMAT,
+  },
+  {
+    id: 'wgsl-coopmat-split-k-matrix-part-ignored',
+    file: SPLIT,
+    from: 'stageAt: (kb) => (split ? `ks0 + ${kb}` : kb),',
+    to: 'stageAt: (kb) => kb,',
+    tests: COOPMAT,
+    hw: SUBGROUP_MATRICES,
+  },
+  // ---- where the numbers come from (issue 30): the runner, the timing, the worker, the tuner
+  {
+    id: 'runner-timed-runs-bank-0',
+    file: RUNNER,
+    from: 'cp.setBindGroup(0, s.groups[i % s.groups.length]!);',
+    to: 'cp.setBindGroup(0, s.groups[0]!);',
+    tests: ['test/runner.gpu.test.ts'],
+  },
+  {
+    id: 'runner-destroy-leaks',
+    file: RUNNER,
+    from: '      destroyed = true;\n      destroyOwn();',
+    to: '      destroyed = true;',
+    tests: ['test/runner.gpu.test.ts'],
+  },
+  {
+    id: 'timing-clock-warm-up-skipped',
+    file: TIMING,
+    from: 'if (o.warmMs && o.warmMs > 0) await warm(estimate, o.warmMs);',
+    to: '',
+    tests: ['test/survivors.test.ts', 'test/runner.gpu.test.ts'],
+  },
+  {
+    id: 'timing-step-1-ns',
+    file: TIMING,
+    from: 'return g > 0n ? Number(g) : 1;',
+    to: 'return 1;',
+    tests: ['test/survivors.test.ts', 'test/runner.gpu.test.ts'],
+  },
+  {
+    id: 'worker-every-pass-timed-as-pass-0',
+    file: 'src/workers/run.ts',
+    from: 'passes: i, warmMs: 0, onBatch',
+    to: 'passes: 0, warmMs: 0, onBatch',
+    tests: ['test/worker-core.test.ts'],
+  },
+  {
+    id: 'moe-used-experts-counts-idle',
+    file: 'src/kernels/moe/moe.plan.ts',
+    from: 'return seen.reduce((a, b) => a + b, 0);',
+    to: 'return experts;',
+    tests: ['test/survivors.test.ts', ...MOE],
+  },
+  {
+    id: 'coopmat-ksplit-divisibility-weakened',
+    file: 'src/kernels/coopmat/catalog.ts',
+    from: "multipleProblem('k', p.k, ks * STAGE,",
+    to: "multipleProblem('k', p.k, STAGE,",
+    tests: ['test/survivors.test.ts', 'src/kernels/coopmat/coopmat.test.ts'],
+  },
+  {
+    id: 'cli-chunked-read-offset-ignored',
+    file: 'cli/fileSource.ts',
+    from: 'await fh.read(buf, done, n, offset + done)',
+    to: 'await fh.read(buf, done, n, offset)',
+    tests: ['test/survivors.test.ts'],
+  },
+  {
+    id: 'gguf-bf16-decode-shifted',
+    file: 'src/kernels/quant/gguf.ts',
+    from: 'dv.getUint16(2 * i, true) << 16',
+    to: 'dv.getUint16(2 * i, true) << 15',
+    tests: ['test/survivors.test.ts', 'test/golden.gguf.test.ts'],
+  },
+  {
+    id: 'permalink-default-tab',
+    file: PERMALINK,
+    from: "body.t === undefined ? 'ownership'",
+    to: "body.t === undefined ? 'errors'",
+    tests: ['test/survivors.test.ts', 'src/app/permalink/codec.test.ts'],
+  },
+  {
+    id: 'permalink-seed-bound',
+    file: PERMALINK,
+    from: "seed: intIn(x.seed, 0, LIMITS.seed, 'data.seed')",
+    to: "seed: intIn(x.seed, 0, 0x7fffffff, 'data.seed')",
+    tests: ['test/survivors.test.ts', 'src/app/permalink/codec.test.ts'],
+  },
+  {
+    id: 'ga-tournament-picks-worse',
+    file: EVOLUTION,
+    from: 'if (better(c, pick)) pick = c;',
+    to: 'if (better(pick, c)) pick = c;',
+    tests: ['test/survivors.test.ts', 'test/tune.test.ts'],
+  },
+  {
+    id: 'ga-mutation-may-keep-value',
+    file: EVOLUTION,
+    from: '(cur + 1 + rng.int(p.values.length - 1))',
+    to: '(cur + rng.int(p.values.length - 1))',
+    tests: ['test/survivors.test.ts', 'test/tune.test.ts'],
+  },
+  {
+    id: 'ga-no-crossover',
+    file: EVOLUTION,
+    from: 'let v = cross && rng.chance(0.5) ? b[i]! : a[i]!;',
+    to: 'let v = a[i]!;',
+    tests: ['test/survivors.test.ts', 'test/tune.test.ts'],
+  },
+  {
+    id: 'tune-winner-without-whole-output-check',
+    file: HANDLER,
+    from: '      if (v.pass) {\n        winner = cand;',
+    to: '      if (v.pass || !v.pass) {\n        winner = cand;',
+    tests: ['test/tune.handler.test.ts'],
+  },
+  {
+    id: 'tune-resume-replays-finalists',
+    file: HANDLER,
+    from: 'this.replay.delete(name);',
+    to: '',
+    tests: ['test/tune.handler.test.ts'],
+  },
+  {
+    id: 'tune-cached-winner-of-another-device',
+    file: HANDLER,
+    from: 'c.deviceId === deviceId &&',
+    to: '',
+    tests: ['test/tune.handler.test.ts'],
+  },
+  {
+    id: 'client-respawn-reopens-oldest-files',
+    file: 'src/app/worker/client.ts',
+    from: 'opened = [...opened, w.body].slice(-kept)',
+    to: 'opened = [...opened, w.body].slice(0, kept)',
+    tests: ['src/app/worker/client.test.ts'],
+  },
+  {
+    id: 'cli-repeated-flag-accepted',
+    file: CLI_ARGS,
+    from: 'if (values.has(flag)) throw new CliError(`mmq ${cmd}: ${flag} given twice`, 2);',
+    to: '',
+    tests: ['test/survivors.test.ts'],
+  },
+  {
+    id: 'cli-repeated-boolean-flag-accepted',
+    file: CLI_ARGS,
+    from: 'if (booleans.has(flag)) throw new CliError(`mmq ${cmd}: ${flag} given twice`, 2);',
+    to: '',
+    tests: ['test/survivors.test.ts'],
+  },
+  {
+    id: 'cli-double-dash-kept',
+    file: CLI_ARGS,
+    from: 'positionals.push(...args.slice(i + 1));',
+    to: 'positionals.push(...args.slice(i));',
+    tests: ['test/survivors.test.ts'],
+  },
+  {
+    id: 'bench-vs-incumbent-inverted',
+    file: 'bench/derive.ts',
+    from: 'r.vsIncumbent = inc.ms! / r.ms!',
+    to: 'r.vsIncumbent = r.ms! / inc.ms!',
+    tests: ['test/survivors.test.ts'],
   },
 ];
 

@@ -18,20 +18,23 @@ import { useTestGpu } from './gpu';
 
 const gpu = useTestGpu();
 
-/** out[i] = a[i] * factor + the bank marker w[0], over n elements, 64 a workgroup. */
+/**
+ * out[i] = a[i] * factor + the bank marker w[0], over n elements, 64 a workgroup; with `count`, each run
+ * also adds 1 to w[1] of the weight bank it bound.
+ */
 function scalePlan(
   n: number,
   factor: number,
-  opts: { skipLast?: boolean; weight?: number } = {},
+  opts: { skipLast?: boolean; weight?: number; count?: boolean } = {},
 ): KernelPlan {
   const wgsl = `@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> w: array<f32>;
+@group(0) @binding(1) var<storage, ${opts.count ? 'read_write' : 'read'}> w: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) g: vec3u) {
   let i = g.x;
   if (i >= ${opts.skipLast ? n - 1 : n}u) { return; }
-  out[i] = a[i] * ${factor.toFixed(1)} + w[0];
+  out[i] = a[i] * ${factor.toFixed(1)} + w[0];${opts.count ? '\n  if (i == 0u) { w[1] += 1.0; }' : ''}
 }
 `;
   return {
@@ -39,9 +42,9 @@ fn main(@builtin(global_invocation_id) g: vec3u) {
       { name: 'a', kind: 'read-only-storage', data: Float32Array.from({ length: n }, (_, i) => i) },
       {
         name: 'w',
-        kind: 'read-only-storage',
-        size: 4,
-        data: () => new Float32Array([opts.weight ?? 0]),
+        kind: opts.count ? 'storage' : 'read-only-storage',
+        size: 8,
+        data: () => new Float32Array([opts.weight ?? 0, 0]),
         role: 'weight',
       },
       { name: 'out', kind: 'storage', size: n * 4 },
@@ -135,7 +138,7 @@ describe('the runner', () => {
     );
     try {
       expect(res.banks).toBe(3);
-      expect(res.bankBytes).toBe(4);
+      expect(res.bankBytes).toBe(8);
       const banks = [0, 1, 2].map((b) => res.buffer('w', b)!);
       expect(new Set(banks).size).toBe(3);
       expect(res.buffer('a', 0)).toBe(res.buffer('a', 2)); // not a weight: one buffer
@@ -154,6 +157,57 @@ describe('the runner', () => {
       expect(new Float32Array(await readBuffer(device, res.buffer('w', 1)!))[0]).toBe(7);
     } finally {
       res.destroy();
+    }
+  });
+
+  it('timed runs rotate through every weight bank (each bank counts the runs that bound it)', async () => {
+    const { device } = gpu();
+    const plan = scalePlan(64, 1, { count: true });
+    const res = uploadResident(
+      device,
+      plan.buffers.filter((b) => b.data),
+      { banks: 3 },
+    );
+    try {
+      const p = await preparePlan(device, plan, { resident: res });
+      try {
+        await p.time({ targetMs: 1, batches: 2 });
+      } finally {
+        p.destroy();
+      }
+      const runs = await Promise.all(
+        [0, 1, 2].map(async (b) => new Float32Array(await readBuffer(device, res.buffer('w', b)!))[1]!),
+      );
+      for (const r of runs) expect(r, `runs per bank: ${runs.join(', ')}`).toBeGreaterThan(0);
+    } finally {
+      res.destroy();
+    }
+  });
+
+  it('destroy() frees every buffer the plan made: none can be written afterwards', async () => {
+    const { device } = gpu();
+    const made: GPUBuffer[] = [];
+    // The real device, with every buffer it creates noted.
+    const watched = new Proxy(device, {
+      get(target, key) {
+        if (key === 'createBuffer')
+          return (d: GPUBufferDescriptor) => {
+            const b = target.createBuffer(d);
+            made.push(b);
+            return b;
+          };
+        const v: unknown = Reflect.get(target, key, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const p = await preparePlan(watched, scalePlan(64, 2), { banks: 2 });
+    await p.run();
+    expect(made.length).toBeGreaterThanOrEqual(4); // a, two banks of w, out
+    p.destroy();
+    for (const b of made) {
+      device.pushErrorScope('validation');
+      device.queue.writeBuffer(b, 0, new Float32Array([1]));
+      expect((await device.popErrorScope())?.message, b.label).toMatch(/destroyed/i);
     }
   });
 

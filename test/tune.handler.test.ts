@@ -3,7 +3,8 @@
 // run, a resumed hunt that does not measure again, the autokernel's choice, errors, cancel.
 import { describe, expect, it } from 'vitest';
 import { KERNELS } from '../src/kernels';
-import type { RunConfig } from '../src/kernels/family';
+import type { KernelFamily, RunConfig } from '../src/kernels/family';
+import { createRegistry, type Registry } from '../src/kernels/registry';
 import { deviceId } from '../src/kernels/gpu/caps';
 import type { TuneHandler } from '../src/workers/core';
 import type { EvolutionParams, TuneReport, WorkerResponse } from '../src/workers/protocol';
@@ -25,14 +26,18 @@ const base = (kernel: string, params: Record<string, number | string> = {}): Run
 describe('worker handler on SwiftShader', () => {
   const evo: EvolutionParams = { population: 3, generations: 2, seed: 7, measureMs: 1, batches: 1, banks: 2 };
 
-  async function call(req: Parameters<typeof handleTuneRequest>[1], cancelAfter = Infinity) {
+  async function call(
+    req: Parameters<typeof handleTuneRequest>[1],
+    cancelAfter = Infinity,
+    kernels: Registry<KernelFamily> = KERNELS,
+  ) {
     const msgs: WorkerResponse[] = [];
     let entries = 0;
     await handleTuneRequest(
       {
         device: gpu().device,
         caps: gpu().caps,
-        kernels: KERNELS,
+        kernels,
         isCancelled: () => entries >= cancelAfter,
       },
       req,
@@ -90,6 +95,14 @@ describe('worker handler on SwiftShader', () => {
       cached: report,
     });
     expect(other.at(-1)).toMatchObject({ type: 'tune-done', fromCache: false });
+    const elsewhere = await call({
+      type: 'tune',
+      id: 14,
+      base: base('mmq-q4k-tile'),
+      evo: { ...evo, generations: 1, population: 2 },
+      cached: { ...report, deviceId: 'another-gpu' },
+    });
+    expect(elsewhere.at(-1)).toMatchObject({ type: 'tune-done', fromCache: false });
     const partial = await call({
       type: 'tune',
       id: 4,
@@ -103,7 +116,10 @@ describe('worker handler on SwiftShader', () => {
   it('a resumed hunt replays what it measured before the interruption and measures only the rest', async () => {
     const first = await call({ type: 'tune', id: 5, base: base('mmq-q4k-tile'), evo }, 2);
     expect(first.at(-1)).toEqual({ type: 'cancelled', id: 5 });
-    const measured = first.flatMap((m) => (m.type === 'tune-progress' && m.entry ? [m.entry] : []));
+    // What the interrupted hunt measured, its figures made unmistakable (a real re-timing is far below).
+    const measured = first.flatMap((m) =>
+      m.type === 'tune-progress' && m.entry ? [{ ...m.entry, ms: m.entry.ms + 1000 }] : [],
+    );
     expect(measured).toHaveLength(2);
     const resumed = await call({ type: 'tune', id: 6, base: base('mmq-q4k-tile'), evo, resume: measured });
     const report = reportOf(resumed);
@@ -111,11 +127,37 @@ describe('worker handler on SwiftShader', () => {
     expect(report.entries.slice(0, 2).map((e) => [e.config, e.ms])).toEqual(
       measured.map((e) => [e.config, e.ms]),
     );
+    // The finalists (the incumbent, measured before the interruption, among them) are timed again.
+    expect(report.finals!.map((f) => f.config)).toContain(measured[0]!.config);
+    for (const f of report.finals!) expect(f.ms, f.config).toBeLessThan(1000);
     // Generation 0 does not depend on timings (later ones select by measured time, which varies).
     const fresh = await call({ type: 'tune', id: 7, base: base('mmq-q4k-tile'), evo });
     const gen0 = (r: TuneReport) => r.entries.filter((e) => e.generation === 0).map((e) => e.config);
     expect(gen0(reportOf(fresh))).toEqual(gen0(report));
     expect(gen0(report).length).toBeGreaterThanOrEqual(evo.population);
+  });
+
+  it('a winner that fails the family gate on its whole output is not stored: no config passes, no winner', async () => {
+    // Every config passes the search's gate but meets a family gate nothing can meet on its whole output.
+    const real = KERNELS.get('mmq-q4k-tile');
+    const strict: KernelFamily = {
+      ...real,
+      build: (config, caps, weight) => {
+        const b = real.build(config, caps, weight);
+        return { ...b, facts: { ...b.facts, gate: { kind: 'rel-to-max', tol: -1 } } };
+      },
+    };
+    const msgs = await call(
+      { type: 'tune', id: 15, base: base('mmq-q4k-tile'), evo },
+      Infinity,
+      createRegistry([strict]),
+    );
+    const report = reportOf(msgs);
+    expect(report.entries.every((e) => e.verdict === 'measured')).toBe(true);
+    expect(report.winner).toBe('');
+    expect(report.winnerConfig).toBeUndefined();
+    expect(report.bestMs).toBe(Infinity);
+    expect(report.winnerVerdict?.pass).toBe(false);
   });
 
   it("a coopmat 'tune' starts from the incumbent at every staging, then the priors, each run as a whole plan", async () => {

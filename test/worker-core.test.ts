@@ -181,6 +181,25 @@ describe('worker core on Dawn/SwiftShader', () => {
     expect(untimed.runWallMs).toBeGreaterThan(0);
   });
 
+  it('times each pass of a plan on its own: the GEMM, most of the work, is the slowest pass', async () => {
+    // The GEMM does 32 x 64 x 512 multiply-adds; the pre-passes convert 64 x 512 and 32 x 512 values.
+    const config = base('coopmat-f16', {
+      m: 32,
+      n: 64,
+      k: 512,
+      wm: 2,
+      wn: 1,
+      rm: 1,
+      rn: 2,
+      staging: 'prepass',
+    });
+    const o = outcomeOf(await h.send({ type: 'run', config, timing: TIMING, instrument: false }));
+    const [weight, activation, gemm] = o.timing!.passes!.map((p) => p.ms) as [number, number, number];
+    expect(gemm, `passes ${weight}, ${activation}, ${gemm} ms`).toBeGreaterThan(
+      3 * Math.max(weight, activation),
+    );
+  });
+
   it('runs the user edit: a lane-3 bug shows up only in lane 3, with the real ownership recorded', async () => {
     const config = base('mmq-q8-naive', { m: 16, n: 16, k: 32 });
     const [g] = await h.send({ type: 'generate', config });

@@ -160,6 +160,23 @@ describe('cancel within a second', () => {
     expect(n).toBe(2);
   });
 
+  it('a replacement worker re-opens the files opened last, at most filesKept of them', async () => {
+    const ports = [fakePort(), fakePort()];
+    let n = 0;
+    const client = createWorkerClient(() => ports[n++]!.port, { cancelGraceMs: 100, filesKept: 2 });
+    for (const name of ['a.gguf', 'b.gguf', 'c.gguf']) {
+      const open = client.request({ type: 'open-gguf', file: new Blob([name]), name });
+      ports[0]!.push({ type: 'gguf-opened', id: open.id, model: {} as never });
+      await open.done;
+    }
+    const run = client.request(RUN);
+    client.cancel(run.id);
+    vi.advanceTimersByTime(100);
+    await run.done;
+    const reopened = ports[1]!.sent.flatMap((m) => (m.type === 'open-gguf' ? [m.name] : []));
+    expect(reopened).toEqual(['b.gguf', 'c.gguf']);
+  });
+
   it("serves 'oracle' outside the queue: it is never the request in flight", () => {
     const f = fakePort();
     const client = createWorkerClient(() => f.port);
