@@ -274,6 +274,7 @@ const until = async (cond: () => boolean, what: string) => {
 describe('controller', () => {
   const worker = new ScriptedWorker();
   const storage = new Map<string, string>();
+  const session = new Map<string, string>();
   let hash = '';
   let ctl: Controller;
   let tuneStore: TuneRunStore;
@@ -290,6 +291,7 @@ describe('controller', () => {
         setItem: (k, v) => void storage.set(k, v),
         removeItem: (k) => void storage.delete(k),
       },
+      session: { getItem: (k) => session.get(k) ?? null, setItem: (k, v) => void session.set(k, v) },
       getHash: () => hash,
       replaceHash: (h) => {
         hash = h;
@@ -300,7 +302,16 @@ describe('controller', () => {
     ctl.start();
   });
 
-  it('opens the device, applies the permalink, generates and auto-runs', async () => {
+  it('shows an opened link without running it; accepted, it generates and runs', async () => {
+    await until(() => getApp().generated !== undefined && getApp().device.status === 'ready', 'the kernel');
+    await settle(40);
+    expect(getApp().pendingLink).toMatchObject({ edited: false });
+    expect(getApp().config.params.m).toBe(96);
+    expect(worker.sent.map((r) => r.type)).toEqual(['init', 'generate']);
+    ctl.runNow();
+    await settle(40);
+    expect(worker.sent.map((r) => r.type)).toEqual(['init', 'generate']);
+    ctl.acceptLink();
     await until(() => getApp().run.status === 'done', 'the first run');
     expect(getApp().config.params.m).toBe(96);
     expect(getApp().tab).toBe('errors');
@@ -438,6 +449,62 @@ describe('controller', () => {
     expect(getApp().config.params.wm).toBe(1);
     expect(getApp().tab).toBe('ownership');
   }, 20_000);
+
+  it('a link with edited WGSL: nothing stored or run until accepted; declined, the own buffer stays', async () => {
+    await settle(40);
+    const kernel = getApp().config.kernel;
+    const m0 = getApp().config.params.m;
+    const own = [...storage.entries()];
+    const sentBefore = worker.sent.length;
+    const c = getApp().config;
+    const spin = '// kernel m=33\nloop { }';
+    ctl.openHash(
+      encodePermalink({ config: { ...c, params: { ...c.params, m: 33 } }, wgsl: spin, tab: 'config' }),
+    );
+    await until(
+      () => getApp().generatedKey !== undefined && getApp().config.params.m === 33,
+      'the link shown',
+    );
+    await settle(40);
+    expect(getApp().pendingLink).toMatchObject({ edited: true });
+    expect(getApp().buffers[kernel]?.text).toBe(spin); // shown in the editor
+    expect(worker.sent.slice(sentBefore).filter((r) => r.type === 'run')).toEqual([]);
+    expect([...storage.entries()]).toEqual(own);
+    ctl.declineLink();
+    expect(getApp().pendingLink).toBeUndefined();
+    expect(getApp().config.params.m).toBe(m0);
+    expect(getApp().buffers[kernel]?.text).not.toBe(spin);
+    await settle(40);
+    expect([...storage.entries()]).toEqual(own);
+    expect(worker.sent.slice(sentBefore).some((r) => r.type === 'run' && r.wgsl === spin)).toBe(false);
+    // Accepted, the same link runs its WGSL once and is stored as the visitor's edit.
+    ctl.openHash(
+      encodePermalink({ config: { ...c, params: { ...c.params, m: 33 } }, wgsl: spin, tab: 'config' }),
+    );
+    await until(() => getApp().pendingLink !== undefined && getApp().generatedKey !== undefined, 'again');
+    ctl.acceptLink();
+    await until(() => worker.sent.some((r) => r.type === 'run' && r.wgsl === spin), 'the linked run');
+    expect([...storage.values()].some((v) => v.includes('loop { }'))).toBe(true);
+    await until(() => getApp().run.status === 'done', 'it to finish');
+    ctl.reset();
+    act(setParam, 'm', 96);
+    await until(() => getApp().run.status === 'done' && getApp().outcome?.config.params.m === 96, 'back');
+  });
+
+  it("reloading one's own state (the hash this tab wrote) applies it without asking", async () => {
+    await settle(40);
+    expect(session.get('mmq.ownHash')).toBe(hash);
+    const c = getApp().config;
+    const mine = encodePermalink({ config: { ...c, params: { ...c.params, m: 80 } }, tab: 'errors' });
+    ctl.openHash(mine); // not written by this tab: asks
+    expect(getApp().pendingLink).toBeDefined();
+    ctl.declineLink();
+    session.set('mmq.ownHash', mine); // as if this tab had written it before a reload
+    ctl.openHash(mine);
+    expect(getApp().pendingLink).toBeUndefined();
+    expect(getApp().config.params.m).toBe(80);
+    await until(() => getApp().run.status === 'done' && getApp().outcome?.config.params.m === 80, 'its run');
+  });
 
   it('builds the permalink of the current state from a base URL', () => {
     expect(ctl.link('http://127.0.0.1:4173/#old')).toMatch(/^http:\/\/127\.0\.0\.1:4173\/#v=2&s=/);

@@ -10,12 +10,14 @@ import { createModelController, type ModelController } from './modelController';
 import { decodePermalink, encodePermalink } from './permalink/codec';
 import type { TuneRunStore } from './persistence/tuneRuns';
 import {
+  acceptLink,
   act,
   applyPermalink,
   askToRun,
   catalogIn,
   configKey,
   configProblems,
+  declineLink,
   deviceLost,
   deviceReady,
   deviceRestarting,
@@ -30,6 +32,7 @@ import {
   oracleFinished,
   oracleStarted,
   permalinkOf,
+  previewPermalink,
   resetBuffer,
   restoreBuffers,
   runBlockers,
@@ -50,6 +53,11 @@ import type { WorkerClient } from './worker/client';
 export interface ControllerEnv {
   client: WorkerClient;
   storage: BufferStorage;
+  /**
+   * The tab's session storage: the hash this tab wrote last, so reloading one's own state applies it
+   * without asking (any other link asks first). Absent: every link asks.
+   */
+  session?: Pick<Storage, 'getItem' | 'setItem'>;
   /** Current URL hash and a way to replace it without a history entry. */
   getHash(): string;
   replaceHash(hash: string): void;
@@ -94,9 +102,16 @@ export interface Controller {
    * a debounced hash write may already have replaced `location.hash` before the event is handled.
    */
   openHash(hash?: string): void;
+  /** Run the link being shown ("Run this linked kernel"): from now on it is the visitor's, and stored. */
+  acceptLink(): void;
+  /** Keep one's own config and kernel instead of the link being shown. */
+  declineLink(): void;
   tuner: TunerController;
   models: ModelController;
 }
+
+/** Where the session storage keeps the hash this tab wrote last. */
+const OWN_HASH_KEY = 'mmq.ownHash';
 
 /** Estimated runs longer than this ask before they start (issue: "before a run expected to exceed ~10 s"). */
 export const CONFIRM_MS = 10_000;
@@ -349,11 +364,18 @@ export function createController(env: ControllerEnv): Controller {
   };
 
   const writeHash = () => {
+    if (getApp().pendingLink) return; // the address bar keeps the link until it is accepted or declined
     const hash = encodePermalink(permalinkOf(getApp()));
+    env.session?.setItem(OWN_HASH_KEY, hash);
     if (hash !== env.getHash()) {
       lastWrittenHash = hash;
       env.replaceHash(hash);
     }
+  };
+
+  const saveCurrentBuffers = (s: AppState) => {
+    saveBuffer(env.storage, s.config.kernel, s.buffers[s.config.kernel]);
+    saveStash(env.storage, s.stash);
   };
 
   subscribeApp((s: AppState, prev: AppState) => {
@@ -373,8 +395,9 @@ export function createController(env: ControllerEnv): Controller {
       if (want !== s.models.wanted) act(wantTensor, want);
     }
     const id = s.config.kernel;
-    if (s.buffers[id] !== prev.buffers[id]) saveBuffer(env.storage, id, s.buffers[id]);
-    if (s.stash !== prev.stash) saveStash(env.storage, s.stash);
+    // Nothing a link brings is stored before the visitor accepts it.
+    if (!s.pendingLink && s.buffers[id] !== prev.buffers[id]) saveBuffer(env.storage, id, s.buffers[id]);
+    if (!s.pendingLink && s.stash !== prev.stash) saveStash(env.storage, s.stash);
     if (
       s.config !== prev.config ||
       s.tab !== prev.tab ||
@@ -391,7 +414,7 @@ export function createController(env: ControllerEnv): Controller {
     clearTimeout(hashTimer);
     if (!hash || hash === '#' || hash === lastWrittenHash) return;
     const r = decodePermalink(hash, getApp().catalogs);
-    if (r.ok) act(applyPermalink, r.state);
+    if (r.ok) act(hash === env.session?.getItem(OWN_HASH_KEY) ? applyPermalink : previewPermalink, r.state);
     else
       act(
         linkFailed,
@@ -434,6 +457,16 @@ export function createController(env: ControllerEnv): Controller {
       return base.replace(/#.*$/, '') + encodePermalink(permalinkOf(getApp()));
     },
     openHash: (hash) => openHash(hash, false),
+    acceptLink() {
+      if (!getApp().pendingLink) return;
+      act(acceptLink);
+      saveCurrentBuffers(getApp());
+      writeHash();
+      runNow();
+    },
+    declineLink() {
+      act(declineLink);
+    },
     tuner,
     models,
   };
