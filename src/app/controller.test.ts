@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../kernels/catalog';
 import { tuneProblemKey } from '../kernels/tune/problem';
 import type { TuneRecordEntry, WorkerResponse } from '../workers/protocol';
-import { createController, estimateRun, workOf, type Controller } from './controller';
+import { createController, type Controller } from './controller';
 import { encodePermalink } from './permalink/codec';
 import { openTuneRuns, type TuneRunStore } from './persistence/tuneRuns';
 import {
@@ -18,6 +18,7 @@ import {
   getApp,
   initialState,
   permalinkOf,
+  selectKernel,
   setDraft,
   setParam,
   setTab,
@@ -388,8 +389,8 @@ describe('controller', () => {
     act(setParam, 'n', 16 * 1024);
     await until(() => getApp().confirm !== undefined, 'the question');
     const est = getApp().confirm!;
-    expect(est.ms).toBeGreaterThan(10_000);
-    expect(est.basis).toMatch(/one run of mmq-q4k-tile took/);
+    expect(est.ms).toBeGreaterThan(5_000);
+    expect(est.basis).toMatch(/the last wall-clock mmq-q4k-tile scalar run here/);
     const before = worker.sent.length;
     ctl.runNow({ confirmed: true, untimed: true });
     await until(() => getApp().run.status === 'done' && worker.sent.length > before, 'the untimed run');
@@ -400,6 +401,21 @@ describe('controller', () => {
       () => getApp().run.status === 'done' && getApp().outcome?.config.params.n === 16,
       'back to small',
     );
+  });
+
+  it("asks on a family's first run too (no rate measured: the arm's cautious default)", async () => {
+    const kernel = getApp().config.kernel;
+    act(selectKernel, CATALOG.get('coopmat-f16'));
+    act(setParam, 'm', 2048);
+    act(setParam, 'n', 4096);
+    act(setParam, 'k', 4096);
+    await until(() => getApp().confirm !== undefined, 'the question');
+    expect(getApp().confirm!.basis).toMatch(
+      /no coopmat-f16 scalar run measured here yet: a cautious default for a CPU adapter/,
+    );
+    expect(worker.sent.filter((r) => r.type === 'run' && r.config.kernel === 'coopmat-f16')).toEqual([]);
+    act(selectKernel, CATALOG.get(kernel));
+    await until(() => getApp().run.status === 'done' && getApp().outcome?.config.kernel === kernel, 'back');
   });
 
   it('a lost device is reported, and recover() re-opens it and runs', async () => {
@@ -508,34 +524,5 @@ describe('controller', () => {
 
   it('builds the permalink of the current state from a base URL', () => {
     expect(ctl.link('http://127.0.0.1:4173/#old')).toMatch(/^http:\/\/127\.0\.0\.1:4173\/#v=2&s=/);
-  });
-});
-
-describe('run estimates', () => {
-  it("scale the last run of the family by the work of the shape (its 'shape' controls), and add the timing", () => {
-    const state = { catalogs: CATALOG.families };
-    const cfg = (m: number) => ({
-      ...initialState(CATALOG.families, 'mmq-q4k-rt').config,
-      params: { m, n: 100, k: 512 },
-    });
-    expect(workOf(state, cfg(50))).toBe(50 * 100 * 512);
-    const costs = [{ kernel: 'mmq-q4k-rt', work: workOf(state, cfg(50)), runMs: 2000 }];
-    const run = { timed: true, instrument: true, targetMs: 25, batches: 6, passes: 1 };
-    const e = estimateRun(costs, 'mmq-q4k-rt', workOf(state, cfg(500)), run)!;
-    // 20 s a run: twice (ownership), then six batches of one run each.
-    expect(e.untimedMs).toBeCloseTo(500 + 40_000);
-    expect(e.ms).toBeCloseTo(500 + 40_000 + 6 * 20_000);
-    expect(e.basis).toMatch(/one run of mmq-q4k-rt took 2.0 s for 10.0x less work/);
-    // A small run is dominated by the batches' target duration, not by the kernel.
-    const small = estimateRun([{ kernel: 'mmq-q4k-rt', work: 1000, runMs: 1 }], 'mmq-q4k-rt', 4000, {
-      ...run,
-      passes: 3,
-    })!;
-    expect(small.ms).toBeCloseTo(500 + 8 + 4 * 6 * 25);
-    expect(estimateRun([], 'mmq-q4k-rt', 1, run)).toBeUndefined();
-    // Another family's run says nothing of this one (a slow 16x16 demo run is its fixed cost, not work).
-    expect(
-      estimateRun([{ kernel: 'hello-mma', work: 8192, runMs: 300 }], 'mmq-q8-naive', 131_072, run),
-    ).toBeUndefined();
   });
 });

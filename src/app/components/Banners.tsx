@@ -3,6 +3,7 @@
 import { useServices } from '../appContext';
 import { OpenModelButton } from '../model/OpenModelButton';
 import { clipText } from '../permalink/codec';
+import { formatMs } from '../runEstimate';
 import { act, currentCatalog, dismissConfirm, dismissLinkError, fileText, useApp } from '../store';
 
 /**
@@ -99,12 +100,11 @@ function Confirm() {
   const { controller } = useServices();
   const est = useApp((s) => s.confirm);
   if (!est) return null;
-  const s = (ms: number) => `${(ms / 1000).toFixed(ms < 100_000 ? 1 : 0)} s`;
   return (
     <div className="banner warn" role="alert" data-testid="run-estimate">
       <span>
-        This run is expected to take about <strong>{s(est.ms)}</strong> on this adapter ({est.basis}). Run it
-        without timing (about {s(est.untimedMs)}), make the shape smaller, or run it anyway.
+        This run is estimated at <strong>{formatMs(est.ms)}</strong> on this adapter ({est.basis}). Run it
+        without timing (about {formatMs(est.untimedMs)}), make the shape smaller, or run it anyway.
       </span>
       <button
         type="button"
