@@ -114,6 +114,7 @@ class ScriptedWorker implements WorkerClient {
             true,
           );
         this.emit(id, { type: 'progress', id, stage: 'running', fraction: 0.1 }, false);
+        if (body.wgsl?.includes('spin')) return; // a dispatch that does not end: only a cancel answers it
         // A run takes a few ms here: the long-run estimate scales what runs took.
         return setTimeout(
           () =>
@@ -249,7 +250,23 @@ class ScriptedWorker implements WorkerClient {
   }
   cancel(id: number) {
     this.cancelled.push(id);
+    const run = this.sent.find((r) => r.id === id);
+    if (run?.type === 'run' && run.wgsl?.includes('spin') && this.waiting.has(id)) {
+      // As the real client does with a dispatch that cannot stop: answer, replace the worker, re-open.
+      setTimeout(() => {
+        this.emit(id, { type: 'cancelled', id }, true);
+        for (const l of this.respawned) l('did not stop');
+        this.broadcast({
+          type: 'ready',
+          id: 0,
+          caps: SWIFTSHADER_CAPS,
+          deviceId: 'google/swiftshader#plane4',
+          plane: 4,
+        });
+      }, 5);
+    }
   }
+  private respawned = new Set<(reason: string) => void>();
   inFlight(id: number) {
     // The worker serves in order: the oldest request still waiting is the one in flight.
     return [...this.waiting.keys()][0] === id;
@@ -258,8 +275,9 @@ class ScriptedWorker implements WorkerClient {
     this.listeners.add(l);
     return () => this.listeners.delete(l);
   }
-  onRespawn() {
-    return () => undefined;
+  onRespawn(l: (reason: string) => void) {
+    this.respawned.add(l);
+    return () => this.respawned.delete(l);
   }
 }
 
@@ -520,6 +538,27 @@ describe('controller', () => {
     expect(getApp().pendingLink).toBeUndefined();
     expect(getApp().config.params.m).toBe(80);
     await until(() => getApp().run.status === 'done' && getApp().outcome?.config.params.m === 80, 'its run');
+  });
+
+  it('a cancelled run is not started again when the restarted worker is ready', async () => {
+    await until(() => getApp().run.status === 'done', 'idle');
+    ctl.edit(`${getApp().buffers[getApp().config.kernel]!.text}\n// spin`);
+    await until(
+      () => getApp().run.status === 'running' && worker.sent.at(-1)?.type === 'run',
+      'the spin run',
+    );
+    const before = worker.sent.length;
+    ctl.cancelRun();
+    await until(() => getApp().run.status === 'cancelled', 'the cancel');
+    await until(() => getApp().device.status === 'ready' && getApp().device.restarts === 1, 'the new worker');
+    await settle(60);
+    expect(worker.sent.slice(before).map((r) => r.type)).toEqual(['generate']);
+    ctl.runNow({ confirmed: true }); // asked for again: it runs
+    await until(() => worker.sent.slice(before).some((r) => r.type === 'run'), 'the run asked for');
+    ctl.cancelRun();
+    await until(() => getApp().run.status === 'cancelled', 'the second cancel');
+    ctl.reset();
+    await until(() => getApp().run.status === 'done', 'the reset run');
   });
 
   it('builds the permalink of the current state from a base URL', () => {

@@ -135,6 +135,11 @@ export function createController(env: ControllerEnv): Controller {
   let runAfterGenerate: RunChoice | undefined;
   let lastWrittenHash = '';
   let cancelAt: number | undefined;
+  /**
+   * The config whose run the user cancelled: not auto-run again (the restarted worker's 'ready'
+   * regenerates the kernel, and re-running the big run just cancelled kept the tab busy for minutes).
+   */
+  let cancelledKey: string | undefined;
   /** Rates measured by this session's runs, the latest per family and arm. */
   let measured: MeasuredRate[] = [];
 
@@ -201,7 +206,7 @@ export function createController(env: ControllerEnv): Controller {
         if (msg.kernel.problems.length) return;
         if (s.device.status === 'unavailable') {
           if (s.config.data.source !== 'tensor') oracle();
-        } else if (choice || s.runOptions.autoRun) runNow(choice ?? {});
+        } else if (choice || (s.runOptions.autoRun && key !== cancelledKey)) runNow(choice ?? {});
       } else if (msg.type === 'error') {
         act(generated, kernelWithProblems([msg.message]), key);
       }
@@ -242,6 +247,7 @@ export function createController(env: ControllerEnv): Controller {
       }
     }
     if (state.run.status === 'running' && state.run.id !== undefined) client.cancel(state.run.id);
+    cancelledKey = undefined;
     const wgsl = editedWgsl(state);
     const config = state.config;
     const { id, done } = client.request({
@@ -398,6 +404,7 @@ export function createController(env: ControllerEnv): Controller {
       const s = getApp();
       if (s.run.status === 'running' && s.run.id !== undefined) {
         cancelAt = now();
+        cancelledKey = configKey(s.config);
         client.cancel(s.run.id);
       }
     },
