@@ -113,6 +113,7 @@ test('a link to a tensor asks for its file, says when another file is picked, an
   await expect(other.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', {
     timeout: 30_000,
   });
+  await other.getByTestId('link-accept').click();
   const wanted = other.getByTestId('wanted-file');
   await expect(wanted).toContainText('blk.0.ffn_down_exps.weight');
   await expect(wanted).toContainText('peer_default.gguf.gz');

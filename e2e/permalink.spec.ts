@@ -37,6 +37,16 @@ test('a copied link restores kernel, shape, plane, data, tab and the edited WGSL
   await expect(other.getByTestId('device-status')).toHaveAttribute('data-status', 'ready', {
     timeout: 30_000,
   });
+  // A link from someone else is shown, not run, and nothing of it is stored until accepted.
+  await expect(other.getByTestId('link-preview')).toContainText('with WGSL edited by whoever made the link');
+  await expect.poll(() => other.evaluate(() => window.__mmq!.editor()?.getValue())).toBe(text);
+  await other.waitForTimeout(1500); // the debounced auto-run would have started by now
+  expect(await other.evaluate(() => window.__mmq!.status().runId)).toBe(0);
+  expect(await other.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('mmq')))).toEqual(
+    [],
+  );
+  await other.getByTestId('link-accept').click();
+  await expect(other.getByTestId('link-preview')).toHaveCount(0);
   await waitForRun(other, 'mmq-q4k-rt');
   await expect(other.getByTestId('kernel-select')).toHaveValue('mmq-q4k-rt');
   await expect(other.getByTestId('param-m')).toHaveValue('17');

@@ -3,19 +3,23 @@
 // (debounced), and the URL hash and the editor buffers follow the state. React components call the
 // functions returned here and never see the worker or the GPU. The tuner's and the model files' wiring
 // are in ./tunerController.ts and ./modelController.ts; they share this one worker client.
-import type { GgufFileRef, RunConfig } from '../kernels/family';
+import type { GgufFileRef } from '../kernels/family';
+import { isSoftwareAdapter } from '../kernels/gpu/caps';
 import { kernelWithProblems, type RunOutcome, type WorkerResponse } from '../workers/protocol';
 import { loadBuffers, loadStash, saveBuffer, saveStash, type BufferStorage } from './editor/bufferStorage';
 import { createModelController, type ModelController } from './modelController';
 import { decodePermalink, encodePermalink } from './permalink/codec';
 import type { TuneRunStore } from './persistence/tuneRuns';
 import {
+  acceptLink,
   act,
   applyPermalink,
   askToRun,
   catalogIn,
   configKey,
   configProblems,
+  currentCatalog,
+  declineLink,
   deviceLost,
   deviceReady,
   deviceRestarting,
@@ -30,6 +34,7 @@ import {
   oracleFinished,
   oracleStarted,
   permalinkOf,
+  previewPermalink,
   resetBuffer,
   restoreBuffers,
   runBlockers,
@@ -42,14 +47,19 @@ import {
   subscribeApp,
   wantTensor,
   type AppState,
-  type RunEstimate,
 } from './store';
+import { estimate, rateFor, rateOfHunt, rateOfRun, workOf, type MeasuredRate } from './runEstimate';
 import { createTunerController, type TunerController } from './tunerController';
 import type { WorkerClient } from './worker/client';
 
 export interface ControllerEnv {
   client: WorkerClient;
   storage: BufferStorage;
+  /**
+   * The tab's session storage: the hash this tab wrote last, so reloading one's own state applies it
+   * without asking (any other link asks first). Absent: every link asks.
+   */
+  session?: Pick<Storage, 'getItem' | 'setItem'>;
   /** Current URL hash and a way to replace it without a history entry. */
   getHash(): string;
   replaceHash(hash: string): void;
@@ -94,85 +104,21 @@ export interface Controller {
    * a debounced hash write may already have replaced `location.hash` before the event is handled.
    */
   openHash(hash?: string): void;
+  /** Run the link being shown ("Run this linked kernel"): from now on it is the visitor's, and stored. */
+  acceptLink(): void;
+  /** Keep one's own config and kernel instead of the link being shown. */
+  declineLink(): void;
   tuner: TunerController;
   models: ModelController;
 }
 
-/** Estimated runs longer than this ask before they start (issue: "before a run expected to exceed ~10 s"). */
-export const CONFIRM_MS = 10_000;
+/** Where the session storage keeps the hash this tab wrote last. */
+const OWN_HASH_KEY = 'mmq.ownHash';
 
-/**
- * A config's work in the family's own terms: the product of its integer shape params (m x n x k, or
- * tokens x n x k), what a run's time scales with at a fixed tile.
- */
-export function workOf(state: Pick<AppState, 'catalogs'>, config: RunConfig): number {
-  const catalog = catalogIn(state, config.kernel);
-  let w = 1;
-  for (const c of catalog?.controls ?? []) {
-    const v = config.params[c.key];
-    if (c.group === 'shape' && c.kind === 'int' && typeof v === 'number') w *= Math.max(1, v);
-  }
-  return w;
-}
-
-/** What a finished run cost, to estimate the next one. */
-interface RunCost {
-  kernel: string;
-  work: number;
-  /** The correctness run's wall time (compile excluded), ms: what scales with the work. */
-  runMs: number;
-}
-
-/** How a run would be made (what its time is made of besides the kernel itself). */
-export interface RunShape {
-  timed: boolean;
-  instrument: boolean;
-  targetMs: number;
-  batches: number;
-  /** Passes of the plan (each is timed alone too when there are several). */
-  passes: number;
-}
-
-/** Compiling, uploading and checking: a run's cost that does not scale with its work, ms (a guess). */
-const FIXED_MS = 500;
-
-/**
- * Estimate a run from the last run of the same family (no estimate without one: families run the same
- * work 50x apart, and a small run's wall time is mostly fixed cost, so another family's run scaled by
- * work said a 32x32 MMQ after a 16x16 demo would take seconds): its correctness run scaled
- * by work, once more to record ownership, and the timing: every timed batch lasts at least the target
- * and at least one run, for the plan and (several passes) each pass.
- * @example estimateRun(costs, 'mmq-q4k-rt', 2 ** 31, { timed: true, instrument: true, targetMs: 25, batches: 6, passes: 1 })
- */
-export function estimateRun(
-  costs: readonly RunCost[],
-  kernel: string,
-  work: number,
-  run: RunShape,
-): RunEstimate | undefined {
-  const base = costs.find((c) => c.kernel === kernel); // the tracker keeps one, the latest, per family
-  if (!base || base.work <= 0) return undefined;
-  const scale = work / base.work;
-  const runMs = base.runMs * scale;
-  const untimedMs = FIXED_MS + runMs * (run.instrument ? 2 : 1);
-  const steps = run.passes > 1 ? run.passes + 1 : 1;
-  const timingMs = steps * run.batches * Math.max(run.targetMs, runMs);
-  const ms = untimedMs + (run.timed ? timingMs : 0);
-  return {
-    ms,
-    untimedMs,
-    basis: `one run of ${base.kernel} took ${base.runMs >= 1000 ? `${(base.runMs / 1000).toFixed(1)} s` : `${base.runMs.toPrecision(2)} ms`} for ${scale >= 1 ? `${scale.toPrecision(3)}x less` : `${(1 / scale).toPrecision(3)}x more`} work; timing runs ${run.batches} batches${steps > 1 ? ` for the plan and each of its ${run.passes} passes` : ''}`,
-  };
-}
+/** Estimated runs longer than this ask before they start (issue 31: "a run predicted over ~5 s asks first"). */
+export const CONFIRM_MS = 5_000;
 
 const sameFile = (a: GgufFileRef, b: GgufFileRef) => a.headerHash === b.headerHash && a.size === b.size;
-
-class RunTracker {
-  costs: RunCost[] = [];
-  add(c: RunCost) {
-    this.costs = [...this.costs.filter((x) => x.kernel !== c.kernel), c].slice(-16);
-  }
-}
 
 /**
  * Create the controller and subscribe it to the store.
@@ -189,7 +135,13 @@ export function createController(env: ControllerEnv): Controller {
   let runAfterGenerate: RunChoice | undefined;
   let lastWrittenHash = '';
   let cancelAt: number | undefined;
-  const tracker = new RunTracker();
+  /**
+   * The config whose run the user cancelled: not auto-run again (the restarted worker's 'ready'
+   * regenerates the kernel, and re-running the big run just cancelled kept the tab busy for minutes).
+   */
+  let cancelledKey: string | undefined;
+  /** Rates measured by this session's runs, the latest per family and arm. */
+  let measured: MeasuredRate[] = [];
 
   const tuner = createTunerController({ client, openStore: env.openTuneStore, now });
   const models = createModelController({ client });
@@ -254,7 +206,7 @@ export function createController(env: ControllerEnv): Controller {
         if (msg.kernel.problems.length) return;
         if (s.device.status === 'unavailable') {
           if (s.config.data.source !== 'tensor') oracle();
-        } else if (choice || s.runOptions.autoRun) runNow(choice ?? {});
+        } else if (choice || (s.runOptions.autoRun && key !== cancelledKey)) runNow(choice ?? {});
       } else if (msg.type === 'error') {
         act(generated, kernelWithProblems([msg.message]), key);
       }
@@ -282,19 +234,20 @@ export function createController(env: ControllerEnv): Controller {
     const timed = opts.timed && !choice.untimed;
     const instrument = opts.instrument && !choice.noOwnership;
     if (!choice.confirmed) {
-      const est = estimateRun(tracker.costs, state.config.kernel, workOf(state, state.config), {
+      const est = estimate(workOf(currentCatalog(state), state.config), rateOf(state), {
         timed,
         instrument,
         targetMs: opts.targetMs,
         batches: opts.batches,
         passes: state.generated?.passes.length ?? 1,
       });
-      if (est && est.ms > confirmMs) {
+      if (est.ms > confirmMs) {
         act(askToRun, est);
         return;
       }
     }
     if (state.run.status === 'running' && state.run.id !== undefined) client.cancel(state.run.id);
+    cancelledKey = undefined;
     const wgsl = editedWgsl(state);
     const config = state.config;
     const { id, done } = client.request({
@@ -329,7 +282,28 @@ export function createController(env: ControllerEnv): Controller {
   };
 
   const record = (o: RunOutcome) => {
-    tracker.add({ kernel: o.config.kernel, work: workOf(getApp(), o.config), runMs: o.runWallMs });
+    const catalog = catalogIn(getApp(), o.config.kernel);
+    const r =
+      catalog &&
+      rateOfRun(o.config.kernel, o.config.arm, workOf(catalog, o.config), o.runWallMs, o.timing?.ms);
+    if (r) measured = [...measured.filter((m) => m.kernel !== r.kernel || m.arm !== r.arm), r];
+  };
+
+  /** The rate of the current family and arm: this session's runs, then the tuner's hunts on this device. */
+  const rateOf = (state: AppState) => {
+    const hunts = (state.tuner.runs ?? [])
+      .filter((run) => run.deviceId === state.device.deviceId)
+      .flatMap((run) => {
+        const catalog = catalogIn(state, run.kernel);
+        return catalog ? rateOfHunt(run.kernel, workOf(catalog, run.report.base), run.report.entries) : [];
+      });
+    const caps = state.device.caps;
+    return rateFor(
+      [...hunts, ...measured],
+      state.config.kernel,
+      state.config.arm,
+      !caps || isSoftwareAdapter(caps),
+    );
   };
 
   const scheduleRun = () => {
@@ -349,11 +323,18 @@ export function createController(env: ControllerEnv): Controller {
   };
 
   const writeHash = () => {
+    if (getApp().pendingLink) return; // the address bar keeps the link until it is accepted or declined
     const hash = encodePermalink(permalinkOf(getApp()));
+    env.session?.setItem(OWN_HASH_KEY, hash);
     if (hash !== env.getHash()) {
       lastWrittenHash = hash;
       env.replaceHash(hash);
     }
+  };
+
+  const saveCurrentBuffers = (s: AppState) => {
+    saveBuffer(env.storage, s.config.kernel, s.buffers[s.config.kernel]);
+    saveStash(env.storage, s.stash);
   };
 
   subscribeApp((s: AppState, prev: AppState) => {
@@ -373,8 +354,9 @@ export function createController(env: ControllerEnv): Controller {
       if (want !== s.models.wanted) act(wantTensor, want);
     }
     const id = s.config.kernel;
-    if (s.buffers[id] !== prev.buffers[id]) saveBuffer(env.storage, id, s.buffers[id]);
-    if (s.stash !== prev.stash) saveStash(env.storage, s.stash);
+    // Nothing a link brings is stored before the visitor accepts it.
+    if (!s.pendingLink && s.buffers[id] !== prev.buffers[id]) saveBuffer(env.storage, id, s.buffers[id]);
+    if (!s.pendingLink && s.stash !== prev.stash) saveStash(env.storage, s.stash);
     if (
       s.config !== prev.config ||
       s.tab !== prev.tab ||
@@ -391,7 +373,7 @@ export function createController(env: ControllerEnv): Controller {
     clearTimeout(hashTimer);
     if (!hash || hash === '#' || hash === lastWrittenHash) return;
     const r = decodePermalink(hash, getApp().catalogs);
-    if (r.ok) act(applyPermalink, r.state);
+    if (r.ok) act(hash === env.session?.getItem(OWN_HASH_KEY) ? applyPermalink : previewPermalink, r.state);
     else
       act(
         linkFailed,
@@ -422,6 +404,7 @@ export function createController(env: ControllerEnv): Controller {
       const s = getApp();
       if (s.run.status === 'running' && s.run.id !== undefined) {
         cancelAt = now();
+        cancelledKey = configKey(s.config);
         client.cancel(s.run.id);
       }
     },
@@ -434,6 +417,16 @@ export function createController(env: ControllerEnv): Controller {
       return base.replace(/#.*$/, '') + encodePermalink(permalinkOf(getApp()));
     },
     openHash: (hash) => openHash(hash, false),
+    acceptLink() {
+      if (!getApp().pendingLink) return;
+      act(acceptLink);
+      saveCurrentBuffers(getApp());
+      writeHash();
+      runNow();
+    },
+    declineLink() {
+      act(declineLink);
+    },
     tuner,
     models,
   };

@@ -47,6 +47,7 @@ const client = createWorkerClient(
 const controller = createController({
   client,
   storage: window.localStorage,
+  session: window.sessionStorage,
   getHash: () => window.location.hash,
   replaceHash: (hash) => window.history.replaceState(null, '', hash),
   openTuneStore: () => openTuneRuns(),

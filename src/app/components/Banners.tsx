@@ -2,7 +2,9 @@
 // the wrong one picked), a run expected to take long, a lost or missing device.
 import { useServices } from '../appContext';
 import { OpenModelButton } from '../model/OpenModelButton';
-import { act, dismissConfirm, dismissLinkError, fileText, useApp } from '../store';
+import { clipText } from '../permalink/codec';
+import { formatMs } from '../runEstimate';
+import { act, currentCatalog, dismissConfirm, dismissLinkError, fileText, useApp } from '../store';
 
 /**
  * What is missing, in a few words, from the worker's message (its own advice is not repeated: the
@@ -47,8 +49,8 @@ function WantedFile() {
       <span>
         {mismatch ?? (
           <>
-            This config runs tensor <code>{wanted.tensor}</code> of the model file {fileText(wanted.file)}.
-            Open that file to run it (it stays on your machine).
+            This config runs tensor <code>{clipText(wanted.tensor)}</code> of the model file{' '}
+            {fileText(wanted.file)}. Open that file to run it (it stays on your machine).
           </>
         )}
       </span>
@@ -57,16 +59,52 @@ function WantedFile() {
   );
 }
 
+/** A link opened in this tab: it is shown, and runs only once the visitor says so. */
+function LinkPreview() {
+  const { controller } = useServices();
+  const pending = useApp((s) => s.pendingLink);
+  const title = useApp((s) => currentCatalog(s).title);
+  const shape = useApp((s) =>
+    currentCatalog(s)
+      .controls.filter((c) => c.group === 'shape')
+      .map((c) => `${c.key}=${String(s.config.params[c.key])}`)
+      .join(' '),
+  );
+  if (!pending) return null;
+  return (
+    <div className="banner warn" role="alert" data-testid="link-preview">
+      <span>
+        This link opens <strong>{title}</strong>
+        {shape && ` (${shape})`}{' '}
+        {pending.edited
+          ? 'with WGSL edited by whoever made the link (shown in the editor).'
+          : 'with its generated kernel.'}{' '}
+        Nothing runs on your GPU and nothing is saved until you choose.
+      </span>
+      <button
+        type="button"
+        className="primary"
+        onClick={() => controller.acceptLink()}
+        data-testid="link-accept"
+      >
+        Run this linked kernel
+      </button>
+      <button type="button" onClick={() => controller.declineLink()} data-testid="link-decline">
+        Keep my own
+      </button>
+    </div>
+  );
+}
+
 function Confirm() {
   const { controller } = useServices();
   const est = useApp((s) => s.confirm);
   if (!est) return null;
-  const s = (ms: number) => `${(ms / 1000).toFixed(ms < 100_000 ? 1 : 0)} s`;
   return (
     <div className="banner warn" role="alert" data-testid="run-estimate">
       <span>
-        This run is expected to take about <strong>{s(est.ms)}</strong> on this adapter ({est.basis}). Run it
-        without timing (about {s(est.untimedMs)}), make the shape smaller, or run it anyway.
+        This run is estimated at <strong>{formatMs(est.ms)}</strong> on this adapter ({est.basis}). Run it
+        without timing (about {formatMs(est.untimedMs)}), make the shape smaller, or run it anyway.
       </span>
       <button
         type="button"
@@ -99,6 +137,7 @@ export function Banners() {
           </button>
         </div>
       )}
+      <LinkPreview />
       <WantedFile />
       <Confirm />
       {device.status === 'lost' && (

@@ -4,7 +4,7 @@ import { compressToEncodedURIComponent } from 'lz-string';
 import { describe, expect, it } from 'vitest';
 import { CATALOG } from '../../kernels/catalog';
 import type { RunConfig } from '../../kernels/family';
-import { decodePermalink, encodePermalink, type PermalinkState } from './codec';
+import { clipText, decodePermalink, encodePermalink, LIMITS, type PermalinkState } from './codec';
 
 const config: RunConfig = {
   kernel: 'mmq-q4k-tile',
@@ -209,5 +209,28 @@ describe('permalink codec', () => {
     );
     expect(r.ok && Object.keys(r.state.config)).not.toContain('evil');
     expect(r.ok && Object.keys(r.state.config.params)).not.toContain('evil');
+  });
+
+  it('stops inflating a small link whose state is huge, quickly and with a short message', () => {
+    // A 3 KB link that inflates to a 1 MB kernel name (LZ codes repeat ever longer entries; the issue's
+    // 8 KB link made 10 MB).
+    const hash = raw({ c: { ...config, kernel: 'k'.repeat(1_000_000) } });
+    expect(hash.length).toBeLessThan(4_000);
+    const t0 = performance.now();
+    const r = decode(hash);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(!r.ok && r.error).toMatch(/too large \(its state inflates past 210,000 characters\)/);
+  });
+
+  it('caps every name a link carries and quotes untrusted values clipped, as text', () => {
+    const long = { ...tensor, tensor: 't'.repeat(LIMITS.nameChars + 1) };
+    const r1 = decode(raw({ c: { ...config, data: { source: 'tensor', seed: 0, tensor: long } } }));
+    expect(!r1.ok && r1.error).toMatch(/data.tensor.tensor is longer than 256 characters \(257\)/);
+    const r2 = decode(raw({ c: { ...config, kernel: `<b>${'x'.repeat(150_000)}\u001b[31m` } }));
+    expect(!r2.ok && r2.error.length).toBeLessThan(400);
+    expect(!r2.ok && r2.error).toMatch(/more characters\)\)\.$/);
+    expect(clipText('ab\u001b[1mc', 10)).toBe('ab\ufffd[1mc');
+    expect(decode('#v=' + '9'.repeat(5000) + '&s=x').ok).toBe(false);
+    expect(JSON.stringify(decode('#v=' + '9'.repeat(5000) + '&s=x')).length).toBeLessThan(300);
   });
 });

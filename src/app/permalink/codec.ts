@@ -4,7 +4,7 @@
 // Decoding validates every field against the family's own declarations (its controls' ranges and
 // choices, its arms): a link is user input, and a bad one must give one clear message, never a
 // half-applied state. Links of format v=1 (before families declared their knobs) are read too.
-import { compressToEncodedURIComponent, decompressFromEncodedURIComponent } from 'lz-string';
+import { compressToEncodedURIComponent } from 'lz-string';
 import {
   DATA_SOURCES,
   type DataChoice,
@@ -16,6 +16,7 @@ import {
   type TensorChoice,
 } from '../../kernels/family';
 import { ARMS, type Arm } from '../../kernels/gpu/caps';
+import { inflateUriComponent } from './boundedLz';
 
 export const PERMALINK_VERSION = 2;
 
@@ -25,8 +26,29 @@ export type ViewTab = (typeof VIEW_TABS)[number];
 /** Plane widths the override offers; absent = the adapter's own. */
 export const PLANE_CHOICES = [4, 8, 16, 32, 64] as const;
 
-/** Bounds a link may carry: a link can never ask for an absurd allocation or string. */
-export const LIMITS = { wgslChars: 200_000, nameChars: 1000, seed: 0xffffffff } as const;
+/**
+ * Bounds a link may carry: a link can never ask for an absurd allocation or string. `stateChars` caps the
+ * decompressed state (the WGSL and the config around it): decoding stops there, however small the link.
+ * `shownChars` is how much of an untrusted value an error message quotes.
+ */
+export const LIMITS = {
+  wgslChars: 200_000,
+  stateChars: 210_000,
+  nameChars: 256,
+  shownChars: 60,
+  seed: 0xffffffff,
+} as const;
+
+/**
+ * Untrusted text for a message: at most `max` characters, the rest counted, control characters shown
+ * as U+FFFD (the UI renders it as text, never as markup).
+ * @example clipText('x'.repeat(100), 10) // 'xxxxxxxxxx… (90 more characters)'
+ */
+export function clipText(value: string, max: number = LIMITS.shownChars): string {
+  // eslint-disable-next-line no-control-regex
+  const head = value.slice(0, max).replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd');
+  return value.length > max ? `${head}… (${value.length - max} more characters)` : head;
+}
 
 /** What a permalink restores. */
 export interface PermalinkState {
@@ -54,7 +76,7 @@ class LinkError extends Error {}
 type Obj = Record<string, unknown>;
 
 const isRecord = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-const show = (v: unknown) => JSON.stringify(v) ?? 'nothing';
+const show = (v: unknown) => clipText(JSON.stringify(v) ?? 'nothing');
 
 function intIn(v: unknown, lo: number, hi: number, where: string): number {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < lo || v > hi)
@@ -70,7 +92,9 @@ function oneOf<T extends string | number>(v: unknown, options: readonly T[], whe
 }
 
 function text(v: unknown, where: string, pattern?: RegExp): string {
-  if (typeof v !== 'string' || v.length > LIMITS.nameChars || (pattern && !pattern.test(v)))
+  if (typeof v === 'string' && v.length > LIMITS.nameChars)
+    throw new LinkError(`${where} is longer than ${LIMITS.nameChars} characters (${v.length})`);
+  if (typeof v !== 'string' || (pattern && !pattern.test(v)))
     throw new LinkError(`${where} is not a valid name (got ${show(v)})`);
   return v;
 }
@@ -183,14 +207,18 @@ export function decodePermalink(hash: string, catalogs: readonly FamilyCatalog[]
   if (v !== String(PERMALINK_VERSION) && v !== '1')
     return {
       ok: false,
-      error: `This link is format v=${v}; this build reads v=${PERMALINK_VERSION} (and v=1).`,
+      error: `This link is format v=${clipText(v, 12)}; this build reads v=${PERMALINK_VERSION} (and v=1).`,
     };
-  let raw: string | null;
-  try {
-    raw = decompressFromEncodedURIComponent(s);
-  } catch {
-    raw = null;
-  }
+  const inflated = inflateUriComponent(s, LIMITS.stateChars);
+  if (!inflated.ok)
+    return {
+      ok: false,
+      error:
+        inflated.reason === 'too-long'
+          ? `This link is too large (its state inflates past ${LIMITS.stateChars.toLocaleString('en-US')} characters).`
+          : 'This link is corrupt (its state does not decompress).',
+    };
+  const raw = inflated.text;
   if (!raw) return { ok: false, error: 'This link is corrupt (its state does not decompress).' };
   let body: unknown;
   try {

@@ -6,6 +6,7 @@ import { defaultArm } from '../../kernels/gpu/arms';
 import type { ModelGemm } from '../../kernels/models/presets';
 import { shapeParams, tensorConfig, weightShape, type TensorListing } from '../../kernels/models/tensors';
 import type { OpenedModel } from '../../workers/protocol';
+import { clipText } from '../permalink/codec';
 import { currentCatalog, loadConfig, type AppState, type ModelsState } from './state';
 
 const models = (s: AppState, p: Partial<ModelsState>): Partial<AppState> => ({
@@ -16,7 +17,7 @@ const sameFile = (a: GgufFileRef, b: GgufFileRef) => a.headerHash === b.headerHa
 
 /** "name (1,234 bytes, header a1b2c3d4e5f60718)": a file as the mismatch message names it. */
 export function fileText(f: GgufFileRef): string {
-  return `${f.name} (${f.size.toLocaleString('en-US')} bytes, header ${f.headerHash})`;
+  return `${clipText(f.name)} (${f.size.toLocaleString('en-US')} bytes, header ${f.headerHash})`;
 }
 
 export function modelOpening(s: AppState, name: string): Partial<AppState> {

@@ -139,6 +139,13 @@ export interface LayoutState {
   editorHeight: number;
 }
 
+/** A link waiting for the visitor's go-ahead (see AppState.pendingLink). */
+export interface PendingLink {
+  /** The link carries edited WGSL (not the generated kernel). */
+  edited: boolean;
+  before: Pick<AppState, 'config' | 'armExplicit' | 'tab' | 'buffers' | 'stash'>;
+}
+
 export interface AppState {
   /** The families' light declarations (the app's whole knowledge of them). */
   catalogs: readonly FamilyCatalog[];
@@ -152,6 +159,11 @@ export interface AppState {
   tab: ViewTab;
   /** A permalink that could not be applied, and why (the sentence includes what happened instead). */
   linkError?: string | undefined;
+  /**
+   * A link opened but not yet accepted: its config and kernel are shown, nothing runs and nothing is
+   * stored until the visitor accepts; `before` is what declining brings back.
+   */
+  pendingLink?: PendingLink | undefined;
   generated?: GeneratedKernel | undefined;
   /** configKey of the config `generated` belongs to. */
   generatedKey?: string | undefined;
@@ -331,6 +343,7 @@ export function runBlockers(state: AppState): string[] {
   out.push(...problems);
   if (!problems.length && state.generatedKey === configKey(state.config))
     out.push(...(state.generated?.problems ?? []));
+  if (state.pendingLink) out.push(LINK_NOT_ACCEPTED);
   return [...new Set(out)];
 }
 
@@ -558,6 +571,43 @@ export function applyPermalink(state: AppState, link: PermalinkState): Partial<A
     buffers,
     stash,
     linkError: undefined,
+    outcome: undefined,
+    generated: undefined,
+    generatedKey: undefined,
+  };
+}
+
+/**
+ * Show a link without running it: its config and kernel are applied to the screen, and `before` keeps
+ * what the visitor had (a second link opened meanwhile keeps the first `before`).
+ */
+export function previewPermalink(state: AppState, link: PermalinkState): Partial<AppState> {
+  const before = state.pendingLink?.before ?? {
+    config: state.config,
+    armExplicit: state.armExplicit,
+    tab: state.tab,
+    buffers: state.buffers,
+    stash: state.stash,
+  };
+  return { ...applyPermalink(state, link), pendingLink: { edited: link.wgsl !== undefined, before } };
+}
+
+/** Why nothing runs while a link waits (runBlockers). */
+export const LINK_NOT_ACCEPTED = 'this config came from a link: accept it ("Run this linked kernel") first';
+
+/** The visitor accepts the link: it runs, and from now on it is theirs (stored like any edit). */
+export function acceptLink(): Partial<AppState> {
+  return { pendingLink: undefined };
+}
+
+/** The visitor declines the link: their own config, view and editor buffers come back untouched. */
+export function declineLink(state: AppState): Partial<AppState> {
+  const before = state.pendingLink?.before;
+  if (!before) return {};
+  return {
+    ...withConfig(state, before.config),
+    ...before,
+    pendingLink: undefined,
     outcome: undefined,
     generated: undefined,
     generatedKey: undefined,

@@ -1,0 +1,184 @@
+// How long a run will take, before it is sent: the work of the config (multiply-adds and bytes moved,
+// from the family's declared shape) against a rate for this adapter and arm -- measured by an earlier run
+// or by the tuner's hunts here, else a conservative default per arm, so the first run of a family is
+// checked too. Pure (no DOM, no GPU): the controller asks before a run this predicts over CONFIRM_MS.
+import type { FamilyCatalog, RunConfig } from '../kernels/family';
+import type { Arm } from '../kernels/gpu/caps';
+
+/** What a run moves and computes. */
+export interface Work {
+  /** Multiply-adds of the GEMM (m x n x k, times top-k for a routed one). */
+  macs: number;
+  /** Bytes read and written once: the weight (every expert of a bank), the activation and the output. */
+  bytes: number;
+}
+
+/** Bytes per weight element of each quant format (Q4_K: 144 bytes a 256-block; Q8_0: 34 a 32-block). */
+const WEIGHT_BYTES = { Q4_K: 144 / 256, Q8_0: 34 / 32 } as const;
+
+const param = (config: RunConfig, key: string, fallback: number): number => {
+  const v = config.params[key];
+  return typeof v === 'number' && v > 0 ? v : fallback;
+};
+
+/**
+ * A config's work from its params: rows (the family's rows param, else m), n, k, and a bank's experts
+ * and top-k where it has them; a family without a shape (the 16x16 demos) counts as 16 x 16 x 32.
+ * @example workOf(catalog, { ...config, params: { m: 16, n: 4096, k: 4096 } }).macs === 16 * 4096 * 4096
+ */
+export function workOf(catalog: Pick<FamilyCatalog, 'takes' | 'arithmetic'>, config: RunConfig): Work {
+  const rows = param(config, catalog.takes?.rows ?? 'm', 16);
+  const n = param(config, 'n', 16);
+  const k = param(config, 'k', 32);
+  const topk = param(config, 'topk', 1);
+  const experts = param(config, 'experts', 1);
+  const weightBytes = catalog.takes ? WEIGHT_BYTES[catalog.takes.format] : 1;
+  const activationBytes = catalog.arithmetic === 'f16' ? 2 : 1;
+  return {
+    macs: rows * topk * n * k,
+    bytes: n * k * experts * weightBytes + rows * k * activationBytes + rows * topk * n * 4,
+  };
+}
+
+/** How fast this adapter runs an arm. */
+export interface Rate {
+  macsPerMs: number;
+  bytesPerMs: number;
+  /** Where the rate comes from, in words. */
+  basis: string;
+}
+
+/**
+ * Defaults when nothing was measured, on the slow side so a first run of a big shape asks: a CPU
+ * adapter (SwiftShader on 2 cores ran a 16 x 4096 x 14336 int8 GEMM in about 9 s, 1e5 MACs/ms), or a
+ * modest integrated GPU (0.2 int8 TOPS scalar).
+ */
+export const DEFAULT_RATES: Record<'software' | 'hardware', Record<Arm, Omit<Rate, 'basis'>>> = {
+  software: {
+    scalar: { macsPerMs: 5e4, bytesPerMs: 2e6 },
+    dp4a: { macsPerMs: 5e4, bytesPerMs: 2e6 },
+    'subgroup-matrix': { macsPerMs: 5e4, bytesPerMs: 2e6 },
+  },
+  hardware: {
+    scalar: { macsPerMs: 1e8, bytesPerMs: 5e7 },
+    dp4a: { macsPerMs: 2e8, bytesPerMs: 5e7 },
+    'subgroup-matrix': { macsPerMs: 5e8, bytesPerMs: 5e7 },
+  },
+};
+
+/** The main thread's and worker's CPU work per run (the oracle and the full-precision GEMM), MACs/ms. */
+export const CPU_MACS_PER_MS = 2e5;
+
+/** A measured rate of one family on one arm (from a run or a tuner hunt on this device). */
+export interface MeasuredRate {
+  kernel: string;
+  arm: Arm;
+  macsPerMs: number;
+  basis: string;
+}
+
+/**
+ * The rate a finished run shows: its multiply-adds over the plan's timed ms per run, else over the
+ * correctness run's wall time (which includes submit and readback: slower, so estimates stay on the
+ * safe side).
+ * @example rateOfRun('mmq-q4k-rt', 'dp4a', { macs: 1e9, bytes: 0 }, 10, undefined)?.macsPerMs === 1e8
+ */
+export function rateOfRun(
+  kernel: string,
+  arm: Arm,
+  work: Work,
+  wallMs: number,
+  timedMs: number | undefined,
+): MeasuredRate | undefined {
+  const ms = timedMs !== undefined && timedMs > 0 ? timedMs : wallMs;
+  if (!(ms > 0) || !(work.macs > 0)) return undefined;
+  const how = timedMs !== undefined && timedMs > 0 ? 'timed' : 'wall-clock';
+  return { kernel, arm, macsPerMs: work.macs / ms, basis: `the last ${how} ${kernel} ${arm} run here` };
+}
+
+/**
+ * The rate of a tuner hunt's measured configs (their median ms on the hunt's shape), per arm.
+ * @example rateOfHunt('mmq-q4k-tile', { macs: 2e9, bytes: 0 }, [{ arm: 'dp4a', ms: 4, verdict: 'measured' }])
+ */
+export function rateOfHunt(
+  kernel: string,
+  work: Work,
+  entries: readonly { arm: Arm; ms: number; verdict: string }[],
+): MeasuredRate[] {
+  const byArm = new Map<Arm, number[]>();
+  for (const e of entries)
+    if (e.verdict === 'measured' && Number.isFinite(e.ms) && e.ms > 0)
+      byArm.set(e.arm, [...(byArm.get(e.arm) ?? []), e.ms]);
+  return [...byArm].map(([arm, ms]) => {
+    const median = [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)] ?? 1;
+    return { kernel, arm, macsPerMs: work.macs / median, basis: `the tuner's ${kernel} ${arm} hunt here` };
+  });
+}
+
+/**
+ * The rate to estimate with: this family's on this arm, else the arm's default for the adapter's kind
+ * (another family's rate says little: families run the same work 50x apart).
+ */
+export function rateFor(
+  measured: readonly MeasuredRate[],
+  kernel: string,
+  arm: Arm,
+  software: boolean,
+): Rate {
+  const fallback = DEFAULT_RATES[software ? 'software' : 'hardware'][arm];
+  const own = measured.filter((r) => r.arm === arm && r.kernel === kernel).at(-1);
+  if (own) return { macsPerMs: own.macsPerMs, bytesPerMs: fallback.bytesPerMs, basis: own.basis };
+  return {
+    ...fallback,
+    basis: `no ${kernel} ${arm} run measured here yet: a cautious default for ${software ? 'a CPU adapter' : 'a GPU'}`,
+  };
+}
+
+/** How a run would be made (what its time is made of besides one kernel run). */
+export interface RunShape {
+  timed: boolean;
+  instrument: boolean;
+  targetMs: number;
+  batches: number;
+  /** Passes of the plan (each is timed alone too when there are several). */
+  passes: number;
+}
+
+/** A run's predicted cost, ms: with the timing as asked, and without it. */
+export interface Estimate {
+  ms: number;
+  untimedMs: number;
+  /** One kernel run, ms. */
+  kernelMs: number;
+  basis: string;
+}
+
+/** Compiling, uploading, reading back: what a run costs whatever its size, ms. */
+const FIXED_MS = 300;
+
+/**
+ * Predict a run: one kernel run is the slower of its multiply-adds and its bytes at the rate; the run is
+ * the correctness run (and the ownership-recording one), the CPU oracle, and the timing's batches, each
+ * at least the target and one run, for the plan and (several passes) each pass.
+ * @example estimate(workOf(catalog, config), rateFor([], config.kernel, config.arm, true), shape).ms
+ */
+export function estimate(work: Work, rate: Rate, run: RunShape): Estimate {
+  const kernelMs = Math.max(work.macs / rate.macsPerMs, work.bytes / rate.bytesPerMs);
+  const cpuMs = (2 * work.macs) / CPU_MACS_PER_MS;
+  const untimedMs = FIXED_MS + cpuMs + kernelMs * (run.instrument ? 2 : 1);
+  const steps = run.passes > 1 ? run.passes + 1 : 1;
+  const timingMs = steps * run.batches * Math.max(run.targetMs, kernelMs);
+  return {
+    ms: untimedMs + (run.timed ? timingMs : 0),
+    untimedMs,
+    kernelMs,
+    basis: `${work.macs.toExponential(2)} multiply-adds and ${(work.bytes / 1e6).toPrecision(3)} MB at ${(rate.macsPerMs * 1e3).toExponential(1)} multiply-adds/s (${rate.basis}), one run about ${formatMs(kernelMs)}; timing runs ${run.batches} batches${steps > 1 ? ` for the plan and each of its ${run.passes} passes` : ''}`,
+  };
+}
+
+/** A duration in words: ms below a second, then s, then min. */
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${ms.toPrecision(2)} ms`;
+  if (ms < 120_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.round(ms / 60_000)} min`;
+}
