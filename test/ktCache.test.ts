@@ -2,6 +2,7 @@
 // test/fixtures/kernel_tuner with its source), reads back to the same run, and exports as CSV.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { mmqQ4kTileCatalog } from '../src/kernels/mmq/catalog';
 import { schemaErrors, type JsonSchema } from './jsonSchema';
 import {
   fromKtCache,
@@ -9,7 +10,7 @@ import {
   ktCacheCsv,
   readableConfig,
   toKtCache,
-  tunedKeys,
+  tuningKeys,
   type KtSourceRun,
 } from '../src/kernels/perf/ktCache';
 
@@ -74,21 +75,21 @@ const RUN: KtSourceRun = {
 };
 
 describe('Kernel Tuner cache 1.1.0', () => {
-  const keys = tunedKeys(RUN, ['m', 'n', 'k']);
+  const keys = tuningKeys(mmqQ4kTileCatalog.controls);
   const file = toKtCache(RUN, { keys, deviceName: 'SwiftShader' });
 
   it('keys the tuned params readably, the arm by name', () => {
-    expect(keys).toEqual(['wm', 'wn', 'arm']);
-    expect(readableConfig(RUN.entries[0]!, keys)).toBe('wm=2,wn=4,arm=dp4a');
-    expect(Object.keys(file.cache)).toEqual(['2,4,dp4a', '1,2,dp4a', '4,4,dp4a', '1,1,dp4a']);
-    expect(file.tune_params).toEqual({ wm: [1, 2, 4], wn: [1, 2, 4], arm: ['dp4a'] });
+    expect(keys).toEqual(['wm', 'wn', 'rm', 'rn', 'arm']);
+    expect(readableConfig(RUN.entries[0]!, keys)).toBe('wm=2,wn=4,rm=1,rn=1,arm=dp4a');
+    expect(Object.keys(file.cache)).toEqual(['2,4,1,1,dp4a', '1,2,1,1,dp4a', '4,4,1,1,dp4a', '1,1,1,1,dp4a']);
+    expect(file.tune_params).toEqual({ wm: [1, 2, 4], wn: [1, 2, 4], rm: [1], rn: [1], arm: ['dp4a'] });
   });
 
   it('validates against the published schema', () => {
     const json = JSON.parse(JSON.stringify(file)) as unknown;
     expect(schemaErrors(schema, json)).toEqual([]);
     expect(file.problem_size).toEqual([64, 128, 512]);
-    const e = file.cache['2,4,dp4a']!;
+    const e = file.cache['2,4,1,1,dp4a']!;
     expect(e).toMatchObject({
       time: 2,
       times: [2, 2.1, 2.4],
@@ -97,17 +98,17 @@ describe('Kernel Tuner cache 1.1.0', () => {
       benchmark_time: 40,
     });
     expect(e['GFLOP/s']).toBeCloseTo((2 * 64 * 128 * 512) / 2e6);
-    expect(file.cache['4,4,dp4a']!.time).toBe('InvalidConfig');
-    expect(file.cache['1,1,dp4a']!.time).toBe('RuntimeFailedConfig');
+    expect(file.cache['4,4,1,1,dp4a']!.time).toBe('InvalidConfig');
+    expect(file.cache['1,1,1,1,dp4a']!.time).toBe('RuntimeFailedConfig');
   });
 
   it('the schema check catches a broken file', () => {
     const json = JSON.parse(JSON.stringify(file)) as { cache: Record<string, Record<string, unknown>> };
-    delete json.cache['2,4,dp4a']!.timestamp;
-    json.cache['1,2,dp4a']!.time = 'slow';
+    delete json.cache['2,4,1,1,dp4a']!.timestamp;
+    json.cache['1,2,1,1,dp4a']!.time = 'slow';
     expect(schemaErrors(schema, json)).toEqual([
-      '$.cache["2,4,dp4a"]: missing timestamp',
-      '$.cache["1,2,dp4a"].time: matches none of anyOf',
+      '$.cache["2,4,1,1,dp4a"]: missing timestamp',
+      '$.cache["1,2,1,1,dp4a"].time: matches none of anyOf',
     ]);
   });
 
@@ -185,10 +186,10 @@ describe('Kernel Tuner cache 1.1.0', () => {
   it('exports CSV: a header and one row per config', () => {
     const lines = ktCacheCsv(file).trim().split('\n');
     expect(lines[0]).toBe(
-      'wm,wn,arm,time,times,compile_time,verification_time,benchmark_time,GFLOP/s,timestamp',
+      'wm,wn,rm,rn,arm,time,times,compile_time,verification_time,benchmark_time,GFLOP/s,timestamp',
     );
-    expect(lines[1]).toMatch(/^2,4,dp4a,2,2 2.1 2.4,30,5,40,[\d.]+,2026-12-05T18:00:01.000Z$/);
-    expect(lines[3]).toBe('4,4,dp4a,InvalidConfig,,0,0,0,,2026-12-05T18:00:00.000Z');
+    expect(lines[1]).toMatch(/^2,4,1,1,dp4a,2,2 2.1 2.4,30,5,40,[\d.]+,2026-12-05T18:00:01.000Z$/);
+    expect(lines[3]).toBe('4,4,1,1,dp4a,InvalidConfig,,0,0,0,,2026-12-05T18:00:00.000Z');
     expect(lines).toHaveLength(5);
   });
 });

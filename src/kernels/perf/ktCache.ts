@@ -64,7 +64,7 @@ export interface KtSourceRun {
   kernel: string;
   deviceId: string;
   startedAt: string;
-  base: { params: Readonly<Record<string, number | string>> };
+  base: { params: Readonly<Record<string, number | string>>; [field: string]: unknown };
   entries: readonly KtSourceEntry[];
   /** Operations of one run of the problem (2mnk): GFLOP/s = ops / time. */
   ops?: number;
@@ -76,20 +76,14 @@ export const readableConfig = (e: Pick<KtSourceEntry, 'params' | 'arm'>, keys: r
   keys.map((k) => `${k}=${k === 'arm' ? e.arm : String(e.params[k])}`).join(',');
 
 /**
- * The tuned keys of a run: the params (in their order) whose values differ across its entries or from
- * the base, then `arm`. A key every entry and the base hold at one value is the problem, not the tuning.
- * @example tunedKeys(report) // ['wm', 'wn', 'rm', 'rn', 'arm']
+ * The keys a family's tuning varies: its controls other than the shape (tile, staging, route...), in
+ * their order, then `arm`.
+ * @example tuningKeys(CATALOG.get('mmq-q4k-tile').controls) // ['wm', 'wn', 'rm', 'rn', 'arm']
  */
-export function tunedKeys(
-  run: Pick<KtSourceRun, 'base' | 'entries'>,
-  shapeKeys: readonly string[] = [],
-): string[] {
-  const keys: string[] = [];
-  const all = [run.base.params, ...run.entries.map((e) => e.params)];
-  for (const k of new Set(all.flatMap((p) => Object.keys(p))))
-    if (!shapeKeys.includes(k) && new Set(all.map((p) => String(p[k]))).size > 1) keys.push(k);
-  return [...keys, 'arm'];
-}
+export const tuningKeys = (controls: readonly { key: string; group: string }[]): string[] => [
+  ...controls.filter((c) => c.group !== 'shape').map((c) => c.key),
+  'arm',
+];
 
 const valueOf = (e: KtSourceEntry, k: string): number | string => (k === 'arm' ? e.arm : (e.params[k] ?? ''));
 
@@ -101,9 +95,9 @@ const failureOf = (e: KtSourceEntry): KtFailure =>
     : 'RuntimeFailedConfig';
 
 /**
- * A tuning run as a Kernel Tuner 1.1.0 cache file. `keys` are the tuned params (tunedKeys); the run's
+ * A tuning run as a Kernel Tuner 1.1.0 cache file. `keys` are the tuned params (tuningKeys); the run's
  * other fields go to `mmq_run` so fromKtCache can rebuild it.
- * @example JSON.stringify(toKtCache(report, { keys: tunedKeys(report, ['m', 'n', 'k']), deviceName: 'SwiftShader' }))
+ * @example JSON.stringify(toKtCache(report, { keys: tuningKeys(family.controls), deviceName: 'SwiftShader' }))
  */
 export function toKtCache(
   run: KtSourceRun,
