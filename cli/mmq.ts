@@ -5,12 +5,14 @@ import { fileURLToPath } from 'node:url';
 import { GgufError } from '../src/kernels/quant';
 import { CliError } from './args';
 import { inspect } from './inspect';
+import { probe } from './probe';
 import { quantize } from './quantize';
 import { run } from './run';
+import { tune } from './tune';
 import type { CliIo, Subcommand } from './subcommand';
 
 // The subcommand table: a new subcommand is one module exporting a Subcommand, added here.
-export const SUBCOMMANDS: readonly Subcommand[] = [inspect, quantize, run];
+export const SUBCOMMANDS: readonly Subcommand[] = [inspect, quantize, run, tune, probe];
 
 function usage(subcommands: readonly Subcommand[]): string {
   const w = Math.max(...subcommands.map((s) => s.usage.length));

@@ -21,7 +21,7 @@ import { defaultArm } from '../src/kernels/gpu/arms';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { tensorConfig } from '../src/kernels/models';
 import { UnknownFamilyError, type Registry } from '../src/kernels/registry';
-import { createGpuCore, type GpuCore } from '../src/workers/core';
+import { createGpuCore, type GpuCore, type GpuCoreOptions } from '../src/workers/core';
 import type {
   OpenedModel,
   RunOutcome,
@@ -39,7 +39,7 @@ const liveGpus: GPU[] = [];
 const keep = (gpu: GPU) => (liveGpus.push(gpu), gpu);
 
 /** Dawn with every accelerated arm exposed, on this machine's GPU, else on SwiftShader (said aloud). */
-function openGpu(note: (text: string) => void): Promise<GPU> {
+export function openGpu(note: (text: string) => void): Promise<GPU> {
   Object.assign(globalThis, globals);
   const open = async () => {
     const gpu = create([...FULL_DAWN_FLAGS]);
@@ -54,26 +54,33 @@ function openGpu(note: (text: string) => void): Promise<GPU> {
   );
 }
 
-/** The worker core in this process, answering each request with its responses. */
-function inProcessCore(gpu: GPU, kernels: Registry<KernelFamily>) {
+/** The worker core in this process (`cmd` names the subcommand in its errors), answering each request with its responses. */
+export function inProcessCore(
+  gpu: GPU,
+  kernels: Registry<KernelFamily>,
+  extra: Pick<GpuCoreOptions, 'tune'> = {},
+  cmd = 'run',
+) {
   const messages: WorkerResponse[] = [];
-  const core: GpuCore = createGpuCore({ gpu, kernels, post: (m) => messages.push(m) });
+  const core: GpuCore = createGpuCore({ gpu, kernels, post: (m) => messages.push(m), ...extra });
   let id = 0;
   return async (req: Exclude<WorkerRequestBody, { type: 'cancel' }>): Promise<WorkerResponse> => {
     const rid = ++id;
     await core.handle({ ...req, id: rid } as WorkerRequest);
     const mine = messages.filter((m) => 'id' in m && m.id === rid && m.type !== 'progress');
     const failed = mine.find((m) => m.type === 'error' || m.type === 'compile-error');
-    if (failed?.type === 'error') throw new CliError(`mmq run: ${failed.message}`);
+    if (failed?.type === 'error') throw new CliError(`mmq ${cmd}: ${failed.message}`);
     if (failed?.type === 'compile-error')
-      throw new CliError(`mmq run: WGSL compile error: ${failed.messages.map((m) => m.message).join('; ')}`);
+      throw new CliError(
+        `mmq ${cmd}: WGSL compile error: ${failed.messages.map((m) => m.message).join('; ')}`,
+      );
     const last = mine.at(-1);
     if (!last) throw new Error(`no answer to '${req.type}'`);
     return last;
   };
 }
 
-function familyOf(kernels: Registry<KernelFamily>, id: string | undefined): FamilyCatalog {
+export function familyOf(kernels: Registry<KernelFamily>, id: string | undefined): FamilyCatalog {
   if (id === undefined) throw new CliError(`mmq run: --kernel is required (${kernels.ids.join(', ')})`, 2);
   try {
     return kernels.get(id);
@@ -93,7 +100,7 @@ function controlOf(family: FamilyCatalog, key: string): ControlDecl {
 }
 
 /** --m/--n/--k, --tile and --set key=value,... over the family's defaults, each checked against its control. */
-function paramsOf(family: FamilyCatalog, a: ParsedArgs, fromTensor: boolean): FamilyParams {
+export function paramsOf(family: FamilyCatalog, a: ParsedArgs, fromTensor: boolean): FamilyParams {
   const params: Record<string, FamilyParams[string]> = { ...family.defaults };
   const set = (key: string, text: string, flag: string) => {
     const c = controlOf(family, key);
@@ -133,7 +140,7 @@ function paramsOf(family: FamilyCatalog, a: ParsedArgs, fromTensor: boolean): Fa
   return params;
 }
 
-function choiceValue<T extends string | number>(options: readonly T[], text: string, flag: string): T {
+export function choiceValue<T extends string | number>(options: readonly T[], text: string, flag: string): T {
   const hit = options.find((o) => String(o) === text);
   if (hit === undefined)
     throw new CliError(`mmq run: ${flag} must be one of ${options.join(', ')}, got '${text}'`, 2);

@@ -19,12 +19,18 @@ const schema = JSON.parse(
 ) as JsonSchema;
 
 const tile = (wm: number, wn: number) => ({ m: 64, n: 128, k: 512, wm, wn, rm: 1, rn: 1 });
-const RUN: KtSourceRun = {
+const BASE = {
+  kernel: 'mmq-q4k-tile',
+  arm: 'dp4a',
+  data: { source: 'synthetic', seed: 1 },
+  params: tile(2, 4),
+};
+const RUN = {
   op: 'mmq_q4k_tile',
   kernel: 'mmq-q4k-tile',
   deviceId: 'google/swiftshader/SwiftShader#plane4',
   problem: 'm=64,n=128,k=512,data=synthetic:1',
-  base: { kernel: 'mmq-q4k-tile', arm: 'dp4a', data: { source: 'synthetic', seed: 1 }, params: tile(2, 4) },
+  base: BASE,
   startedAt: '2026-12-05T18:00:00.000Z',
   ops: 2 * 64 * 128 * 512,
   winner: 'WM=1,WN=2,RM=1,RN=1,ARM=0',
@@ -72,7 +78,7 @@ const RUN: KtSourceRun = {
       reason: 'rel_to_max 1e-1',
     },
   ],
-};
+} satisfies KtSourceRun & Record<string, unknown>;
 
 describe('Kernel Tuner cache 1.1.0', () => {
   const keys = tuningKeys(mmqQ4kTileCatalog.controls);

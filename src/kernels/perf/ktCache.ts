@@ -64,11 +64,12 @@ export interface KtSourceRun {
   kernel: string;
   deviceId: string;
   startedAt: string;
-  base: { params: Readonly<Record<string, number | string>>; [field: string]: unknown };
+  base: { params: Readonly<Record<string, number | string>> };
   entries: readonly KtSourceEntry[];
   /** Operations of one run of the problem (2mnk): GFLOP/s = ops / time. */
   ops?: number;
-  [field: string]: unknown;
+  /** The problem's key, the problem size where the shape is not m, n, k. */
+  problem?: string;
 }
 
 /** The readable key a config's entry goes by: the tuned params then the arm, `key=value` joined with ','. */
@@ -143,9 +144,7 @@ export function toKtCache(
     schema_version: KT_SCHEMA_VERSION,
     device_name: opts.deviceName ?? run.deviceId,
     kernel_name: run.kernel,
-    problem_size: shape.every((v) => typeof v === 'number')
-      ? (shape as number[])
-      : String(run['problem'] ?? ''),
+    problem_size: shape.every((v) => typeof v === 'number') ? (shape as number[]) : (run.problem ?? ''),
     tune_params_keys: [...keys],
     tune_params,
     objective: 'time',
