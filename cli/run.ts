@@ -22,7 +22,7 @@ import { jsonText } from '../src/kernels/quant';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { tensorConfig } from '../src/kernels/models';
 import { UnknownFamilyError, type Registry } from '../src/kernels/registry';
-import { createGpuCore, type GpuCore } from '../src/workers/core';
+import { createGpuCore, type GpuCore, type GpuCoreOptions } from '../src/workers/core';
 import type {
   OpenedModel,
   RunOutcome,
@@ -42,7 +42,7 @@ const liveGpus: GPU[] = [];
 const keep = (gpu: GPU) => (liveGpus.push(gpu), gpu);
 
 /** Dawn with every accelerated arm exposed, on this machine's GPU, else on SwiftShader (said aloud). */
-function openGpu(note: (text: string) => void): Promise<GPU> {
+export function openGpu(note: (text: string) => void): Promise<GPU> {
   Object.assign(globalThis, globals);
   const open = async () => {
     const gpu = create([...FULL_DAWN_FLAGS]);
@@ -79,24 +79,33 @@ const ERROR_EXIT = {
   internal: EXIT.internal,
 } as const;
 
-/** The worker core in this process, answering each request with its responses; progress goes to `progress`. */
-function inProcessCore(gpu: GPU, kernels: Registry<KernelFamily>, progress: () => Progress | undefined) {
+/**
+ * The worker core in this process (`cmd` names the subcommand in its errors), answering each request with
+ * its responses; progress goes to `progress`.
+ */
+export function inProcessCore(
+  gpu: GPU,
+  kernels: Registry<KernelFamily>,
+  opts: Pick<GpuCoreOptions, 'tune'> & { progress?: () => Progress | undefined; cmd?: string } = {},
+) {
+  const { progress, cmd = 'run', ...extra } = opts;
   const messages: WorkerResponse[] = [];
   const post = (m: WorkerResponse) => {
-    if (m.type === 'progress') progress()?.update(m.stage, m.fraction);
+    if (m.type === 'progress') progress?.()?.update(m.stage, m.fraction);
     else messages.push(m);
   };
-  const core: GpuCore = createGpuCore({ gpu, kernels, post });
+  const core: GpuCore = createGpuCore({ gpu, kernels, post, ...extra });
   let id = 0;
   return async (req: Exclude<WorkerRequestBody, { type: 'cancel' }>): Promise<WorkerResponse> => {
     const rid = ++id;
     await core.handle({ ...req, id: rid } as WorkerRequest);
     const mine = messages.filter((m) => 'id' in m && m.id === rid);
     const failed = mine.find((m) => m.type === 'error' || m.type === 'compile-error');
-    if (failed?.type === 'error') throw new CliError(`mmq run: ${failed.message}`, ERROR_EXIT[failed.kind]);
+    if (failed?.type === 'error')
+      throw new CliError(`mmq ${cmd}: ${failed.message}`, ERROR_EXIT[failed.kind]);
     if (failed?.type === 'compile-error')
       throw new CliError(
-        `mmq run: WGSL compile error: ${failed.messages.map((m) => m.message).join('; ')}`,
+        `mmq ${cmd}: WGSL compile error: ${failed.messages.map((m) => m.message).join('; ')}`,
         EXIT.machine,
       );
     const last = mine.at(-1);
@@ -105,8 +114,8 @@ function inProcessCore(gpu: GPU, kernels: Registry<KernelFamily>, progress: () =
   };
 }
 
-function familyOf(kernels: Registry<KernelFamily>, id: string | undefined): FamilyCatalog {
-  if (id === undefined) throw new CliError(`mmq run: --kernel is required (${kernels.ids.join(', ')})`);
+export function familyOf(kernels: Registry<KernelFamily>, id: string | undefined): FamilyCatalog {
+  if (id === undefined) throw new CliError(`mmq run: --kernel is required (${kernels.ids.join(', ')})`, 2);
   try {
     return kernels.get(id);
   } catch (e) {
@@ -129,7 +138,7 @@ function controlOf(family: FamilyCatalog, key: string): ControlDecl {
 }
 
 /** --m/--n/--k, --tile and --set key=value,... over the family's defaults, each checked against its control. */
-function paramsOf(family: FamilyCatalog, a: ParsedArgs, fromTensor: boolean): FamilyParams {
+export function paramsOf(family: FamilyCatalog, a: ParsedArgs, fromTensor: boolean): FamilyParams {
   const params: Record<string, FamilyParams[string]> = { ...family.defaults };
   const set = (key: string, text: string, flag: string) => {
     const c = controlOf(family, key);
@@ -168,7 +177,7 @@ function paramsOf(family: FamilyCatalog, a: ParsedArgs, fromTensor: boolean): Fa
   return params;
 }
 
-function choiceValue<T extends string | number>(options: readonly T[], text: string, flag: string): T {
+export function choiceValue<T extends string | number>(options: readonly T[], text: string, flag: string): T {
   const hit = options.find((o) => String(o) === text);
   if (hit === undefined)
     throw new CliError(`mmq run: ${flag} must be one of ${options.join(', ')}, got '${text}'`);
@@ -319,7 +328,7 @@ export const runCommand = (kernels: Registry<KernelFamily>): Subcommand => ({
 
     // The run's progress, once it starts (opening the device and the file report none).
     const live: { progress?: Progress } = {};
-    const request = inProcessCore(await openGpu(io.stderr), kernels, () => live.progress);
+    const request = inProcessCore(await openGpu(io.stderr), kernels, { progress: () => live.progress });
     const ready = await request({ type: 'init' });
     if (ready.type !== 'ready') throw new Error(`unexpected '${ready.type}' to init`);
     const caps: AdapterCaps = ready.caps;

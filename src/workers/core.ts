@@ -16,6 +16,7 @@ import { resolveConfig } from '../kernels/gpu/arms';
 import type { AdapterCaps } from '../kernels/gpu/caps';
 import { splitHostSuffix } from '../kernels/gpu/instrument';
 import { GpuValidationError } from '../kernels/gpu/runner';
+import { runProbe } from '../kernels/perf/probe.run';
 import { GgufError, type ByteSource } from '../kernels/quant';
 import type { Registry } from '../kernels/registry';
 import { createModelCache, ModelFileError } from './models';
@@ -207,6 +208,15 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
     });
   };
 
+  const probe = async (id: number) => {
+    const dev = await ensureDevice(id);
+    const result = await runProbe(dev.device, dev.caps, {
+      cancelled: () => cancelled.has(id),
+      onProgress: (stage, fraction) => post({ type: 'progress', id, stage, fraction }),
+    });
+    post({ type: 'probe-result', id, result });
+  };
+
   const serve = async (req: Exclude<WorkerRequest, { type: 'cancel' }>) => {
     try {
       checkCancel(req.id);
@@ -227,6 +237,8 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
           return await tune(req);
         case 'open-gguf':
           return await openModel(req.id, req.file, req.name);
+        case 'probe':
+          return await probe(req.id);
         case 'lose-device': {
           // Diagnostics: destroy the device so the loss-and-recovery path can be exercised end to end.
           const d = gpu.live();

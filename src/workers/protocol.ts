@@ -13,6 +13,9 @@ import type { AdapterCaps, Arm } from '../kernels/gpu/caps';
 import type { OwnershipMap } from '../kernels/gpu/instrument';
 import type { WgslMessage } from '../kernels/gpu/runner';
 import type { Timing } from '../kernels/gpu/timing';
+import type { ProbeResult } from '../kernels/perf/probe.run';
+import type { PassTraffic } from '../kernels/perf/traffic';
+import type { Comparison } from '../kernels/perf/spread';
 import type { ModelPreset, TensorListing } from '../kernels/models';
 import type { ByteSource } from '../kernels/quant';
 
@@ -67,6 +70,8 @@ export type WorkerRequest =
       cached?: TuneReport;
     }
   | { type: 'autokernel'; id: number; base: RunConfig; cachedWinner?: string }
+  /** Measure the adapter's peaks (bandwidth, each compute roof it offers): kernels/perf/probe.run.ts. */
+  | { type: 'probe'; id: number }
   /**
    * Open a GGUF (a browser File, or a Blob over a file on disk): the header is read, never the whole
    * file; a tensor's bytes are read when a config names it. The worker keeps the last few files open.
@@ -135,8 +140,8 @@ export function kernelWithProblems(problems: string[], plane = 0): GeneratedKern
 export interface RunTiming extends Omit<Timing, 'samples'> {
   /** Batch samples of the whole plan, ms per run. */
   samples: number[];
-  /** Each pass timed alone (plans of several passes). */
-  passes?: { label: string; ms: number; coarse: boolean }[];
+  /** Each pass timed alone (plans of several passes), with its batches' ms per run. */
+  passes?: { label: string; ms: number; coarse: boolean; samples: number[] }[];
 }
 
 export interface RunOutcome {
@@ -161,6 +166,10 @@ export interface RunOutcome {
   runWallMs: number;
   /** Multiply-adds x 2 of the op (for estimates). */
   ops: number;
+  /** The op's arithmetic (which compute roof its arm runs against). */
+  arithmetic?: 'int8' | 'f16';
+  /** Bytes each pass moves and its operations (kernels/perf/traffic.ts), in dispatch order. */
+  traffic?: PassTraffic[];
   /** The real tensor of the run: the bytes read from its file to load it (once; later runs reuse it). */
   tensorRead?: { tensor: string; bytes: number; ms: number };
 }
@@ -194,6 +203,14 @@ export interface TuneRecordEntry {
   /** Output block of the config (tiled families), for the charts. */
   bm?: number;
   bn?: number;
+  /** The config's knobs readably ("wm=2,wn=4,rm=1,rn=1,arm=dp4a"). */
+  label?: string;
+  /** ms per run of each timed batch of its measurement. */
+  samples?: number[];
+  /** Where its measurement's wall time went, ms. */
+  phases?: { compileMs: number; verifyMs: number; benchmarkMs: number };
+  /** ISO time it was measured. */
+  at?: string;
 }
 
 export interface TuneReport {
@@ -226,6 +243,13 @@ export interface TuneReport {
   winnerVerdict?: { pass: boolean; gate: string; relToMax: number; mismatches: number };
   /** The finalists re-timed after the search: the winner is the fastest of these. */
   finals?: { config: string; ms: number; searchMs: number; wallMs?: number }[];
+  /** Operations of one run of the problem (2mnk), for GFLOP/s and the roofline. */
+  ops?: number;
+  /**
+   * Incumbent (a) against winner (b), re-timed interleaved in rounds: a speedup is claimed only when
+   * the rounds do not overlap (kernels/perf/spread.ts compareRounds).
+   */
+  claim?: Comparison & { rounds: { incumbentMs: number[]; winnerMs: number[] } };
 }
 
 export type WorkerResponse =
@@ -252,6 +276,7 @@ export type WorkerResponse =
       stage?: string;
     }
   | { type: 'tune-done'; id: number; report: TuneReport; fromCache: boolean }
+  | { type: 'probe-result'; id: number; result: ProbeResult }
   | {
       type: 'autokernel-result';
       id: number;

@@ -10,6 +10,7 @@ import { decodeOwnership, splitHostSuffix, type OwnershipMap } from '../kernels/
 import { planLimitProblems, type KernelPlan } from '../kernels/gpu/plan';
 import { preparePlan, WgslCompileError, type PreparedPlan, type WgslMessage } from '../kernels/gpu/runner';
 import { clockWarmMs } from '../kernels/gpu/timing';
+import { planTraffic } from '../kernels/perf/traffic';
 import type { OpenedDevice } from './runtime/device';
 import type { TensorWeight } from './models';
 import type { OwnershipBuffers, RunOutcome, RunTiming, WorkerRequest, WorkerResponse } from './protocol';
@@ -105,7 +106,7 @@ async function timePlan(
     timing.passes = [];
     for (let i = 0; i < passes; i++) {
       const t = await p.time({ ...base, passes: i, warmMs: 0, onBatch: at(i + 1) });
-      timing.passes.push({ label: plan.passes[i]!.label, ms: t.ms, coarse: t.coarse });
+      timing.passes.push({ label: plan.passes[i]!.label, ms: t.ms, coarse: t.coarse, samples: t.samples });
     }
   }
   return timing;
@@ -229,6 +230,8 @@ export async function serveRun(req: RunRequest, ctx: RunContext): Promise<void> 
     edited,
     runWallMs,
     ops: facts.ops,
+    arithmetic: facts.arithmetic ?? ctx.family.arithmetic,
+    traffic: planTraffic(plan, facts.ops),
   };
   if (fullPrecision) outcome.fullPrecision = fullPrecision;
   if (tensor?.read) outcome.tensorRead = tensor.read;
@@ -240,7 +243,7 @@ export async function serveRun(req: RunRequest, ctx: RunContext): Promise<void> 
     if (timing.ms > 0)
       outcome.throughput = {
         value: facts.ops / (timing.ms * 1e-3) / 1e12,
-        unit: (facts.arithmetic ?? ctx.family.arithmetic) === 'int8' ? 'int8 TOPS' : 'TFLOP/s',
+        unit: outcome.arithmetic === 'int8' ? 'int8 TOPS' : 'TFLOP/s',
       };
   }
   checkCancelled(ctx.isCancelled);

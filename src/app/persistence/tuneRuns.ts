@@ -16,6 +16,7 @@
 // (from before kernel families declared their knobs) cannot be replayed and are dropped on upgrade.
 //
 // This is the only module that imports `idb` (lint enforces it).
+import type { Spread } from '../../kernels/perf/spread';
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import { ARMS } from '../../kernels/gpu/caps';
 import { DATA_SOURCES, type RunConfig } from '../../kernels/family';
@@ -304,6 +305,46 @@ function runConfig(v: unknown, path: string): RunConfig {
   return config;
 }
 
+function times(v: unknown, path: string): number[] {
+  if (!Array.isArray(v)) fail(path, 'an array of ms', v);
+  return v.map((x, i) => nonNeg(x, `${path}[${i}]`));
+}
+
+function phases(v: unknown, path: string): NonNullable<TuneRecordEntry['phases']> {
+  const p = obj(v, path);
+  return {
+    compileMs: nonNeg(p.compileMs, `${path}.compileMs`),
+    verifyMs: nonNeg(p.verifyMs, `${path}.verifyMs`),
+    benchmarkMs: nonNeg(p.benchmarkMs, `${path}.benchmarkMs`),
+  };
+}
+
+function spread(v: unknown, path: string): Spread {
+  const s = obj(v, path);
+  return {
+    n: posInt(s.n, `${path}.n`),
+    min: nonNeg(s.min, `${path}.min`),
+    median: nonNeg(s.median, `${path}.median`),
+    p90: nonNeg(s.p90, `${path}.p90`),
+    max: nonNeg(s.max, `${path}.max`),
+  };
+}
+
+function validateClaim(v: unknown, path: string): NonNullable<TuneReport['claim']> {
+  const c = obj(v, path);
+  const rounds = obj(c.rounds, `${path}.rounds`);
+  return {
+    verdict: oneOf(c.verdict, ['faster', 'slower', 'no measurable difference'] as const, `${path}.verdict`),
+    ratio: nonNeg(c.ratio, `${path}.ratio`),
+    a: spread(c.a, `${path}.a`),
+    b: spread(c.b, `${path}.b`),
+    rounds: {
+      incumbentMs: times(rounds.incumbentMs, `${path}.rounds.incumbentMs`),
+      winnerMs: times(rounds.winnerMs, `${path}.rounds.winnerMs`),
+    },
+  };
+}
+
 function validateEntry(v: unknown, path: string): TuneRecordEntry {
   const e = obj(v, path);
   const verdict = oneOf(e.verdict, VERDICTS, `${path}.verdict`);
@@ -321,6 +362,10 @@ function validateEntry(v: unknown, path: string): TuneRecordEntry {
     ...(optional(e, 'worstRel', (x, p) => nonNeg(x, p, true), path) as { worstRel?: number }),
     ...(optional(e, 'bm', posInt, path) as { bm?: number }),
     ...(optional(e, 'bn', posInt, path) as { bn?: number }),
+    ...(optional(e, 'label', str, path) as { label?: string }),
+    ...(optional(e, 'samples', times, path) as { samples?: number[] }),
+    ...(optional(e, 'phases', phases, path) as Pick<TuneRecordEntry, 'phases'>),
+    ...(optional(e, 'at', isoDate, path) as { at?: string }),
   };
 }
 
@@ -390,6 +435,8 @@ export function validateReport(v: unknown, path: string): TuneReport {
       winnerVerdict?: NonNullable<TuneReport['winnerVerdict']>;
     }),
     ...(optional(r, 'finals', validateFinals, path) as { finals?: NonNullable<TuneReport['finals']> }),
+    ...(optional(r, 'ops', nonNeg, path) as { ops?: number }),
+    ...(optional(r, 'claim', validateClaim, path) as Pick<TuneReport, 'claim'>),
   };
   const measured = new Set(report.entries.filter((e) => e.verdict === 'measured').map((e) => e.config));
   if (report.winner !== '' && !measured.has(report.winner))

@@ -17,6 +17,10 @@ export interface Measurement {
   reason?: string;
   /** How it was timed. */
   timing?: 'timestamp' | 'wall';
+  /** ms per run of each timed batch (`ms` is their fastest). */
+  samples?: number[];
+  /** Where the measurement's wall time went, ms: preparing (compiles), the gate's run, the timing. */
+  phases?: { compileMs: number; verifyMs: number; benchmarkMs: number };
 }
 
 /** A fitness over a Space. `measure` may throw; the GA records that config as rejected with the message. */

@@ -34,6 +34,12 @@ export interface Evaluation {
   /** rel_to_max against the oracle, when it was dispatched. */
   worstRel?: number;
   timing?: 'timestamp' | 'wall';
+  /** ms per run of each timed batch of its measurement. */
+  samples?: number[];
+  /** Where its measurement's wall time went (Measurement.phases). */
+  phases?: { compileMs: number; verifyMs: number; benchmarkMs: number };
+  /** ISO time it was evaluated. */
+  at?: string;
 }
 
 /** Everything a search saw. */
@@ -188,7 +194,13 @@ export class Evolution {
     const evaluate = async (cfg: Config, generation: number): Promise<Evaluation> => {
       if (hooks.cancelled?.()) throw new CancelledError();
       const name = space.name(cfg);
-      const base = { config: name, values: cfg, generation, order: entries.length };
+      const base = {
+        config: name,
+        values: cfg,
+        generation,
+        order: entries.length,
+        at: new Date().toISOString(),
+      };
       let entry: Evaluation;
       const verdict = evaluator.staticCheck(cfg);
       if (verdict.kind === 'reject') {
@@ -196,7 +208,11 @@ export class Evolution {
       } else {
         try {
           const m = await evaluator.measure(cfg, o.measureMs);
-          const timing = m.timing ? { timing: m.timing } : {};
+          const timing = {
+            ...(m.timing ? { timing: m.timing } : {}),
+            ...(m.samples ? { samples: m.samples } : {}),
+            ...(m.phases ? { phases: m.phases } : {}),
+          };
           entry = Number.isFinite(m.ms)
             ? { ...base, verdict: 'measured', ms: m.ms, worstRel: m.worstRel, ...timing }
             : {

@@ -9,3 +9,4 @@ export * from './tuner';
 export * from './tileSpace';
 export * from './problem';
 export * from './finals';
+export * from './rounds';

@@ -60,6 +60,8 @@ export interface SessionRun {
   passes?: { label: string; ms: number }[];
   /** The config's own facts (its gate, arithmetic and weight bytes: a route or arm may differ). */
   facts: ProblemFacts;
+  /** Wall ms of preparing the plan (compiles), its gated run, and its timing. */
+  phases: { compileMs: number; verifyMs: number; benchmarkMs: number };
 }
 
 /**
@@ -181,10 +183,15 @@ export class ProblemSession {
     timing: { targetMs: number; batches: number; passes?: boolean; maxRuns?: number },
     gate?: Gate,
   ): Promise<SessionRun> {
+    const t0 = performance.now();
     const { p, d, own } = await this.prepare(config);
+    const t1 = performance.now();
     try {
       // The config's own gate: configs sharing a data key may differ in it (coopmat's scalar and matrix arm).
-      const g = { ...(await this.gate(p, d, gate ?? own.gate)), facts: own };
+      const gated = await this.gate(p, d, gate ?? own.gate);
+      const t2 = performance.now();
+      const phases = { compileMs: t1 - t0, verifyMs: t2 - t1, benchmarkMs: 0 };
+      const g = { ...gated, facts: own, phases };
       if (!g.verdict.pass) return g;
       checkCancelled(this.opts.cancelled);
       const t = {
@@ -195,6 +202,7 @@ export class ProblemSession {
         ...(this.opts.cancelled ? { cancelled: this.opts.cancelled } : {}),
       };
       const whole = await p.time(t);
+      phases.benchmarkMs = performance.now() - t2;
       if (!timing.passes || p.plan.passes.length < 2) return { ...g, timing: whole };
       const passes: { label: string; ms: number }[] = [];
       for (let i = 0; i < p.plan.passes.length; i++)
@@ -260,6 +268,11 @@ export class PlanEvaluator implements Evaluator {
     return this.lastTiming;
   }
 
+  /** Operations of one run of the problem (2mnk). */
+  get ops(): number {
+    return this.session.facts.ops;
+  }
+
   /** Output rows the search's gate checks (undefined: every row). */
   get gatedRows(): number | undefined {
     return this.session.sampled?.length;
@@ -294,7 +307,13 @@ export class PlanEvaluator implements Evaluator {
       };
     }
     this.lastTiming = r.timing.method;
-    return { ms: r.timing.ms, worstRel: v.relToMax, timing: r.timing.method };
+    return {
+      ms: r.timing.ms,
+      worstRel: v.relToMax,
+      timing: r.timing.method,
+      samples: r.timing.samples,
+      phases: r.phases,
+    };
   }
 
   /** A choice against the family's own gate on its whole output. */

@@ -13,6 +13,7 @@ import { clockWarmMs } from '../../kernels/gpu/timing';
 import {
   Evolution,
   MemoryTuneCache,
+  interleavedClaim,
   pickAutokernel,
   Tuner,
   tuneProblemKey,
@@ -24,6 +25,7 @@ import {
   type TuneCacheRecord,
 } from '../../kernels/tune';
 import { PlanEvaluator, searchOf } from '../../kernels/tune/session';
+import { readableConfig, tuningKeys } from '../../kernels/perf/ktCache';
 import type { TuneRecordEntry, TuneReport, WorkerRequest, WorkerResponse } from '../protocol';
 
 export type TuneWorkerRequest = Extract<WorkerRequest, { type: 'tune' | 'autokernel' }>;
@@ -46,6 +48,7 @@ export function entryOf(ev: PlanEvaluator, e: Evaluation): TuneRecordEntry {
   const block = ev.family.tile?.block(config.params);
   return {
     config: e.config,
+    label: readableConfig(config, tuningKeys(ev.family.controls)),
     params: config.params,
     arm: config.arm,
     generation: e.generation,
@@ -54,6 +57,9 @@ export function entryOf(ev: PlanEvaluator, e: Evaluation): TuneRecordEntry {
     ...(e.reason !== undefined ? { reason: e.reason } : {}),
     ...(e.worstRel !== undefined ? { worstRel: e.worstRel } : {}),
     ...(block ? { bm: block.rows, bn: block.cols } : {}),
+    ...(e.samples ? { samples: e.samples } : {}),
+    ...(e.phases ? { phases: e.phases } : {}),
+    ...(e.at ? { at: e.at } : {}),
   };
 }
 
@@ -192,18 +198,48 @@ async function tune(
     const incName = space.name(search.incumbent);
     const incFinal = rep.finals.find((f) => f.config === incName);
     const inc = rep.entries.find((e) => e.config === incName);
-    const incumbentMs =
+    let incumbentMs =
       incFinal && Number.isFinite(incFinal.ms)
         ? incFinal.ms
         : inc?.verdict === 'measured'
           ? inc.ms
           : undefined;
+    // The claim: incumbent and winner re-timed interleaved; the figures shown are its medians, so the
+    // convergence chart and the claim agree, and an incumbent that stays measurably faster keeps the crown.
+    let claim: TuneReport['claim'];
+    if (winner && winner.name !== incName && incumbentMs !== undefined) {
+      post({
+        type: 'tune-progress',
+        id,
+        generation: evo.generations - 1,
+        evaluated: rep.evaluated,
+        bestMs: rep.bestMs,
+        stage: 're-timing incumbent and winner interleaved',
+      });
+      claim = await interleavedClaim(ev, search.incumbent, space.parse(winner.name)!, {
+        batchMs: 4 * evo.measureMs,
+        cancelled,
+      });
+      if (claim) {
+        incumbentMs = claim.a.median;
+        winner =
+          claim.verdict === 'slower'
+            ? { name: incName, ms: claim.a.median }
+            : { name: winner.name, ms: claim.b.median };
+      }
+    }
+    // The arm the entries ran (the search sets it; the base config's own arm did not run).
+    const arms = [
+      ...new Set(rep.entries.filter((e) => e.verdict !== 'rejected').map((e) => ev.configOf(e.values).arm)),
+    ];
+    const ranArm =
+      arms.length === 1 ? arms[0]! : winner ? ev.configOf(space.parse(winner.name)!).arm : base.arm;
     const report: TuneReport = {
       op,
       kernel: family.id,
       deviceId,
       problem,
-      base,
+      base: { ...base, arm: ranArm },
       winner: winner?.name ?? '',
       ...(winner ? { winnerConfig: ev.configOf(space.parse(winner.name)!) } : {}),
       bestMs: winner?.ms ?? Infinity,
@@ -219,6 +255,8 @@ async function tune(
       ...(ev.gatedRows !== undefined ? { gatedRows: ev.gatedRows } : {}),
       ...(winnerVerdict ? { winnerVerdict } : {}),
       ...(rep.finals.length ? { finals: rep.finals } : {}),
+      ops: ev.ops,
+      ...(claim ? { claim } : {}),
     };
     post({ type: 'tune-done', id, report, fromCache: false });
   } finally {

@@ -1,0 +1,201 @@
+// Kernel Tuner cache 1.1.0: an exported tuning run validates against the published schema (vendored in
+// test/fixtures/kernel_tuner with its source), reads back to the same run, and exports as CSV.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { mmqQ4kTileCatalog } from '../src/kernels/mmq/catalog';
+import { schemaErrors, type JsonSchema } from './jsonSchema';
+import {
+  fromKtCache,
+  KtCacheError,
+  ktCacheCsv,
+  readableConfig,
+  toKtCache,
+  tuningKeys,
+  type KtSourceRun,
+} from '../src/kernels/perf/ktCache';
+
+const schema = JSON.parse(
+  readFileSync(new URL('./fixtures/kernel_tuner/cache-1.1.0.schema.json', import.meta.url), 'utf8'),
+) as JsonSchema;
+
+const tile = (wm: number, wn: number) => ({ m: 64, n: 128, k: 512, wm, wn, rm: 1, rn: 1 });
+const BASE = {
+  kernel: 'mmq-q4k-tile',
+  arm: 'dp4a',
+  data: { source: 'synthetic', seed: 1 },
+  params: tile(2, 4),
+};
+const RUN = {
+  op: 'mmq_q4k_tile',
+  kernel: 'mmq-q4k-tile',
+  deviceId: 'google/swiftshader/SwiftShader#plane4',
+  problem: 'm=64,n=128,k=512,data=synthetic:1',
+  base: BASE,
+  startedAt: '2026-12-05T18:00:00.000Z',
+  ops: 2 * 64 * 128 * 512,
+  winner: 'WM=1,WN=2,RM=1,RN=1,ARM=0',
+  bestMs: 1.5,
+  incumbentMs: Infinity,
+  entries: [
+    {
+      config: 'WM=2,WN=4,RM=1,RN=1,ARM=0',
+      params: tile(2, 4),
+      arm: 'dp4a',
+      generation: 0,
+      verdict: 'measured',
+      ms: 2,
+      samples: [2, 2.1, 2.4],
+      phases: { compileMs: 30, verifyMs: 5, benchmarkMs: 40 },
+      at: '2026-12-05T18:00:01.000Z',
+      worstRel: 0,
+      bm: 32,
+      bn: 64,
+    },
+    {
+      config: 'WM=1,WN=2,RM=1,RN=1,ARM=0',
+      params: tile(1, 2),
+      arm: 'dp4a',
+      generation: 1,
+      verdict: 'measured',
+      ms: 1.5,
+    },
+    {
+      config: 'WM=4,WN=4,RM=1,RN=1,ARM=0',
+      params: tile(4, 4),
+      arm: 'dp4a',
+      generation: 1,
+      verdict: 'rejected',
+      ms: Infinity,
+      reason: '1024 invocations > 256',
+    },
+    {
+      config: 'WM=1,WN=1,RM=1,RN=1,ARM=0',
+      params: tile(1, 1),
+      arm: 'dp4a',
+      generation: 1,
+      verdict: 'failed-gate',
+      ms: Infinity,
+      reason: 'rel_to_max 1e-1',
+    },
+  ],
+} satisfies KtSourceRun & Record<string, unknown>;
+
+describe('Kernel Tuner cache 1.1.0', () => {
+  const keys = tuningKeys(mmqQ4kTileCatalog.controls);
+  const file = toKtCache(RUN, { keys, deviceName: 'SwiftShader' });
+
+  it('keys the tuned params readably, the arm by name', () => {
+    expect(keys).toEqual(['wm', 'wn', 'rm', 'rn', 'arm']);
+    expect(readableConfig(RUN.entries[0]!, keys)).toBe('wm=2,wn=4,rm=1,rn=1,arm=dp4a');
+    expect(Object.keys(file.cache)).toEqual(['2,4,1,1,dp4a', '1,2,1,1,dp4a', '4,4,1,1,dp4a', '1,1,1,1,dp4a']);
+    expect(file.tune_params).toEqual({ wm: [1, 2, 4], wn: [1, 2, 4], rm: [1], rn: [1], arm: ['dp4a'] });
+  });
+
+  it('validates against the published schema', () => {
+    const json = JSON.parse(JSON.stringify(file)) as unknown;
+    expect(schemaErrors(schema, json)).toEqual([]);
+    expect(file.problem_size).toEqual([64, 128, 512]);
+    const e = file.cache['2,4,1,1,dp4a']!;
+    expect(e).toMatchObject({
+      time: 2,
+      times: [2, 2.1, 2.4],
+      compile_time: 30,
+      verification_time: 5,
+      benchmark_time: 40,
+    });
+    expect(e['GFLOP/s']).toBeCloseTo((2 * 64 * 128 * 512) / 2e6);
+    expect(file.cache['4,4,1,1,dp4a']!.time).toBe('InvalidConfig');
+    expect(file.cache['1,1,1,1,dp4a']!.time).toBe('RuntimeFailedConfig');
+  });
+
+  it('the schema check catches a broken file', () => {
+    const json = JSON.parse(JSON.stringify(file)) as { cache: Record<string, Record<string, unknown>> };
+    delete json.cache['2,4,1,1,dp4a']!.timestamp;
+    json.cache['1,2,1,1,dp4a']!.time = 'slow';
+    expect(schemaErrors(schema, json)).toEqual([
+      '$.cache["2,4,1,1,dp4a"]: missing timestamp',
+      '$.cache["1,2,1,1,dp4a"].time: matches none of anyOf',
+    ]);
+  });
+
+  it('reads back to the same run (round trip through JSON text)', () => {
+    const back = fromKtCache(JSON.parse(JSON.stringify(file)));
+    expect(back.entries.map((e) => [e.config, e.verdict, e.ms, e.params, e.arm, e.generation])).toEqual(
+      RUN.entries.map((e) => [e.config, e.verdict, e.ms, e.params, e.arm, e.generation]),
+    );
+    expect(back.entries[0]).toMatchObject({
+      samples: [2, 2.1, 2.4],
+      worstRel: 0,
+      bm: 32,
+      bn: 64,
+      at: '2026-12-05T18:00:01.000Z',
+    });
+    expect(back).toMatchObject({
+      op: 'mmq_q4k_tile',
+      kernel: 'mmq-q4k-tile',
+      winner: RUN.winner,
+      incumbentMs: Infinity,
+      base: RUN.base,
+    });
+  });
+
+  it('reads a file Kernel Tuner wrote (no mmq_* fields)', () => {
+    const back = fromKtCache({
+      schema_version: '1.1.0',
+      device_name: 'A100',
+      kernel_name: 'mmq-q4k-tile',
+      problem_size: [64, 128, 512],
+      tune_params_keys: ['wm', 'arm'],
+      tune_params: { wm: [1, 2], arm: ['dp4a'] },
+      objective: 'time',
+      cache: {
+        '1,dp4a': {
+          wm: 1,
+          arm: 'dp4a',
+          time: 1.25,
+          times: [1.25],
+          compile_time: 1,
+          verification_time: 0,
+          benchmark_time: 2,
+          strategy_time: 0,
+          framework_time: 0,
+          timestamp: '2026-01-01T00:00:00Z',
+        },
+        '2,dp4a': {
+          wm: 2,
+          arm: 'dp4a',
+          time: 'CompilationFailedConfig',
+          compile_time: 1,
+          verification_time: 0,
+          benchmark_time: 0,
+          strategy_time: 0,
+          framework_time: 0,
+          timestamp: '2026-01-01T00:00:00Z',
+        },
+      },
+    });
+    expect(back.entries.map((e) => [e.config, e.params, e.arm, e.verdict, e.ms])).toEqual([
+      ['1,dp4a', { wm: 1 }, 'dp4a', 'measured', 1.25],
+      ['2,dp4a', { wm: 2 }, 'dp4a', 'rejected', Infinity],
+    ]);
+  });
+
+  it('says what is wrong with a file that is not a 1.1.0 cache', () => {
+    expect(() => fromKtCache({ ...file, schema_version: '1.0.0' })).toThrow(KtCacheError);
+    expect(() => fromKtCache({ ...file, schema_version: '1.0.0' })).toThrow(
+      /schema_version: expected "1.1.0"/,
+    );
+    expect(() => fromKtCache({ ...file, cache: { x: { time: -1 } } })).toThrow(/cache\["x"\].time/);
+    expect(() => fromKtCache([])).toThrow(/not a JSON object/);
+  });
+
+  it('exports CSV: a header and one row per config', () => {
+    const lines = ktCacheCsv(file).trim().split('\n');
+    expect(lines[0]).toBe(
+      'wm,wn,rm,rn,arm,time,times,compile_time,verification_time,benchmark_time,GFLOP/s,timestamp',
+    );
+    expect(lines[1]).toMatch(/^2,4,1,1,dp4a,2,2 2.1 2.4,30,5,40,[\d.]+,2026-12-05T18:00:01.000Z$/);
+    expect(lines[3]).toBe('4,4,1,1,dp4a,InvalidConfig,,0,0,0,,2026-12-05T18:00:00.000Z');
+    expect(lines).toHaveLength(5);
+  });
+});
