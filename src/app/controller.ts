@@ -4,6 +4,7 @@
 // functions returned here and never see the worker or the GPU. The tuner's and the model files' wiring
 // are in ./tunerController.ts and ./modelController.ts; they share this one worker client.
 import type { GgufFileRef, RunConfig } from '../kernels/family';
+import type { ElementPartials } from '../kernels/partials';
 import { kernelWithProblems, type RunOutcome, type WorkerResponse } from '../workers/protocol';
 import { loadBuffers, loadStash, saveBuffer, saveStash, type BufferStorage } from './editor/bufferStorage';
 import { createModelController, type ModelController } from './modelController';
@@ -83,6 +84,8 @@ export interface Controller {
   cancelRun(): void;
   /** Compute the CPU oracle's output (no GPU needed). */
   computeOracle(): void;
+  /** The k-block breakdown of output element (row, col) of a run's config (the error drill-down). */
+  elementPartials(config: RunConfig, row: number, col: number): Promise<PartialsAnswer>;
   /** Diagnostics: destroy the device; the next request re-opens it. */
   loseDevice(): void;
   /** Re-open a lost device and run again. */
@@ -97,6 +100,9 @@ export interface Controller {
   tuner: TunerController;
   models: ModelController;
 }
+
+/** The drill-down's answer: the breakdown, or why there is none (`why`), or what failed (`error`). */
+export type PartialsAnswer = { partials: ElementPartials } | { why: string } | { error: string };
 
 /** Estimated runs longer than this ask before they start (issue: "before a run expected to exceed ~10 s"). */
 export const CONFIRM_MS = 10_000;
@@ -426,6 +432,12 @@ export function createController(env: ControllerEnv): Controller {
       }
     },
     computeOracle: oracle,
+    async elementPartials(config, row, col) {
+      const msg = await client.request({ type: 'partials', config, row, col }).done;
+      if (msg.type === 'partials-result')
+        return msg.partials ? { partials: msg.partials } : { why: msg.why ?? 'no breakdown' };
+      return { error: msg.type === 'error' ? msg.message : `unexpected reply ${msg.type}` };
+    },
     loseDevice() {
       client.request({ type: 'lose-device' });
     },
