@@ -45,6 +45,7 @@ import {
   type AppState,
   type RunEstimate,
 } from './store';
+import { createSweepController, type SweepController } from './sweepController';
 import { createTunerController, type TunerController } from './tunerController';
 import type { WorkerClient } from './worker/client';
 
@@ -99,6 +100,7 @@ export interface Controller {
   openHash(hash?: string): void;
   tuner: TunerController;
   models: ModelController;
+  sweep: SweepController;
 }
 
 /** The drill-down's answer: the breakdown, or why there is none (`why`), or what failed (`error`). */
@@ -199,6 +201,7 @@ export function createController(env: ControllerEnv): Controller {
 
   const tuner = createTunerController({ client, openStore: env.openTuneStore, now });
   const models = createModelController({ client });
+  const sweep = createSweepController({ client, openStore: env.openTuneStore });
 
   client.onEvent((msg: WorkerResponse) => {
     switch (msg.type) {
@@ -448,5 +451,6 @@ export function createController(env: ControllerEnv): Controller {
     openHash: (hash) => openHash(hash, false),
     tuner,
     models,
+    sweep,
   };
 }
