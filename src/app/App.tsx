@@ -22,9 +22,14 @@ import { OwnershipView } from './views/OwnershipView';
 // The tuner pulls in the charting library: loaded when its tab is first opened.
 const TunerDashboard = lazy(() => import('./tuner/TunerDashboard'));
 
+const AbView = lazy(() => import('./views/AbView'));
+const SweepView = lazy(() => import('./views/SweepView'));
+
 const TAB_LABEL: Record<ViewTab, string> = {
   ownership: 'Ownership',
   errors: 'Errors',
+  ab: 'A/B',
+  sweep: 'Shape sweep',
   tuner: 'Tuner',
   model: 'Model file',
   config: 'Config JSON',
@@ -74,6 +79,11 @@ function Tabs() {
         >
           {tab === 'ownership' && <OwnershipView />}
           {tab === 'errors' && <ErrorView />}
+          {(tab === 'ab' || tab === 'sweep') && (
+            <Suspense fallback={<p className="muted pad">loading…</p>}>
+              {tab === 'ab' ? <AbView /> : <SweepView />}
+            </Suspense>
+          )}
           {tab === 'tuner' && (
             <Suspense fallback={<p className="muted pad">loading the tuner…</p>}>
               <TunerDashboard />

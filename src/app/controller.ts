@@ -3,8 +3,9 @@
 // (debounced), and the URL hash and the editor buffers follow the state. React components call the
 // functions returned here and never see the worker or the GPU. The tuner's and the model files' wiring
 // are in ./tunerController.ts and ./modelController.ts; they share this one worker client.
-import type { GgufFileRef } from '../kernels/family';
+import type { GgufFileRef, RunConfig } from '../kernels/family';
 import { isSoftwareAdapter } from '../kernels/gpu/caps';
+import type { ElementPartials } from '../kernels/partials';
 import { kernelWithProblems, type RunOutcome, type WorkerResponse } from '../workers/protocol';
 import { loadBuffers, loadStash, saveBuffer, saveStash, type BufferStorage } from './editor/bufferStorage';
 import { createModelController, type ModelController } from './modelController';
@@ -49,6 +50,7 @@ import {
   type AppState,
 } from './store';
 import { estimate, rateFor, rateOfHunt, rateOfRun, workOf, type MeasuredRate } from './runEstimate';
+import { createSweepController, type SweepController } from './sweepController';
 import { createTunerController, type TunerController } from './tunerController';
 import type { WorkerClient } from './worker/client';
 
@@ -93,6 +95,8 @@ export interface Controller {
   cancelRun(): void;
   /** Compute the CPU oracle's output (no GPU needed). */
   computeOracle(): void;
+  /** The k-block breakdown of output element (row, col) of a run's config (the error drill-down). */
+  elementPartials(config: RunConfig, row: number, col: number): Promise<PartialsAnswer>;
   /** Diagnostics: destroy the device; the next request re-opens it. */
   loseDevice(): void;
   /** Re-open a lost device and run again. */
@@ -110,10 +114,14 @@ export interface Controller {
   declineLink(): void;
   tuner: TunerController;
   models: ModelController;
+  sweep: SweepController;
 }
 
 /** Where the session storage keeps the hash this tab wrote last. */
 const OWN_HASH_KEY = 'mmq.ownHash';
+
+/** The drill-down's answer: the breakdown, or why there is none (`why`), or what failed (`error`). */
+export type PartialsAnswer = { partials: ElementPartials } | { why: string } | { error: string };
 
 /** Estimated runs longer than this ask before they start (issue 31: "a run predicted over ~5 s asks first"). */
 export const CONFIRM_MS = 5_000;
@@ -145,6 +153,7 @@ export function createController(env: ControllerEnv): Controller {
 
   const tuner = createTunerController({ client, openStore: env.openTuneStore, now });
   const models = createModelController({ client });
+  const sweep = createSweepController({ client, openStore: env.openTuneStore });
 
   client.onEvent((msg: WorkerResponse) => {
     switch (msg.type) {
@@ -409,6 +418,12 @@ export function createController(env: ControllerEnv): Controller {
       }
     },
     computeOracle: oracle,
+    async elementPartials(config, row, col) {
+      const msg = await client.request({ type: 'partials', config, row, col }).done;
+      if (msg.type === 'partials-result')
+        return msg.partials ? { partials: msg.partials } : { why: msg.why ?? 'no breakdown' };
+      return { error: msg.type === 'error' ? msg.message : `unexpected reply ${msg.type}` };
+    },
     loseDevice() {
       client.request({ type: 'lose-device' });
     },
@@ -429,5 +444,6 @@ export function createController(env: ControllerEnv): Controller {
     },
     tuner,
     models,
+    sweep,
   };
 }

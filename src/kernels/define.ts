@@ -23,9 +23,10 @@ import type { OwnershipMap } from './gpu/instrument';
 import { planLimitProblems, type KernelPlan } from './gpu/plan';
 import { DatasetMemo, once } from './memo';
 import { selectRows } from './oracle';
+import type { ElementPartials } from './partials';
 
 /** The facts a family states itself; the skeleton adds the oracle, the phases and the ownership. */
-export type FamilyFacts = Omit<ProblemFacts, 'oracle' | 'phases' | 'analyticOwnership'>;
+export type FamilyFacts = Omit<ProblemFacts, 'oracle' | 'phases' | 'analyticOwnership' | 'partials'>;
 
 /** Output values of an oracle (as the plan's output type). */
 export type OracleValues = Float32Array | Int32Array;
@@ -52,6 +53,11 @@ export interface FamilyParts<Spec, Data, Extras extends object = object> {
   ownerBuffer: string;
   /** The exact CPU oracle of every output row (memoized by the skeleton). */
   oracle(spec: Spec, data: Data): OracleValues;
+  /**
+   * The k-block breakdown of output element (row, col), computed with the oracle's arithmetic (its last
+   * running sum is the oracle's value): the error drill-down. Absent: the drill-down says so.
+   */
+  partials?(spec: Spec, data: Data, row: number, col: number): ElementPartials;
   /** The oracle of some rows where that is cheaper than all of them (else rows are taken from oracle()). */
   oracleRows?(spec: Spec, data: Data, rows: readonly number[]): OracleValues;
   /** The phases that own output elements. */
@@ -104,6 +110,9 @@ export function familyRoute<Spec, Data, Extras extends object = object>(
             : parts.oracleRows
               ? parts.oracleRows(spec, data(), rows)
               : selectRows(full(), rows, stated.cols),
+        ...(parts.partials
+          ? { partials: (row: number, col: number) => parts.partials!(spec, data(), row, col) }
+          : {}),
         phases,
         analyticOwnership(phase) {
           if (!phases.includes(phase))

@@ -10,6 +10,7 @@ import type { Gate } from './compare';
 import type { AdapterCaps, Arm } from './gpu/caps';
 import type { OwnershipMap } from './gpu/instrument';
 import type { KernelPlan } from './gpu/plan';
+import type { ElementPartials } from './partials';
 import type { Config, Space } from './tune/space';
 
 export type { Arm } from './gpu/caps';
@@ -241,6 +242,11 @@ export interface ProblemFacts {
   /** Phases that own output elements, and the analytic owner of each element per phase. */
   phases: OwnershipPhase[];
   analyticOwnership(phase: OwnershipPhase): OwnershipMap;
+  /**
+   * The k-block breakdown of output element (row, col) from the oracle's own arithmetic (the error
+   * drill-down); absent where the family does not break its sum down.
+   */
+  partials?(row: number, col: number): ElementPartials;
   /** Multiply-adds x 2 the op performs (2mnk): throughput = ops / time. */
   ops: number;
   /** Bytes of weight the op reads once (for GB/s). */

@@ -101,39 +101,65 @@ function post(msg: WorkerResponse, transfer: Transferable[]) {
   self.postMessage(msg, transfer);
 }
 
-/** The CPU oracle of a config (no GPU involved), within the oracle budget the tuner uses. */
-function serveOracle(req: Extract<WorkerRequest, { type: 'oracle' }>) {
-  const reply = (msg: WorkerResponse) => self.postMessage(msg, transferablesOf(msg));
+/** A config built on the CPU (no GPU involved) for the adapter at hand, or the portable one. */
+function cpuProblem(config: RunConfig, what: string) {
+  if (config.data.source === 'tensor')
+    throw new ShapeError(`the ${what} of a model tensor needs the tensor, which a GPU run reads`);
+  const family = KERNELS.get(config.kernel);
+  const caps = deviceCaps ?? PORTABLE_CAPS;
+  const problems = family.validate(config, caps);
+  if (problems.length) throw new ShapeError(problems.join('; '));
+  return family.build(resolveConfig(config, caps), caps);
+}
+
+/** Answer a CPU-only request, or its error (a 'shape' error when the config is what is wrong). */
+function serveOnCpu(id: number, answer: () => WorkerResponse) {
+  let msg: WorkerResponse;
   try {
-    if (req.config.data.source === 'tensor')
-      throw new ShapeError('the oracle of a model tensor needs the tensor, which a GPU run reads');
-    const family = KERNELS.get(req.config.kernel);
-    const caps = deviceCaps ?? PORTABLE_CAPS;
-    const problems = family.validate(req.config, caps);
-    if (problems.length) throw new ShapeError(problems.join('; '));
-    const b = family.build(resolveConfig(req.config, caps), caps);
+    msg = answer();
+  } catch (e) {
+    msg = { type: 'error', id, kind: e instanceof ShapeError ? 'shape' : 'internal', message: message(e) };
+  }
+  self.postMessage(msg, transferablesOf(msg));
+}
+
+/** The CPU oracle of a config, within the oracle budget the tuner uses. */
+function serveOracle(req: Extract<WorkerRequest, { type: 'oracle' }>) {
+  serveOnCpu(req.id, () => {
+    const b = cpuProblem(req.config, 'oracle');
     const macs = b.facts.ops / 2;
     if (macs > ORACLE_MAC_BUDGET)
       throw new ShapeError(
         `the CPU oracle of this shape is ${macs.toExponential(2)} multiply-adds, more than the ${ORACLE_MAC_BUDGET.toExponential(2)} computed here: choose a smaller shape`,
       );
     const oracle = b.facts.oracle().slice();
-    reply({
+    return {
       type: 'oracle-result',
       id: req.id,
       rows: b.facts.rows,
       cols: b.facts.cols,
       oracle,
       gate: b.facts.gate,
-    });
-  } catch (e) {
-    reply({
-      type: 'error',
-      id: req.id,
-      kind: e instanceof ShapeError ? 'shape' : 'internal',
-      message: message(e),
-    });
-  }
+    };
+  });
+}
+
+/** The k-block breakdown of one output element (one element's work: no budget needed). */
+function servePartials(req: Extract<WorkerRequest, { type: 'partials' }>) {
+  serveOnCpu(req.id, () => {
+    const { facts } = cpuProblem(req.config, 'k-block breakdown');
+    if (req.row < 0 || req.row >= facts.rows || req.col < 0 || req.col >= facts.cols)
+      throw new ShapeError(
+        `element (${req.row}, ${req.col}) is outside the ${facts.rows}×${facts.cols} output`,
+      );
+    if (!facts.partials)
+      return {
+        type: 'partials-result',
+        id: req.id,
+        why: 'this family does not break its sum down by k-block',
+      };
+    return { type: 'partials-result', id: req.id, partials: facts.partials(req.row, req.col) };
+  });
 }
 
 /**
@@ -158,6 +184,7 @@ const core = createGpuCore({
 self.addEventListener('message', (ev: MessageEvent<WorkerRequest>) => {
   const req = ev.data;
   if (req.type === 'oracle') return serveOracle(req);
+  if (req.type === 'partials') return servePartials(req);
   if (req.type === 'generate') generates.set(req.id, req.config);
   void core.handle(req);
 });

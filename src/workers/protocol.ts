@@ -18,6 +18,7 @@ import type { PassTraffic } from '../kernels/perf/traffic';
 import type { Comparison } from '../kernels/perf/spread';
 import type { ModelPreset, TensorListing } from '../kernels/models';
 import type { ByteSource } from '../kernels/quant';
+import type { ElementPartials } from '../kernels/partials';
 
 /** How a run or a tuning measurement is timed (the runner's TimingOptions a user can set). */
 export interface TimingRequest {
@@ -91,6 +92,8 @@ export type WorkerRequest =
    * WebGPU is missing (the generators and oracles are pure TypeScript). Served by the worker shell.
    */
   | { type: 'oracle'; id: number; config: RunConfig }
+  /** The k-block breakdown of output element (row, col) from the family's oracle (the error drill-down). */
+  | { type: 'partials'; id: number; config: RunConfig; row: number; col: number }
   | { type: 'cancel'; id: number }
   /** Diagnostics: destroy the worker's device, to exercise device-loss reporting and recovery. */
   | { type: 'lose-device'; id: number };
@@ -298,6 +301,8 @@ export type WorkerResponse =
       oracle: Float32Array | Int32Array;
       gate: Gate;
     }
+  /** The answer to 'partials'; `partials` absent: the family does not break its sum down (`why`). */
+  | { type: 'partials-result'; id: number; partials?: ElementPartials; why?: string }
   | { type: 'cancelled'; id: number }
   /** 'file': a GGUF that is not one, is cut short, or is not open (pick it again). */
   | {

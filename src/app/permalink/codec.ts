@@ -20,7 +20,7 @@ import { inflateUriComponent } from './boundedLz';
 
 export const PERMALINK_VERSION = 2;
 
-export const VIEW_TABS = ['ownership', 'errors', 'tuner', 'model', 'config'] as const;
+export const VIEW_TABS = ['ownership', 'errors', 'ab', 'sweep', 'tuner', 'model', 'config'] as const;
 export type ViewTab = (typeof VIEW_TABS)[number];
 
 /** Plane widths the override offers; absent = the adapter's own. */
@@ -50,12 +50,26 @@ export function clipText(value: string, max: number = LIMITS.shownChars): string
   return value.length > max ? `${head}… (${value.length - max} more characters)` : head;
 }
 
+/** One side of a pinned A/B comparison: its config and its edited WGSL (absent: the generated kernel). */
+export interface AbLinkSide {
+  config: RunConfig;
+  wgsl?: string;
+}
+
+/** The A/B comparison a link restores: the pinned A and, once run, B. */
+export interface AbLink {
+  a: AbLinkSide;
+  b?: AbLinkSide;
+}
+
 /** What a permalink restores. */
 export interface PermalinkState {
   config: RunConfig;
   /** The user's edited text of the plan's main pass; absent = the generated kernel. */
   wgsl?: string;
   tab: ViewTab;
+  /** A pinned A/B comparison. */
+  ab?: AbLink;
 }
 
 /** A decoded link, or why it cannot be applied (one sentence, without what happens instead). */
@@ -68,10 +82,44 @@ export type DecodeResult = { ok: true; state: PermalinkState } | { ok: false; er
 export function encodePermalink(state: PermalinkState): string {
   const body: Record<string, unknown> = { c: state.config, t: state.tab };
   if (state.wgsl !== undefined) body.w = state.wgsl;
+  if (state.ab) body.ab = encodeAb(state.ab);
   return `#v=${PERMALINK_VERSION}&s=${compressToEncodedURIComponent(JSON.stringify(body))}`;
 }
 
 class LinkError extends Error {}
+
+const encodeSide = (s: AbLinkSide) => ({ c: s.config, ...(s.wgsl !== undefined ? { w: s.wgsl } : {}) });
+const encodeAb = (ab: AbLink) => ({ a: encodeSide(ab.a), ...(ab.b ? { b: encodeSide(ab.b) } : {}) });
+
+function parseWgsl(v: unknown, where: string): string {
+  if (typeof v !== 'string' || v.length > LIMITS.wgslChars)
+    throw new LinkError(`${where} must be a string of at most ${LIMITS.wgslChars} characters`);
+  return v;
+}
+
+/**
+ * The A/B fields of a link, each side's config validated as the link's own; all the link's WGSL texts
+ * together stay within LIMITS.wgslChars, as one edited kernel does.
+ */
+function parseAb(x: unknown, catalogs: readonly FamilyCatalog[], mainWgsl: number): AbLink {
+  if (!isRecord(x) || !isRecord(x.a)) throw new LinkError('ab must hold a pinned side a');
+  let chars = mainWgsl;
+  const side = (s: unknown, name: string): AbLinkSide => {
+    if (!isRecord(s)) throw new LinkError(`ab.${name} must be an object`);
+    const out: AbLinkSide = { config: parseConfig(s.c, catalogs) };
+    if (s.w !== undefined) {
+      out.wgsl = parseWgsl(s.w, `ab.${name}'s edited WGSL`);
+      chars += out.wgsl.length;
+    }
+    return out;
+  };
+  const ab: AbLink = { a: side(x.a, 'a'), ...(x.b !== undefined ? { b: side(x.b, 'b') } : {}) };
+  if (chars > LIMITS.wgslChars)
+    throw new LinkError(
+      `the link's edited WGSL texts together must be at most ${LIMITS.wgslChars} characters`,
+    );
+  return ab;
+}
 
 type Obj = Record<string, unknown>;
 
@@ -231,11 +279,8 @@ export function decodePermalink(hash: string, catalogs: readonly FamilyCatalog[]
     const config = parseConfig(v === '1' ? fromV1(body.c, catalogs) : body.c, catalogs);
     const tab = body.t === undefined ? 'ownership' : oneOf(body.t, VIEW_TABS, 'view');
     const state: PermalinkState = { config, tab };
-    if (body.w !== undefined) {
-      if (typeof body.w !== 'string' || body.w.length > LIMITS.wgslChars)
-        throw new LinkError(`edited WGSL must be a string of at most ${LIMITS.wgslChars} characters`);
-      state.wgsl = body.w;
-    }
+    if (body.w !== undefined) state.wgsl = parseWgsl(body.w, 'edited WGSL');
+    if (body.ab !== undefined) state.ab = parseAb(body.ab, catalogs, state.wgsl?.length ?? 0);
     return { ok: true, state };
   } catch (e) {
     if (e instanceof LinkError) return { ok: false, error: `This link is invalid: ${e.message}.` };

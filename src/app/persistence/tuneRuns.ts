@@ -12,6 +12,10 @@
 // run's evidence after a reload, and export runs as JSON and import them elsewhere. Nothing else is
 // stored here.
 //
+// Store "sweeps" (version 3) keeps the shape sweeps (store/sweep.ts SweepRecord: the config swept, the
+// param and every point's timing, throughput, verdict or reason), one record per sweep, so a sweep's
+// curve survives a reload beside the hunts of the same device.
+//
 // Version 2 keys hunts by the family's problem key (tuneProblemKey) instead of (m, n, k): version-1 runs
 // (from before kernel families declared their knobs) cannot be replayed and are dropped on upgrade.
 //
@@ -21,9 +25,10 @@ import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import { ARMS } from '../../kernels/gpu/caps';
 import { DATA_SOURCES, type RunConfig } from '../../kernels/family';
 import type { EvolutionParams, TuneRecordEntry, TuneReport, TuneVerdict } from '../../workers/protocol';
+import type { SweepRecord } from '../store/sweep';
 
 export const TUNE_RUNS_DB = 'mmq-playground-tune';
-const DB_VERSION = 2;
+const DB_VERSION = 3;
 export const TUNE_RUNS_FORMAT = 'mmq-playground/tune-runs';
 export const TUNE_RUNS_FORMAT_VERSION = 2;
 
@@ -48,6 +53,7 @@ export interface TuneRun {
 
 interface TuneRunsSchema extends DBSchema {
   hunts: { key: string; value: TuneRun; indexes: { byDate: string } };
+  sweeps: { key: string; value: SweepRecord; indexes: { byDate: string } };
 }
 
 /** A file that is not a valid tune-runs export; the message says where and what. */
@@ -73,6 +79,11 @@ export interface TuneRunStore {
   /** Validate a JSON export, then store every run in it (all or nothing). Throws TuneImportError. */
   importJson(text: string): Promise<{ imported: number }>;
   clear(): Promise<void>;
+  /** Store a shape sweep (replacing the record of its key: a running sweep is saved point by point). */
+  putSweep(sweep: SweepRecord): Promise<void>;
+  /** Every stored sweep, newest first. */
+  listSweeps(): Promise<SweepRecord[]>;
+  deleteSweep(key: string): Promise<void>;
   close(): void;
 }
 
@@ -118,6 +129,10 @@ export async function openTuneRuns(name = TUNE_RUNS_DB): Promise<TuneRunStore> {
         const store = database.createObjectStore('hunts', { keyPath: 'key' });
         store.createIndex('byDate', 'date');
       }
+      if (!names.includes('sweeps')) {
+        const sweeps = database.createObjectStore('sweeps', { keyPath: 'key' });
+        sweeps.createIndex('byDate', 'startedAt');
+      }
     },
   });
   const store: TuneRunStore = {
@@ -148,6 +163,13 @@ export async function openTuneRuns(name = TUNE_RUNS_DB): Promise<TuneRunStore> {
       return { imported: runs.length };
     },
     clear: () => db.clear('hunts'),
+    async putSweep(sweep) {
+      await db.put('sweeps', sweep);
+    },
+    async listSweeps() {
+      return (await db.getAllFromIndex('sweeps', 'byDate')).reverse();
+    },
+    deleteSweep: (key) => db.delete('sweeps', key),
     close: () => db.close(),
   };
   return store;

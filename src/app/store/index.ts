@@ -5,9 +5,12 @@ import { create } from 'zustand';
 import { useShallow } from 'zustand/react/shallow';
 import type { AppState } from './state';
 
+export * from './ab';
+export * from './abActions';
 export * from './drafts';
 export * from './models';
 export * from './state';
+export * from './sweep';
 export * from './tunerState';
 
 type Action<A extends unknown[]> = (state: AppState, ...args: A) => Partial<AppState>;

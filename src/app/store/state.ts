@@ -20,7 +20,9 @@ import { tensorConfig, weightShape } from '../../kernels/models/tensors';
 import { UnknownFamilyError } from '../../kernels/registry';
 import type { GeneratedKernel, OpenedModel, RunOutcome } from '../../workers/protocol';
 import type { PermalinkState, ViewTab } from '../permalink/codec';
+import { abAfterRun, abFromLink, abLinkOf, type AbState } from './ab';
 import { draftProblems, dropDrafts, type Draft } from './drafts';
+import { INITIAL_SWEEP, type SweepState } from './sweep';
 import { formFor, initialTuner, type TunerState } from './tunerState';
 
 export type DeviceStatus = 'starting' | 'ready' | 'lost' | 'unavailable';
@@ -187,6 +189,10 @@ export interface AppState {
   runOptions: RunOptions;
   models: ModelsState;
   tuner: TunerState;
+  /** The A/B comparison: a pinned run and the runs after it (./ab.ts). */
+  ab: AbState;
+  /** The shape sweep (./sweep.ts). */
+  sweep: SweepState;
   layout: LayoutState;
   glossaryOpen: boolean;
 }
@@ -236,6 +242,8 @@ export function initialState(catalogs: readonly FamilyCatalog[], kernel?: Kernel
     runOptions: { ...DEFAULT_RUN_OPTIONS },
     models: { files: [], filter: '', rows: 16, activation: 'normal' },
     tuner: initialTuner(catalogs, config),
+    ab: {},
+    sweep: INITIAL_SWEEP,
     layout: { controlsCollapsed: false, dragged: false, sideWidth: 460, editorHeight: 420 },
     glossaryOpen: false,
   };
@@ -376,7 +384,13 @@ export function bufferIsStale(state: Pick<AppState, 'buffers' | 'config' | 'gene
 /** The permalink view of the state. */
 export function permalinkOf(state: AppState): PermalinkState {
   const wgsl = editedWgsl(state);
-  return { config: state.config, tab: state.tab, ...(wgsl !== undefined ? { wgsl } : {}) };
+  const ab = abLinkOf(state.ab);
+  return {
+    config: state.config,
+    tab: state.tab,
+    ...(wgsl !== undefined ? { wgsl } : {}),
+    ...(ab ? { ab } : {}),
+  };
 }
 
 const CONFIG_DRAFTS = ['param', 'data'];
@@ -568,6 +582,7 @@ export function applyPermalink(state: AppState, link: PermalinkState): Partial<A
     ...withConfig(state, link.config),
     armExplicit: true,
     tab: link.tab,
+    ab: abFromLink(link.ab),
     buffers,
     stash,
     linkError: undefined,
@@ -708,7 +723,15 @@ export function runFinished(state: AppState, id: number, outcome: RunOutcome): P
   const fallback: OwnershipSource = outcome.ownership ? 'recorded' : (phases[0] ?? 'recorded');
   const ownershipSource: OwnershipSource =
     src === 'recorded' ? fallback : phases.includes(src) ? src : fallback;
-  return { run: { status: 'done', id }, outcome, compile: undefined, selected: undefined, ownershipSource };
+  const ran = outcome.edited ? currentBuffer(state)?.text : generatedMain(state);
+  return {
+    run: { status: 'done', id },
+    outcome,
+    compile: undefined,
+    selected: undefined,
+    ownershipSource,
+    ab: abAfterRun(state.ab, { config: outcome.config, wgsl: ran, edited: outcome.edited, outcome }),
+  };
 }
 
 export function runCompileError(state: AppState, id: number, compile: CompileState): Partial<AppState> {

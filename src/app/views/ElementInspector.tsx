@@ -1,10 +1,12 @@
 // The clicked element: its owner (recorded and analytic), the GPU value against the quantized oracle
-// and the full-precision reference, and the bit patterns when the gate is bit-exact.
-import { Fragment, useEffect, useRef } from 'react';
+// and the full-precision reference, the bit patterns when the gate is bit-exact, and its k-block
+// drill-down (KBlockDrillDown).
+import { Fragment, useEffect, useMemo, useRef } from 'react';
 import type { OwnershipPhase } from '../../kernels/family';
 import type { OwnershipBuffers } from '../../workers/protocol';
 import { act, selectElement, useApp } from '../store';
 import { fmt } from './analysis';
+import { KBlockDrillDown } from './KBlockDrillDown';
 import type { RunAnalysis } from './useRunAnalysis';
 
 const hex = (arr: Float32Array | Int32Array, i: number) =>
@@ -23,6 +25,11 @@ export function ElementInspector({ analysis }: { analysis: RunAnalysis }) {
     if (selected !== undefined) box.current?.scrollIntoView({ block: 'nearest' });
   }, [selected]);
   const o = analysis.outcome;
+  const refMax = useMemo(() => {
+    let m = 0;
+    for (const v of o.oracle) m = Math.max(m, Math.abs(v));
+    return m;
+  }, [o.oracle]);
   if (selected === undefined || selected >= o.rows * o.cols) {
     return <p className="muted small">Click an element to see its owner and its value against the oracle.</p>;
   }
@@ -83,6 +90,7 @@ export function ElementInspector({ analysis }: { analysis: RunAnalysis }) {
           </>
         )}
       </dl>
+      <KBlockDrillDown key={`${selected}`} outcome={o} index={selected} refMax={refMax} />
     </div>
   );
 }

@@ -62,9 +62,13 @@ const FINAL: ReadonlySet<WorkerResponse['type']> = new Set([
   'autokernel-result',
   'gguf-opened',
   'oracle-result',
+  'partials-result',
   'cancelled',
   'error',
 ]);
+
+/** Requests the worker's shell answers at once from the CPU, outside the GPU queue. */
+const CPU_ONLY: ReadonlySet<RequestBody['type']> = new Set(['oracle', 'partials']);
 
 interface Waiting {
   body: RequestBody;
@@ -156,7 +160,7 @@ export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions 
     request(body, onMessage) {
       const id = nextId++;
       const done = new Promise<WorkerResponse>((resolve) =>
-        waiting.set(id, { body, onMessage, resolve, immediate: body.type === 'oracle' }),
+        waiting.set(id, { body, onMessage, resolve, immediate: CPU_ONLY.has(body.type) }),
       );
       post(body, id);
       return { id, done };

@@ -42,7 +42,9 @@ export {
   mmqQ4kIdRef,
   mmqQ4kRef,
   mmqQ8Element,
+  mmqQ4kPartials,
   mmqQ8IdRef,
+  mmqQ8Partials,
   mmqQ8Ref,
   q4kNibbles,
 } from './mmq.oracle';
@@ -61,6 +63,7 @@ export {
   mmqFamilies,
   mmqOracle,
   mmqOwnership,
+  mmqPartials,
   mmqPhases,
   mmqPresetSpec,
   type MmqPresetOptions,

@@ -28,7 +28,8 @@ import {
   type MmqDataset,
   type MmqInputs,
 } from './mmq.data';
-import { mmqQ4kRef, mmqQ8Ref } from './mmq.oracle';
+import { mmqQ4kPartials, mmqQ4kRef, mmqQ8Partials, mmqQ8Ref } from './mmq.oracle';
+import type { ElementPartials } from '../partials';
 import { buildMmqPlan, mmqAnalyticOwnership, OWNER_BUFFER } from './mmq.plan';
 import { buildMmqKernel, type MmqSpec } from './mmq.wgsl';
 
@@ -98,6 +99,25 @@ export function mmqOracle(
   return picked.weights === 'q8_0'
     ? mmqQ8Ref(picked.data, rowList.length, n, k)
     : mmqQ4kRef(picked.data, rowList.length, n, k);
+}
+
+/**
+ * The k-block breakdown of output element (row, col) of either weight format (mmqQ8Partials,
+ * mmqQ4kPartials); `wrow` is the weight row it reads (col, or expert*n + col of a bank).
+ * @example mmqPartials(dataset.inputs, 3, 5, k).blocks.length === k / 32
+ */
+export function mmqPartials(
+  inputs: MmqInputs,
+  row: number,
+  col: number,
+  k: number,
+  wrow = col,
+): ElementPartials {
+  const p =
+    inputs.weights === 'q8_0'
+      ? mmqQ8Partials(inputs.data, row, wrow, k)
+      : mmqQ4kPartials(inputs.data, row, wrow, k);
+  return { ...p, col };
 }
 
 /** Bit-exact: int8 sums are exact and the f32 epilogue runs in the oracle's order (no_fuse). */
@@ -175,6 +195,7 @@ function denseFamily(catalog: FamilyCatalog) {
       ownerBuffer: OWNER_BUFFER,
       oracle: (s, d) => mmqOracle(d.inputs, s.n, s.k, s.m),
       oracleRows: (s, d, rows) => mmqOracle(d.inputs, s.n, s.k, s.m, rows),
+      partials: (s, d, row, col) => mmqPartials(d.inputs, row, col, s.k),
       phases: (s) => mmqPhases(s.kernel),
       ownership: (s, phase) => mmqOwnership(phase, s.m, s.n, () => mmqAnalyticOwnership(s.kernel, s.m, s.n)),
       facts(s, data) {

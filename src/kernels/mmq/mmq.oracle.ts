@@ -2,6 +2,7 @@
 // Math.fround in EXACTLY the seed's (and the generated kernel's) order, so a kernel that accumulates one
 // 32-block at a time, ascending, can match bit for bit. Plus the f32 GEMM on dequantized operands that
 // splits quantization error from kernel error.
+import type { ElementPartials, KBlockPartial } from '../partials';
 import type { MmqQ4kData, MmqQ8Data } from '../quant/gen';
 import { q4kMin, q4kNibble, q4kRows, q4kScale, QK_K, type Q4KWeight } from '../quant/q4k';
 
@@ -22,16 +23,65 @@ export function mmqQ8Ref(d: MmqQ8Data, m: number, n: number, k: number): Float32
  * @example mmqQ8Element(d, i, j, k) === mmqQ8Ref(d, m, n, k)[i * n + j]
  */
 export function mmqQ8Element(d: MmqQ8Data, xrow: number, wrow: number, k: number): number {
-  const kb = k / 32;
   let acc = 0;
-  for (let b = 0; b < kb; b++) {
-    let isum = 0;
-    const xo = xrow * k + b * 32;
-    const wo = wrow * k + b * 32;
-    for (let l = 0; l < 32; l++) isum += d.xq[xo + l]! * d.wq[wo + l]!;
-    acc = f(acc + f(f(isum * d.xs[xrow * kb + b]!) * d.wd[wrow * kb + b]!));
-  }
+  for (let b = 0; b < k / 32; b++) acc = f(acc + q8BlockTerm(d, xrow, wrow, k, b).term);
   return acc;
+}
+
+/** The exact int8 dot of 32 codes of `a` at `ao` and of `b` at `bo`. */
+function dot32(a: ArrayLike<number>, ao: number, b: ArrayLike<number>, bo: number): number {
+  let isum = 0;
+  for (let l = 0; l < 32; l++) isum += a[ao + l]! * b[bo + l]!;
+  return isum;
+}
+
+/** k-block `b` of a Q8_0 element: its code dot and what it adds, fround((isum * xs) * wd). */
+function q8BlockTerm(d: MmqQ8Data, xrow: number, wrow: number, k: number, b: number) {
+  const kb = k / 32;
+  const isum = dot32(d.xq, xrow * k + b * 32, d.wq, wrow * k + b * 32);
+  return { isum, term: f(f(isum * d.xs[xrow * kb + b]!) * d.wd[wrow * kb + b]!) };
+}
+
+/** The running f32 sum of per-block terms, as the oracles accumulate them (ascending k-blocks). */
+function accumulate(blocks: Omit<KBlockPartial, 'cumulative'>[]): KBlockPartial[] {
+  let acc = 0;
+  return blocks.map((b) => ({ ...b, cumulative: (acc = f(acc + b.contribution)) }));
+}
+
+const codes = (a: ArrayLike<number>, at: number) => Array.from({ length: 32 }, (_, l) => a[at + l]!);
+
+/**
+ * The k-block breakdown of one Q8_0 x q8_1 output element (activation row `xrow`, weight row `wrow`):
+ * each block's codes, scales, integer dot and contribution, with the oracle's running sum, whose last
+ * value is mmqQ8Element's.
+ * @example mmqQ8Partials(d, i, j, k).value === mmqQ8Element(d, i, j, k)
+ */
+export function mmqQ8Partials(d: MmqQ8Data, xrow: number, wrow: number, k: number): ElementPartials {
+  const kb = k / 32;
+  const blocks = accumulate(
+    Array.from({ length: kb }, (_, b) => {
+      const { isum, term } = q8BlockTerm(d, xrow, wrow, k, b);
+      const xs = d.xs[xrow * kb + b]!;
+      const wd = d.wd[wrow * kb + b]!;
+      return {
+        block: b,
+        k0: b * 32,
+        terms: { isum, 'isum·xs': f(isum * xs) },
+        contribution: term,
+        activation: { format: 'q8_1', q: codes(d.xq, xrow * k + b * 32), scales: { d: xs } },
+        weight: { format: 'Q8_0', q: codes(d.wq, wrow * k + b * 32), scales: { d: wd } },
+      };
+    }),
+  );
+  return {
+    row: xrow,
+    col: wrow,
+    blockK: 32,
+    formula: 'contribution = (isum × xs) × wd, isum = Σ xq·wq over the 32 codes',
+    source: 'oracle',
+    blocks,
+    value: blocks.at(-1)?.cumulative ?? 0,
+  };
 }
 
 /** Q4_K weight nibbles decoded to one int8 per weight [rows, k] (q4kNibble's mapping), for the oracles' inner loop. */
@@ -54,23 +104,64 @@ export function q4kNibbles(w: Q4KWeight, rows: number, k: number): Int8Array {
  * @example mmqQ4kElement(d, q4kNibbles(d.w, n, k), i, j, k) === mmqQ4kRef(d, m, n, k)[i * n + j]
  */
 export function mmqQ4kElement(d: MmqQ4kData, nib: Int8Array, xrow: number, wrow: number, k: number): number {
-  const kb = k / 32;
-  const nsb = k / QK_K;
   let acc = 0;
-  for (let b = 0; b < kb; b++) {
-    const is = b & 7;
-    const blk = wrow * nsb + (b >> 3);
-    let isum = 0;
-    const xo = xrow * k + b * 32;
-    const wo = wrow * k + b * 32;
-    for (let l = 0; l < 32; l++) isum += d.xq[xo + l]! * nib[wo + l]!;
-    const dd = f(d.w.d[blk]! * q4kScale(d.w.scales, blk * 3, is));
-    const mm = f(d.w.dmin[blk]! * q4kMin(d.w.scales, blk * 3, is));
-    const xs = d.xs[xrow * kb + b]!;
-    const xsum = d.xsum[xrow * kb + b]!;
-    acc = f(acc + f(f(f(xs * dd) * isum) - f(mm * xsum)));
-  }
+  for (let b = 0; b < k / 32; b++) acc = f(acc + q4kBlockTerm(d, nib, xrow, wrow, k, b).term);
   return acc;
+}
+
+/** k-block `b` (sub-block b & 7 of super-block b >> 3) of a Q4_K element: its scales, dot and term. */
+function q4kBlockTerm(d: MmqQ4kData, nib: Int8Array, xrow: number, wrow: number, k: number, b: number) {
+  const kb = k / 32;
+  const is = b & 7;
+  const blk = wrow * (k / QK_K) + (b >> 3);
+  const isum = dot32(d.xq, xrow * k + b * 32, nib, wrow * k + b * 32);
+  const sc = q4kScale(d.w.scales, blk * 3, is);
+  const m = q4kMin(d.w.scales, blk * 3, is);
+  const dd = f(d.w.d[blk]! * sc);
+  const mm = f(d.w.dmin[blk]! * m);
+  const xs = d.xs[xrow * kb + b]!;
+  const xsum = d.xsum[xrow * kb + b]!;
+  const scaled = f(f(xs * dd) * isum);
+  const offset = f(mm * xsum);
+  return { blk, sc, m, dd, mm, xs, xsum, isum, scaled, offset, term: f(scaled - offset) };
+}
+
+/**
+ * The k-block breakdown of one Q4_K x q8_1 output element (activation row `xrow`, weight row `wrow`):
+ * each 32-wide sub-block's codes, d, dmin, 6-bit scale and min, the activation's d and s, and the
+ * affine contribution, with the oracle's running sum (its last value is mmqQ4kElement's).
+ * @example mmqQ4kPartials(d, i, j, k).value === mmqQ4kRef(d, m, n, k)[i * n + j]
+ */
+export function mmqQ4kPartials(d: MmqQ4kData, xrow: number, wrow: number, k: number): ElementPartials {
+  // The weight row alone, so its nibbles are decoded for this row only.
+  const one = { ...d, w: q4kRows(d.w, wrow, 1, k) };
+  const nib = q4kNibbles(one.w, 1, k);
+  const blocks = accumulate(
+    Array.from({ length: k / 32 }, (_, b) => {
+      const t = q4kBlockTerm(one, nib, xrow, 0, k, b);
+      return {
+        block: b,
+        k0: b * 32,
+        terms: { isum: t.isum, 'xs·D·isum': t.scaled, 'M·xsum': t.offset, D: t.dd, M: t.mm },
+        contribution: t.term,
+        activation: { format: 'q8_1', q: codes(d.xq, xrow * k + b * 32), scales: { d: t.xs, s: t.xsum } },
+        weight: {
+          format: 'Q4_K',
+          q: codes(nib, b * 32),
+          scales: { d: one.w.d[t.blk]!, dmin: one.w.dmin[t.blk]!, sc: t.sc, m: t.m },
+        },
+      };
+    }),
+  );
+  return {
+    row: xrow,
+    col: wrow,
+    blockK: 32,
+    formula: 'contribution = (xs × D) × isum − M × s, D = d·sc, M = dmin·m, isum = Σ xq·q4',
+    source: 'oracle',
+    blocks,
+    value: blocks.at(-1)?.cumulative ?? 0,
+  };
 }
 
 /**

@@ -35,6 +35,7 @@ import {
   mmqDataset,
   mmqTensorDataset,
   mmqOwnership,
+  mmqPartials,
   mmqPhases,
   mmqPresetSpec,
   mmqQ4kIdRef,
@@ -114,6 +115,8 @@ function int8Route(o: MoeOverrides) {
     oracle: ({ problem: p }, { inputs }) => int8Oracle(p, inputs),
     // A gate's sampled rows cost only their own slots and the experts they use.
     oracleRows: ({ problem: p }, { inputs }, rows) => int8Oracle(p, inputs, rows),
+    partials: ({ problem: p }, { inputs }, slot, col) =>
+      mmqPartials(inputs, slot, col, p.k, p.ids[slot]! * p.n + col),
     phases: ({ mmq }) => mmqPhases(mmq),
     ownership: ({ mmq, problem: p }, phase) =>
       mmqOwnership(phase, p.tokens * p.topk, p.n, () => moeAnalyticOwnership(mmq, p)),

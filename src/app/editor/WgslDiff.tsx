@@ -1,0 +1,32 @@
+// A read-only Monaco diff of two kernels' main passes (the A/B tab): loaded on demand, as the editor is,
+// with the same WGSL language and theme.
+import { useEffect, useRef } from 'react';
+import { monaco, MONACO_THEME } from './monaco';
+import { WGSL_LANGUAGE_ID } from './wgslLanguage';
+
+export default function WgslDiff({ original, modified }: { original: string; modified: string }) {
+  const host = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = host.current;
+    if (!el) return;
+    const a = monaco.editor.createModel(original, WGSL_LANGUAGE_ID);
+    const b = monaco.editor.createModel(modified, WGSL_LANGUAGE_ID);
+    const diff = monaco.editor.createDiffEditor(el, {
+      theme: MONACO_THEME,
+      readOnly: true,
+      originalEditable: false,
+      automaticLayout: true,
+      renderSideBySide: true,
+      minimap: { enabled: false },
+      scrollBeyondLastLine: false,
+      fontSize: 12,
+    });
+    diff.setModel({ original: a, modified: b });
+    return () => {
+      diff.dispose();
+      a.dispose();
+      b.dispose();
+    };
+  }, [original, modified]);
+  return <div ref={host} className="wgsl-diff" data-testid="ab-wgsl-diff" />;
+}
