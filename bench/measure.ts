@@ -137,10 +137,20 @@ export async function benchProblem(
   const family = withMutation(familyOf, bench.mutateWgsl, (c) => row(c, '').id);
   let s: ProblemSession;
   try {
+    // The session opens on a config this adapter can build: the base may not fit its limits (64 experts'
+    // f16 rows exceed a 2 GiB binding on some adapters) while other candidates do.
+    const buildable = (c: RunConfig) => {
+      try {
+        return family.build(resolveConfig(c, bench.caps), bench.caps);
+      } catch {
+        return undefined;
+      }
+    };
+    const opener = [base, ...candidates.map((c) => c.config)].find((c) => buildable(c)) ?? base;
     // Banks so consecutive runs read >= 4x the L2 of distinct weight bytes (the plan's weight buffers).
-    const plan = family.build(resolveConfig(base, bench.caps), bench.caps).plan;
+    const plan = family.build(resolveConfig(opener, bench.caps), bench.caps).plan;
     const bankBytes = plan.buffers.filter((b) => b.role === 'weight').reduce((a, b) => a + bufferBytes(b), 0);
-    s = new ProblemSession(bench.device, bench.caps, family, base, {
+    s = new ProblemSession(bench.device, bench.caps, family, opener, {
       banks: bench.quick ? 1 : banksFor(bankBytes, bench.l2),
       warmMs: bench.warmMs,
     });
