@@ -144,6 +144,8 @@ enable chromium_experimental_subgroup_matrix;
 @group(0) @binding(0) var<uniform> params: vec4<u32>; // trips
 @group(0) @binding(1) var<storage, read_write> sink: array<f32>;
 var<workgroup> tile: array<f16, 256>;
+// The results land in an array of their own element type (a matrix store needs a stride of its elements).
+var<workgroup> outTile: array<${result}, 256>;
 
 @compute @workgroup_size(${subgroup})
 fn main(@builtin(local_invocation_index) li: u32) {
@@ -157,7 +159,7 @@ ${ids.map((c) => `  var acc${c} = subgroup_matrix_result<${result}, 16, 16>();`)
   for (var t = 0u; t < params.x; t++) {
 ${ids.map((c) => `    acc${c} = subgroupMatrixMultiplyAccumulate(a, b, acc${c});`).join('\n')}
   }
-${ids.map((c) => `  subgroupMatrixStore<row_major>(&tile, 0u, acc${c}, 16u);\n  workgroupBarrier();\n  if (li == 0u && f32(tile[${c}u]) == -1234.5) {\n    sink[0] = 1.0;\n  }\n  workgroupBarrier();`).join('\n')}
+${ids.map((c) => `  subgroupMatrixStore<row_major>(&outTile, 0u, acc${c}, 16u);\n  workgroupBarrier();\n  if (li == 0u && f32(outTile[${c}u]) == -1234.5) {\n    sink[0] = 1.0;\n  }\n  workgroupBarrier();`).join('\n')}
 }
 `;
 }
