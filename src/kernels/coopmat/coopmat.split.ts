@@ -1,14 +1,9 @@
-// The split plan: out = x @ W^T as pre-passes and a GEMM instead of one kernel, because decoding inside
-// the GEMM repeats the decode in every workgroup row (docs/decisions/0001-split-plan.md):
-//   weight pre-pass      Q4_K -> f16 wh [NP, K] row-major (decoded once per weight, rows >= n zero)
-//   activation pre-pass  x f32 -> f16 xt in 16x16 fragment tiles [MP/16][K/16][16][16]
-//   the GEMM             A fragments straight from xt, one 64-wide stage ahead in registers
-//                        (docs/decisions/0003-a-read-directly.md); B staged from its source into two
-//                        row-padded workgroup buffers (one barrier a stage); results stored straight to
-//                        `out` where the subtile is inside m x n, else spilled and copied by lanes.
-// B's source is pre-passed f16 rows or the Q4_K words decoded in the stage with the pre-pass's arithmetic
-// ('in-gemm'): the same f16 operand. The scalar arm reads the same f16 pairs and sums each 32-block in K
-// order, exactly as mmqQ4kF16RoundedRef. Also the emitters the one-pass and stream GEMMs share.
+// The split plan: pre-passes (Q4_K -> f16 rows wh [NP, K]; x -> f16 xt in 16x16 fragment tiles), then a
+// GEMM, because decoding in the GEMM repeats it in every workgroup row (docs/decisions/0001-split-plan.md).
+// The GEMM reads A fragments straight from xt one 64-wide stage ahead (0003-a-read-directly.md) and stages
+// B (pre-passed rows, or Q4_K decoded with the pre-pass's arithmetic: the same f16 operand) into two
+// row-padded buffers. The scalar arm sums each 32-block in K order, as mmqQ4kF16RoundedRef. Also the
+// emitters the one-pass and stream GEMMs share.
 import { bindingDecls, bindingNames, type Binding } from '../gpu/plan';
 import { f16TilesPart, prePassKernel, type PrePassPart, type SplitPrePass } from '../gpu/prepass';
 import {

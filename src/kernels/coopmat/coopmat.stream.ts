@@ -1,36 +1,11 @@
-// The stream GEMM ('stream' staging): the f16 GEMM shaped for few rows (decode, or a few rows of each
-// weight of a bank), where the weight must stream from memory at the hardware's pace; the split GEMM's one
-// stage in flight leaves a small-m GEMM waiting on memory (decision record 0012). The workgroup holds
-// KSPLIT plane groups (a wm x wn grid each), each taking its own contiguous K part: it stages its own B,
-// decoded from the Q4_K words, with the raw words of the next STREAM_DEPTH stages in registers; A comes
-// straight from the activation pre-pass's tiles. At the end the groups' sums are added in order (the
-// emulation's split-K order) and stored: no partial sums leave the workgroup, no reduction pass runs.
-// The scalar arm does the same per-part 32-block sums in registers, so it stays bit-exact.
+// The stream GEMM, for few rows (decode, or a few rows of each weight of a bank): the split GEMM's one
+// stage in flight leaves it waiting on memory (decision record 0012). KSPLIT plane groups each take a K
+// part, stage their own B decoded from Q4_K words held STREAM_DEPTH stages ahead, and their sums are
+// added in order (the emulation's split-K order) in the workgroup: no partial sums, no reduction pass.
 import { bindingDecls, bindingNames, type Binding } from '../gpu/plan';
 import { SET_NO_FUSE } from '../quant/q4k.wgsl';
 import { streamGeometry, type CoopmatSpec } from './coopmat.params';
-import {
-  accDecls,
-  aFragments,
-  at,
-  contractChunks,
-  eachElement,
-  fragments,
-  gemmConsts,
-  gemmPrologue,
-  type GemmModule,
-  loadsA,
-  mainHead,
-  MATRIX_ENABLES,
-  outBinding,
-  outRows,
-  q4kSource,
-  range,
-  scalarB,
-  scalarLoop,
-  storeOut,
-  XT_PAIR,
-} from './coopmat.split';
+import * as gemm from './coopmat.split';
 
 const header = (spec: CoopmatSpec) => {
   const g = streamGeometry(spec);
@@ -41,20 +16,20 @@ const header = (spec: CoopmatSpec) => {
 };
 
 const head = (spec: CoopmatSpec) =>
-  `${mainHead(spec.arm, [
+  `${gemm.mainHead(spec.arm, [
     '// Plane warp is plane (warp_m, warp_n) of K part part (subgroup-uniform, as matrix offsets must be).',
     'let part = warp / (WM * WN);',
     'let warp_m = (warp % (WM * WN)) / WN;',
     'let warp_n = warp % WN;',
-  ])}${spec.arm === 'scalar' ? SET_NO_FUSE : ''}${gemmPrologue(spec)}`;
+  ])}${spec.arm === 'scalar' ? SET_NO_FUSE : ''}${gemm.gemmPrologue(spec)}`;
 
 /** The module: the constants, the part sums' memory, xt, then `body`; then the parts' sums added in order. */
-function module(spec: CoopmatSpec, xt: Binding, bindings: Binding[], body: string): GemmModule {
+function module(spec: CoopmatSpec, xt: Binding, bindings: Binding[], body: string): gemm.GemmModule {
   const g = streamGeometry(spec);
   return {
     bindings: ['xt', ...bindingNames(bindings)],
-    wgsl: `${spec.arm === 'scalar' ? '' : `${MATRIX_ENABLES}\n`}${header(spec)}
-${gemmConsts(spec, g)}const PARTS = ${g.parts}u; // K parts, one plane group each (NT = PARTS x WM*WN planes)
+    wgsl: `${spec.arm === 'scalar' ? '' : `${gemm.MATRIX_ENABLES}\n`}${header(spec)}
+${gemm.gemmConsts(spec, g)}const PARTS = ${g.parts}u; // K parts, one plane group each (NT = PARTS x WM*WN planes)
 const STAGES = ${g.stages}u; // 64-wide stages of a part
 // Each part's sums of the tile [PARTS][BM][BN], added in order at the end.
 var<workgroup> ps: array<f32, ${g.parts * g.bm * g.bn}u>;
@@ -66,15 +41,15 @@ ${bindingDecls([xt])}${body}
     for (var p = 1u; p < PARTS; p++) { s += ps[p * BM * BN + e]; }
     let orow = mrow0 + e / BN;
     let ocol = ncol0 + e % BN;
-${at('    ', storeOut(outRows(spec), 's'))}
+${gemm.at('    ', gemm.storeOut(gemm.outRows(spec), 's'))}
   }
 }
 `,
   };
 }
 
-function scalarMain(spec: CoopmatSpec): GemmModule {
-  const b = scalarB(spec);
+function scalarMain(spec: CoopmatSpec): gemm.GemmModule {
+  const b = gemm.scalarB(spec);
   const xt: Binding = {
     name: 'xt',
     access: 'read',
@@ -86,9 +61,9 @@ function scalarMain(spec: CoopmatSpec): GemmModule {
     xt,
     b.bindings,
     `${b.decls}
-${XT_PAIR}
+${gemm.XT_PAIR}
 ${head(spec)}  var acc: array<f32, RM * RN * PER>;
-${scalarLoop('part * (KB / PARTS)', '(part + 1u) * (KB / PARTS)')}${eachElement(
+${gemm.scalarLoop('part * (KB / PARTS)', '(part + 1u) * (KB / PARTS)')}${gemm.eachElement(
       '  ',
       [],
       [
@@ -101,13 +76,13 @@ ${scalarLoop('part * (KB / PARTS)', '(part + 1u) * (KB / PARTS)')}${eachElement(
 }
 
 /** The matrix arm: per part, B stages decoded from raw words held DEPTH stages ahead, A from xt. */
-function matrixMain(spec: CoopmatSpec): GemmModule {
+function matrixMain(spec: CoopmatSpec): gemm.GemmModule {
   const g = streamGeometry(spec);
   const groupThreads = g.nwarp * spec.plane;
   const bufAt = (buf: string) => `part * ${g.bufHalves}u + (${buf}) * ${g.bn * g.rs}u + `;
   // Stage `kb` of this part is K stage ks0 + kb; raw slot d holds the words of stage kb + d.
-  const slots = range(g.depth).map((d) =>
-    q4kSource(spec, {
+  const slots = gemm.range(g.depth).map((d) =>
+    gemm.q4kSource(spec, {
       who: (i) => `pt + ${i * groupThreads}u`,
       count: groupThreads,
       items: g.qUnits,
@@ -123,21 +98,21 @@ function matrixMain(spec: CoopmatSpec): GemmModule {
   const stage = (d: number) => `    {
       let s = kb + ${d}u;
       let cur = s % 2u;
-${at(
+${gemm.at(
   '      ',
-  aFragments(spec).map(([im, kc]) => `let a_${im}_${kc} = ${pa(im, kc)};`),
+  gemm.aFragments(spec).map(([im, kc]) => `let a_${im}_${kc} = ${pa(im, kc)};`),
 )}
-${at(
+${gemm.at(
   '      ',
-  loadsA(spec, 'ks0 + s + 1u', (im, kc) => `${pa(im, kc)} = `),
+  gemm.loadsA(spec, 'ks0 + s + 1u', (im, kc) => `${pa(im, kc)} = `),
 )}
-${contractChunks(spec, { chunks: g.kc, what: 'stage', bufAt: `part * ${g.bufHalves}u + cur * ${g.bn * g.rs}u + `, rs: g.rs, a: (im, kc) => `a_${im}_${kc}` })}
+${gemm.contractChunks(spec, { chunks: g.kc, what: 'stage', bufAt: `part * ${g.bufHalves}u + cur * ${g.bn * g.rs}u + `, rs: g.rs, a: (im, kc) => `a_${im}_${kc}` })}
       // The next stage into the other buffer, then this slot refilled ${g.depth} stages ahead.
 ${slots[(d + 1) % g.depth]!.put('1u - cur', '      ')}
 ${slots[d]!.fetch(`s + ${g.depth}u`, '      ')}
       workgroupBarrier();
     }`;
-  const bindings = [...slots[0]!.bindings, outBinding(spec), ...(spec.rowMap?.bindings ?? [])];
+  const bindings = [...slots[0]!.bindings, gemm.outBinding(spec), ...(spec.rowMap?.bindings ?? [])];
   const xt: Binding = {
     name: 'xt',
     access: 'read',
@@ -158,29 +133,31 @@ var<workgroup> sb: array<f16, ${g.parts * g.bufHalves}u>;
 ${head(spec)}  // This invocation's place among its part's stagers, from the same builtins as its part.
   let pt = (warp % (WM * WN)) * PLANE + lane;
   let ks0 = part * STAGES;
-${accDecls(spec)}
+${gemm.accDecls(spec)}
   // The first ${g.depth} stages' words in flight, stage 0 staged, A of stage 0 in registers.
 ${slots.map((s) => s.regs).join('\n')}
 ${slots.map((s, d) => s.fetch(`${d}u`, '  ')).join('\n')}
 ${slots[0]!.put('0u', '  ')}
-${at(
+${gemm.at(
   '  ',
-  loadsA(spec, 'ks0', (im, kc) => `var ${pa(im, kc)} = `),
+  gemm.loadsA(spec, 'ks0', (im, kc) => `var ${pa(im, kc)} = `),
 )}
   workgroupBarrier();
   for (var kb = 0u; kb < STAGES; kb += ${g.depth}u) {
-${range(g.depth).map(stage).join('\n')}
+${gemm.range(g.depth).map(stage).join('\n')}
   }
-${at(
+${gemm.at(
   '  ',
-  fragments(spec).map(
-    ([im, jn]) =>
-      `subgroupMatrixStore<row_major>(&ps, part * BM * BN + (warp_m * RM + ${im}u) * 16u * BN + (warp_n * RN + ${jn}u) * 16u, acc_${im}_${jn}, BN);`,
-  ),
+  gemm
+    .fragments(spec)
+    .map(
+      ([im, jn]) =>
+        `subgroupMatrixStore<row_major>(&ps, part * BM * BN + (warp_m * RM + ${im}u) * 16u * BN + (warp_n * RN + ${jn}u) * 16u, acc_${im}_${jn}, BN);`,
+    ),
 )}`,
   );
 }
 
 /** The stream GEMM (the host appends the set_owner/store_out suffix). */
-export const coopmatStreamModule = (spec: CoopmatSpec): GemmModule =>
+export const coopmatStreamModule = (spec: CoopmatSpec): gemm.GemmModule =>
   spec.arm === 'scalar' ? scalarMain(spec) : matrixMain(spec);

@@ -1,16 +1,10 @@
-// The coopmat GEMM family's kernels, the twin of the reference's mmq_q4k_coopmat_tile: the one-pass kernel
-// here, the split plan (coopmat.split.ts) and the stream GEMM (coopmat.stream.ts); buildCoopmatKernel picks.
-// Same algorithm as the reference (not the int8 MMQ): per 32-wide K-block, stage A rounded to f16 and B
-// decoded from Q4_K with the scale folded in (w = d*sc*q - dmin*m, in f32) and rounded to f16; contract
-// in f32. With the scale folded before the contraction, the accumulators sum all of K in registers.
-// Tile: a wm x wn grid of planes, each owning rm x rn 16x16 subtiles; rows and columns past m and n stage
-// 0 and are never stored; k is a multiple of the 256-wide Q4_K super-block, so it never tails.
-//   scalar          : each lane owns PER = 256/plane elements of each subtile as f32 registers; f16 is
-//                     real `f16` or, in core WGSL, rounded through pack2x16float: the same rounding.
-//   subgroup-matrix : f16 x f16 -> f32 16x16x16 subgroup matrices held across K, spilled at the end to
-//                     workgroup memory and stored per lane (the fragment's lane map is opaque, and the
-//                     tail guards and ownership hooks need element stores).
-// The kernel calls set_owner / store_out, which the host defines in a suffix (gpu/instrument.ts).
+// The coopmat twin of the reference's mmq_q4k_coopmat_tile (f16 operands, not the int8 MMQ): the one-pass
+// kernel here, the split plan in coopmat.split.ts, the stream GEMM in coopmat.stream.ts. Per 32-wide
+// K-block, A is rounded to f16 and B decoded from Q4_K with the scale folded in (w = d*sc*q - dmin*m) and
+// rounded to f16, so the f32 accumulators sum all of K in registers. Rows past m and n stage 0 and are
+// never stored; k is a multiple of the Q4_K super-block. The matrix arm spills its results to workgroup
+// memory and stores them per lane: the fragment's lane map is opaque, and the tail guards and ownership
+// hooks (set_owner / store_out, defined by the host's suffix, gpu/instrument.ts) need element stores.
 import { ownerSuffix } from '../gpu/instrument';
 import { bindingDecls, bindingNames } from '../gpu/plan';
 import { NO_FUSE_DECODE, q4kDecode, Q4K_SCALES_WGSL, q4kWeight, SET_NO_FUSE } from '../quant/q4k.wgsl';
@@ -23,24 +17,7 @@ import {
   streamGeometry,
   type CoopmatSpec,
 } from './coopmat.params';
-import {
-  accDecls,
-  at,
-  contractChunks,
-  eachElement,
-  type GemmModule,
-  gridHead,
-  MATRIX_ENABLES,
-  outBinding,
-  outRows,
-  scalarStore,
-  scalarSum,
-  spillCopyOut,
-  spillStores,
-  SUBTILE,
-  tileConsts,
-  coopmatSplitModule,
-} from './coopmat.split';
+import * as gemm from './coopmat.split';
 import { coopmatStreamModule } from './coopmat.stream';
 
 function header(spec: CoopmatSpec): string {
@@ -99,7 +76,7 @@ const STAGE = `    let k0 = kb * 32u;
       var v = vec2f(0.0);
       if (nrow < N) {
         let blk = nrow * NSB + sbk;
-${at('        ', q4kDecode.scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, is)', 'wdm[blk]', 'q4k_m(blk * 3u, is)', 'separate'))}
+${gemm.at('        ', q4kDecode.scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, is)', 'wdm[blk]', 'q4k_m(blk * 3u, is)', 'separate'))}
         let pair = wqs[blk * 32u + (g * 32u + qi) / 4u] >> (8u * (qi % 4u));
         v = ${q4kDecode.value('', 'vec2f(f32((pair >> shift) & 15u), f32((pair >> (shift + 8u)) & 15u))', 'separate', '2')};
       }
@@ -108,11 +85,11 @@ ${at('        ', q4kDecode.scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, is)', 'wdm[
     workgroupBarrier();
 `;
 
-const SCALAR_MAIN = `${gridHead('scalar')}${SET_NO_FUSE}  for (var kb = 0u; kb < KB; kb++) {
-${STAGE}${eachElement('    ', SUBTILE, [
+const SCALAR_MAIN = `${gemm.gridHead('scalar')}${SET_NO_FUSE}  for (var kb = 0u; kb < KB; kb++) {
+${STAGE}${gemm.eachElement('    ', gemm.SUBTILE, [
   "let ra = (sm * 16u + p / 16u) * 16u; // first f16 pair of this element's A row",
   'let rb = (sn * 16u + p % 16u) * 16u; // ... and of its B row (= output column)',
-  ...scalarSum(
+  ...gemm.scalarSum(
     (l) => `get_a(ra + ${l})`,
     (l) => `get_b(rb + ${l})`,
   ),
@@ -125,11 +102,11 @@ const matrixMain = (
   spec: CoopmatSpec,
 ) => `// One 16x16 f32 spill per plane: the result matrix's lane layout is opaque, so it is stored here and
 // copied out by the per-lane partition, which also applies the tail guards and the ownership hooks.
-${spillCopyOut(outRows(spec))}
-${gridHead(spec.arm)}${SET_NO_FUSE}  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
-${accDecls(spec)}
+${gemm.spillCopyOut(gemm.outRows(spec))}
+${gemm.gridHead(spec.arm)}${SET_NO_FUSE}  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
+${gemm.accDecls(spec)}
   for (var kb = 0u; kb < KB; kb++) {
-${STAGE}${contractChunks(
+${STAGE}${gemm.contractChunks(
   spec,
   { chunks: 2, what: 'staged block', bufAt: '', rs: 32, a: (im) => `a_${im}` },
   (im, kc) =>
@@ -137,35 +114,36 @@ ${STAGE}${contractChunks(
 )}
     workgroupBarrier();
   }
-${spillStores(spec, '  ')}
+${gemm.spillStores(spec, '  ')}
 }
 `;
 
-function onePassModule(spec: CoopmatSpec): GemmModule {
+function onePassModule(spec: CoopmatSpec): gemm.GemmModule {
   const bindings = [
     { name: 'x', access: 'read', type: 'array<f32>', comment: 'activation [M, K] row-major' } as const,
     ...q4kWeight('u32'),
-    outBinding(spec),
+    gemm.outBinding(spec),
   ];
-  const enables = spec.arm === 'scalar' ? (spec.f16 === 'native' ? 'enable f16;\n' : '') : MATRIX_ENABLES;
+  const enables =
+    spec.arm === 'scalar' ? (spec.f16 === 'native' ? 'enable f16;\n' : '') : gemm.MATRIX_ENABLES;
   return {
     bindings: bindingNames(bindings),
     wgsl: `${enables ? `${enables}\n` : ''}${header(spec)}
-${tileConsts(spec, coopmatGeometry(spec))}const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
+${gemm.tileConsts(spec, coopmatGeometry(spec))}const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
 const NSB = K / 256u; // Q4_K super-blocks per weight row
 
 ${bindingDecls(bindings)}
 ${Q4K_SCALES_WGSL}${NO_FUSE_DECODE}
 ${tileStorage(spec)}
-${spec.arm === 'scalar' ? `${SCALAR_MAIN}${scalarStore(outRows(spec))}` : matrixMain(spec)}`,
+${spec.arm === 'scalar' ? `${SCALAR_MAIN}${gemm.scalarStore(gemm.outRows(spec))}` : matrixMain(spec)}`,
   };
 }
 
-function coopmatModule(spec: CoopmatSpec, directStore: boolean): GemmModule {
+function coopmatModule(spec: CoopmatSpec, directStore: boolean): gemm.GemmModule {
   const errs = coopmatSpecErrors(spec);
   if (errs.length) throw new RangeError(errs.join('; '));
   if (stagingOf(spec).stream) return coopmatStreamModule(spec);
-  return isSplit(spec.staging) ? coopmatSplitModule(spec, directStore) : onePassModule(spec);
+  return isSplit(spec.staging) ? gemm.coopmatSplitModule(spec, directStore) : onePassModule(spec);
 }
 
 /**
