@@ -86,10 +86,7 @@ export function coopmatSplitGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane'>) 
 /** Stages of raw weight words a stream plane keeps in flight. */
 const STREAM_DEPTH = 4;
 
-/**
- * The stream GEMM: ksplit plane groups of wm x wn planes, each taking its own K part and staging its own
- * B; `stages` per part, raw words prefetched `depth` stages ahead.
- */
+/** The stream GEMM: ksplit plane groups, each with its own K part of `stages`, `depth` stages in flight. */
 export function streamGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'k' | 'ksplit'>) {
   const g = coopmatGeometry(spec);
   const parts = spec.ksplit ?? 1;

@@ -37,6 +37,15 @@ export interface GemmModule {
 
 /** 0, 1, ..., n - 1 (the generators unroll over it). */
 export const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+/** `line(i)` for i in 0..n-1, one per line. */
+export const lines = (n: number, line: (i: number) => string) => range(n).map(line).join('\n');
+/** A read-only storage binding. */
+export const readOnly = (name: string, type: string, comment: string): Binding => ({
+  name,
+  access: 'read',
+  type,
+  comment,
+});
 /** `pad` + each line, joined (the emitters place their blocks at the indent where they go). */
 export const at = (pad: string, lines: readonly string[]) => lines.map((l) => pad + l).join('\n');
 /** A statement whose body spans lines: its first line at `pad`, the rest one level in. */
@@ -186,51 +195,40 @@ ${at('    ', storeOut(o, 'sc[warp * 256u + p]'))}
 
 /** Every result matrix through the plane's spill: every lane copies its PER elements. */
 export const spillStores = (spec: CoopmatSpec, pad: string) =>
-  fragments(spec)
-    .map(([im, jn]) =>
-      at(pad, [
-        `subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_${im}_${jn}, 16u);`,
-        'workgroupBarrier();',
-        `copy_out(warp, lane, mrow0 + (warp_m * RM + ${im}u) * 16u, ncol0 + (warp_n * RN + ${jn}u) * 16u);`,
-        'workgroupBarrier();',
-      ]),
-    )
-    .join('\n');
+  at(
+    pad,
+    fragments(spec).flatMap(([im, jn]) => [
+      `subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_${im}_${jn}, 16u);`,
+      'workgroupBarrier();',
+      `copy_out(warp, lane, mrow0 + (warp_m * RM + ${im}u) * 16u, ncol0 + (warp_n * RN + ${jn}u) * 16u);`,
+      'workgroupBarrier();',
+    ]),
+  );
 
-/**
- * The MMAs of `chunks` 16-wide K chunks: RN B fragments from `sb` at `bufAt` (rows of `rs` f16), then
- * RM x RN accumulations of A fragment `a(im, kc)`, each declared by `aLet` in its own block if given.
- */
+/** The MMAs of `chunks` K chunks: RN B fragments from `sb`, RM x RN accumulations (`aLet`: A per block). */
 export function contractChunks(
   spec: CoopmatSpec,
   o: { chunks: number; what: string; bufAt: string; rs: number; a: (im: number, kc: number) => string },
   aLet?: (im: number, kc: number) => string,
 ) {
   const { rm, rn } = spec.tile;
-  return range(o.chunks)
-    .map((kc) => {
-      const mma = (im: number, jn: number) =>
-        `acc_${im}_${jn} = subgroupMatrixMultiplyAccumulate(${o.a(im, kc)}, b_${jn}, acc_${im}_${jn});`;
-      const mmas = range(rm).flatMap((im) =>
-        aLet
-          ? [
-              '{',
-              `  let ${o.a(im, kc)} = ${aLet(im, kc)};`,
-              ...range(rn).map((jn) => `  ${mma(im, jn)}`),
-              '}',
-            ]
-          : range(rn).map((jn) => mma(im, jn)),
-      );
-      return block('    ', '', [
-        `// K columns ${kc * 16}..${kc * 16 + 15} of the ${o.what}.`,
-        ...range(rn).map(
-          (jn) =>
-            `let b_${jn} = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, ${o.bufAt}(warp_n * RN + ${jn}u) * ${16 * o.rs}u + ${kc * 16}u, ${o.rs}u);`,
-        ),
-        ...mmas,
-      ]);
-    })
-    .join('\n');
+  return lines(o.chunks, (kc) => {
+    const mma = (im: number, jn: number) =>
+      `acc_${im}_${jn} = subgroupMatrixMultiplyAccumulate(${o.a(im, kc)}, b_${jn}, acc_${im}_${jn});`;
+    const mmas = range(rm).flatMap((im) =>
+      aLet
+        ? ['{', `  let ${o.a(im, kc)} = ${aLet(im, kc)};`, ...range(rn).map((jn) => `  ${mma(im, jn)}`), '}']
+        : range(rn).map((jn) => mma(im, jn)),
+    );
+    return block('    ', '', [
+      `// K columns ${kc * 16}..${kc * 16 + 15} of the ${o.what}.`,
+      ...range(rn).map(
+        (jn) =>
+          `let b_${jn} = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, ${o.bufAt}(warp_n * RN + ${jn}u) * ${16 * o.rs}u + ${kc * 16}u, ${o.rs}u);`,
+      ),
+      ...mmas,
+    ]);
+  });
 }
 
 export const MATRIX_ENABLES =
@@ -308,18 +306,11 @@ const splitHeader = (spec: CoopmatSpec) => {
 `;
 };
 
-/**
- * The scalar arm's B: `wh_pair(c, k)`, the f16 pair (k, k + 1) of weight row c, from pre-passed rows or
- * decoded from the Q4_K words with the weight pre-pass's arithmetic and rounded to f16 as it would have
- * been stored. The declarations from binding 1 on.
- */
+/** The scalar arm's B, `wh_pair(c, k)`: pre-passed rows, or Q4_K decoded and rounded as the pre-pass does. */
 export function scalarB(spec: CoopmatSpec): { decls: string; bindings: Binding[] } {
   const after = [outBinding(spec), ...(spec.rowMap?.bindings ?? [])];
   if (stagingOf(spec).b === 'rows') {
-    const bindings: Binding[] = [
-      { name: 'wh', access: 'read', type: 'array<u32>', comment: 'f16 pairs, [NP, K] row-major' },
-      ...after,
-    ];
+    const bindings: Binding[] = [readOnly('wh', 'array<u32>', 'f16 pairs, [NP, K] row-major'), ...after];
     return {
       bindings,
       decls: `${bindingDecls(bindings, 1)}
@@ -385,10 +376,7 @@ ${gridHead('scalar')}${stagingOf(spec).b === 'q4k' ? SET_NO_FUSE : ''}${gemmProl
   };
 }
 
-/**
- * A B source of the matrix arm's stage: its bindings and declarations, the prefetch registers, the
- * loads of a stage into them (`fetch`) and their stores into staging buffer `buf` (`put`).
- */
+/** A B source of the matrix arm: prefetch registers, `fetch` a stage into them, `put` them into `sb`. */
 export interface BSource {
   bindings: Binding[];
   decls: string;
@@ -397,11 +385,7 @@ export interface BSource {
   put(buf: string, pad: string): string;
 }
 
-/**
- * Who stages B: `count` invocations (the split GEMM's workgroup or one stream plane group), the i-th
- * item of an invocation at `who(i)`; `bufAt(buf)` is where buffer `buf` starts in `sb`, `stageAt(kb)`
- * the 64-wide stage index of K; `tag` tells apart the registers of several stages in flight.
- */
+/** Who stages B: `count` invocations, item i at `who(i)`; `tag` names the registers of stages in flight. */
 export interface Stagers {
   who: (i: number) => string;
   count: number;
@@ -436,19 +420,9 @@ function rowsSource(spec: CoopmatSpec, s: Stagers): BSource {
     return guard(it) ? `${pad}${guard(it)}{ ${body.slice(pad.length)} }` : body;
   };
   return {
-    bindings: [
-      {
-        name: 'wh',
-        access: 'read',
-        type: 'array<vec4u>',
-        comment: 'f16 [NP, K] row-major, 8 halves per vec4',
-      },
-    ],
+    bindings: [readOnly('wh', 'array<vec4u>', 'f16 [NP, K] row-major, 8 halves per vec4')],
     decls: '',
-    regs: at(
-      '  ',
-      range(n).map((it) => `var ${reg('gb', it)} = vec4u(0u);`),
-    ),
+    regs: lines(n, (it) => `  var ${reg('gb', it)} = vec4u(0u);`),
     fetch: (kb, pad) =>
       at(
         pad,
@@ -457,10 +431,7 @@ function rowsSource(spec: CoopmatSpec, s: Stagers): BSource {
           return guard(it) ? `${guard(it)}{ ${load} }` : load;
         }),
       ),
-    put: (buf, pad) =>
-      range(n)
-        .map((it) => putRows(buf, pad, it))
-        .join('\n'),
+    put: (buf, pad) => lines(n, (it) => putRows(buf, pad, it)),
   };
 }
 
@@ -504,29 +475,23 @@ export function q4kSource(spec: CoopmatSpec, s: Stagers): BSource {
   return {
     bindings: q4kWeight('vec4u'),
     decls: `${Q4K_DECODE_REGS}${dec === 'separate' ? NO_FUSE_DECODE : ''}`,
-    regs: range(n)
-      .map(
-        (u) =>
-          `  var ${reg('gq', u)} = vec4u(0u);\n  var ${reg('gw', u)} = vec3u(0u);\n  var ${reg('gd', u)} = vec2f(0.0);\n  var ${reg('gj', u)} = 0u;`,
-      )
-      .join('\n'),
+    regs: lines(
+      n,
+      (u) =>
+        `  var ${reg('gq', u)} = vec4u(0u);\n  var ${reg('gw', u)} = vec3u(0u);\n  var ${reg('gd', u)} = vec2f(0.0);\n  var ${reg('gj', u)} = 0u;`,
+    ),
     fetch: (kb, pad) =>
-      range(n)
-        .map((u) =>
-          block(pad, guard(u), [
-            `let kk = ((${s.stageAt(kb)}) % (K / ${SPLIT_K_STAGE}u)) * ${SPLIT_K_STAGE}u + (((${s.who(u)}) % ${qpr}u) / 2u) * 64u;`,
-            `let blk = ${weightRow(spec, `min(ncol0 + (${s.who(u)}) / ${qpr}u, N - 1u)`)} * NSB + kk / 256u;`,
-            `${reg('gq', u)} = wqs[blk * 8u + ((kk % 256u) / 64u) * 2u + (${s.who(u)}) % 2u];`,
-            `${reg('gw', u)} = ${q4kScaleWords('blk')};`,
-            `${reg('gd', u)} = vec2f(wd[blk], wdm[blk]);`,
-            `${reg('gj', u)} = (kk % 256u) / 32u;`,
-          ]),
-        )
-        .join('\n'),
-    put: (buf, pad) =>
-      range(n)
-        .map((u) => putQ4k(buf, pad, u))
-        .join('\n'),
+      lines(n, (u) =>
+        block(pad, guard(u), [
+          `let kk = ((${s.stageAt(kb)}) % (K / ${SPLIT_K_STAGE}u)) * ${SPLIT_K_STAGE}u + (((${s.who(u)}) % ${qpr}u) / 2u) * 64u;`,
+          `let blk = ${weightRow(spec, `min(ncol0 + (${s.who(u)}) / ${qpr}u, N - 1u)`)} * NSB + kk / 256u;`,
+          `${reg('gq', u)} = wqs[blk * 8u + ((kk % 256u) / 64u) * 2u + (${s.who(u)}) % 2u];`,
+          `${reg('gw', u)} = ${q4kScaleWords('blk')};`,
+          `${reg('gd', u)} = vec2f(wd[blk], wdm[blk]);`,
+          `${reg('gj', u)} = (kk % 256u) / 32u;`,
+        ]),
+      ),
+    put: (buf, pad) => lines(n, (u) => putQ4k(buf, pad, u)),
   };
 }
 
@@ -543,11 +508,7 @@ export const loadsA = (spec: CoopmatSpec, stage: string, lhs: (im: number, kc: n
       `${lhs(im, kc)}subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + ${im}u) * KT + (${stage}) * ${SPLIT_K_STAGE / 16}u + ${kc}u], 0u, 16u);`,
   );
 
-/**
- * The matrix arm. `directStore`: subtiles inside m x n are stored from the fragment straight to `out`;
- * otherwise every subtile goes through the spill, whose per-lane copy calls store_out -- what the
- * ownership instrumentation records.
- */
+/** The matrix arm; without `directStore` every subtile is spilled, so store_out records its owners. */
 function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): GemmModule {
   const g = coopmatSplitGeometry(spec);
   const q4k = stagingOf(spec).b === 'q4k';

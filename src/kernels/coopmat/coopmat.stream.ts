@@ -50,12 +50,7 @@ ${gemm.at('    ', gemm.storeOut(gemm.outRows(spec), 's'))}
 
 function scalarMain(spec: CoopmatSpec): gemm.GemmModule {
   const b = gemm.scalarB(spec);
-  const xt: Binding = {
-    name: 'xt',
-    access: 'read',
-    type: 'array<u32>',
-    comment: 'f16 pairs, 16x16 fragment tiles',
-  };
+  const xt = gemm.readOnly('xt', 'array<u32>', 'f16 pairs, 16x16 fragment tiles');
   return module(
     spec,
     xt,
@@ -113,12 +108,7 @@ ${slots[d]!.fetch(`s + ${g.depth}u`, '      ')}
       workgroupBarrier();
     }`;
   const bindings = [...slots[0]!.bindings, gemm.outBinding(spec), ...(spec.rowMap?.bindings ?? [])];
-  const xt: Binding = {
-    name: 'xt',
-    access: 'read',
-    type: 'array<array<f16, 256>>',
-    comment: '16x16 fragment tiles [MP/16][KT][16][16]',
-  };
+  const xt = gemm.readOnly('xt', 'array<array<f16, 256>>', '16x16 fragment tiles [MP/16][KT][16][16]');
   return module(
     spec,
     xt,
@@ -144,7 +134,7 @@ ${gemm.at(
 )}
   workgroupBarrier();
   for (var kb = 0u; kb < STAGES; kb += ${g.depth}u) {
-${gemm.range(g.depth).map(stage).join('\n')}
+${gemm.lines(g.depth, stage)}
   }
 ${gemm.at(
   '  ',

@@ -120,7 +120,7 @@ ${gemm.spillStores(spec, '  ')}
 
 function onePassModule(spec: CoopmatSpec): gemm.GemmModule {
   const bindings = [
-    { name: 'x', access: 'read', type: 'array<f32>', comment: 'activation [M, K] row-major' } as const,
+    gemm.readOnly('x', 'array<f32>', 'activation [M, K] row-major'),
     ...q4kWeight('u32'),
     gemm.outBinding(spec),
   ];
