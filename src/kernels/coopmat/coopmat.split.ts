@@ -6,18 +6,7 @@
 // emitters the one-pass and stream GEMMs share.
 import { bindingDecls, bindingNames, type Binding } from '../gpu/plan';
 import { f16TilesPart, prePassKernel, type PrePassPart, type SplitPrePass } from '../gpu/prepass';
-import {
-  NO_FUSE_DECODE,
-  ROUND_F16X2,
-  q4kDecode,
-  Q4K_DECODE_REGS,
-  q4kF16RowsPart,
-  q4kScaleWords,
-  Q4K_SCALES_WGSL,
-  q4kWeight,
-  SET_NO_FUSE,
-  type DecodeGuard,
-} from '../quant/q4k.wgsl';
+import * as quant from '../quant/q4k.wgsl';
 import {
   coopmatGeometry,
   coopmatSplitExtents,
@@ -235,7 +224,7 @@ export const MATRIX_ENABLES =
   'enable f16;\nenable subgroups;\nenable chromium_experimental_subgroup_matrix;\n';
 
 /** The decode guard of an arm: the scalar arm matches the emulation's rounding on every compiler. */
-const guardOf = (spec: Pick<CoopmatSpec, 'arm'>): DecodeGuard =>
+const guardOf = (spec: Pick<CoopmatSpec, 'arm'>): quant.DecodeGuard =>
   spec.arm === 'scalar' ? 'separate' : 'compiler';
 
 /**
@@ -253,7 +242,8 @@ export function coopmatPrePasses(
   const weight = stagingOf(spec).weightPrePass;
   const np = coopmatSplitExtents(spec).np;
   const banks = spec.rowMap?.banks ?? 1;
-  const rows = () => q4kF16RowsPart({ n, k, np, banks, guard: guardOf(spec), slack: SPLIT_SLACK_BYTES });
+  const rows = () =>
+    quant.q4kF16RowsPart({ n, k, np, banks, guard: guardOf(spec), slack: SPLIT_SLACK_BYTES });
   const activation: [SplitPrePass, string] = [
     prePassKernel(k, `${plan}, pass 1: the activation to f16 tiles`, [act]),
     'activation to f16 tiles',
@@ -318,21 +308,21 @@ export function scalarB(spec: CoopmatSpec): { decls: string; bindings: Binding[]
 fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[(${weightRow(spec, 'c')} * K + k) / 2u]); }`,
     };
   }
-  const bindings = [...q4kWeight('u32'), ...after];
+  const bindings = [...quant.q4kWeight('u32'), ...after];
   return {
     bindings,
     decls: `const NSB = K / 256u; // Q4_K super-blocks per weight row
 ${bindingDecls(bindings, 1)}
-${Q4K_SCALES_WGSL}${NO_FUSE_DECODE}${ROUND_F16X2}// f16 pair (k, k+1), k even, of weight row c (rows n..NP-1 read row n - 1: never stored).
+${quant.Q4K_SCALES_WGSL}${quant.NO_FUSE_DECODE}${quant.ROUND_F16X2}// f16 pair (k, k+1), k even, of weight row c (rows n..NP-1 read row n - 1: never stored).
 fn wh_pair(c: u32, k: u32) -> vec2f {
   let blk = ${weightRow(spec, 'min(c, N - 1u)')} * NSB + k / 256u;
   let j = (k % 256u) / 32u; // sub-block 2g + s: nibble s of qs bytes 32g .. 32g + 31
-${at('  ', q4kDecode.scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, j)', 'wdm[blk]', 'q4k_m(blk * 3u, j)', 'separate'))}
+${at('  ', quant.q4kDecode.scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, j)', 'wdm[blk]', 'q4k_m(blk * 3u, j)', 'separate'))}
   let byte0 = 32u * (j / 2u) + k % 32u; // even, so the pair's two bytes share a word
   let sh = 8u * (byte0 % 4u) + 4u * (j % 2u);
   let word = wqs[blk * 32u + byte0 / 4u];
   let q = vec2f(f32((word >> sh) & 15u), f32((word >> (sh + 8u)) & 15u));
-  return round_f16x2(${q4kDecode.value('', 'q', 'separate', '2')});
+  return round_f16x2(${quant.q4kDecode.value('', 'q', 'separate', '2')});
 }`,
   };
 }
@@ -369,7 +359,7 @@ ${gemmConsts(spec, coopmatGeometry(spec))}
 @group(0) @binding(0) var<storage, read> xt: array<u32>; // f16 pairs, 16x16 fragment tiles
 ${b.decls}
 ${XT_PAIR}
-${gridHead('scalar')}${stagingOf(spec).b === 'q4k' ? SET_NO_FUSE : ''}${gemmPrologue(spec)}${scalarLoop(
+${gridHead('scalar')}${stagingOf(spec).b === 'q4k' ? quant.SET_NO_FUSE : ''}${gemmPrologue(spec)}${scalarLoop(
       split ? 'wg.z * (KB / KSPLIT)' : '0u',
       split ? '(wg.z + 1u) * (KB / KSPLIT)' : 'KB',
     )}${scalarStore(outRows(spec))}`,
@@ -449,7 +439,7 @@ export function q4kSource(spec: CoopmatSpec, s: Stagers): BSource {
     const quarter = (half: number, w: number) => {
       const v = `v${half}${'xyzw'[w]}`;
       return [
-        `let ${v} = ${q4kDecode.value(String(half), `nib_f32(${reg('gq', u)}.${'xyzw'[w]}, vec4u(${half * 4}u))`, dec, '4')};`,
+        `let ${v} = ${quant.q4kDecode.value(String(half), `nib_f32(${reg('gq', u)}.${'xyzw'[w]}, vec4u(${half * 4}u))`, dec, '4')};`,
         `let h${v} = bitcast<vec4<f16>>(vec2u(pack2x16float(${v}.xy), pack2x16float(${v}.zw)));`,
         range(4)
           .map((e) => `sb[o + ${half * 32 + w * 4 + e}u] = h${v}.${'xyzw'[e]};`)
@@ -459,7 +449,7 @@ export function q4kSource(spec: CoopmatSpec, s: Stagers): BSource {
     const j = (half: number) => `${reg('gw', u)}, ${reg('gj', u)}${half ? ' + 1u' : ''}`;
     return block(pad, guard(u), [
       ...[0, 1].flatMap((half) =>
-        q4kDecode.scaleMin(
+        quant.q4kDecode.scaleMin(
           String(half),
           `${reg('gd', u)}.x`,
           `q4kw_sc(${j(half)})`,
@@ -473,8 +463,8 @@ export function q4kSource(spec: CoopmatSpec, s: Stagers): BSource {
     ]);
   };
   return {
-    bindings: q4kWeight('vec4u'),
-    decls: `${Q4K_DECODE_REGS}${dec === 'separate' ? NO_FUSE_DECODE : ''}`,
+    bindings: quant.q4kWeight('vec4u'),
+    decls: `${quant.Q4K_DECODE_REGS}${dec === 'separate' ? quant.NO_FUSE_DECODE : ''}`,
     regs: lines(
       n,
       (u) =>
@@ -486,7 +476,7 @@ export function q4kSource(spec: CoopmatSpec, s: Stagers): BSource {
           `let kk = ((${s.stageAt(kb)}) % (K / ${SPLIT_K_STAGE}u)) * ${SPLIT_K_STAGE}u + (((${s.who(u)}) % ${qpr}u) / 2u) * 64u;`,
           `let blk = ${weightRow(spec, `min(ncol0 + (${s.who(u)}) / ${qpr}u, N - 1u)`)} * NSB + kk / 256u;`,
           `${reg('gq', u)} = wqs[blk * 8u + ((kk % 256u) / 64u) * 2u + (${s.who(u)}) % 2u];`,
-          `${reg('gw', u)} = ${q4kScaleWords('blk')};`,
+          `${reg('gw', u)} = ${quant.q4kScaleWords('blk')};`,
           `${reg('gd', u)} = vec2f(wd[blk], wdm[blk]);`,
           `${reg('gj', u)} = (kk % 256u) / 32u;`,
         ]),
@@ -575,7 +565,7 @@ ${
 ${spillCopyOut(outRows(spec))}`
     : ''
 }
-${gridHead(spec.arm)}${q4k && guardOf(spec) === 'separate' ? SET_NO_FUSE : ''}${gemmPrologue(spec)}${split ? `  let ks0 = wg.z * (${stages} / KSPLIT);\n` : ''}${accDecls(spec)}
+${gridHead(spec.arm)}${q4k && guardOf(spec) === 'separate' ? quant.SET_NO_FUSE : ''}${gemmPrologue(spec)}${split ? `  let ks0 = wg.z * (${stages} / KSPLIT);\n` : ''}${accDecls(spec)}
   // Stage 0: B into buffer 0, A fragments into registers.
 ${src.regs}
 ${src.fetch('0u', '  ')}
