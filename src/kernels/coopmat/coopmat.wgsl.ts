@@ -1,22 +1,10 @@
-// WGSL generator for the f16-dequant register-blocked Q4_K GEMM, the twin of the reference's
-// mmq_q4k_coopmat_tile, written ONCE as a function of typed parameters: the one-pass kernel here, the
-// split plan's passes in coopmat.split.ts, and buildCoopmatKernel, which picks between them.
-//
-// Same algorithm as the reference (NOT the int8 MMQ): per 32-wide K-block, stage the activation tile
-// A[BM, 32] rounded to f16 and the weight tile B[BN, 32] decoded from Q4_K with the affine scale FOLDED
-// in (w = d*sc*q - dmin*m, in f32) and rounded to f16; contract in f32. Because the scale is folded
-// before the contraction, the accumulators sum across ALL of K and stay in registers.
-// Comptime tile: a wm x wn grid of planes, each owning rm x rn 16x16 subtiles: BM = wm*rm*16,
-// BN = wn*rn*16. Tail guards on m and n (rows past the edge stage 0 and are never stored); k is a
-// multiple of the 256-wide Q4_K super-block, so it never tails.
-//   scalar          : the normative arm -- each lane owns PER = 256/plane elements of each of its
-//                     rm*rn subtiles as f32 registers; f16 as real `f16` (enable f16) or, in core
-//                     WGSL, rounded through pack2x16float -- both round each operand to f16 the same way.
-//   subgroup-matrix : f16 x f16 -> f32 16x16x16 subgroup matrices, rm*rn result matrices held across
-//                     K; at the end each is spilled to workgroup memory and stored by the same
-//                     per-lane partition (the fragment's lane map is opaque, and the tail guards and
-//                     ownership hooks need element stores).
-// The kernel calls set_owner / store_out, which the host defines in a suffix (gpu/instrument.ts).
+// The coopmat twin of the reference's mmq_q4k_coopmat_tile (f16 operands, not the int8 MMQ): the one-pass
+// kernel here, the split plan in coopmat.split.ts, the stream GEMM in coopmat.stream.ts. Per 32-wide
+// K-block, A is rounded to f16 and B decoded from Q4_K with the scale folded in (w = d*sc*q - dmin*m) and
+// rounded to f16, so the f32 accumulators sum all of K in registers. Rows past m and n stage 0 and are
+// never stored; k is a multiple of the Q4_K super-block. The matrix arm spills its results to workgroup
+// memory and stores them per lane: the fragment's lane map is opaque, and the tail guards and ownership
+// hooks (set_owner / store_out, defined by the host's suffix, gpu/instrument.ts) need element stores.
 import { ownerSuffix } from '../gpu/instrument';
 import { bindingDecls, bindingNames } from '../gpu/plan';
 import { NO_FUSE_DECODE, q4kDecode, Q4K_SCALES_WGSL, q4kWeight, SET_NO_FUSE } from '../quant/q4k.wgsl';
@@ -29,26 +17,8 @@ import {
   streamGeometry,
   type CoopmatSpec,
 } from './coopmat.params';
-import {
-  MATRIX_MAIN_HEAD,
-  OUT_BINDING,
-  scalarBlock,
-  SCALAR_MAIN_HEAD,
-  scalarStore,
-  spillCopyOut,
-  spillStore,
-  tileConsts,
-} from './coopmat.snippets';
-import { coopmatSplitBindings, coopmatSplitWgsl } from './coopmat.split';
-import { coopmatStreamWgsl } from './coopmat.stream';
-
-/** The one-pass kernel's buffers: the f32 activation, the Q4_K weight, the output. */
-const ONE_PASS_BINDINGS = [
-  { name: 'x', access: 'read', type: 'array<f32>', comment: 'activation [M, K] row-major' } as const,
-  ...q4kWeight('u32'),
-  OUT_BINDING(),
-];
-export const COOPMAT_BINDINGS = bindingNames(ONE_PASS_BINDINGS);
+import * as gemm from './coopmat.split';
+import { coopmatStreamModule } from './coopmat.stream';
 
 function header(spec: CoopmatSpec): string {
   const g = coopmatGeometry(spec);
@@ -59,12 +29,6 @@ function header(spec: CoopmatSpec): string {
 //   accumulated in f32. Tile wm=${wm} wn=${wn} rm=${rm} rn=${rn}: BM=${g.bm} BN=${g.bn}, ${g.nwarp} plane(s) of ${spec.plane} = ${g.threads} invocations.
 `;
 }
-
-const consts = (
-  spec: CoopmatSpec,
-) => `${tileConsts(spec, coopmatGeometry(spec))}const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
-const NSB = K / 256u; // Q4_K super-blocks per weight row
-`;
 
 /** The f16 tile storage: two K-consecutive operands per slot, stored rounded to f16. */
 const tileStorage = (spec: CoopmatSpec) =>
@@ -112,10 +76,7 @@ const STAGE = `    let k0 = kb * 32u;
       var v = vec2f(0.0);
       if (nrow < N) {
         let blk = nrow * NSB + sbk;
-${q4kDecode
-  .scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, is)', 'wdm[blk]', 'q4k_m(blk * 3u, is)', 'separate')
-  .map((l) => `        ${l}`)
-  .join('\n')}
+${gemm.at('        ', q4kDecode.scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, is)', 'wdm[blk]', 'q4k_m(blk * 3u, is)', 'separate'))}
         let pair = wqs[blk * 32u + (g * 32u + qi) / 4u] >> (8u * (qi % 4u));
         v = ${q4kDecode.value('', 'vec2f(f32((pair >> shift) & 15u), f32((pair >> (shift + 8u)) & 15u))', 'separate', '2')};
       }
@@ -124,71 +85,65 @@ ${q4kDecode
     workgroupBarrier();
 `;
 
-const SCALAR_MAIN = `${SCALAR_MAIN_HEAD}${SET_NO_FUSE}  for (var kb = 0u; kb < KB; kb++) {
-${STAGE}    for (var im = 0u; im < RM; im++) {
-      for (var jn = 0u; jn < RN; jn++) {
-        let sm = warp_m * RM + im;
-        let sn = warp_n * RN + jn;
-        for (var e = 0u; e < PER; e++) {
-          let p = lane * PER + e;
-          let ra = (sm * 16u + p / 16u) * 16u; // first f16 pair of this element's A row
-          let rb = (sn * 16u + p % 16u) * 16u; // ... and of its B row (= output column)
-${scalarBlock(
-  (l) => `get_a(ra + ${l})`,
-  (l) => `get_b(rb + ${l})`,
-)}
-        }
-      }
-    }
+const SCALAR_MAIN = `${gemm.gridHead('scalar')}${SET_NO_FUSE}  for (var kb = 0u; kb < KB; kb++) {
+${STAGE}${gemm.eachElement('    ', gemm.SUBTILE, [
+  "let ra = (sm * 16u + p / 16u) * 16u; // first f16 pair of this element's A row",
+  'let rb = (sn * 16u + p % 16u) * 16u; // ... and of its B row (= output column)',
+  ...gemm.scalarSum(
+    (l) => `get_a(ra + ${l})`,
+    (l) => `get_b(rb + ${l})`,
+  ),
+])}
     workgroupBarrier();
   }
-${scalarStore()}`;
+`;
 
-function matrixMain(spec: CoopmatSpec): string {
-  const { rm, rn } = spec.tile;
-  const ids: [number, number][] = [];
-  for (let im = 0; im < rm; im++) for (let jn = 0; jn < rn; jn++) ids.push([im, jn]);
-  const kHalf = (kc: number) => {
-    const loadsB = Array.from(
-      { length: rn },
-      (_, jn) =>
-        `      let b_${jn} = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, col_major>(&sb, (warp_n * RN + ${jn}u) * 512u + ${kc * 16}u, 32u);`,
-    ).join('\n');
-    const perA = Array.from({ length: rm }, (_, im) => {
-      const mmas = Array.from(
-        { length: rn },
-        (_, jn) =>
-          `        acc_${im}_${jn} = subgroupMatrixMultiplyAccumulate(a_${im}, b_${jn}, acc_${im}_${jn});`,
-      ).join('\n');
-      return `      {
-        let a_${im} = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + ${im}u) * 512u + ${kc * 16}u, 32u);
-${mmas}
-      }`;
-    }).join('\n');
-    return `    {
-      // K columns ${kc * 16}..${kc * 16 + 15} of the staged block.
-${loadsB}
-${perA}
-    }`;
-  };
-  return `// One 16x16 f32 spill per plane: the result matrix's lane layout is opaque, so it is stored here and
+const matrixMain = (
+  spec: CoopmatSpec,
+) => `// One 16x16 f32 spill per plane: the result matrix's lane layout is opaque, so it is stored here and
 // copied out by the per-lane partition, which also applies the tail guards and the ownership hooks.
-${spillCopyOut()}
-${MATRIX_MAIN_HEAD}${SET_NO_FUSE}  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
-${ids.map(([im, jn]) => `  var acc_${im}_${jn} = subgroup_matrix_result<f32, 16, 16>();`).join('\n')}
+${gemm.spillCopyOut(gemm.outRows(spec))}
+${gemm.gridHead(spec.arm)}${SET_NO_FUSE}  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
+${gemm.accDecls(spec)}
   for (var kb = 0u; kb < KB; kb++) {
-${STAGE}${kHalf(0)}
-${kHalf(1)}
+${STAGE}${gemm.contractChunks(
+  spec,
+  { chunks: 2, what: 'staged block', bufAt: '', rs: 32, a: (im) => `a_${im}` },
+  (im, kc) =>
+    `subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + ${im}u) * 512u + ${kc * 16}u, 32u)`,
+)}
     workgroupBarrier();
   }
-${ids.map(([im, jn]) => spillStore(im, jn)).join('\n')}
+${gemm.spillStores(spec, '  ')}
 }
 `;
+
+function onePassModule(spec: CoopmatSpec): gemm.GemmModule {
+  const bindings = [
+    gemm.readOnly('x', 'array<f32>', 'activation [M, K] row-major'),
+    ...q4kWeight('u32'),
+    gemm.outBinding(spec),
+  ];
+  const enables =
+    spec.arm === 'scalar' ? (spec.f16 === 'native' ? 'enable f16;\n' : '') : gemm.MATRIX_ENABLES;
+  return {
+    bindings: bindingNames(bindings),
+    wgsl: `${enables ? `${enables}\n` : ''}${header(spec)}
+${gemm.tileConsts(spec, coopmatGeometry(spec))}const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
+const NSB = K / 256u; // Q4_K super-blocks per weight row
+
+${bindingDecls(bindings)}
+${Q4K_SCALES_WGSL}${NO_FUSE_DECODE}
+${tileStorage(spec)}
+${spec.arm === 'scalar' ? `${SCALAR_MAIN}${gemm.scalarStore(gemm.outRows(spec))}` : matrixMain(spec)}`,
+  };
 }
 
-function assertSpec(spec: CoopmatSpec): void {
+function coopmatModule(spec: CoopmatSpec, directStore: boolean): gemm.GemmModule {
   const errs = coopmatSpecErrors(spec);
   if (errs.length) throw new RangeError(errs.join('; '));
+  if (stagingOf(spec).stream) return coopmatStreamModule(spec);
+  return isSplit(spec.staging) ? gemm.coopmatSplitModule(spec, directStore) : onePassModule(spec);
 }
 
 /**
@@ -196,23 +151,8 @@ function assertSpec(spec: CoopmatSpec): void {
  * staging, the text of its GEMM pass.
  * @example coopmatWgsl({ m: 16, n: 16, k: 256, tile: { wm: 1, wn: 1, rm: 1, rn: 1 }, plane: 4, arm: 'scalar', f16: 'emulated', staging: 'one-pass' })
  */
-export function coopmatWgsl(spec: CoopmatSpec, opts: { directStore?: boolean } = {}): string {
-  assertSpec(spec);
-  if (stagingOf(spec).stream) return coopmatStreamWgsl(spec, opts);
-  if (isSplit(spec.staging)) return coopmatSplitWgsl(spec, opts);
-  const enables = [
-    spec.f16 === 'native' ? 'enable f16;' : '',
-    spec.arm === 'subgroup-matrix' ? 'enable subgroups;\nenable chromium_experimental_subgroup_matrix;' : '',
-  ]
-    .filter(Boolean)
-    .join('\n');
-  return `${enables ? `${enables}\n\n` : ''}${header(spec)}
-${consts(spec)}
-${bindingDecls(ONE_PASS_BINDINGS)}
-${Q4K_SCALES_WGSL}${NO_FUSE_DECODE}
-${tileStorage(spec)}
-${spec.arm === 'scalar' ? SCALAR_MAIN : matrixMain(spec)}`;
-}
+export const coopmatWgsl = (spec: CoopmatSpec, opts: { directStore?: boolean } = {}): string =>
+  coopmatModule(spec, opts.directStore ?? true).wgsl;
 
 export interface CoopmatKernel {
   /** Kernel text plus the host suffix: ready for createShaderModule. */
@@ -235,9 +175,9 @@ export interface CoopmatKernel {
 export function buildCoopmatKernel(spec: CoopmatSpec, opts: { instrument?: boolean } = {}): CoopmatKernel {
   const instrument = opts.instrument ?? false;
   // The split GEMM stores interior fragments straight to out, except instrumented (see coopmat.split.ts).
-  const kernelWgsl = coopmatWgsl(spec, { directStore: !instrument });
-  const g = stagingOf(spec).stream ? streamGeometry(spec) : coopmatGeometry(spec);
-  const bindings = isSplit(spec.staging) ? coopmatSplitBindings(spec) : [...COOPMAT_BINDINGS];
+  const { wgsl: kernelWgsl, bindings } = coopmatModule(spec, !instrument);
+  const stream = stagingOf(spec).stream;
+  const g = stream ? streamGeometry(spec) : coopmatGeometry(spec);
   const ownerBinding = bindings.length; // the debug buffer goes one past the kernel's own bindings
   if (instrument) bindings.push('owner');
   return {
@@ -247,11 +187,7 @@ export function buildCoopmatKernel(spec: CoopmatSpec, opts: { instrument?: boole
     bindings,
     workgroupSize: g.threads,
     // Split-K's parts run on grid z; the stream GEMM's in each workgroup.
-    workgroups: (m: number, n: number) => [
-      Math.ceil(n / g.bn),
-      Math.ceil(m / g.bm),
-      stagingOf(spec).stream ? 1 : (spec.ksplit ?? 1),
-    ],
+    workgroups: (m, n) => [Math.ceil(n / g.bn), Math.ceil(m / g.bm), stream ? 1 : (spec.ksplit ?? 1)],
     workgroupBytes: coopmatWorkgroupBytes(spec),
   };
 }

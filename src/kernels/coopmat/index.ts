@@ -34,7 +34,7 @@ import {
 
 export { mmqQ4kF16Ref, mmqQ4kF16RoundedRef, dequantQ4kRows, coopmatData, fmaF32 } from './coopmat.oracle';
 export type { CoopmatData, DecodeRounding } from './coopmat.oracle';
-export { buildCoopmatKernel, coopmatWgsl, COOPMAT_BINDINGS, type CoopmatKernel } from './coopmat.wgsl';
+export { buildCoopmatKernel, coopmatWgsl, type CoopmatKernel } from './coopmat.wgsl';
 export {
   coopmatGeometry,
   coopmatSplitExtents,
@@ -46,7 +46,7 @@ export {
   type CoopmatSpec,
   type RowMap,
 } from './coopmat.params';
-export type { OutRows } from './coopmat.snippets';
+export type { OutRows } from './coopmat.split';
 export {
   coopmatPlan,
   coopmatAnalyticOwnership,
@@ -54,7 +54,7 @@ export {
   coopmatOwner,
   COOPMAT_OWNER_BUFFER,
 } from './coopmat.plan';
-export { coopmatPrePasses, coopmatSplitBindings, coopmatSplitWgsl } from './coopmat.split';
+export { coopmatPrePasses } from './coopmat.split';
 export { coopmatCatalog, COOPMAT_STAGINGS, STAGING_LABELS, type CoopmatStaging } from './catalog';
 
 /**
