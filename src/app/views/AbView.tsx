@@ -4,6 +4,7 @@
 import { lazy, Suspense, useCallback, useMemo } from 'react';
 import { knobLabel } from '../../kernels/family';
 import type { RunOutcome } from '../../workers/protocol';
+import { useServices } from '../appContext';
 import { act, catalogIn, clearAb, loadAbSide, pinCurrentRun, swapAb, useApp, type AbSide } from '../store';
 import { abTiming, deltaColor, errorDelta, ownerChanges, ratioText, type BatchStats } from './abCompare';
 import { errorField, fmt, logPosition, rampColor, type Rgb } from './analysis';
@@ -153,6 +154,7 @@ function Compare({ a, b }: { a: RunOutcome; b: RunOutcome }) {
 }
 
 export default function AbView() {
+  const { controller } = useServices();
   const ab = useApp((s) => s.ab);
   const hasRun = useApp((s) => !!s.outcome);
   const labelA = useSideLabel(ab.a);
@@ -193,7 +195,10 @@ export default function AbView() {
                           type="button"
                           className="link"
                           title="Load this config (and its edited WGSL, shown below) into the playground and run it"
-                          onClick={() => act(loadAbSide, name)}
+                          onClick={() => {
+                            act(loadAbSide, name);
+                            controller.runNow();
+                          }}
                           data-testid={`ab-load-${name}`}
                         >
                           load and run it
