@@ -219,7 +219,7 @@ export default function AbView() {
           )}
           {ab.b && (
             <>
-              <h4>WGSL (main pass, A left, B right)</h4>
+              <h4>WGSL of the main pass: A → B</h4>
               {ab.a.wgsl !== undefined && ab.b.wgsl !== undefined ? (
                 <Suspense fallback={<p className="muted small">loading the diff editor…</p>}>
                   <WgslDiff original={ab.a.wgsl} modified={ab.b.wgsl} />
