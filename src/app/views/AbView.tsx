@@ -19,9 +19,9 @@ function useSideLabel(side: AbSide | undefined): string {
   const catalog = useApp((s) => (side ? catalogIn(s, side.config.kernel) : undefined));
   if (!side) return '–';
   const c = side.config;
-  const shape = ['m', 'n', 'k', 'tokens']
-    .filter((key) => typeof c.params[key] === 'number')
-    .map((key) => `${key}=${c.params[key]}`)
+  const shape = (catalog?.controls ?? [])
+    .filter((control) => control.group === 'shape')
+    .map((control) => `${control.key}=${String(c.params[control.key])}`)
     .join(' ');
   const knobs = catalog ? knobLabel(catalog, c.params) : '-';
   return `${catalog?.title ?? c.kernel} · ${c.arm}${knobs !== '-' ? ` · ${knobs}` : ''} · ${shape}${side.edited ? ' · edited WGSL' : ''}`;
