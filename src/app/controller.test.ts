@@ -9,10 +9,12 @@ import { CATALOG } from '../kernels/catalog';
 import { tuneProblemKey } from '../kernels/tune/problem';
 import type { TuneRecordEntry, WorkerResponse } from '../workers/protocol';
 import { createController, type Controller } from './controller';
-import { encodePermalink } from './permalink/codec';
+import { decodePermalink, encodePermalink } from './permalink/codec';
 import { openTuneRuns, type TuneRunStore } from './persistence/tuneRuns';
 import {
   act,
+  clearAb,
+  pinCurrentRun,
   createAppStore,
   dismissLinkError,
   getApp,
@@ -355,6 +357,16 @@ describe('controller', () => {
     expect([...storage.values()].some((v) => v.includes('mine!'))).toBe(true);
     await settle();
     expect(hash).toMatch(/^#v=2&s=/);
+  });
+
+  it('pinning a run as A writes the comparison into the link', async () => {
+    await settle();
+    act(pinCurrentRun);
+    await settle();
+    const link = decodePermalink(hash, CATALOG.families);
+    expect(link.ok && link.state.ab?.a.config.params.m).toBe(96);
+    act(clearAb);
+    await settle();
   });
 
   it('a compile error lands in the state with its positions', async () => {

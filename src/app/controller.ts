@@ -370,7 +370,8 @@ export function createController(env: ControllerEnv): Controller {
       s.config !== prev.config ||
       s.tab !== prev.tab ||
       s.buffers !== prev.buffers ||
-      s.generated !== prev.generated
+      s.generated !== prev.generated ||
+      s.ab !== prev.ab
     ) {
       clearTimeout(hashTimer);
       hashTimer = setTimeout(writeHash, delay.hash);

@@ -1,5 +1,5 @@
 // A read-only Monaco diff of two kernels' main passes (the A/B tab): loaded on demand, as the editor is,
-// with the same WGSL language and theme.
+// with the same WGSL language and theme; `data-changes` holds the number of changed line ranges.
 import { useEffect, useRef } from 'react';
 import { monaco, MONACO_THEME } from './monaco';
 import { WGSL_LANGUAGE_ID } from './wgslLanguage';
@@ -22,7 +22,15 @@ export default function WgslDiff({ original, modified }: { original: string; mod
       fontSize: 12,
     });
     diff.setModel({ original: a, modified: b });
+    // Bring the first change into view (a kernel is longer than the pane), and say how many there are.
+    const shown = diff.onDidUpdateDiff(() => {
+      const changes = diff.getLineChanges() ?? [];
+      el.dataset.changes = String(changes.length);
+      const first = changes[0];
+      if (first) diff.getModifiedEditor().revealLineInCenter(Math.max(1, first.modifiedStartLineNumber));
+    });
     return () => {
+      shown.dispose();
       diff.dispose();
       a.dispose();
       b.dispose();

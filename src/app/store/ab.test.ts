@@ -49,7 +49,8 @@ describe('A/B state', () => {
     const back = abFromLink(link);
     expect(back.a).toEqual({ config: config('scalar'), wgsl: '// edited', edited: true });
     expect(back.b).toEqual({ config: config('dp4a'), wgsl: undefined, edited: false });
-    expect(back.next).toBe('b');
+    expect(back.next).toBeUndefined(); // the link's own run does not replace a linked side
+    expect(abAfterRun(back, side('subgroup-matrix'))).toBe(back);
     expect(abFromLink(undefined)).toEqual({});
   });
 });

@@ -63,11 +63,12 @@ const fromLinkSide = (l: AbLinkSide): AbSide => ({
 });
 
 /**
- * The comparison a link restores: its sides' configs and edited WGSL, without runs (a side runs here
- * only when the user loads it); B waits for the next run.
+ * The comparison a link restores: its sides' configs and edited WGSL, without runs. No side waits for a
+ * run (the link's own config runs without replacing a linked side): a side is filled when the user
+ * loads it (loadAbSide).
  * @example abFromLink(link.ab) // {} when the link pins nothing
  */
 export function abFromLink(link: AbLink | undefined): AbState {
   if (!link) return {};
-  return { a: fromLinkSide(link.a), ...(link.b ? { b: fromLinkSide(link.b) } : {}), next: 'b' };
+  return { a: fromLinkSide(link.a), ...(link.b ? { b: fromLinkSide(link.b) } : {}) };
 }

@@ -59,7 +59,8 @@ export interface SweepState {
 }
 
 export const INITIAL_SWEEP: SweepState = {
-  form: { axis: 'm', mode: 'pow2', from: 1, to: 4096, list: '1, 16, 100, 512' },
+  // axis '' = the family's first shape param (the sweep tab picks it).
+  form: { axis: '', mode: 'pow2', from: 1, to: 4096, list: '1, 16, 100, 512' },
   stored: [],
 };
 

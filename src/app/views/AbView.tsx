@@ -4,6 +4,7 @@
 import { lazy, Suspense, useCallback, useMemo } from 'react';
 import { knobLabel } from '../../kernels/family';
 import type { RunOutcome } from '../../workers/protocol';
+import { useServices } from '../appContext';
 import { act, catalogIn, clearAb, loadAbSide, pinCurrentRun, swapAb, useApp, type AbSide } from '../store';
 import { abTiming, deltaColor, errorDelta, ownerChanges, ratioText, type BatchStats } from './abCompare';
 import { errorField, fmt, logPosition, rampColor, type Rgb } from './analysis';
@@ -18,9 +19,9 @@ function useSideLabel(side: AbSide | undefined): string {
   const catalog = useApp((s) => (side ? catalogIn(s, side.config.kernel) : undefined));
   if (!side) return '–';
   const c = side.config;
-  const shape = ['m', 'n', 'k', 'tokens']
-    .filter((key) => typeof c.params[key] === 'number')
-    .map((key) => `${key}=${c.params[key]}`)
+  const shape = (catalog?.controls ?? [])
+    .filter((control) => control.group === 'shape')
+    .map((control) => `${control.key}=${String(c.params[control.key])}`)
     .join(' ');
   const knobs = catalog ? knobLabel(catalog, c.params) : '-';
   return `${catalog?.title ?? c.kernel} · ${c.arm}${knobs !== '-' ? ` · ${knobs}` : ''} · ${shape}${side.edited ? ' · edited WGSL' : ''}`;
@@ -153,6 +154,7 @@ function Compare({ a, b }: { a: RunOutcome; b: RunOutcome }) {
 }
 
 export default function AbView() {
+  const { controller } = useServices();
   const ab = useApp((s) => s.ab);
   const hasRun = useApp((s) => !!s.outcome);
   const labelA = useSideLabel(ab.a);
@@ -193,7 +195,10 @@ export default function AbView() {
                           type="button"
                           className="link"
                           title="Load this config (and its edited WGSL, shown below) into the playground and run it"
-                          onClick={() => act(loadAbSide, name)}
+                          onClick={() => {
+                            act(loadAbSide, name);
+                            controller.runNow();
+                          }}
                           data-testid={`ab-load-${name}`}
                         >
                           load and run it
@@ -214,7 +219,7 @@ export default function AbView() {
           )}
           {ab.b && (
             <>
-              <h4>WGSL (main pass, A left, B right)</h4>
+              <h4>WGSL of the main pass: A → B</h4>
               {ab.a.wgsl !== undefined && ab.b.wgsl !== undefined ? (
                 <Suspense fallback={<p className="muted small">loading the diff editor…</p>}>
                   <WgslDiff original={ab.a.wgsl} modified={ab.b.wgsl} />

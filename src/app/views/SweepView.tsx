@@ -164,7 +164,7 @@ function PointTable({ record }: { record: SweepRecord }) {
               <>
                 <td className="num timing">{fmt(p.ms, 4)}</td>
                 <td className="num timing">{fmt(p.medianMs, 4)}</td>
-                <td className="num">{p.batches ?? '–'}</td>
+                <td className="num timing">{p.batches ?? '–'}</td>
                 <td className="num timing">
                   {p.throughput !== undefined ? `${fmt(p.throughput, 3)} ${p.unit ?? ''}` : '–'}
                 </td>
