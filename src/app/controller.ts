@@ -45,6 +45,7 @@ import {
   type RunEstimate,
 } from './store';
 import { createTunerController, type TunerController } from './tunerController';
+import type { ProbeResult } from '../kernels/perf/probe.run';
 import type { WorkerClient } from './worker/client';
 
 export interface ControllerEnv {
@@ -96,6 +97,8 @@ export interface Controller {
   openHash(hash?: string): void;
   tuner: TunerController;
   models: ModelController;
+  /** Measure the adapter's peaks in the worker (kernels/perf/probe.run.ts); rejects with the worker's message. */
+  probe(): Promise<ProbeResult>;
 }
 
 /** Estimated runs longer than this ask before they start (issue: "before a run expected to exceed ~10 s"). */
@@ -436,5 +439,10 @@ export function createController(env: ControllerEnv): Controller {
     openHash: (hash) => openHash(hash, false),
     tuner,
     models,
+    async probe() {
+      const msg = await client.request({ type: 'probe' }).done;
+      if (msg.type === 'probe-result') return msg.result;
+      throw new Error(msg.type === 'error' ? msg.message : `the probe ended with '${msg.type}'`);
+    },
   };
 }

@@ -387,6 +387,7 @@ function validateEntry(v: unknown, path: string): TuneRecordEntry {
     ...(optional(e, 'samples', times, path) as { samples?: number[] }),
     ...(optional(e, 'phases', phases, path) as Pick<TuneRecordEntry, 'phases'>),
     ...(optional(e, 'at', isoDate, path) as { at?: string }),
+    ...(optional(e, 'bytes', nonNeg, path) as { bytes?: number }),
   };
 }
 

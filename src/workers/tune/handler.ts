@@ -46,6 +46,7 @@ export interface TuneHandlerContext {
 export function entryOf(ev: PlanEvaluator, e: Evaluation): TuneRecordEntry {
   const config = ev.configOf(e.values);
   const block = ev.family.tile?.block(config.params);
+  const bytes = e.verdict === 'measured' ? ev.bytesOf(e.values) : undefined;
   return {
     config: e.config,
     label: readableConfig(config, tuningKeys(ev.family.controls)),
@@ -60,6 +61,7 @@ export function entryOf(ev: PlanEvaluator, e: Evaluation): TuneRecordEntry {
     ...(e.samples ? { samples: e.samples } : {}),
     ...(e.phases ? { phases: e.phases } : {}),
     ...(e.at ? { at: e.at } : {}),
+    ...(bytes !== undefined ? { bytes } : {}),
   };
 }
 
