@@ -115,13 +115,12 @@ export function rooflineChart(
   return { roofs: roofXs.map((x) => ({ x, y: y(x), label: 'roof' })), run, passes, configs };
 }
 
-/** A rate with an SI prefix: 1.23 T, 456 G, 7.8 M. */
+/** A rate with an SI prefix from mega up: 1.23 T, 456 G, 7.8 M, 12.0. */
 export function si(v: number): string {
   const units: [number, string][] = [
     [1e12, 'T'],
     [1e9, 'G'],
     [1e6, 'M'],
-    [1e3, 'k'],
   ];
   for (const [f, u] of units) if (Math.abs(v) >= f) return `${(v / f).toPrecision(3)} ${u}`;
   return v.toPrecision(3);
