@@ -9,6 +9,7 @@ import { comparisonText } from '../src/kernels/perf/spread';
 import { ktCacheCsv, toKtCache, tuningKeys } from '../src/kernels/perf/ktCache';
 import type { EvolutionParams, TuneReport } from '../src/workers/protocol';
 import { handleTuneRequest } from '../src/workers/tune';
+import { DEFAULT_EVO } from '../src/app/store/tunerState';
 import { CliError, parseArgs, positiveInt } from './args';
 import { choiceValue, familyOf, inProcessCore, openGpu, paramsOf } from './run';
 import type { Subcommand } from './subcommand';
@@ -21,14 +22,8 @@ const EVO_FLAGS = [
   '--batches',
   '--banks',
 ] as const;
-const DEFAULTS: EvolutionParams = {
-  population: 8,
-  generations: 4,
-  seed: 0xc0ffee,
-  measureMs: 10,
-  batches: 3,
-  banks: 4,
-};
+/** The app tuner's search defaults, so `mmq tune` and the Tuner tab search alike. */
+const DEFAULTS = DEFAULT_EVO;
 
 /** The report as JSON text; an unmeasured config's Infinity is written as "Infinity" (JSON has none). */
 export const reportJson = (r: TuneReport): string =>

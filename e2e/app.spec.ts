@@ -33,7 +33,7 @@ test('loads, highlights the generated WGSL and runs the default kernel', async (
   await page.keyboard.press('Escape');
   await expect(page.getByTestId('glossary')).toHaveCount(0);
   await expect(page.getByTestId('timing-detail')).toHaveText(
-    /^fastest of \d+ batch(es)? × \d+ runs? back to back · (GPU timestamps|wall clock.*), resolution [\d.]+ (ns|µs|ms)$/,
+    /^fastest of \d+ batch(es)? × \d+ runs? back to back \(median [\d.e+-]+, p90 [\d.e+-]+, max [\d.e+-]+ ms\) · (GPU timestamps|wall clock.*), resolution [\d.]+ (ns|µs|ms)$/,
   );
 });
 

@@ -182,6 +182,7 @@ describe('tuner components (server-rendered)', () => {
         onShow: () => {},
         onDelete: () => {},
         onExport: () => {},
+        onExportRun: () => {},
         onImport: () => {},
         importError: 'runs[0].problem: expected a string, got 0',
         importNote: undefined,

@@ -52,6 +52,7 @@ import {
 import { estimate, rateFor, rateOfHunt, rateOfRun, workOf, type MeasuredRate } from './runEstimate';
 import { createSweepController, type SweepController } from './sweepController';
 import { createTunerController, type TunerController } from './tunerController';
+import type { ProbeResult } from '../kernels/perf/probe.run';
 import type { WorkerClient } from './worker/client';
 
 export interface ControllerEnv {
@@ -115,6 +116,8 @@ export interface Controller {
   tuner: TunerController;
   models: ModelController;
   sweep: SweepController;
+  /** Measure the adapter's peaks in the worker (kernels/perf/probe.run.ts); rejects with the worker's message. */
+  probe(): Promise<ProbeResult>;
 }
 
 /** Where the session storage keeps the hash this tab wrote last. */
@@ -446,5 +449,10 @@ export function createController(env: ControllerEnv): Controller {
     tuner,
     models,
     sweep,
+    async probe() {
+      const msg = await client.request({ type: 'probe' }).done;
+      if (msg.type === 'probe-result') return msg.result;
+      throw new Error(msg.type === 'error' ? msg.message : `the probe ended with '${msg.type}'`);
+    },
   };
 }

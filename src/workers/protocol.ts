@@ -214,6 +214,8 @@ export interface TuneRecordEntry {
   phases?: { compileMs: number; verifyMs: number; benchmarkMs: number };
   /** ISO time it was measured. */
   at?: string;
+  /** Bytes one run of its plan moves (kernels/perf/traffic.ts), for the roofline. */
+  bytes?: number;
 }
 
 export interface TuneReport {

@@ -3,7 +3,9 @@
 // the whole plan and each pass as separate measurements, with how they were taken (batch size, runs,
 // timestamp resolution) and a mark on figures too close to the resolution to trust. Without WebGPU it
 // shows the CPU oracle's output instead.
+import { lazy, Suspense } from 'react';
 import type { RunOutcome } from '../../workers/protocol';
+import { spreadOf } from '../../kernels/perf/spread';
 import { gateText } from '../../kernels/compare';
 import { useServices } from '../appContext';
 import { catalogIn, configKey, isCurrentResult, useApp } from '../store';
@@ -24,6 +26,8 @@ export function resolution(ns: number): string {
   if (ns >= 1e3) return `${fmt(ns / 1e3)} µs`;
   return `${fmt(ns)} ns`;
 }
+
+const PerfPanel = lazy(() => import('../perf/PerfPanel'));
 
 const plural = (n: number, word: string) =>
   `${n} ${word}${n === 1 ? '' : /(s|sh|ch|x)$/.test(word) ? 'es' : 's'}`;
@@ -66,7 +70,10 @@ function Timing({ o }: { o: RunOutcome }) {
         </div>
       </dl>
       <p className="small muted" data-testid="timing-detail">
-        fastest of {plural(t.samples.length, 'batch')} × {plural(t.runs, 'run')} back to back ·{' '}
+        fastest of {plural(t.samples.length, 'batch')} × {plural(t.runs, 'run')} back to back (median{' '}
+        <span className="num">{fmt(spreadOf(t.samples).median)}</span>, p90{' '}
+        <span className="num">{fmt(spreadOf(t.samples).p90)}</span>, max{' '}
+        <span className="num">{fmt(spreadOf(t.samples).max)}</span> ms) ·{' '}
         {t.method === 'timestamp' ? 'GPU timestamps' : 'wall clock (no timestamp queries here)'}, resolution{' '}
         <span className="num">{resolution(t.resolutionNs)}</span>
       </p>
@@ -80,11 +87,21 @@ function Timing({ o }: { o: RunOutcome }) {
                   {i + 1}. {p.label}
                 </span>{' '}
                 <span className="num">{fmt(p.ms)} ms</span> {p.coarse && coarse}
+                {p.samples.length ? (
+                  <span className="muted small">
+                    {' '}
+                    (median {fmt(spreadOf(p.samples).median)}, max {fmt(spreadOf(p.samples).max)}, n{' '}
+                    {p.samples.length})
+                  </span>
+                ) : null}
               </li>
             ))}
           </ul>
         </div>
       )}
+      <Suspense fallback={<p className="muted small">loading the roofline…</p>}>
+        <PerfPanel o={o} />
+      </Suspense>
     </div>
   );
 }

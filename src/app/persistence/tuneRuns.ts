@@ -20,6 +20,7 @@
 // (from before kernel families declared their knobs) cannot be replayed and are dropped on upgrade.
 //
 // This is the only module that imports `idb` (lint enforces it).
+import { fromKtCache } from '../../kernels/perf/ktCache';
 import type { Spread } from '../../kernels/perf/spread';
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import { ARMS } from '../../kernels/gpu/caps';
@@ -191,7 +192,26 @@ export function serializeTuneRuns(runs: readonly TuneRun[], exportedAt = new Dat
 }
 
 /**
- * Parse and validate a tune-runs export. Every field is checked; the first problem is reported with
+ * A Kernel Tuner 1.1.0 cache file as a stored run: the file this app (or `mmq tune --kt-cache`) wrote
+ * carries the run's own fields in `mmq_run`; one Kernel Tuner wrote alone lacks the problem and base
+ * config a replay needs, and is refused saying so.
+ */
+function ktCacheRun(root: Record<string, unknown>): TuneRun {
+  let run: ReturnType<typeof fromKtCache>;
+  try {
+    run = fromKtCache(root);
+  } catch (e) {
+    throw new TuneImportError(`Kernel Tuner cache: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (!('mmq_run' in root))
+    throw new TuneImportError(
+      'Kernel Tuner cache without an mmq_run block: it does not say which problem and base config it tuned, so it cannot be replayed here',
+    );
+  return runOf(validateReport(run, 'kt-cache'));
+}
+
+/**
+ * Parse and validate a tune-runs export (or a Kernel Tuner 1.1.0 cache file of one run). Every field is checked; the first problem is reported with
  * its path, e.g. `runs[2].report.entries[7].verdict: expected one of measured, rejected, failed-gate`.
  */
 export function parseTuneRunsJson(text: string): TuneRun[] {
@@ -202,6 +222,7 @@ export function parseTuneRunsJson(text: string): TuneRun[] {
     throw new TuneImportError(`not JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
   const root = obj(doc, '(file)');
+  if ('schema_version' in root && 'cache' in root) return [ktCacheRun(root)];
   if (root.format !== TUNE_RUNS_FORMAT) {
     throw new TuneImportError(
       `format: expected "${TUNE_RUNS_FORMAT}", got ${show(root.format)} -- not an MMQ Playground tune-runs export`,
@@ -388,6 +409,7 @@ function validateEntry(v: unknown, path: string): TuneRecordEntry {
     ...(optional(e, 'samples', times, path) as { samples?: number[] }),
     ...(optional(e, 'phases', phases, path) as Pick<TuneRecordEntry, 'phases'>),
     ...(optional(e, 'at', isoDate, path) as { at?: string }),
+    ...(optional(e, 'bytes', nonNeg, path) as { bytes?: number }),
   };
 }
 

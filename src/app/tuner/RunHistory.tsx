@@ -12,6 +12,8 @@ export interface RunHistoryProps {
   onShow(run: TuneRun): void;
   onDelete(run: TuneRun): void;
   onExport(): void;
+  /** Export one run as a Kernel Tuner cache file or CSV. */
+  onExportRun(run: TuneRun, format: 'json' | 'csv'): void;
   onImport(file: File): void;
   importError: string | undefined;
   importNote: string | undefined;
@@ -33,8 +35,13 @@ export function RunHistory(props: RunHistoryProps) {
           >
             export JSON
           </button>
-          <button type="button" data-testid="tuner-import" onClick={() => file.current?.click()}>
-            import JSON
+          <button
+            type="button"
+            data-testid="tuner-import"
+            title="a tune-runs export, or a Kernel Tuner 1.1.0 cache file of one run"
+            onClick={() => file.current?.click()}
+          >
+            import JSON / KT cache
           </button>
           <input
             ref={file}
@@ -91,6 +98,24 @@ export function RunHistory(props: RunHistoryProps) {
                   )}{' '}
                   <span className="tuner-dim">{new Date(r.date).toLocaleString()}</span>
                   {other ? <span className="tuner-dim"> &middot; other device: {r.deviceId}</span> : null}
+                </button>
+                <button
+                  type="button"
+                  className="tuner-link"
+                  data-testid="tuner-export-kt"
+                  title="this run as a Kernel Tuner 1.1.0 cache file"
+                  onClick={() => props.onExportRun(r, 'json')}
+                >
+                  KT cache
+                </button>
+                <button
+                  type="button"
+                  className="tuner-link"
+                  data-testid="tuner-export-csv"
+                  title="this run's configs as CSV"
+                  onClick={() => props.onExportRun(r, 'csv')}
+                >
+                  CSV
                 </button>
                 <button
                   type="button"

@@ -5,6 +5,7 @@
 // shown); the controller talks to the worker and persists every measured config.
 import type { ControlDecl, DataSource, FamilyCatalog } from '../../kernels/family';
 import type { EvolutionParams, TuneRecordEntry } from '../../workers/protocol';
+import type { TuneRun } from '../persistence/tuneRuns';
 import { useServices } from '../appContext';
 import { DATA_LABEL } from '../components/Controls';
 import { DeclaredField } from '../components/DeclaredField';
@@ -26,7 +27,7 @@ import { shapeParams } from '../../kernels/models/tensors';
 import { ConfigTable } from './ConfigTable';
 import { RunHistory } from './RunHistory';
 import { ConfigScatter, ConvergenceChart } from './TunerCharts';
-import { bestPerGenerationOf, finalsWallMs, formatMs, formatRel, speedup } from './tunerData';
+import { bestPerGenerationOf, finalsWallMs, formatMs, formatRel, ktExport, speedup } from './tunerData';
 import './tuner.css';
 
 const EVO_FIELDS: readonly {
@@ -370,15 +371,26 @@ export function TunerDashboard() {
     hunt && controller.tuner.load({ ...hunt.base, arm: e.arm, params: { ...hunt.base.params, ...e.params } });
   const auto = tuner.auto;
 
-  const doExport = async () => {
-    const text = await controller.tuner.exportJson();
-    const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
+  const download = (text: string, type: string, name: string) => {
+    const url = URL.createObjectURL(new Blob([text], { type }));
     const a = document.createElement('a');
     a.href = url;
-    a.download = `mmq-tune-runs-${new Date().toISOString().slice(0, 10)}.json`;
+    a.download = name;
     a.click();
     setTimeout(() => URL.revokeObjectURL(url), 1000);
   };
+  const doExport = async () =>
+    download(
+      await controller.tuner.exportJson(),
+      'application/json',
+      `mmq-tune-runs-${new Date().toISOString().slice(0, 10)}.json`,
+    );
+  const exportRun = (run: TuneRun, format: 'json' | 'csv') =>
+    download(
+      ktExport(run.report, format),
+      format === 'csv' ? 'text/csv' : 'application/json',
+      `${run.kernel}-${run.problem.replace(/[^\w=.-]+/g, '_')}.${format === 'csv' ? 'csv' : 'kt.json'}`,
+    );
 
   return (
     <section className="tuner" data-testid="tuner-dashboard">
@@ -458,6 +470,7 @@ export function TunerDashboard() {
         onShow={(run) => controller.tuner.show(run)}
         onDelete={(run) => controller.tuner.remove(run)}
         onExport={() => void doExport()}
+        onExportRun={exportRun}
         onImport={(f) => controller.tuner.importJson(f)}
         importError={tuner.importError}
         importNote={tuner.importNote}

@@ -2,6 +2,18 @@
 // Kept out of the components so it is unit-tested without a DOM.
 import type { TuneRecordEntry, TuneReport, TuneVerdict } from '../../workers/protocol';
 export { finalsWallMs } from '../../kernels/tune/finals';
+import { CATALOG } from '../../kernels/catalog';
+import { ktCacheCsv, toKtCache, tuningKeys } from '../../kernels/perf/ktCache';
+
+/**
+ * A stored run as a Kernel Tuner 1.1.0 cache file (JSON text) or its CSV.
+ * @example download(ktExport(run.report, 'json'), 'run.kt.json')
+ */
+export function ktExport(report: TuneReport, format: 'json' | 'csv'): string {
+  const controls = CATALOG.find(report.kernel)?.controls ?? [];
+  const file = toKtCache(report, { keys: tuningKeys(controls) });
+  return format === 'csv' ? ktCacheCsv(file) : JSON.stringify(file, null, 2) + '\n';
+}
 
 export interface ConvergencePoint {
   generation: number;
@@ -164,8 +176,18 @@ export function formatRel(rel: number | undefined): string {
   return rel === 0 ? '0' : rel.toExponential(1);
 }
 
-/** Speedup of the winner over the incumbent ("1.83x"), when both were measured. */
-export function speedup(report: Pick<TuneReport, 'bestMs' | 'incumbentMs'>): string | undefined {
+/**
+ * Speedup of the winner over the incumbent ("1.83x"), when both were measured. A report with an
+ * interleaved claim says what the claim says: a ratio only when the rounds did not overlap.
+ */
+export function speedup(report: Pick<TuneReport, 'bestMs' | 'incumbentMs' | 'claim'>): string | undefined {
+  const c = report.claim;
+  if (c)
+    return c.verdict === 'faster'
+      ? `${c.ratio.toFixed(2)}x, interleaved rounds do not overlap`
+      : c.verdict === 'slower'
+        ? `the incumbent stayed ${(1 / c.ratio).toFixed(2)}x faster`
+        : `no measurable difference over ${c.a.n} interleaved rounds`;
   const inc = report.incumbentMs;
   if (inc === undefined || !Number.isFinite(inc) || !Number.isFinite(report.bestMs) || report.bestMs <= 0)
     return undefined;

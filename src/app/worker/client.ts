@@ -59,6 +59,7 @@ const FINAL: ReadonlySet<WorkerResponse['type']> = new Set([
   'run-result',
   'compile-error',
   'tune-done',
+  'probe-result',
   'autokernel-result',
   'gguf-opened',
   'oracle-result',

@@ -88,31 +88,14 @@ export function rooflinePoint(
   const intensity = bytes > 0 ? ops / bytes : 0;
   const memoryRoof = intensity * peakBandwidthGBs * 1e9;
   const bandwidthFraction = gbs / peakBandwidthGBs;
+  const measured = { label, ms, bytes, ops, gbs, opsPerSec, intensity, bandwidthFraction };
   if (peakOps === undefined || ops === 0)
-    return {
-      label,
-      ms,
-      bytes,
-      ops,
-      gbs,
-      opsPerSec,
-      intensity,
-      bound: 'memory',
-      bandwidthFraction,
-      peakFraction: bandwidthFraction,
-    };
+    return { ...measured, bound: 'memory', peakFraction: bandwidthFraction };
   const attainable = Math.min(peakOps, memoryRoof);
   return {
-    label,
-    ms,
-    bytes,
-    ops,
-    gbs,
-    opsPerSec,
-    intensity,
+    ...measured,
     attainable,
     bound: memoryRoof < peakOps ? 'memory' : 'compute',
-    bandwidthFraction,
     computeFraction: opsPerSec / peakOps,
     peakFraction: opsPerSec / attainable,
   };

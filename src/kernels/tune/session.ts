@@ -19,6 +19,7 @@ import { resolveConfig } from '../gpu/arms';
 import type { AdapterCaps } from '../gpu/caps';
 import { preparePlan, uploadResident, type PreparedPlan, type ResidentBuffers } from '../gpu/runner';
 import type { Timing } from '../gpu/timing';
+import { planTraffic, totalTraffic } from '../perf';
 import { PASS, reject, type Evaluator, type Measurement, type StaticVerdict } from './evaluator';
 import { gateRows } from './problem';
 import type { Config } from './space';
@@ -271,6 +272,16 @@ export class PlanEvaluator implements Evaluator {
   /** Operations of one run of the problem (2mnk). */
   get ops(): number {
     return this.session.facts.ops;
+  }
+
+  /** Bytes one run of a choice's plan moves (../perf/traffic.ts); undefined when it cannot be built. */
+  bytesOf(cfg: Config): number | undefined {
+    try {
+      const built = this.session.build(this.search.apply(cfg));
+      return totalTraffic(planTraffic(built.plan, built.facts.ops)).bytes;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Output rows the search's gate checks (undefined: every row). */

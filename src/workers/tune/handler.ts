@@ -46,6 +46,7 @@ export interface TuneHandlerContext {
 export function entryOf(ev: PlanEvaluator, e: Evaluation): TuneRecordEntry {
   const config = ev.configOf(e.values);
   const block = ev.family.tile?.block(config.params);
+  const bytes = e.verdict === 'measured' ? ev.bytesOf(e.values) : undefined;
   return {
     config: e.config,
     label: readableConfig(config, tuningKeys(ev.family.controls)),
@@ -60,6 +61,7 @@ export function entryOf(ev: PlanEvaluator, e: Evaluation): TuneRecordEntry {
     ...(e.samples ? { samples: e.samples } : {}),
     ...(e.phases ? { phases: e.phases } : {}),
     ...(e.at ? { at: e.at } : {}),
+    ...(bytes !== undefined ? { bytes } : {}),
   };
 }
 
@@ -163,16 +165,18 @@ async function tune(
     });
     const rep = r.report;
     if (!rep) throw new Error('the tuner returned no report');
+    const stage = (text: string) =>
+      post({
+        type: 'tune-progress',
+        id,
+        generation: evo.generations - 1,
+        evaluated: rep.evaluated,
+        bestMs: rep.bestMs,
+        stage: text,
+      });
     // The winner must pass the family's own gate on its whole output before it is stored; a finalist
     // that fails it is dropped for the next fastest that passes.
-    post({
-      type: 'tune-progress',
-      id,
-      generation: evo.generations - 1,
-      evaluated: rep.evaluated,
-      bestMs: rep.bestMs,
-      stage: 'checking the winner on its whole output',
-    });
+    stage('checking the winner on its whole output');
     const ranked = [
       ...rep.finals
         .filter((f) => Number.isFinite(f.ms))
@@ -208,14 +212,7 @@ async function tune(
     // convergence chart and the claim agree, and an incumbent that stays measurably faster keeps the crown.
     let claim: TuneReport['claim'];
     if (winner && winner.name !== incName && incumbentMs !== undefined) {
-      post({
-        type: 'tune-progress',
-        id,
-        generation: evo.generations - 1,
-        evaluated: rep.evaluated,
-        bestMs: rep.bestMs,
-        stage: 're-timing incumbent and winner interleaved',
-      });
+      stage('re-timing incumbent and winner interleaved');
       claim = await interleavedClaim(ev, search.incumbent, space.parse(winner.name)!, {
         batchMs: 4 * evo.measureMs,
         cancelled,

@@ -1,0 +1,281 @@
+// A run's performance against the adapter's measured peaks: the peaks probe (run on demand, kept per
+// adapter in IndexedDB, its method shown), per pass and for the plan the batches' median and spread,
+// GB/s, ops/s, arithmetic intensity and % of peak, a histogram of the batches on demand, and the
+// roofline with the run, its passes and the tuner's configs. Loaded lazily with recharts.
+import { useEffect, useState } from 'react';
+import {
+  Bar,
+  BarChart,
+  CartesianGrid,
+  Legend,
+  Line,
+  ComposedChart,
+  ResponsiveContainer,
+  Scatter,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from 'recharts';
+import { probeAdapterKey } from '../../kernels/perf/probe';
+import type { ProbeResult } from '../../kernels/perf/probe.run';
+import { histogram } from '../../kernels/perf/spread';
+import type { RunOutcome } from '../../workers/protocol';
+import { useServices } from '../appContext';
+import { openPeaks } from '../persistence/peaks';
+import { useApp } from '../store';
+import { fmt } from '../views/analysis';
+import './perf.css';
+import { peaksFor, perfRows, rooflineChart, si, type PerfRow } from './perfView';
+
+const AXIS = {
+  stroke: '#6b7385',
+  fontSize: 11,
+  fontFamily: 'ui-monospace, SFMono-Regular, Menlo, monospace',
+};
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+const pct = (f: number | undefined) => (f === undefined ? '–' : `${(f * 100).toPrecision(3)}%`);
+
+function Method({ probe }: { probe: ProbeResult }) {
+  return (
+    <table className="perf-method small" data-testid="perf-method">
+      <thead>
+        <tr>
+          <th>roof</th>
+          <th>kernel</th>
+          <th>size</th>
+          <th>batches × runs</th>
+          <th>median [min–max] ms/run</th>
+          <th>figure</th>
+        </tr>
+      </thead>
+      <tbody>
+        {probe.measurements.map((m) => (
+          <tr key={m.kind}>
+            <td className="mono">{m.kind}</td>
+            <td>{m.what}</td>
+            <td>{m.size}</td>
+            <td className="num">
+              {m.spread.n} × {m.runsPerBatch} ({m.method})
+            </td>
+            <td className="num">
+              {fmt(m.spread.median)} [{fmt(m.spread.min)}–{fmt(m.spread.max)}]
+            </td>
+            <td className="num">{m.kind === 'bandwidth' ? `${fmt(m.value)} GB/s` : `${si(m.value)}ops/s`}</td>
+          </tr>
+        ))}
+        {probe.skipped.map((s) => (
+          <tr key={s.kind} className="muted">
+            <td className="mono">{s.kind}</td>
+            <td colSpan={5}>not measured: {s.why}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function Histogram({ samples }: { samples: readonly number[] }) {
+  const data = histogram(samples, 8).map((b) => ({ ms: fmt((b.from + b.to) / 2), count: b.count }));
+  return (
+    <div className="perf-histogram" data-testid="perf-histogram">
+      <ResponsiveContainer width="100%" height={120}>
+        <BarChart data={data} margin={{ top: 4, right: 8, bottom: 4, left: 0 }}>
+          <XAxis dataKey="ms" {...AXIS} />
+          <YAxis {...AXIS} allowDecimals={false} width={28} />
+          <Bar dataKey="count" fill="#5ec4ff" isAnimationActive={false} />
+        </BarChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}
+
+function Roofline({
+  rows,
+  roof,
+  kernel,
+}: {
+  rows: PerfRow[];
+  roof: { bandwidthGBs: number; ops?: number };
+  kernel: string;
+}) {
+  const report = useApp((s) => (s.tuner.hunt?.report?.kernel === kernel ? s.tuner.hunt.report : undefined));
+  const chart = rooflineChart(rows, roof, report?.entries ?? [], report?.ops ?? 0);
+  const tick = (v: number) => si(v);
+  return (
+    <div className="perf-roofline" data-testid="perf-roofline" data-configs={chart.configs.length}>
+      <ResponsiveContainer width="100%" height={260}>
+        <ComposedChart margin={{ top: 8, right: 16, bottom: 16, left: 8 }}>
+          <CartesianGrid stroke="#2a3040" strokeDasharray="3 3" />
+          <XAxis
+            type="number"
+            dataKey="x"
+            scale="log"
+            domain={['auto', 'auto']}
+            allowDataOverflow
+            tickFormatter={tick}
+            {...AXIS}
+            label={{
+              value: 'ops / byte',
+              position: 'insideBottom',
+              offset: -8,
+              fill: '#8a93a6',
+              fontSize: 11,
+            }}
+          />
+          <YAxis
+            type="number"
+            dataKey="y"
+            scale="log"
+            domain={['auto', 'auto']}
+            tickFormatter={tick}
+            width={56}
+            {...AXIS}
+          />
+          <Tooltip
+            contentStyle={{ background: '#161a22', border: '1px solid #2a3040', fontSize: 12 }}
+            formatter={(v) => (typeof v === 'number' ? si(v) : String(v))}
+          />
+          <Legend wrapperStyle={{ fontSize: 11 }} />
+          <Line
+            data={chart.roofs}
+            dataKey="y"
+            name="roof"
+            stroke="#8a93a6"
+            dot={false}
+            isAnimationActive={false}
+          />
+          <Scatter data={chart.configs} name="tuner configs" fill="#5ec4ff" isAnimationActive={false} />
+          <Scatter data={chart.passes} name="passes" fill="#ff9f43" isAnimationActive={false} />
+          <Scatter data={chart.run} name="this run" fill="#ffd166" isAnimationActive={false} />
+        </ComposedChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}
+
+/** The performance section of a timed run (data-testid perf). */
+export function PerfPanel({ o }: { o: RunOutcome }) {
+  const { controller } = useServices();
+  const caps = useApp((s) => s.device.caps);
+  const key = caps ? probeAdapterKey(caps) : undefined;
+  const [probe, setProbe] = useState<ProbeResult | undefined>();
+  const [status, setStatus] = useState<{ busy: boolean; error?: string }>({ busy: false });
+  const [show, setShow] = useState({ method: false, histogram: false });
+  useEffect(() => {
+    if (!key) return;
+    let live = true;
+    void openPeaks()
+      .then((store) => store.get(key))
+      .then((hit) => live && setProbe(hit))
+      .catch(
+        (e: unknown) => live && setStatus({ busy: false, error: `stored peaks unreadable: ${message(e)}` }),
+      );
+    return () => {
+      live = false;
+    };
+  }, [key]);
+  const measure = async () => {
+    setStatus({ busy: true });
+    try {
+      const r = await controller.probe();
+      setProbe(r);
+      setStatus({ busy: false });
+      await (await openPeaks()).put(r);
+    } catch (e) {
+      setStatus({ busy: false, error: message(e) });
+    }
+  };
+  const rows = perfRows(o, probe?.peaks);
+  if (!rows) return null;
+  const roof = probe ? peaksFor(probe.peaks, o.arithmetic ?? 'int8', o.config.arm) : undefined;
+  return (
+    <div className="perf" data-testid="perf" data-peaks={probe ? 'measured' : 'none'}>
+      <h4>Against this adapter&apos;s measured peaks</h4>
+      <p className="small" data-testid="perf-peaks">
+        {probe ? (
+          <>
+            peaks: <span className="num">{fmt(probe.peaks.bandwidthGBs)} GB/s</span> copy
+            {roof?.ops !== undefined ? (
+              <>
+                , <span className="num">{si(roof.ops)}ops/s</span> for this arm
+              </>
+            ) : (
+              ', no compute peak for this arm'
+            )}{' '}
+            <span className="muted">
+              (probe of {new Date(probe.at).toLocaleString()}, {fmt(probe.durationMs / 1000)} s)
+            </span>{' '}
+          </>
+        ) : (
+          <span className="muted">peaks not measured on this adapter yet </span>
+        )}
+        <button
+          type="button"
+          data-testid="perf-probe"
+          disabled={status.busy || !caps}
+          onClick={() => void measure()}
+        >
+          {status.busy ? 'measuring peaks…' : probe ? 're-measure peaks' : 'measure peaks'}
+        </button>{' '}
+        {probe ? (
+          <button
+            type="button"
+            data-testid="perf-method-toggle"
+            onClick={() => setShow({ ...show, method: !show.method })}
+          >
+            {show.method ? 'hide method' : 'method'}
+          </button>
+        ) : null}
+      </p>
+      {status.error ? (
+        <p className="run-error" role="alert" data-testid="perf-error">
+          {status.error}
+        </p>
+      ) : null}
+      {probe && show.method ? <Method probe={probe} /> : null}
+      <table className="perf-table small" data-testid="perf-table">
+        <thead>
+          <tr>
+            <th></th>
+            <th>median ms [min–p90, max] (n)</th>
+            <th>bytes</th>
+            <th>GB/s</th>
+            <th>ops/s</th>
+            <th>ops/byte</th>
+            <th>% of peak</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.label} data-testid="perf-row">
+              <td>{r.label}</td>
+              <td className="num">
+                {fmt(r.spread.median)} [{fmt(r.spread.min)}–{fmt(r.spread.p90)}, {fmt(r.spread.max)}] (
+                {r.spread.n})
+              </td>
+              <td className="num">{si(r.bytes)}B</td>
+              <td className="num">{fmt(r.bytes / (r.spread.median * 1e6))}</td>
+              <td className="num">{r.ops ? si(r.ops / (r.spread.median / 1e3)) : '–'}</td>
+              <td className="num">{r.bytes ? fmt(r.ops / r.bytes) : '–'}</td>
+              <td className="num" title={r.point ? `${r.point.bound}-bound` : 'measure the peaks first'}>
+                {pct(r.point?.peakFraction)}
+                {r.point ? <span className="muted"> {r.point.bound}</span> : null}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <button
+        type="button"
+        data-testid="perf-histogram-toggle"
+        onClick={() => setShow({ ...show, histogram: !show.histogram })}
+      >
+        {show.histogram ? 'hide histogram' : 'histogram of the batches'}
+      </button>
+      {show.histogram && o.timing ? <Histogram samples={o.timing.samples} /> : null}
+      {roof ? <Roofline rows={rows} roof={roof} kernel={o.config.kernel} /> : null}
+    </div>
+  );
+}
+
+export default PerfPanel;
