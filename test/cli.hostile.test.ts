@@ -37,17 +37,7 @@ describe('inputs that are not regular files', () => {
   });
 
   it('quantize refuses /dev/zero before reading it', async () => {
-    const r = await runMmq([
-      'quantize',
-      '--type',
-      'q8_0',
-      '--rows',
-      '1',
-      '--k',
-      '32',
-      '/dev/zero',
-      join(tmp, 'o'),
-    ]);
+    const r = await runMmq([...'quantize --type q8_0 --rows 1 --k 32 /dev/zero'.split(' '), join(tmp, 'o')]);
     expectOneLine(r, 2, /^mmq: cannot open \/dev\/zero: a character device, not a regular file$/m);
   });
 
@@ -68,7 +58,7 @@ describe('inputs that are not regular files', () => {
   });
 
   it('a --rows x --k past the 1 GiB quantized at once is refused before the file is opened', async () => {
-    const r = await runMmq(['quantize', '--type', 'q8_0', '--rows', '65536', '--k', '8192', 'nope', 'o']);
+    const r = await runMmq('quantize --type q8_0 --rows 65536 --k 8192 nope o'.split(' '));
     expectOneLine(r, 2, /--rows 65536 --k 8192 is 2147483648 bytes of f32, over the 1073741824/);
   });
 });
@@ -140,7 +130,7 @@ describe('exit statuses and the words around them', () => {
     writeFileSync(notGguf, 'plain text, not a model');
     expectOneLine(await runMmq(['inspect', notGguf]), 2, /not a GGUF file/);
     expectOneLine(
-      await runMmq(['run', '--kernel', 'mmq-q4k-rt', '--m', '16', '--n', '64', '--k', '300', '--no-time']),
+      await runMmq('run --kernel mmq-q4k-rt --m 16 --n 64 --k 300 --no-time'.split(' ')),
       2,
       /k = 300 is not a multiple of 256/,
     );
@@ -148,24 +138,21 @@ describe('exit statuses and the words around them', () => {
 
   it("a family without params says so; --type's wording", async () => {
     expectOneLine(
-      await runMmq(['run', '--kernel', 'hello-mma', '--m', '16']),
+      await runMmq('run --kernel hello-mma --m 16'.split(' ')),
       2,
       /^mmq: run: hello-mma takes no params \(its shape is fixed\), so not 'm'$/m,
     );
     expectOneLine(
-      await runMmq(['quantize', '--rows', '1', '--k', '32', 'a', 'b']),
+      await runMmq('quantize --rows 1 --k 32 a b'.split(' ')),
       2,
       /^mmq: quantize: --type is required \(one of q8_0, q8_1, q4_K\)$/m,
     );
   });
 
   it("no Vulkan driver: exit 3, and a line that says what to do about Dawn's warnings", async () => {
-    const r = await runMmq(
-      ['run', '--kernel', 'mmq-q8-naive', '--m', '16', '--n', '16', '--k', '64', '--no-time'],
-      {
-        env: { VK_ICD_FILENAMES: '/nonexistent/icd.json' },
-      },
-    );
+    const r = await runMmq('run --kernel mmq-q8-naive --m 16 --n 16 --k 64 --no-time'.split(' '), {
+      env: { VK_ICD_FILENAMES: '/nonexistent/icd.json' },
+    });
     expect(r.status).toBe(3);
     expect(r.stderr).toMatch(
       /\nmmq: run: no WebGPU adapter\. VK_ICD_FILENAMES names \/nonexistent\/icd\.json, which does not exist: set VK_ICD_FILENAMES to a Vulkan driver's ICD file \(without a GPU, SwiftShader's: .*\)\n$/,
@@ -200,21 +187,7 @@ describe('files over 4 GiB and long runs', () => {
 
   it('a run over a second prints its stage on stderr', async () => {
     const r = await runMmq(
-      [
-        'run',
-        '--kernel',
-        'mmq-q8-naive',
-        '--m',
-        '16',
-        '--n',
-        '16',
-        '--k',
-        '64',
-        '--target-ms',
-        '1500',
-        '--batches',
-        '2',
-      ],
+      'run --kernel mmq-q8-naive --m 16 --n 16 --k 64 --target-ms 1500 --batches 2'.split(' '),
       { timeoutMs: 120_000 },
     );
     expect(r.status).toBe(0);
