@@ -2,6 +2,7 @@
 // the app's main thread can import the built-in presets without the GGUF reader; the worker and the CLI
 // derive these.
 import { GgufError, type GgufTensorInfo, type GgufValue } from '../quant/gguf';
+import { excerpt } from '../quant/untrustedText';
 import { fits, modelGemms, PREFILL_M, type ModelDims, type ModelGemm, type ModelPreset } from './presets';
 
 /** A non-negative integer metadata value; per-layer arrays give their largest entry. */
@@ -43,7 +44,8 @@ function gemmTensors(tensors: readonly GgufTensorInfo[]): Map<string, GgufTensor
   const found = new Map<string, { block: number; t: GgufTensorInfo }>();
   for (const t of tensors) {
     const m = BLOCK_WEIGHT.exec(t.name);
-    if (!m || !GEMM_NAMES.includes(m[2]!) || t.ne.length < 2) continue;
+    // An empty tensor (ne[0] = 0 is legal GGUF) is no GEMM: it would show as one with k = 0.
+    if (!m || !GEMM_NAMES.includes(m[2]!) || t.ne.length < 2 || t.ne.includes(0)) continue;
     const block = Number(m[1]);
     const prev = found.get(m[2]!);
     if (!prev || block < prev.block) found.set(m[2]!, { block, t });
@@ -78,7 +80,8 @@ export function presetFromGgufMetadata(
   const topk = count(metadata, key('expert_used_count'));
   const preset = (gemms: ModelGemm[]): ModelPreset => ({
     id: `gguf:${arch}`,
-    name: typeof name === 'string' && name ? name : arch,
+    // Strings from the file, shown in lists: escaped and cut.
+    name: excerpt(typeof name === 'string' && name ? name : arch),
     gemms,
     prefillM: [...PREFILL_M],
   });
@@ -102,7 +105,7 @@ export function presetFromGgufMetadata(
   ].filter(Boolean);
   if (hidden === undefined || heads === undefined || missing.length) {
     throw new GgufError(
-      `no model preset: the GGUF metadata lacks ${missing.join(', ')}${tensors ? ' and it has no blk.N GEMM tensors' : ''}`,
+      `no model preset: the GGUF metadata lacks ${missing.map((k) => excerpt(k)).join(', ')}${tensors ? ' and it has no blk.N GEMM tensors' : ''}`,
     );
   }
   const ffn = count(metadata, key('feed_forward_length'));

@@ -170,6 +170,35 @@ describe('presetFromGgufMetadata', () => {
     );
   });
 
+  it('a file string is cut and escaped in the preset name and the message; an empty tensor is no GEMM', () => {
+    const arch = `\x1b[2J${'a'.repeat(1 << 20)}`;
+    const e = (() => {
+      try {
+        presetFromGgufMetadata(md({ 'general.architecture': arch }));
+      } catch (x) {
+        return x as Error;
+      }
+    })();
+    expect(e!.message.length).toBeLessThan(400);
+    expect(e!.message).toContain('\\x1b[2Jaaa');
+    const empty = parseGguf(
+      writeGguf({
+        kv: [['general.architecture', { t: 'str', v: arch }]],
+        tensors: [{ name: 'blk.0.ffn_down.weight', dims: [0, 4], type: 8, data: new Uint8Array(0) }],
+      }),
+    );
+    expect(() => presetFromGgufMetadata(empty.metadata, empty.tensors)).toThrow(/lacks/);
+    const named = parseGguf(
+      writeGguf({
+        kv: [['general.architecture', { t: 'str', v: arch }]],
+        tensors: [{ name: 'blk.0.ffn_down.weight', dims: [32, 4], type: 8, data: new Uint8Array(136) }],
+      }),
+    );
+    expect(presetFromGgufMetadata(named.metadata, named.tensors).name).toMatch(
+      /^\\x1b\[2Ja{76}… \(1048580 chars\)$/,
+    );
+  });
+
   it("with the file's tensors, lists the GEMM tensors it has (ne, type), topk from metadata", () => {
     const kv: [string, KvValue][] = [
       ['general.architecture', { t: 'str', v: 'qwen3moe' }],

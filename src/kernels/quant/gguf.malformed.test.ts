@@ -11,6 +11,7 @@ import { Writer } from '../../../test/ggufWriter';
 import { bytesSource } from './byteSource';
 import { ggmlTensorByteLength } from './ggml';
 import { GgufError, openGguf, tensorDataProblem, type GgufFile, type GgufOpenOptions } from './gguf';
+import { XorShift64 } from './xorshift';
 
 type Field = (w: Writer) => void;
 
@@ -431,6 +432,34 @@ describe("malformed GGUF files: accepted and rejected as ggml's gguf.cpp does", 
     // eslint-disable-next-line no-control-regex
     expect(message).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
     if (c.msg) expect(message).toMatch(c.msg);
+  });
+
+  it('corrupted copies of a file with hostile names: every rejection is one bounded, printable line', async () => {
+    const base = raw({
+      kv: [kv(`\x1b[2J${'k'.repeat(3000)}`, 8, str('\r\nverdict: matches oracle'.repeat(100)))],
+      tensors: [{ name: '\x1b[31mw' }, { name: 'b\n' }],
+    });
+    const rng = new XorShift64(31n);
+    let rejected = 0;
+    for (let i = 0; i < 400; i++) {
+      const b = base.slice();
+      // Mostly the counts, lengths and types near the start, where a flip changes what is claimed.
+      for (let j = 0; j <= rng.nextMod(3); j++) {
+        b[rng.nextMod(2) ? rng.nextMod(48) : rng.nextMod(b.length)] = rng.nextMod(256);
+      }
+      const e = await openGguf(bytesSource(b)).then(
+        () => undefined,
+        (x: unknown) => x,
+      );
+      if (e === undefined) continue;
+      rejected++;
+      expect(e).toBeInstanceOf(GgufError);
+      const message = (e as GgufError).message;
+      expect(message.length).toBeLessThan(400);
+      // eslint-disable-next-line no-control-regex
+      expect(message).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    }
+    expect(rejected).toBeGreaterThan(100);
   });
 
   it('covers 50 to 64 files, and says why for each deliberate difference', () => {
