@@ -82,18 +82,16 @@ async function pressCancel(page: Page): Promise<number> {
   await page.evaluate(() => {
     const t: CancelTiming = {};
     (window as CancelTimingWindow).__cancelTiming = t;
-    document.addEventListener(
-      'pointerdown',
-      (e) => {
-        if (e.target instanceof Element && e.target.closest('[data-testid="cancel"]'))
-          t.pressedAt ??= e.timeStamp;
-      },
-      { capture: true },
-    );
+    const press = (e: PointerEvent) => {
+      if (e.target instanceof Element && e.target.closest('[data-testid="cancel"]'))
+        t.pressedAt ??= e.timeStamp;
+    };
+    document.addEventListener('pointerdown', press, { capture: true });
     const shown = new MutationObserver(() => {
       if (t.pressedAt === undefined || !document.querySelector('[data-testid="run-cancelled"]')) return;
       t.shownAt = performance.now();
       shown.disconnect();
+      document.removeEventListener('pointerdown', press, { capture: true });
     });
     shown.observe(document.body, { childList: true, subtree: true, characterData: true });
   });

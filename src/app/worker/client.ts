@@ -42,10 +42,11 @@ export interface WorkerClient {
 
 /**
  * How long the request in flight has by default to answer a cancel, ms. A worker between timed batches
- * answers well within it; past it, replacing the worker and showing the answer took up to ~0.2 s more on
- * a loaded two-core machine (e2e/app.spec.ts measures it from the press): the README's second keeps a margin.
+ * answers well within it; past it, replacing the worker and showing the answer took up to ~0.25 s more
+ * on a loaded two-core machine (e2e/app.spec.ts measures it from the press): the README's second keeps
+ * a margin.
  */
-export const CANCEL_GRACE_MS = 400;
+const CANCEL_GRACE_MS = 400;
 
 export interface ClientOptions {
   /** How long the request in flight has to answer a cancel before the worker is replaced, ms. */
