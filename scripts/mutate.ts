@@ -1,8 +1,10 @@
-// A mutation habit for the kernels' exact parts (issue 27): apply one small fault at a time to the quant
-// codecs, the oracles and the WGSL generators -- an operator swapped, a constant off by one, a clamp or a
-// guard dropped, two indices swapped -- and run only the vitest files that should notice. A mutant no test
-// kills is a gap in the tests, or a change that cannot alter behaviour (an equivalent mutant); each
-// survivor gets a test or a reason (docs/hardware.md names the ones only a GPU can kill).
+// A mutation habit for the kernels' exact parts (issue 27) and where the numbers come from (issue 30): apply
+// one small fault at a time to the quant codecs, the oracles, the WGSL generators, the runner and its
+// timing, the tuner, the worker, the CLI and the app's links -- an operator swapped, a constant off by
+// one, a clamp or a guard dropped, two indices swapped -- and run only the vitest files that should
+// notice. A mutant no test kills is a gap in the tests, or a change that cannot alter behaviour (an
+// equivalent mutant); each survivor gets a test or a reason. Those only a GPU with subgroup matrices can
+// kill are marked `hw` and are also in scripts/mutate-hw.sh, which runs them through the hardware tier.
 // Not part of CI or `npm test`.
 //
 // The working tree is never touched: the script copies src/, test/, bench/ and cli/ to a temporary
