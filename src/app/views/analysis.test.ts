@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { OwnershipBuffers } from '../../workers/protocol';
 import {
   badByOwner,
+  passSlowerNote,
   badMask,
   errorBins,
   errorField,
@@ -160,5 +161,19 @@ describe('error split and hashes', () => {
     expect(a).toMatch(/^[0-9a-f]{8}$/);
     expect(fnv1a([new Uint32Array([1, 2, 3])])).toBe(a);
     expect(fnv1a([new Uint32Array([1, 2, 4])])).not.toBe(a);
+  });
+});
+
+describe('a pass timed alone against the plan', () => {
+  it('explains a pass slower alone than the whole plan, and says nothing otherwise', () => {
+    expect(passSlowerNote(8.69, [{ label: 'GEMM', ms: 16.8 }])).toMatch(
+      /^Pass 1 \(GEMM\) alone, 16\.8\d* ms, took longer than the whole plan, 8\.69\d* ms\. They are separate measurements/,
+    );
+    expect(
+      passSlowerNote(8.69, [
+        { label: 'a', ms: 2 },
+        { label: 'b', ms: 6 },
+      ]),
+    ).toBeUndefined();
   });
 });

@@ -329,3 +329,18 @@ export function fmt(x: number | undefined, digits = 3): string {
   if (a >= 1e5 || a < 1e-3) return x.toExponential(digits - 1);
   return Number(x.toPrecision(digits)).toString();
 }
+
+/**
+ * Why a pass timed alone can be slower than the whole plan, when one is (undefined otherwise): the
+ * figures are separate measurements, each the fastest of its own batches at another moment.
+ * @example passSlowerNote(8.69, [{ label: 'GEMM', ms: 16.8 }]) // 'Pass 1 (GEMM) alone, 16.8 ms, ...'
+ */
+export function passSlowerNote(
+  planMs: number,
+  passes: readonly { label: string; ms: number }[],
+): string | undefined {
+  const i = passes.findIndex((p) => p.ms > planMs);
+  const p = passes[i];
+  if (!p) return undefined;
+  return `Pass ${i + 1} (${p.label}) alone, ${fmt(p.ms)} ms, took longer than the whole plan, ${fmt(planMs)} ms. They are separate measurements: each is the fastest of its own batches, taken at another moment (other work on the adapter -- on a CPU adapter, anything else the machine runs -- slows one and not the other), and a pass repeated back to back alone meets the caches and the scheduler differently than between the plan's other passes. Compare passes with each other, and plans by their whole-plan time.`;
+}
