@@ -112,3 +112,36 @@ test('Ctrl+Enter and Alt+Enter run the kernel, in the editor and anywhere on the
   await page.keyboard.press('Alt+Enter');
   expect(await waitForNewRun(page, before)).toBe('done');
 });
+
+test('Tab does not trap the keyboard in the editor: Escape then Tab leaves, Tab from the page passes', async ({
+  page,
+}) => {
+  const text = await editorText(page);
+  // The editor's text input (Monaco keeps other focusable parts inside it too).
+  const inEditor = () =>
+    page.evaluate(() => {
+      const a = document.activeElement;
+      return !!a?.closest('[data-testid="editor"] .monaco-editor') && a?.tagName === 'TEXTAREA';
+    });
+  await page.getByTestId('editor').locator('.view-lines').click();
+  expect(await inEditor()).toBe(true);
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Tab');
+  expect(await inEditor()).toBe(false);
+  // Back in by Shift+Tab, then ten Tabs: focus moves on, nothing is indented.
+  for (let i = 0; i < 4 && !(await inEditor()); i++) await page.keyboard.press('Shift+Tab');
+  expect(await inEditor()).toBe(true);
+  await page.keyboard.press('Tab');
+  expect(await inEditor()).toBe(false);
+  for (let i = 0; i < 9; i++) await page.keyboard.press('Tab'); // around the page, through the editor again
+  await page.waitForTimeout(800); // an edit would be debounced into a run by now
+  expect(await editorText(page)).toBe(text);
+  await expect(page.getByTestId('edited-badge')).toHaveCount(0);
+  // Clicked and typed in, Tab indents again (the editor's own use of it).
+  await page.getByTestId('editor').locator('.view-lines').click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type('\n');
+  await page.keyboard.press('Tab');
+  expect(await inEditor()).toBe(true);
+  expect(await editorText(page)).not.toBe(text);
+});

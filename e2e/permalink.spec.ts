@@ -10,6 +10,7 @@ test('a copied link restores kernel, shape, plane, data, tab and the edited WGSL
   page,
   browser,
 }) => {
+  test.setTimeout(180_000); // two browsers, each opening a device on a loaded machine
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await openApp(page);
   const size = await pickKernel(page, 'mmq-q4k-rt', { m: 17, n: 50, k: 256 });

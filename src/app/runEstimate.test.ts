@@ -74,6 +74,15 @@ describe('run estimates', () => {
     expect(memoryBound.kernelMs).toBe(2e9 / 5e7);
   });
 
+  it('do not trust a tiny run below the default (its time is overhead, not work)', () => {
+    // 50 x 1 x 512 in 3 ms said 8.5e3 multiply-adds/ms, and a 50 x 256 x 512 run then asked for 6.7 s.
+    const tiny = rateOfRun('mmq-q4k-rt', 'dp4a', { macs: 50 * 512, bytes: 0 }, 5, 3)!;
+    expect(tiny.floor).toBe(true);
+    expect(rateFor([tiny], 'mmq-q4k-rt', 'dp4a', true).basis).toMatch(/cautious default/);
+    const fastTiny = rateOfRun('mmq-q4k-rt', 'dp4a', { macs: 1e6, bytes: 0 }, 5, 3)!;
+    expect(rateFor([fastTiny], 'mmq-q4k-rt', 'dp4a', true).macsPerMs).toBeCloseTo(1e6 / 3);
+  });
+
   it("take the tuner's hunts as a rate: the median measured config per arm, rejected ones skipped", () => {
     const rates = rateOfHunt('mmq-q4k-tile', { macs: 1e6, bytes: 0 }, [
       { arm: 'dp4a', ms: 1, verdict: 'measured' },

@@ -75,7 +75,15 @@ export interface MeasuredRate {
   arm: Arm;
   macsPerMs: number;
   basis: string;
+  /**
+   * The run was too short to show the rate (its time mostly dispatch and timer overhead): the rate is
+   * only a floor, and the default counts where it is higher.
+   */
+  floor?: boolean;
 }
+
+/** A run shorter than this (ms per kernel run) measures overhead more than the rate. */
+export const INFORMATIVE_MS = 20;
 
 /**
  * The rate a finished run shows: its multiply-adds over the plan's timed ms per run, else over the
@@ -93,7 +101,8 @@ export function rateOfRun(
   const ms = timedMs !== undefined && timedMs > 0 ? timedMs : wallMs;
   if (!(ms > 0) || !(work.macs > 0)) return undefined;
   const how = timedMs !== undefined && timedMs > 0 ? 'timed' : 'wall-clock';
-  return { kernel, arm, macsPerMs: work.macs / ms, basis: `the last ${how} ${kernel} ${arm} run here` };
+  const rate = { kernel, arm, macsPerMs: work.macs / ms, basis: `the last ${how} ${kernel} ${arm} run here` };
+  return ms < INFORMATIVE_MS ? { ...rate, floor: true } : rate;
 }
 
 /**
@@ -127,7 +136,8 @@ export function rateFor(
 ): Rate {
   const fallback = DEFAULT_RATES[software ? 'software' : 'hardware'][arm];
   const own = measured.filter((r) => r.arm === arm && r.kernel === kernel).at(-1);
-  if (own) return { macsPerMs: own.macsPerMs, bytesPerMs: fallback.bytesPerMs, basis: own.basis };
+  if (own && !(own.floor && own.macsPerMs < fallback.macsPerMs))
+    return { macsPerMs: own.macsPerMs, bytesPerMs: fallback.bytesPerMs, basis: own.basis };
   return {
     ...fallback,
     basis: `no ${kernel} ${arm} run measured here yet: a cautious default for ${software ? 'a CPU adapter' : 'a GPU'}`,

@@ -3,8 +3,8 @@
 // family cannot take (another block size, a bank for a matrix kernel) are listed with the reason.
 import { useId, useState } from 'react';
 import type { FamilyCatalog } from '../../kernels/family';
-import { MODEL_PRESETS, type ModelGemm, type ModelPreset } from '../../kernels/models/presets';
-import { gemmFits, useApp } from '../store';
+import type { ModelGemm } from '../../kernels/models/presets';
+import { gemmFits, modelPresets, useApp } from '../store';
 
 export function PresetPicker(props: {
   catalog: FamilyCatalog;
@@ -14,10 +14,7 @@ export function PresetPicker(props: {
   const { catalog, testPrefix } = props;
   const id = useId();
   const opened = useApp((s) => s.models.files);
-  const presets: ModelPreset[] = [
-    ...opened.flatMap((f) => (f.preset ? [{ ...f.preset, name: `${f.preset.name} (${f.file.name})` }] : [])),
-    ...MODEL_PRESETS,
-  ];
+  const presets = modelPresets(opened);
   const [presetId, setPresetId] = useState('');
   const [gemmName, setGemmName] = useState('');
   const [rows, setRows] = useState(512);

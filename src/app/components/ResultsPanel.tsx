@@ -9,7 +9,7 @@ import { spreadOf } from '../../kernels/perf/spread';
 import { gateText } from '../../kernels/compare';
 import { useServices } from '../appContext';
 import { catalogIn, configKey, isCurrentResult, useApp } from '../store';
-import { errorSplit, fmt } from '../views/analysis';
+import { errorSplit, fmt, passSlowerNote } from '../views/analysis';
 import { Problems } from './Controls';
 
 /** A duration with a unit that keeps it readable: 12.3 µs, 0.456 ms, 1.23 s. */
@@ -97,6 +97,11 @@ function Timing({ o }: { o: RunOutcome }) {
               </li>
             ))}
           </ul>
+          {passSlowerNote(t.ms, t.passes!) && (
+            <p className="muted small" data-testid="pass-slower-note">
+              {passSlowerNote(t.ms, t.passes!)}
+            </p>
+          )}
         </div>
       )}
       <Suspense fallback={<p className="muted small">loading the roofline…</p>}>

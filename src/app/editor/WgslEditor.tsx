@@ -8,7 +8,7 @@ import type { WgslMessage } from '../../kernels/gpu/runner';
 import { useServices } from '../appContext';
 import { currentBuffer, useApp, type CompileState } from '../store';
 import { registerEditor } from './editorHandle';
-import { monaco, MONACO_THEME } from './monaco';
+import { monaco, MONACO_THEME, TabFocus } from './monaco';
 import { WGSL_LANGUAGE_ID } from './wgslLanguage';
 
 type Model = ReturnType<typeof monaco.editor.createModel>;
@@ -90,6 +90,25 @@ export function WgslEditor() {
       if (!applying.current && !editor.getOption(monaco.editor.EditorOption.readOnly))
         ctl.current.edit(editor.getValue());
     });
+    // Tab must not trap the keyboard: focus that arrives by Tab, and Escape, make Tab and Shift+Tab move
+    // on (Monaco's tab-focus mode; Ctrl+M toggles it too); typing anything else or a click gives Tab back
+    // to indentation. Tabbing through the page once indented the kernel and marked it edited.
+    let tabbedAt = -Infinity;
+    const noteTab = (e: KeyboardEvent) => {
+      if (e.key === 'Tab') tabbedAt = performance.now();
+    };
+    window.addEventListener('keydown', noteTab, true);
+    const tabMovesFocus = (on: boolean) => {
+      if (TabFocus.getTabFocusMode() !== on) TabFocus.setTabFocusMode(on);
+    };
+    const focusSub = editor.onDidFocusEditorText(() => tabMovesFocus(performance.now() - tabbedAt < 300));
+    const keySub = editor.onKeyDown((e) => {
+      const k = monaco.KeyCode;
+      if (e.keyCode === k.Escape) tabMovesFocus(true);
+      else if (![k.Tab, k.Shift, k.Ctrl, k.Alt, k.Meta].includes(e.keyCode) && !e.ctrlKey && !e.metaKey)
+        tabMovesFocus(false);
+    });
+    const mouseSub = editor.onMouseDown(() => tabMovesFocus(false));
     const run = () => ctl.current.runNow();
     editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.Enter, run);
     editor.addCommand(monaco.KeyMod.Alt | monaco.KeyCode.Enter, run);
@@ -120,6 +139,10 @@ export function WgslEditor() {
     const all = models.current;
     return () => {
       registerEditor(undefined);
+      window.removeEventListener('keydown', noteTab, true);
+      focusSub.dispose();
+      keySub.dispose();
+      mouseSub.dispose();
       sub.dispose();
       editor.dispose();
       for (const m of all.values()) m.dispose();

@@ -17,6 +17,9 @@ import 'monaco-editor/esm/vs/editor/contrib/clipboard/browser/clipboard';
 import 'monaco-editor/esm/vs/editor/contrib/contextmenu/browser/contextmenu';
 import 'monaco-editor/esm/vs/editor/contrib/cursorUndo/browser/cursorUndo';
 import 'monaco-editor/esm/vs/editor/contrib/indentation/browser/indentation';
+// Ctrl+M (Ctrl+Shift+M on macOS): Tab moves focus instead of indenting (WgslEditor also turns it on).
+import 'monaco-editor/esm/vs/editor/contrib/toggleTabFocusMode/browser/toggleTabFocusMode';
+export { TabFocus } from 'monaco-editor/esm/vs/editor/browser/config/tabFocus';
 import EditorWorker from 'monaco-editor/esm/vs/editor/editor.worker?worker';
 import { WGSL_LANGUAGE_ID, wgslConfiguration, wgslMonarch } from './wgslLanguage';
 

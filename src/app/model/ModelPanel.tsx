@@ -6,17 +6,10 @@ import { Fragment, useState } from 'react';
 import { useServices } from '../appContext';
 import { NumberField } from '../components/NumberField';
 import { OpenModelButton } from './OpenModelButton';
+import { bytesText, tensorMatches } from './tensorFilter';
 import { act, catalogIn, setActivation, setDataSeed, setModelFilter, setModelRows, useApp } from '../store';
 
 const SHOWN = 400;
-
-export function bytesText(n: number | null): string {
-  if (n === null) return '?';
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;
-  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
-  return `${(n / 1024 ** 3).toFixed(2)} GiB`;
-}
 
 export function ModelPanel() {
   const { controller } = useServices();
@@ -26,14 +19,7 @@ export function ModelPanel() {
   const seed = useApp((s) => s.config.data.seed);
   const [which, setWhich] = useState<string>();
   const file = models.files.find((f) => f.file.headerHash === which) ?? models.files[0];
-  const filter = models.filter.trim().toLowerCase();
-  const tensors = (file?.tensors ?? []).filter(
-    (t) =>
-      !filter ||
-      t.name.toLowerCase().includes(filter) ||
-      t.typeName.toLowerCase() === filter ||
-      t.kernels.some((k) => k.kernel.includes(filter)),
-  );
+  const tensors = (file?.tensors ?? []).filter((t) => tensorMatches(t, models.filter));
 
   return (
     <div className="view model-view" data-testid="model-view">
@@ -113,7 +99,7 @@ export function ModelPanel() {
           <input
             type="search"
             className="filter"
-            placeholder="filter: name, type (q4_k), kernel…"
+            placeholder="filter: name, type (q4_k), shape (4096x14336), bytes, kernel…"
             value={models.filter}
             onChange={(e) => act(setModelFilter, e.target.value)}
             data-testid="tensor-filter"

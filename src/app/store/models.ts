@@ -3,7 +3,7 @@
 // Pure actions; every shape is set through the families' own declarations (tensorConfig, shapeParams).
 import type { FamilyCatalog, GgufFileRef, TensorChoice } from '../../kernels/family';
 import { defaultArm } from '../../kernels/gpu/arms';
-import type { ModelGemm } from '../../kernels/models/presets';
+import { MODEL_PRESETS, type ModelGemm, type ModelPreset } from '../../kernels/models/presets';
 import { shapeParams, tensorConfig, weightShape, type TensorListing } from '../../kernels/models/tensors';
 import type { OpenedModel } from '../../workers/protocol';
 import { clipText } from '../permalink/codec';
@@ -26,14 +26,14 @@ export function modelOpening(s: AppState, name: string): Partial<AppState> {
 
 /**
  * A file was opened. When a permalink asked for a file, the one picked must be the same (size and header
- * hash); when it is not, the link's tensor stays wanted and the mismatch is said.
+ * hash); when it is not, the link's tensor stays wanted, the mismatch is said, and the file is let go.
  */
 export function modelOpened(s: AppState, model: OpenedModel): Partial<AppState> {
   const files = [model, ...s.models.files.filter((f) => !sameFile(f.file, model.file))];
   const wanted = s.models.wanted;
   if (wanted && !sameFile(wanted.file, model.file))
+    // The wrong file is not kept: it would list its tensors and its model preset as if it were the link's.
     return models(s, {
-      files,
       opening: undefined,
       mismatch: `The file picked, ${fileText(model.file)}, is not the file this link names: ${fileText(wanted.file)}. Pick that file to run ${wanted.tensor}.`,
     });
@@ -54,6 +54,28 @@ export function closeModel(s: AppState, file: GgufFileRef): Partial<AppState> {
 /** A config names a tensor of a file that is not open: ask for the file. */
 export function wantTensor(s: AppState, choice: TensorChoice | undefined): Partial<AppState> {
   return models(s, { wanted: choice, mismatch: undefined });
+}
+
+/**
+ * The presets to pick from: each opened file's own (named after the file), then the built-in ones. Two
+ * files of one architecture derive the same preset id, so the file's header hash keeps them apart.
+ * @example modelPresets(state.models.files).map((p) => p.id) // ['gguf:llama:0123456789abcdef', 'llama-3.1-8b', ...]
+ */
+export function modelPresets(files: readonly OpenedModel[]): ModelPreset[] {
+  return [
+    ...files.flatMap((f) =>
+      f.preset
+        ? [
+            {
+              ...f.preset,
+              id: `${f.preset.id}:${f.file.headerHash}`,
+              name: `${f.preset.name} (${f.file.name})`,
+            },
+          ]
+        : [],
+    ),
+    ...MODEL_PRESETS,
+  ];
 }
 
 export function setModelFilter(s: AppState, filter: string): Partial<AppState> {

@@ -362,9 +362,12 @@ describe('models', () => {
     expect(s.models.mismatch).toMatch(
       /The file picked, m.gguf \(1,234 bytes, header ffffffffffffffff\), is not the file this link names: m.gguf \(1,234 bytes, header 0123456789abcdef\)/,
     );
+    // The wrong file is let go: its tensors and its model preset are not listed as the link's.
+    expect(s.models.files).toEqual([]);
     s = apply(s, modelOpened(s, model()));
     expect(s.models.wanted).toBeUndefined();
     expect(s.models.mismatch).toBeUndefined();
+    expect(s.models.files.map((f) => f.file.headerHash)).toEqual([file.headerHash]);
     expect(s.tab).toBe('model');
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { OwnershipBuffers } from '../../workers/protocol';
 import {
   badByOwner,
+  passSlowerNote,
   badMask,
   errorBins,
   errorField,
@@ -117,7 +118,7 @@ describe('bad elements by owner', () => {
     expect(s.bad).toBe(64);
     expect(s.byLane).toEqual([[3, 64]]);
     expect(s.byPlane.length).toBe(8);
-    expect(s.sentence).toBe('all 64 bad elements belong to workgroup 0, lane 3');
+    expect(s.sentence).toBe('all 64 bad elements stored belong to workgroup 0, lane 3');
   });
   it('summarises spread-out errors and the clean case', () => {
     const own = tiled(16, 16, 8, 8, 4, 4);
@@ -125,6 +126,23 @@ describe('bad elements by owner', () => {
     mask[0] = mask[100] = mask[255] = 1;
     expect(badByOwner(mask, own).sentence).toMatch(/^3 bad elements over \d lanes/);
     expect(badByOwner(new Uint8Array(256), own).sentence).toBe('no bad elements');
+  });
+  it('does not blame workgroup 0, plane 0, lane 0 for elements no lane stored', () => {
+    const own = tiled(16, 16, 4, 4, 4, 4); // 16 workgroups
+    const mask = new Uint8Array(256);
+    for (let wg = 0; wg < 16; wg++) {
+      const i = own.workgroup.indexOf(wg);
+      own.count[i] = 0; // never stored: the record holds zeros
+      own.workgroup[i] = own.plane[i] = own.lane[i] = 0;
+      mask[i] = 1;
+    }
+    const s = badByOwner(mask, own);
+    expect(s.sentence).toBe('16 bad elements were never stored (the Ownership view shows where they belong)');
+    expect(s.byWorkgroup).toEqual([]);
+    mask[own.count.indexOf(1)] = 1;
+    expect(badByOwner(mask, own).sentence).toMatch(
+      /^all 1 bad element stored belong to .*; 16 bad elements were never stored/,
+    );
   });
 });
 
@@ -143,5 +161,19 @@ describe('error split and hashes', () => {
     expect(a).toMatch(/^[0-9a-f]{8}$/);
     expect(fnv1a([new Uint32Array([1, 2, 3])])).toBe(a);
     expect(fnv1a([new Uint32Array([1, 2, 4])])).not.toBe(a);
+  });
+});
+
+describe('a pass timed alone against the plan', () => {
+  it('explains a pass slower alone than the whole plan, and says nothing otherwise', () => {
+    expect(passSlowerNote(8.69, [{ label: 'GEMM', ms: 16.8 }])).toMatch(
+      /^Pass 1 \(GEMM\) alone, 16\.8\d* ms, took longer than the whole plan, 8\.69\d* ms\. They are separate measurements/,
+    );
+    expect(
+      passSlowerNote(8.69, [
+        { label: 'a', ms: 2 },
+        { label: 'b', ms: 6 },
+      ]),
+    ).toBeUndefined();
   });
 });

@@ -196,21 +196,30 @@ export function badByOwner(mask: Uint8Array, own: OwnershipBuffers | undefined):
       sentence: bad ? `${bad} bad elements (no ownership recorded)` : 'no bad elements',
     };
   }
-  const byLane = tally(mask, own.lane);
-  const byPlane = tally(mask, own.plane);
-  const byWorkgroup = tally(mask, own.workgroup);
+  // An element no lane stored has no owner: its recorded workgroup, plane and lane are the buffer's
+  // zeros, and blaming "workgroup 0, plane 0, lane 0" for it was wrong. It is counted apart.
+  const stored = mask.map((m, i) => (m && own.count[i] ? 1 : 0));
+  const never = bad - stored.reduce((a, m) => a + m, 0);
+  const byLane = tally(stored, own.lane);
+  const byPlane = tally(stored, own.plane);
+  const byWorkgroup = tally(stored, own.workgroup);
+  const neverText = `${never} bad element${never > 1 ? 's were' : ' was'} never stored (the Ownership view shows where ${never > 1 ? 'they belong' : 'it belongs'})`;
   let sentence = 'no bad elements';
-  if (bad > 0) {
+  if (never > 0) sentence = neverText;
+  if (bad > never) {
+    const storedBad = bad - never;
     const only = (list: [number, number][], what: string) =>
       list.length === 1 ? `${what} ${list[0]![0]}` : undefined;
     const parts = [only(byWorkgroup, 'workgroup'), only(byPlane, 'plane'), only(byLane, 'lane')].filter(
       Boolean,
     );
-    if (parts.length) sentence = `all ${bad} bad element${bad > 1 ? 's' : ''} belong to ${parts.join(', ')}`;
+    if (parts.length)
+      sentence = `all ${storedBad} bad element${storedBad > 1 ? 's' : ''} stored belong to ${parts.join(', ')}`;
     else {
       const [lane, n] = byLane[0]!;
-      sentence = `${bad} bad elements over ${byLane.length} lanes, ${byPlane.length} planes, ${byWorkgroup.length} workgroups (most: lane ${lane} with ${n})`;
+      sentence = `${storedBad} bad elements over ${byLane.length} lanes, ${byPlane.length} planes, ${byWorkgroup.length} workgroups (most: lane ${lane} with ${n})`;
     }
+    if (never > 0) sentence = `${sentence}; ${neverText}`;
   }
   return { total: mask.length, bad, byLane, byPlane, byWorkgroup, sentence };
 }
@@ -319,4 +328,19 @@ export function fmt(x: number | undefined, digits = 3): string {
   const a = Math.abs(x);
   if (a >= 1e5 || a < 1e-3) return x.toExponential(digits - 1);
   return Number(x.toPrecision(digits)).toString();
+}
+
+/**
+ * Why a pass timed alone can be slower than the whole plan, when one is (undefined otherwise): the
+ * figures are separate measurements, each the fastest of its own batches at another moment.
+ * @example passSlowerNote(8.69, [{ label: 'GEMM', ms: 16.8 }]) // 'Pass 1 (GEMM) alone, 16.8 ms, ...'
+ */
+export function passSlowerNote(
+  planMs: number,
+  passes: readonly { label: string; ms: number }[],
+): string | undefined {
+  const i = passes.findIndex((p) => p.ms > planMs);
+  const p = passes[i];
+  if (!p) return undefined;
+  return `Pass ${i + 1} (${p.label}) alone, ${fmt(p.ms)} ms, took longer than the whole plan, ${fmt(planMs)} ms. They are separate measurements: each is the fastest of its own batches, taken at another moment (other work on the adapter -- on a CPU adapter, anything else the machine runs -- slows one and not the other), and a pass repeated back to back alone meets the caches and the scheduler differently than between the plan's other passes. Compare passes with each other, and plans by their whole-plan time.`;
 }

@@ -128,8 +128,13 @@ describe('cancel within a second', () => {
     expect(n).toBe(1);
     vi.advanceTimersByTime(1);
     await expect(run.done).resolves.toEqual({ type: 'cancelled', id: run.id });
-    expect(ports[0]!.terminated()).toBe(true);
     expect(respawns).toHaveLength(1);
+    // The old worker is not terminated mid-dispatch (its device's destruction waited for the dispatch
+    // where the page is drawn); it is told to drop its queue, and terminated once it answers the cancel.
+    expect(ports[0]!.terminated()).toBe(false);
+    expect(ports[0]!.sent.filter((m) => m.type === 'cancel').map((m) => m.id)).toContain(gen.id);
+    ports[0]!.push({ type: 'cancelled', id: run.id });
+    expect(ports[0]!.terminated()).toBe(true);
     // The new worker: a device first, the open file again, then the generate that was queued (same id).
     const sent = ports[1]!.sent;
     expect(sent.map((m) => m.type)).toEqual(['init', 'open-gguf', 'generate']);
@@ -184,5 +189,19 @@ describe('cancel within a second', () => {
     const run = client.request(RUN);
     expect(client.inFlight(oracle.id)).toBe(false);
     expect(client.inFlight(run.id)).toBe(true);
+  });
+
+  it('terminates a replaced worker that never answers after retireMs', () => {
+    const ports = [fakePort(), fakePort()];
+    let n = 0;
+    const client = createWorkerClient(() => ports[n++]!.port, { cancelGraceMs: 100, retireMs: 5_000 });
+    const run = client.request(RUN);
+    client.cancel(run.id);
+    vi.advanceTimersByTime(100);
+    expect(n).toBe(2);
+    vi.advanceTimersByTime(4_999);
+    expect(ports[0]!.terminated()).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(ports[0]!.terminated()).toBe(true);
   });
 });

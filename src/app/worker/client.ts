@@ -5,8 +5,8 @@
 // Cancel answers within a second whatever the worker is doing. The worker serves requests one at a time
 // in order, so the client knows which one is in flight: a request still queued behind it is answered
 // 'cancelled' at once (the worker drops it when it gets there); the one in flight is asked to stop, and
-// when it has not answered within `cancelGraceMs` (a long dispatch cannot be interrupted) the worker is
-// terminated and a new one started: the cancelled request is answered, the requests queued behind it
+// when it has not answered within `cancelGraceMs` (a long dispatch cannot be interrupted) a new worker is
+// started (the old one is terminated once its dispatch ends): the cancelled request is answered, the requests queued behind it
 // are sent again in order, and the GGUF files the old worker had open are opened again. Nothing of the
 // app's state (editor buffers, results, the tuner's measurements) lives in the worker, so nothing is lost.
 import type { WorkerRequest, WorkerRequestBody, WorkerResponse } from '../../workers/protocol';
@@ -53,6 +53,8 @@ export interface ClientOptions {
   cancelGraceMs?: number;
   /** Open files re-opened in a new worker (the worker keeps this many). */
   filesKept?: number;
+  /** How long a replaced worker may take to finish the dispatch it is stuck in before it is terminated, ms. */
+  retireMs?: number;
 }
 
 const FINAL: ReadonlySet<WorkerResponse['type']> = new Set([
@@ -90,6 +92,7 @@ interface Waiting {
 export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions = {}): WorkerClient {
   const grace = opts.cancelGraceMs ?? CANCEL_GRACE_MS;
   const kept = opts.filesKept ?? 4;
+  const retireMs = opts.retireMs ?? 120_000;
   let nextId = 1;
   const waiting = new Map<number, Waiting>();
   const listeners = new Set<(msg: WorkerResponse) => void>();
@@ -141,12 +144,31 @@ export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions 
 
   const post = (body: RequestBody, id: number) => port.postMessage({ ...body, id } as WorkerRequest);
 
+  /**
+   * Let a replaced worker finish the dispatch it is stuck in, then terminate it. Terminating it at once
+   * destroyed its device mid-dispatch, and the GPU process waited for the dispatch on the thread that
+   * also draws the page: after Cancel of a large run the tab stopped painting for minutes. Its queue is
+   * cancelled (the new worker serves it), and it stops at its next cancel check and answers.
+   */
+  const retire = (old: WorkerPort, stuckId: number) => {
+    for (const id of waiting.keys()) old.postMessage({ type: 'cancel', id });
+    const end = () => {
+      clearTimeout(timer);
+      old.terminate?.();
+    };
+    const timer = setTimeout(end, retireMs);
+    old.addEventListener('message', (ev: MessageEvent<WorkerResponse>) => {
+      const msg = ev.data;
+      if ('id' in msg && msg.id === stuckId && FINAL.has(msg.type)) end();
+    });
+  };
+
   /** Replace the worker: answer `cancelledId`, reopen files, send everything still waiting again. */
   const respawn = (cancelledId: number, reason: string) => {
     const old = port;
     port = spawn();
     attach(port);
-    old.terminate?.();
+    retire(old, cancelledId);
     finish(cancelledId, { type: 'cancelled', id: cancelledId });
     // A new device opens with the first request that needs one; 'ready' reaches the listeners.
     post({ type: 'init' }, nextId++);
