@@ -187,7 +187,7 @@ describe('bad input: one line on stderr, a non-zero exit, no hang', () => {
     expectOneLineError(
       await mmq('frobnicate'),
       2,
-      /^mmq: unknown subcommand 'frobnicate' \(inspect, quantize, run\)/,
+      /^mmq: unknown subcommand 'frobnicate' \(inspect, quantize, run, tune, probe\)/,
     );
     const r = await mmq();
     expect(r.status).toBe(2);

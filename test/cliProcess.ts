@@ -62,7 +62,7 @@ export function runMmq(args: readonly string[], options: ProcessOptions = {}): P
     ...options.env,
   };
   return runProcess(process.execPath, ['--import', 'tsx', 'cli/mmq.ts', ...args], {
-    timeoutMs: 30_000,
+    timeoutMs: 60_000,
     ...options,
     env,
   });

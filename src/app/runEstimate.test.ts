@@ -14,6 +14,11 @@ const configOf = (kernel: string, params: Record<string, number | string>): RunC
 };
 
 describe('run estimates', () => {
+  it('read the work each family declares: every family with a real shape declares it', () => {
+    for (const catalog of CATALOG.families)
+      if (catalog.takes) expect(catalog.work, `${catalog.id} declares no work`).toBeDefined();
+  });
+
   it('count multiply-adds and bytes from the declared shape (rows param, top-k and the bank)', () => {
     const rt = CATALOG.get('mmq-q4k-rt');
     expect(workOf(rt, configOf('mmq-q4k-rt', { m: 16, n: 4096, k: 14336 }))).toEqual({

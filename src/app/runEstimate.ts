@@ -4,40 +4,19 @@
 // checked too. Pure (no DOM, no GPU): the controller asks before a run this predicts over CONFIRM_MS.
 import type { FamilyCatalog, RunConfig } from '../kernels/family';
 import type { Arm } from '../kernels/gpu/caps';
+import { gemmWork, type Work } from '../kernels/work';
 
-/** What a run moves and computes. */
-export interface Work {
-  /** Multiply-adds of the GEMM (m x n x k, times top-k for a routed one). */
-  macs: number;
-  /** Bytes read and written once: the weight (every expert of a bank), the activation and the output. */
-  bytes: number;
-}
+export type { Work };
 
-/** Bytes per weight element of each quant format (Q4_K: 144 bytes a 256-block; Q8_0: 34 a 32-block). */
-const WEIGHT_BYTES = { Q4_K: 144 / 256, Q8_0: 34 / 32 } as const;
-
-const param = (config: RunConfig, key: string, fallback: number): number => {
-  const v = config.params[key];
-  return typeof v === 'number' && v > 0 ? v : fallback;
-};
+/** A family without declared work (the fixed 16 x 16 x 32 demos). */
+const DEMO_WORK: Work = gemmWork({ rows: 16, n: 16, k: 32, weightBytes: 1, activationBytes: 1 });
 
 /**
- * A config's work from its params: rows (the family's rows param, else m), n, k, and a bank's experts
- * and top-k where it has them; a family without a shape (the 16x16 demos) counts as 16 x 16 x 32.
+ * A config's work as its family declares it (FamilyCatalog.work): multiply-adds and bytes moved once.
  * @example workOf(catalog, { ...config, params: { m: 16, n: 4096, k: 4096 } }).macs === 16 * 4096 * 4096
  */
-export function workOf(catalog: Pick<FamilyCatalog, 'takes' | 'arithmetic'>, config: RunConfig): Work {
-  const rows = param(config, catalog.takes?.rows ?? 'm', 16);
-  const n = param(config, 'n', 16);
-  const k = param(config, 'k', 32);
-  const topk = param(config, 'topk', 1);
-  const experts = param(config, 'experts', 1);
-  const weightBytes = catalog.takes ? WEIGHT_BYTES[catalog.takes.format] : 1;
-  const activationBytes = catalog.arithmetic === 'f16' ? 2 : 1;
-  return {
-    macs: rows * topk * n * k,
-    bytes: n * k * experts * weightBytes + rows * k * activationBytes + rows * topk * n * 4,
-  };
+export function workOf(catalog: Pick<FamilyCatalog, 'work'>, config: RunConfig): Work {
+  return catalog.work?.(config.params) ?? DEMO_WORK;
 }
 
 /** How fast this adapter runs an arm. */

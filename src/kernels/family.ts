@@ -6,6 +6,7 @@
 // Two layers, so the app's main thread stays light:
 //   FamilyCatalog  (<family>/catalog.ts): declarations and validation only, no generator, oracle or quant code;
 //   KernelFamily   (<family>/index.ts): the catalog plus build(), which generates the plan and its oracle.
+import type { Work } from './work';
 import type { Gate } from './compare';
 import type { AdapterCaps, Arm } from './gpu/caps';
 import type { OwnershipMap } from './gpu/instrument';
@@ -193,6 +194,8 @@ export interface FamilyCatalog {
    * Its params `n` and `k` (and `experts` for a bank) then come from the tensor's shape.
    */
   takes?: { format: 'Q8_0' | 'Q4_K'; bank: boolean; rows: string };
+  /** What a config moves and computes (run estimates); absent: a fixed-size demo. */
+  work?: (params: FamilyParams) => Work;
   /**
    * Shapes the hardware tier runs on every arm x every choice value (ConformanceCheck). Together they
    * should hold a multi-workgroup grid and, where the kernel has tail guards, an m/n tail; they must

@@ -13,6 +13,7 @@ import {
   type RunConfig,
 } from '../family';
 import { COOPMAT_MAX_ACC_PER_LANE, STAGING_LABELS } from '../coopmat/catalog';
+import { gemmWork, WEIGHT_BYTES, workParam } from '../work';
 import { REGISTER_TILE, TILE_CONTROLS, tileOf, tileString } from '../tile';
 
 /**
@@ -121,6 +122,17 @@ export const moeCatalog: FamilyCatalog = {
   arms: MOE_ARMS,
   controls,
   takes: { format: 'Q4_K', bank: true, rows: 'tokens' },
+  // Every expert of the bank is counted as read (an upper bound: idle experts are skipped).
+  work: (q) =>
+    gemmWork({
+      rows: workParam(q, 'tokens', 1),
+      topk: workParam(q, 'topk', 1),
+      experts: workParam(q, 'experts', 1),
+      n: workParam(q, 'n', 1),
+      k: workParam(q, 'k', 256),
+      weightBytes: WEIGHT_BYTES.Q4_K,
+      activationBytes: onF16(q) ? 2 : 1,
+    }),
   defaults: {
     tokens: 32,
     n: 128,
