@@ -46,6 +46,8 @@ test('typing in a number field: backspace to empty and type, negative, exponent,
     await expect(n).toHaveValue(text); // kept as typed, not coerced ("05", "19", "3")
     await expect(page.getByTestId('param-n-problem')).toHaveText(problem);
     expect((await params(page)).n).toBe(256); // the last valid value stays in the config
+    // The editor says its kernel is the last valid value's, not the field's text.
+    await expect(page.getByTestId('draft-notice')).toContainText(problem);
   }
   // Nothing runs while a draft is invalid, and the draft survives a blur.
   await page.getByTestId('kernel-title').click();
@@ -54,6 +56,7 @@ test('typing in a number field: backspace to empty and type, negative, exponent,
   await expect(n).toHaveValue('3.5');
   await n.fill('64');
   await expect(page.getByTestId('param-n-problem')).toHaveCount(0);
+  await expect(page.getByTestId('draft-notice')).toHaveCount(0);
   await waitForRun(page, 'mmq-q4k-rt', { rows: 50, cols: 64 });
 });
 

@@ -3,7 +3,7 @@
 // messages, and the host suffix the worker appends (shown read-only, so nothing about the run is hidden).
 import { lazy, Suspense } from 'react';
 import { useServices } from '../appContext';
-import { act, bufferIsStale, editedWgsl, restoreStash, showPass, useApp } from '../store';
+import { act, bufferIsStale, draftProblems, editedWgsl, restoreStash, showPass, useApp } from '../store';
 
 // Monaco is the heaviest dependency: load it after the first paint.
 const WgslEditor = lazy(() => import('../editor/WgslEditor').then((m) => ({ default: m.WgslEditor })));
@@ -14,6 +14,8 @@ export function EditorPanel() {
   const { controller } = useServices();
   const edited = useApp((s) => editedWgsl(s) !== undefined);
   const stale = useApp(bufferIsStale);
+  // A field holding text that is no value (1e9 in m) leaves the kernel at the last value it had.
+  const draftProblem = useApp((s) => draftProblems(s.drafts, ['param'])[0]);
   const generated = useApp((s) => s.generated);
   const editorPass = useApp((s) => s.editorPass);
   const compile = useApp((s) => s.compile);
@@ -79,6 +81,11 @@ export function EditorPanel() {
       {generated?.note && (
         <p className="notice" data-testid="generated-note">
           {generated.note}
+        </p>
+      )}
+      {draftProblem && (
+        <p className="notice" data-testid="draft-notice">
+          This kernel is the one generated for the last valid value: {draftProblem}.
         </p>
       )}
       {stale && (
