@@ -29,6 +29,7 @@ export const RESULTS_DIR = 'docs/bench-results';
 export const BENCH_JSON: readonly string[] = [
   `${RESULTS_DIR}/h200-dense.json`,
   `${RESULTS_DIR}/h200-moe-smallm.json`,
+  `${RESULTS_DIR}/h200-peers-headline.json`,
 ];
 
 /** A hardware-tier JSON's role, by its name: a run of an adapter, or a mutant's run. */
