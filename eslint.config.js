@@ -135,6 +135,23 @@ export default tseslint.config(
     },
   },
   {
+    // The CLI runs the worker core in its own process; the app (React, its store) is not a library.
+    files: ['cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/src/app', '**/src/app/**'],
+              message: 'cli/ imports src/kernels and src/workers, never src/app.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/app/**/*.{ts,tsx}'],
     plugins: { 'react-hooks': reactHooks },
     rules: {

@@ -9,7 +9,7 @@ import { comparisonText } from '../src/kernels/perf/spread';
 import { ktCacheCsv, toKtCache, tuningKeys } from '../src/kernels/perf/ktCache';
 import type { EvolutionParams, TuneReport } from '../src/workers/protocol';
 import { handleTuneRequest } from '../src/workers/tune';
-import { DEFAULT_EVO } from '../src/app/store/tunerState';
+import { DEFAULT_EVO } from '../src/workers/protocol';
 import { CliError, parseArgs, positiveInt } from './args';
 import { choiceValue, familyOf, inProcessCore, openGpu, paramsOf } from './run';
 import type { Subcommand } from './subcommand';

@@ -41,6 +41,16 @@ export interface EvolutionParams {
   banks: number;
 }
 
+/** The hunt the app's tuner and `mmq tune` start from: small enough for SwiftShader in seconds, big enough to show a search. */
+export const DEFAULT_EVO: EvolutionParams = {
+  population: 8,
+  generations: 4,
+  seed: 0xc0ffee,
+  measureMs: 10,
+  batches: 3,
+  banks: 4,
+};
+
 /** Recorded or analytic ownership as the worker sends it: the kernels' OwnershipMap, transferred as is. */
 export type OwnershipBuffers = OwnershipMap;
 

@@ -9,19 +9,17 @@ import type {
   ParamValue,
   RunConfig,
 } from '../../kernels/family';
-import type { EvolutionParams, TuneRecordEntry, TuneReport, WorkerResponse } from '../../workers/protocol';
+import {
+  DEFAULT_EVO,
+  type EvolutionParams,
+  type TuneRecordEntry,
+  type TuneReport,
+  type WorkerResponse,
+} from '../../workers/protocol';
+
+export { DEFAULT_EVO };
 import type { TuneRun } from '../persistence/tuneRuns';
 import { bestPerGenerationOf } from '../tuner/tunerData';
-
-/** Small enough for SwiftShader in seconds, big enough to show a search. */
-export const DEFAULT_EVO: EvolutionParams = {
-  population: 8,
-  generations: 4,
-  seed: 0xc0ffee,
-  measureMs: 10,
-  batches: 3,
-  banks: 4,
-};
 
 /** The hunt form: a tunable family's problem (its params besides what the search sets, and data) and the search. */
 export interface TunerForm {
