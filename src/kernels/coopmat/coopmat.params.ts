@@ -3,7 +3,6 @@
 import type { Binding } from '../gpu/plan';
 import type { TileParams } from '../tile';
 import { coopmatRuleProblems, STAGING_FLAGS, type CoopmatArm, type CoopmatStaging } from './catalog';
-import type { OutRows } from './coopmat.split';
 
 export type { CoopmatArm, CoopmatStaging } from './catalog';
 
@@ -137,4 +136,11 @@ export function coopmatSpecErrors(spec: CoopmatSpec): string[] {
   if (spec.arm === 'subgroup-matrix' && spec.f16 !== 'native')
     errs.push('the subgroup-matrix arm needs native f16 (shader-f16)');
   return errs;
+}
+
+/** Where output element (orow, ocol) goes: after `lookup` (lines), the guard and the index into `out`. */
+export interface OutRows {
+  lookup: string;
+  guard: string;
+  index: string;
 }

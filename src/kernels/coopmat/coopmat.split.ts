@@ -16,6 +16,7 @@ import {
   stagingOf,
   type CoopmatArm,
   type CoopmatSpec,
+  type OutRows,
 } from './coopmat.params';
 
 /** A GEMM's kernel text and its buffers in @binding order. */
@@ -57,13 +58,6 @@ const BM = ${g.bm}u; // WM*RM*16
 const BN = ${g.bn}u; // WN*RN*16
 const PER = ${g.per}u; // elements of a 16x16 subtile each lane owns: 256 / PLANE
 `;
-}
-
-/** Where output element (orow, ocol) goes: after `lookup` (lines), the guard and the index into `out`. */
-export interface OutRows {
-  lookup: string;
-  guard: string;
-  index: string;
 }
 
 /** Lines storing `value` to element (orow, ocol) through the lookup and guard of `o`. */

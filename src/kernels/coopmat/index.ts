@@ -46,7 +46,7 @@ export {
   type CoopmatSpec,
   type RowMap,
 } from './coopmat.params';
-export type { OutRows } from './coopmat.split';
+export type { OutRows } from './coopmat.params';
 export {
   coopmatPlan,
   coopmatAnalyticOwnership,
