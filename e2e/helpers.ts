@@ -27,17 +27,22 @@ export async function runId(page: Page): Promise<number> {
 
 /** Wait until a run newer than `after` has finished; returns its final status ('done', 'compile-error', ...). */
 export async function waitForNewRun(page: Page, after: number): Promise<string> {
+  // The state is read in the same evaluate that sees the run end: a replaced worker's 'ready' may start
+  // generating again right after, and a second read would see that instead.
+  let ended = '';
   await expect
     .poll(
-      async () =>
-        page.evaluate((prev) => {
+      async () => {
+        ended = await page.evaluate((prev) => {
           const s = window.__mmq?.status();
-          return !!s && s.runId > prev && s.run !== 'running' && s.run !== 'generating';
-        }, after),
+          return !!s && s.runId > prev && s.run !== 'running' && s.run !== 'generating' ? s.run : '';
+        }, after);
+        return ended !== '';
+      },
       { timeout: 60_000 },
     )
     .toBe(true);
-  return page.evaluate(() => window.__mmq!.status().run);
+  return ended;
 }
 
 /**
