@@ -7,21 +7,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { startProgress } from '../cli/progress';
 import { goldenGguf } from './golden';
-import { runMmq, runProcess, type ProcessResult } from './cliProcess';
+import { expectOneLineError, runMmq, runProcess } from './cliProcess';
 import { writeSparseGguf } from './ggufSparse';
 import { writeGguf } from './ggufWriter';
 
 const tmp = mkdtempSync(join(tmpdir(), 'mmq-hostile-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-/** One `mmq: ` line on stderr, nothing on stdout, no stack, the exit status given. */
-function expectOneLine(r: ProcessResult, status: number, msg: RegExp) {
-  expect(r.stdout).toBe('');
-  expect(r.stderr).toMatch(msg);
-  expect(r.stderr.split('\n')).toEqual([expect.stringMatching(/^mmq: /), '']);
-  expect(r.stderr).not.toMatch(/\n\s+at /);
-  expect(r.status).toBe(status);
-}
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
@@ -32,17 +23,17 @@ describe('inputs that are not regular files', () => {
     expect((await runProcess('mkfifo', [fifo])).status).toBe(0);
     const t0 = Date.now();
     const r = await runMmq(['inspect', fifo], { timeoutMs: 20_000 });
-    expectOneLine(r, 2, /^mmq: cannot open .*pipe\.gguf: a FIFO \(named pipe\), not a regular file$/m);
+    expectOneLineError(r, 2, /^mmq: cannot open .*pipe\.gguf: a FIFO \(named pipe\), not a regular file$/m);
     expect(Date.now() - t0).toBeLessThan(15_000);
   });
 
   it('quantize refuses /dev/zero before reading it', async () => {
     const r = await runMmq([...'quantize --type q8_0 --rows 1 --k 32 /dev/zero'.split(' '), join(tmp, 'o')]);
-    expectOneLine(r, 2, /^mmq: cannot open \/dev\/zero: a character device, not a regular file$/m);
+    expectOneLineError(r, 2, /^mmq: cannot open \/dev\/zero: a character device, not a regular file$/m);
   });
 
   it('a directory, and a missing file for run --gguf, are one line naming the file (exit 2)', async () => {
-    expectOneLine(await runMmq(['inspect', tmp]), 2, /cannot open .*: is a directory/);
+    expectOneLineError(await runMmq(['inspect', tmp]), 2, /cannot open .*: is a directory/);
     const missing = join(tmp, 'missing.gguf');
     const r = await runMmq([
       'run',
@@ -54,12 +45,12 @@ describe('inputs that are not regular files', () => {
       'w',
       '--no-time',
     ]);
-    expectOneLine(r, 2, /^mmq: cannot open .*missing\.gguf: no such file or directory$/m);
+    expectOneLineError(r, 2, /^mmq: cannot open .*missing\.gguf: no such file or directory$/m);
   });
 
   it('a --rows x --k past the 1 GiB quantized at once is refused before the file is opened', async () => {
     const r = await runMmq('quantize --type q8_0 --rows 65536 --k 8192 nope o'.split(' '));
-    expectOneLine(r, 2, /--rows 65536 --k 8192 is 2147483648 bytes of f32, over the 1073741824/);
+    expectOneLineError(r, 2, /--rows 65536 --k 8192 is 2147483648 bytes of f32, over the 1073741824/);
   });
 });
 
@@ -108,7 +99,11 @@ describe('text from the file reaches the terminal escaped and bounded', () => {
       }),
     );
     const r = await runMmq(['inspect', dup]);
-    expectOneLine(r, 2, /^mmq: malformed GGUF: duplicate metadata key '\\x1b\[2Jk+… \(4194308 chars\)'$/m);
+    expectOneLineError(
+      r,
+      2,
+      /^mmq: malformed GGUF: duplicate metadata key '\\x1b\[2Jk+… \(4194308 chars\)'$/m,
+    );
     expect(r.stderr.length).toBeLessThan(1100);
   });
 });
@@ -128,8 +123,8 @@ describe('exit statuses and the words around them', () => {
   it('bad input exits 2, never 1 (1 is a kernel that differs from its oracle)', async () => {
     const notGguf = join(tmp, 'notes.gguf');
     writeFileSync(notGguf, 'plain text, not a model');
-    expectOneLine(await runMmq(['inspect', notGguf]), 2, /not a GGUF file/);
-    expectOneLine(
+    expectOneLineError(await runMmq(['inspect', notGguf]), 2, /not a GGUF file/);
+    expectOneLineError(
       await runMmq('run --kernel mmq-q4k-rt --m 16 --n 64 --k 300 --no-time'.split(' ')),
       2,
       /k = 300 is not a multiple of 256/,
@@ -137,12 +132,12 @@ describe('exit statuses and the words around them', () => {
   });
 
   it("a family without params says so; --type's wording", async () => {
-    expectOneLine(
+    expectOneLineError(
       await runMmq('run --kernel hello-mma --m 16'.split(' ')),
       2,
       /^mmq: run: hello-mma takes no params \(its shape is fixed\), so not 'm'$/m,
     );
-    expectOneLine(
+    expectOneLineError(
       await runMmq('quantize --rows 1 --k 32 a b'.split(' ')),
       2,
       /^mmq: quantize: --type is required \(one of q8_0, q8_1, q4_K\)$/m,

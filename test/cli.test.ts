@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../cli/mmq';
 import { goldenBytes, goldenGguf, goldenGgufView, goldenPath, goldenQuantCases } from './golden';
-import { runMmq, type ProcessResult } from './cliProcess';
+import { expectOneLineError, runMmq } from './cliProcess';
 import { writeSparseGguf } from './ggufSparse';
 
 const tmp = mkdtempSync(join(tmpdir(), 'mmq-cli-'));
@@ -14,15 +14,6 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** Run `mmq ...args` in a child process (30 s at most), without blocking this worker. */
 const mmq = (...args: string[]) => runMmq(args);
-
-/** An expected failure: exit code, nothing on stdout, one `mmq: ` line on stderr matching `msg`, no stack. */
-function expectOneLineError(r: ProcessResult, code: number, msg: RegExp) {
-  expect(r.stdout).toBe('');
-  expect(r.stderr.split('\n')).toEqual([expect.stringMatching(/^mmq: /), '']);
-  expect(r.stderr).toMatch(msg);
-  expect(r.stderr).not.toMatch(/\n\s+at /);
-  expect(r.status).toBe(code);
-}
 
 const gguf = join(tmp, 'peer.gguf');
 const whole = goldenGguf();

@@ -2,6 +2,7 @@
 // runner's RPC, and under load the runner then gives up on it ("Timeout calling 'onTaskUpdate'").
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SWIFTSHADER = '/usr/lib/chromium/vk_swiftshader_icd.json';
@@ -66,4 +67,13 @@ export function runMmq(args: readonly string[], options: ProcessOptions = {}): P
     ...options,
     env,
   });
+}
+
+/** An expected CLI failure: exit `status`, nothing on stdout, one `mmq: ` line on stderr matching `msg`, no stack. */
+export function expectOneLineError(r: ProcessResult, status: number, msg: RegExp): void {
+  expect(r.stdout).toBe('');
+  expect(r.stderr.split('\n')).toEqual([expect.stringMatching(/^mmq: /), '']);
+  expect(r.stderr).toMatch(msg);
+  expect(r.stderr).not.toMatch(/\n\s+at /);
+  expect(r.status).toBe(status);
 }
