@@ -139,16 +139,18 @@ export async function benchProblem(
   try {
     // The session opens on a config this adapter can build: the base may not fit its limits (64 experts'
     // f16 rows exceed a 2 GiB binding on some adapters) while other candidates do.
-    const buildable = (c: RunConfig) => {
+    const built = (c: RunConfig) => {
       try {
-        return family.build(resolveConfig(c, bench.caps), bench.caps);
+        return { config: c, plan: family.build(resolveConfig(c, bench.caps), bench.caps).plan };
       } catch {
         return undefined;
       }
     };
-    const opener = [base, ...candidates.map((c) => c.config)].find((c) => buildable(c)) ?? base;
+    let first: ReturnType<typeof built>;
+    for (const c of [base, ...candidates.map((x) => x.config)]) if ((first = built(c))) break;
+    const opener = first?.config ?? base;
     // Banks so consecutive runs read >= 4x the L2 of distinct weight bytes (the plan's weight buffers).
-    const plan = family.build(resolveConfig(opener, bench.caps), bench.caps).plan;
+    const plan = first?.plan ?? family.build(resolveConfig(base, bench.caps), bench.caps).plan;
     const bankBytes = plan.buffers.filter((b) => b.role === 'weight').reduce((a, b) => a + bufferBytes(b), 0);
     s = new ProblemSession(bench.device, bench.caps, family, opener, {
       banks: bench.quick ? 1 : banksFor(bankBytes, bench.l2),
