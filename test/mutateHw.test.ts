@@ -1,0 +1,34 @@
+// The hardware mutants (scripts/mutate-hw.sh) run only on a lent GPU, so a refactor that rewords a
+// mutated line would silently drop its mutant from the next device run (build stops at the first stale
+// one): each mutant's text must still occur exactly once in its file.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+/** The MUTANTS array of scripts/mutate-hw.sh: NAME@@FILE@@FROM@@TO@@ROWS, each one quoted line. */
+function hwMutants(script: string): { name: string; file: string; from: string; to: string }[] {
+  const body = /\nMUTANTS=\(\n([\s\S]*?)\n\)\n/.exec(script)?.[1] ?? '';
+  return body
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => !l.startsWith('#') && l.length > 0)
+    .map((l) => {
+      // Single- or double-quoted without escapes: the outer quote goes, the rest is literal.
+      const [name = '', file = '', from = '', to = ''] = l.slice(1, -1).split('@@');
+      return { name, file, from, to };
+    });
+}
+
+describe('the hardware mutants', () => {
+  const mutants = hwMutants(readFileSync('scripts/mutate-hw.sh', 'utf8'));
+
+  it('are read from the script (one per quoted line)', () => {
+    expect(mutants.length).toBeGreaterThanOrEqual(7);
+    expect(mutants.map((m) => m.name)).toContain('split-k-matrix-part');
+  });
+
+  it.each(mutants.map((m) => [m.name, m] as const))('%s: its text occurs once in its file', (_, m) => {
+    const text = readFileSync(m.file, 'utf8');
+    expect(text.split(m.from).length - 1).toBe(1);
+    expect(m.to).not.toBe(m.from);
+  });
+});
