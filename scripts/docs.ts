@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import {
   formatMarkdown,
   renderDocTables,
+  renderPeers,
   renderSummary,
   replaceBlock,
   type ReportFile,
@@ -30,6 +31,17 @@ export const BENCH_JSON: readonly string[] = [
   `${RESULTS_DIR}/h200-dense.json`,
   `${RESULTS_DIR}/h200-moe-smallm.json`,
   `${RESULTS_DIR}/h200-peers-headline.json`,
+];
+
+/**
+ * The same-command peer files (our rows, ORT and torch in one command each) docs/benchmarks.md's `peers`
+ * block renders one by one, never merged (bench/report.ts renderPeers).
+ */
+export const PEERS_JSON: readonly string[] = [
+  `${RESULTS_DIR}/h100-peers-4096x4096.json`,
+  `${RESULTS_DIR}/h100-peers-4096x14336.json`,
+  `${RESULTS_DIR}/h100-peers-11008x4096.json`,
+  `${RESULTS_DIR}/h100-moe.json`,
 ];
 
 /** A hardware-tier JSON's role, by its name: a run of an adapter, or a mutant's run. */
@@ -65,7 +77,8 @@ export async function generatedDocs(root = '.'): Promise<Map<string, string>> {
     out.set(path, text);
   };
   await blocks('README.md', { families: familyTable(KERNELS.families), summary: renderSummary(bench) });
-  await blocks('docs/benchmarks.md', { tables: renderDocTables(bench) });
+  const peers: ReportFile[] = PEERS_JSON.map((p) => ({ p, j: readJson<Record<string, unknown>>(root, p) }));
+  await blocks('docs/benchmarks.md', { tables: renderDocTables(bench), peers: renderPeers(peers) });
   const tiers = tierFiles(readdirSync(join(root, RESULTS_DIR)));
   if (!tiers.runs.length)
     throw new Error(`no tier-ADAPTER.json in ${RESULTS_DIR}: docs/hardware.md needs one`);

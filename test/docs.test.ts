@@ -5,7 +5,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BENCH_JSON, generatedDocs, RESULTS_DIR, staleDocs, tierFiles } from '../scripts/docs';
+import { BENCH_JSON, generatedDocs, PEERS_JSON, RESULTS_DIR, staleDocs, tierFiles } from '../scripts/docs';
 import { familyGates } from '../scripts/familyTable';
 import { KERNELS } from '../src/kernels';
 
@@ -43,7 +43,7 @@ describe('generated docs', () => {
     });
     // A copy of the repository's generated docs and their JSON, plus one more adapter's tier.
     mkdirSync(join(tmp, RESULTS_DIR), { recursive: true });
-    for (const p of ['README.md', 'docs/benchmarks.md', 'docs/hardware.md', ...BENCH_JSON])
+    for (const p of ['README.md', 'docs/benchmarks.md', 'docs/hardware.md', ...BENCH_JSON, ...PEERS_JSON])
       cpSync(p, join(tmp, p));
     const names = tierFiles(readdirSync(RESULTS_DIR).filter((n) => n.startsWith('tier-')));
     for (const n of [...names.runs, ...names.mutants.map(([, f]) => f)])
@@ -51,7 +51,13 @@ describe('generated docs', () => {
     const tier = JSON.parse(readFileSync(join(RESULTS_DIR, names.runs[0]!), 'utf8')) as {
       adapter: Record<string, unknown>;
     };
-    tier.adapter = { ...tier.adapter, vendor: 'nvidia', architecture: '', description: 'Test GPU 9000' };
+    tier.adapter = {
+      ...tier.adapter,
+      vendor: 'nvidia',
+      architecture: '',
+      device: 'test-gpu-9000',
+      description: 'Test GPU 9000',
+    };
     writeFileSync(join(tmp, RESULTS_DIR, 'tier-test-gpu.json'), JSON.stringify(tier));
     const docs = await generatedDocs(tmp);
     expect(staleDocs(docs, tmp)).toEqual(['docs/hardware.md']);
@@ -59,6 +65,6 @@ describe('generated docs', () => {
       .get('docs/hardware.md')!
       .split('\n')
       .find((l) => l.startsWith('| family'))!;
-    expect(header).toMatch(/\| Test GPU 9000 +\|/);
+    expect(header).toMatch(/\| test-gpu-9000, Test GPU 9000 +\|/);
   }, 60_000);
 });

@@ -70,10 +70,10 @@ describe('the CPU-bound rule', () => {
     expect(peerRefusal({ ms: 1, ortGpuMs: 1 })).toMatch(/not timed pipelined/);
   });
 
-  it('a CPU-bound ORT row cannot make a ratio, even as the fastest ORT row at its shape', () => {
+  it('a CPU-bound ORT row cannot make a ratio; a usable one beside it does', () => {
     const ours = row('coopmat-f16/subgroup-matrix/8,1,2,8', 'coopmat-f16', 'tuned', 0.25);
-    // f32-al4: the fastest wall time, but 1.5x its GPU time; f16: slower and within 10% of its GPU time.
-    const rows = [ours, ort('f32-al4', 0.5, 1 / 3), ort('f16', 0.6, 0.58)];
+    // f32-al4: 1.5x its GPU time (kernels slower than f16's wall); f16: within 10% of its GPU time.
+    const rows = [ours, ort('f32-al4', 0.93, 0.62), ort('f16', 0.6, 0.58)];
     const [r] = ortRatios(rows);
     expect(r).toMatchObject({ ortId: `${ORT_FAMILY}/f16/-`, ortMs: 0.6, oursMs: 0.25 });
     expect(r!.ratio).toBeCloseTo(2.4, 12);
@@ -83,14 +83,36 @@ describe('the CPU-bound rule', () => {
     expect(refused[0]!.refused).toMatch(/f32-al4 CPU-bound.*f16 no profiler GPU time/);
     const [line] = ortRatioLines(refused);
     expect(line).toMatch(/2048x4096x4096: no ratio \(f32-al4 CPU-bound: wall 1.50x its GPU time/);
-    const table = peerTable([ours, ort('f32-al4', 0.5, 1 / 3), ort('f16', 0.6, 0.58)], {
+    const table = peerTable(rows, {
       f16_mm: [{ m: 2048, n: 4096, k: 4096, ms: 0.1 }],
     });
-    expect(table[2]).toContain('| f32-al4 | 0.5000 | 0.3333 |');
+    expect(table[2]).toContain('| f32-al4 | 0.9300 | 0.6200 |');
     expect(table[2]).toContain('| no ratio: CPU-bound: wall 1.50x its GPU time |');
     expect(table[3]).toContain(
       '| f16 | 0.6000 | 0.5800 | SubgroupMatrixMatMulLayout + SubgroupMatrixMatMulNBits | 2.40 | 0.1000 | 0.400 |',
     );
+  });
+
+  it("no ratio from a usable row when a CPU-bound variant's GPU time beats it (that ratio flatters us)", () => {
+    const ours = row('coopmat-f16/subgroup-matrix/2,1,1,2', 'coopmat-f16', 'tuned', 0.0221, { m: 32 });
+    // H100 at a656c82, 32x4096x4096: f16 usable at 0.2311 ms, f32-al4 CPU-bound with kernels at 0.1464 ms.
+    const rows = [ours, ort('f16', 0.2311, 0.2144, { m: 32 }), ort('f32-al4', 0.1715, 0.1464, { m: 32 })];
+    const [r] = ortRatios(rows);
+    expect(r!.ratio).toBeUndefined();
+    expect(r!.ortMs).toBeUndefined();
+    expect(r!.refused).toBe(
+      "f32-al4's kernels take 0.1464 ms, under this wall time, but it is CPU-bound: wall 1.17x its GPU time",
+    );
+    const table = peerTable(rows);
+    expect(table[2]).toContain('| f16 | 0.2311 | 0.2144 |');
+    expect(table[2]).toContain("| no ratio: f32-al4's kernels take 0.1464 ms");
+    // The CPU-bound variant's kernels slower than the usable row: the usable row makes the ratio.
+    const [s] = ortRatios([
+      ours,
+      ort('f16', 0.2311, 0.2144, { m: 32 }),
+      ort('f32-al4', 0.3, 0.25, { m: 32 }),
+    ]);
+    expect(s!.ratio).toBeCloseTo(0.2311 / 0.0221, 12);
   });
 
   it('ratios: baselines, failed rows and MoE rows of ours left out; torch beside ORT', () => {

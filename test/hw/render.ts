@@ -8,11 +8,15 @@ import { pathToFileURL } from 'node:url';
 import { eachFlag } from '../../bench/args';
 import { checkDetail, rowId, type TierRow, type TierSummary } from './tier';
 
-/** A run's adapter in a few words: description (architecture), subgroup size. */
+/** A run's adapter in a few words: device, description (architecture). */
 export function adapterName(s: TierSummary): string {
   const a = s.adapter;
   const str = (k: string) => (typeof a[k] === 'string' ? (a[k] as string) : '');
-  const name = str('description') || str('device') || str('vendor') || 'unknown adapter';
+  // The device names the card (nvidia-h100-80gb-hbm3); the description, the driver.
+  const name =
+    [...new Set([str('device'), str('description')].filter(Boolean))].join(', ') ||
+    str('vendor') ||
+    'unknown adapter';
   const arch = str('architecture');
   return arch && !name.toLowerCase().includes(arch.toLowerCase()) ? `${name} (${arch})` : name;
 }
