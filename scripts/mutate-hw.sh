@@ -33,7 +33,7 @@ MUTANTS=(
   'b-fragment-offset@@src/kernels/mmq/mmq.wgsl.ts@@(&sb, sn * 16u * 8u, 8u)@@(&sb, sn * 8u * 8u, 8u)@@/subgroup-matrix'
   'hello-matrix-pad@@src/kernels/hello/hello.wgsl.ts@@    if (w < K / 4u) {@@    if (w <= K / 4u) {@@^hello-wmma/subgroup-matrix'
   'f16-round-trip-unguarded@@src/kernels/quant/q4k.wgsl.ts@@pack2x16float(x) | nofuse_zero@@pack2x16float(x)@@^(coopmat-f16|moe-q4k-id)/scalar'
-  'split-k-matrix-part@@src/kernels/coopmat/coopmat.split.ts@@stageAt: (kb) => (split ? `ks0 + ${kb}` : kb),@@stageAt: (kb) => kb,@@^coopmat-f16/subgroup-matrix/(prepass|fused-prepass|in-gemm)$'
+  'split-k-matrix-part@@src/kernels/coopmat/coopmat.split.ts@@const stageAt = (kb: string) => (split ? `ks0 + ${kb}` : kb);@@const stageAt = (kb: string) => kb;@@^coopmat-f16/subgroup-matrix/(prepass|fused-prepass|in-gemm)$'
   "control-scalar-a-row@@src/kernels/mmq/mmq.wgsl.ts@@'sa[gmm * 8u + w]'@@'sa[(gmm ^ 1u) * 8u + w]'@@^mmq-q8-tiled/"
 )
 

@@ -16,9 +16,10 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { eachFlag } from '../bench/args';
 
-interface Mutant {
+export interface Mutant {
   id: string;
   file: string;
   /** Text that occurs exactly once in `file`, and what replaces it. */
@@ -65,7 +66,7 @@ const PERMALINK = 'src/app/permalink/codec.ts';
 const CLI_ARGS = 'cli/args.ts';
 const SUBGROUP_MATRICES = 'the matrix arm: SwiftShader has no subgroup matrices (hardware tier)';
 
-const MUTANTS: Mutant[] = [
+export const MUTANTS: readonly Mutant[] = [
   // ---- quant: Q8_0 / q8_1
   { id: 'q8-amax-128', file: Q8, from: 'amax / 127', to: 'amax / 128', tests: QUANT },
   {
@@ -139,8 +140,8 @@ const MUTANTS: Mutant[] = [
   {
     id: 'f16-nan-quiet-bit',
     file: F16,
-    from: '(mant ? 0x200 | (mant >>> 13) : 0)',
-    to: '(mant ? mant >>> 13 : 0)',
+    from: 'sign | (mant ? 0x7e00 : 0x7c00)',
+    to: 'sign | 0x7c00',
     tests: QUANT,
   },
   { id: 'f16-decode-subnormal', file: F16, from: 'mant * 2 ** -24', to: 'mant * 2 ** -23', tests: QUANT },
@@ -247,22 +248,22 @@ const MUTANTS: Mutant[] = [
   {
     id: 'oracle-q8-order',
     file: MMQ_ORACLE,
-    from: 'f(f(isum * d.xs[xrow * kb + b]!) * d.wd[wrow * kb + b]!)',
-    to: 'f(isum * f(d.xs[xrow * kb + b]! * d.wd[wrow * kb + b]!))',
+    from: 'f(f(q8BlockDot(d, xrow, wrow, k, b) * d.xs[xrow * kb + b]!) * d.wd[wrow * kb + b]!)',
+    to: 'f(q8BlockDot(d, xrow, wrow, k, b) * f(d.xs[xrow * kb + b]! * d.wd[wrow * kb + b]!))',
     tests: ORACLES,
   },
   {
     id: 'oracle-q4k-order',
     file: MMQ_ORACLE,
-    from: 'f(f(f(xs * dd) * isum) - f(mm * xsum))',
-    to: 'f(f(xs * f(dd * isum)) - f(mm * xsum))',
+    from: 'const scaled = f(f(xs * dd) * isum);',
+    to: 'const scaled = f(xs * f(dd * isum));',
     tests: ORACLES,
   },
   {
     id: 'oracle-q4k-plus-min',
     file: MMQ_ORACLE,
-    from: 'f(f(f(xs * dd) * isum) - f(mm * xsum))',
-    to: 'f(f(f(xs * dd) * isum) + f(mm * xsum))',
+    from: 'return f(scaled - offset);',
+    to: 'return f(scaled + offset);',
     tests: ORACLES,
   },
   {
@@ -275,8 +276,8 @@ const MUTANTS: Mutant[] = [
   {
     id: 'oracle-q4k-superblock',
     file: MMQ_ORACLE,
-    from: 'const blk = wrow * nsb + (b >> 3);',
-    to: 'const blk = wrow * nsb + (b >> 2);',
+    from: 'const blk = r * nsb + (kb >> 3);',
+    to: 'const blk = r * nsb + (kb >> 2);',
     tests: ORACLES,
   },
   {
@@ -579,16 +580,16 @@ const MUTANTS: Mutant[] = [
   },
   {
     id: 'wgsl-coopmat-store-guard',
-    file: 'src/kernels/coopmat/coopmat.snippets.ts',
-    from: "guard: 'orow < M && ocol < N', index",
-    to: "guard: 'orow < M || ocol < N', index",
+    file: SPLIT,
+    from: "guard: 'orow < M && ocol < N',",
+    to: "guard: 'orow < M || ocol < N',",
     tests: COOPMAT,
   },
   {
     id: 'wgsl-coopmat-split-k-matrix-part-ignored',
     file: SPLIT,
-    from: 'stageAt: (kb) => (split ? `ks0 + ${kb}` : kb),',
-    to: 'stageAt: (kb) => kb,',
+    from: 'const stageAt = (kb: string) => (split ? `ks0 + ${kb}` : kb);',
+    to: 'const stageAt = (kb: string) => kb;',
     tests: COOPMAT,
     hw: SUBGROUP_MATRICES,
   },
@@ -722,7 +723,7 @@ const MUTANTS: Mutant[] = [
   {
     id: 'cli-repeated-flag-accepted',
     file: CLI_ARGS,
-    from: 'if (values.has(flag)) throw new CliError(`mmq ${cmd}: ${flag} given twice`, 2);',
+    from: 'if (values.has(flag)) throw new CliError(`mmq ${cmd}: ${flag} given twice`);',
     to: '',
     tests: ['test/survivors.test.ts'],
   },
@@ -946,4 +947,4 @@ async function main() {
   if (json) writeFileSync(json, `${JSON.stringify(outcomes, null, 1)}\n`);
 }
 
-await main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -1,8 +1,9 @@
-// The hardware mutants (scripts/mutate-hw.sh) run only on a lent GPU, so a refactor that rewords a
-// mutated line would silently drop its mutant from the next device run (build stops at the first stale
-// one): each mutant's text must still occur exactly once in its file.
+// A refactor that rewords a mutated line silently drops its mutant: scripts/mutate.ts reports it
+// "stale" only when someone runs it, and scripts/mutate-hw.sh (the hardware tier's mutants, run only on a
+// lent GPU) stops building at the first stale one. Each mutant's text must occur exactly once in its file.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { MUTANTS } from '../scripts/mutate';
 
 /** The MUTANTS array of scripts/mutate-hw.sh: NAME@@FILE@@FROM@@TO@@ROWS, each one quoted line. */
 function hwMutants(script: string): { name: string; file: string; from: string; to: string }[] {
@@ -27,6 +28,14 @@ describe('the hardware mutants', () => {
   });
 
   it.each(mutants.map((m) => [m.name, m] as const))('%s: its text occurs once in its file', (_, m) => {
+    const text = readFileSync(m.file, 'utf8');
+    expect(text.split(m.from).length - 1).toBe(1);
+    expect(m.to).not.toBe(m.from);
+  });
+});
+
+describe('the mutants of scripts/mutate.ts', () => {
+  it.each(MUTANTS.map((m) => [m.id, m] as const))('%s: its text occurs once in its file', (_, m) => {
     const text = readFileSync(m.file, 'utf8');
     expect(text.split(m.from).length - 1).toBe(1);
     expect(m.to).not.toBe(m.from);
