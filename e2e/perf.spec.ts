@@ -1,7 +1,8 @@
 // The performance views in Chromium: the error drill-down names the k-block a broken kernel skips, the
 // A/B tab compares a pinned run with an edited kernel (time, error maps, owners, WGSL diff) and lives in
 // the permalink, and the shape sweep runs a list of m, refuses what the kernel cannot run with its
-// reason, plots the rest, is stored, and can be cancelled. Timing numbers are masked in the screenshots.
+// reason, plots the rest with their % of the measured peaks and their roofline, is stored, and can be
+// cancelled. Timing numbers are masked in the screenshots.
 import { expect, test, type Page } from '@playwright/test';
 import { openApp, pickKernel, runId, waitForNewRun, waitForRun } from './helpers';
 
@@ -91,6 +92,7 @@ test('A/B: a pinned run against an edited kernel, side by side, and in the perma
 test('the shape sweep runs a list of m, refuses what the kernel cannot run, and is stored', async ({
   page,
 }) => {
+  test.setTimeout(180_000);
   await naive(page);
   await page.getByTestId('tab-sweep').click();
   await page.getByTestId('sweep-mode-list').check();
@@ -101,14 +103,43 @@ test('the shape sweep runs a list of m, refuses what the kernel cannot run, and 
   await expect(page.getByTestId('sweep-why-8')).toContainText('m = 8 is not a multiple of 16');
   await expect(page.getByTestId('sweep-point-16')).toContainText('pass');
   await expect(page.getByTestId('sweep-point-32')).toContainText('pass');
-  await expect(page.getByTestId('sweep-chart')).toHaveAttribute('data-points', '2');
+  const chart = page.getByTestId('sweep-chart');
+  await expect(chart).toHaveAttribute('data-points', '2');
   await expect(page.getByTestId('sweep-stored').locator('li')).toHaveCount(1);
-  // Unmasked, for readers (not a baseline: the curve is timing).
+
+  // No probe on this adapter yet: the sweep says so and offers it; once measured, every finished point
+  // has a % of peak (table and chart line) and a place on the sweep's roofline, labelled with its m.
+  const peaks = page.getByTestId('sweep-peaks');
+  await expect(peaks).toHaveAttribute('data-use', 'no-probe');
+  await expect(chart).toHaveAttribute('data-peak-points', '0');
+  await expect(page.getByTestId('sweep-pct-16')).toHaveText('–');
+  await expect(page.getByTestId('sweep-roofline')).toHaveCount(0);
+  await page.getByTestId('sweep-probe').click();
+  await expect(peaks).toHaveAttribute('data-use', 'measured', { timeout: 90_000 });
+  await expect(peaks).toContainText(/[\d.]+ GB\/s copy/);
+  for (const m of [16, 32]) await expect(page.getByTestId(`sweep-pct-${m}`)).toHaveText(/^[\d.e+-]+%$/);
+  await expect(chart).toHaveAttribute('data-peak-points', '2');
+  await expect(chart.locator('.recharts-legend-item', { hasText: '% of peak' })).toBeVisible();
+  const roofline = page.getByTestId('sweep-roofline');
+  await expect(roofline).toHaveAttribute('data-points', '2');
+  await expect(roofline.locator('.recharts-scatter-symbol')).toHaveCount(2);
+  for (const m of [16, 32])
+    await expect(roofline.locator('.recharts-label-list text', { hasText: `m=${m}` })).toHaveCount(1);
+  // The refused point keeps its reason and stays out of both charts.
+  await expect(page.getByTestId('sweep-why-8')).toBeVisible();
+  // The run's performance panel reads the same probe.
+  await expect(page.getByTestId('perf')).toHaveAttribute('data-peaks', 'measured');
+
+  // Unmasked, for readers (not a baseline: the curves and points are timing).
   await page
     .getByTestId('sweep-view')
     .screenshot({ path: test.info().outputPath('sweep-view-unmasked.png') });
   await expect(page.getByTestId('sweep-view')).toHaveScreenshot('sweep-view.png', {
-    mask: [page.getByTestId('sweep-chart'), page.locator('.sweep-view .timing')],
+    mask: [
+      page.getByTestId('sweep-chart'),
+      roofline.getByRole('application'),
+      page.locator('.sweep-view .timing'),
+    ],
   });
 
   // A bad list says why; a long sweep stops on cancel, keeping what it measured.

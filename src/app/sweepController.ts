@@ -2,7 +2,7 @@
 // (timed as the playground times, no ownership recording), in order, cancellable between and during
 // points; points the family refuses are never sent. Each point is saved as it lands (the tune-runs
 // database's "sweeps" store), so a reload keeps what was measured.
-import { batchStats } from './views/abCompare';
+import { sweepPointOf } from './perf/sweepPerf';
 import type { TuneRunStore } from './persistence/tuneRuns';
 import {
   act,
@@ -77,17 +77,7 @@ export function createSweepController(env: {
     inFlight = id;
     const msg = await done;
     inFlight = undefined;
-    if (msg.type === 'run-result') {
-      const o = msg.outcome;
-      const stats = o.timing && batchStats(o.timing.samples.length ? o.timing.samples : [o.timing.ms]);
-      return {
-        value: point.value,
-        status: 'done',
-        pass: o.verdict.pass,
-        ...(stats ? { ms: stats.min, medianMs: stats.median, batches: stats.n } : {}),
-        ...(o.throughput ? { throughput: o.throughput.value, unit: o.throughput.unit } : {}),
-      };
-    }
+    if (msg.type === 'run-result') return sweepPointOf(point.value, msg.outcome);
     if (msg.type === 'cancelled') return { ...point, status: 'cancelled' };
     if (msg.type === 'error')
       return {

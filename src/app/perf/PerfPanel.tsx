@@ -2,38 +2,17 @@
 // adapter in IndexedDB, its method shown), per pass and for the plan the batches' median and spread,
 // GB/s, ops/s, arithmetic intensity and % of peak, a histogram of the batches on demand, and the
 // roofline with the run, its passes and the tuner's configs. Loaded lazily with recharts.
-import { useEffect, useState } from 'react';
-import {
-  Bar,
-  BarChart,
-  CartesianGrid,
-  Legend,
-  Line,
-  ComposedChart,
-  ResponsiveContainer,
-  Scatter,
-  Tooltip,
-  XAxis,
-  YAxis,
-} from 'recharts';
-import { probeAdapterKey } from '../../kernels/perf/probe';
+import { useState } from 'react';
+import { Bar, BarChart, ResponsiveContainer, XAxis, YAxis } from 'recharts';
 import type { ProbeResult } from '../../kernels/perf/probe.run';
 import { histogram } from '../../kernels/perf/spread';
 import type { RunOutcome } from '../../workers/protocol';
-import { useServices } from '../appContext';
-import { openPeaks } from '../persistence/peaks';
 import { useApp } from '../store';
 import { fmt } from '../views/analysis';
+import { MeasurePeaksButton, useAdapterPeaks } from './adapterPeaks';
 import './perf.css';
-import { peaksFor, perfRows, rooflineChart, si, type PerfRow } from './perfView';
-
-const AXIS = {
-  stroke: '#6b7385',
-  fontSize: 11,
-  fontFamily: 'ui-monospace, SFMono-Regular, Menlo, monospace',
-};
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
-const pct = (f: number | undefined) => (f === undefined ? '–' : `${(f * 100).toPrecision(3)}%`);
+import { peaksFor, percent, perfRows, rooflineChart, si, type PerfRow } from './perfView';
+import { CHART_AXIS as AXIS, RooflineChart } from './RooflineChart';
 
 function Method({ probe }: { probe: ProbeResult }) {
   return (
@@ -89,6 +68,7 @@ function Histogram({ samples }: { samples: readonly number[] }) {
   );
 }
 
+/** The run's roofline, with the tuner's measured configs of the same family. */
 function Roofline({
   rows,
   roof,
@@ -100,91 +80,14 @@ function Roofline({
 }) {
   const report = useApp((s) => (s.tuner.hunt?.report?.kernel === kernel ? s.tuner.hunt.report : undefined));
   const chart = rooflineChart(rows, roof, report?.entries ?? [], report?.ops ?? 0);
-  const tick = (v: number) => si(v);
-  return (
-    <div className="perf-roofline" data-testid="perf-roofline" data-configs={chart.configs.length}>
-      <ResponsiveContainer width="100%" height={260}>
-        <ComposedChart margin={{ top: 8, right: 16, bottom: 16, left: 8 }}>
-          <CartesianGrid stroke="#2a3040" strokeDasharray="3 3" />
-          <XAxis
-            type="number"
-            dataKey="x"
-            scale="log"
-            domain={['auto', 'auto']}
-            allowDataOverflow
-            tickFormatter={tick}
-            {...AXIS}
-            label={{
-              value: 'ops / byte',
-              position: 'insideBottom',
-              offset: -8,
-              fill: '#8a93a6',
-              fontSize: 11,
-            }}
-          />
-          <YAxis
-            type="number"
-            dataKey="y"
-            scale="log"
-            domain={['auto', 'auto']}
-            tickFormatter={tick}
-            width={56}
-            {...AXIS}
-          />
-          <Tooltip
-            contentStyle={{ background: '#161a22', border: '1px solid #2a3040', fontSize: 12 }}
-            formatter={(v) => (typeof v === 'number' ? si(v) : String(v))}
-          />
-          <Legend wrapperStyle={{ fontSize: 11 }} />
-          <Line
-            data={chart.roofs}
-            dataKey="y"
-            name="roof"
-            stroke="#8a93a6"
-            dot={false}
-            isAnimationActive={false}
-          />
-          <Scatter data={chart.configs} name="tuner configs" fill="#5ec4ff" isAnimationActive={false} />
-          <Scatter data={chart.passes} name="passes" fill="#ff9f43" isAnimationActive={false} />
-          <Scatter data={chart.run} name="this run" fill="#ffd166" isAnimationActive={false} />
-        </ComposedChart>
-      </ResponsiveContainer>
-    </div>
-  );
+  return <RooflineChart chart={chart} runName="this run" testId="perf-roofline" />;
 }
 
 /** The performance section of a timed run (data-testid perf). */
 export function PerfPanel({ o }: { o: RunOutcome }) {
-  const { controller } = useServices();
-  const caps = useApp((s) => s.device.caps);
-  const key = caps ? probeAdapterKey(caps) : undefined;
-  const [probe, setProbe] = useState<ProbeResult | undefined>();
-  const [status, setStatus] = useState<{ busy: boolean; error?: string }>({ busy: false });
+  const peaks = useAdapterPeaks();
+  const probe = peaks.probe;
   const [show, setShow] = useState({ method: false, histogram: false });
-  useEffect(() => {
-    if (!key) return;
-    let live = true;
-    void openPeaks()
-      .then((store) => store.get(key))
-      .then((hit) => live && setProbe(hit))
-      .catch(
-        (e: unknown) => live && setStatus({ busy: false, error: `stored peaks unreadable: ${message(e)}` }),
-      );
-    return () => {
-      live = false;
-    };
-  }, [key]);
-  const measure = async () => {
-    setStatus({ busy: true });
-    try {
-      const r = await controller.probe();
-      setProbe(r);
-      setStatus({ busy: false });
-      await (await openPeaks()).put(r);
-    } catch (e) {
-      setStatus({ busy: false, error: message(e) });
-    }
-  };
   const rows = perfRows(o, probe?.peaks);
   if (!rows) return null;
   const roof = probe ? peaksFor(probe.peaks, o.arithmetic ?? 'int8', o.config.arm) : undefined;
@@ -209,14 +112,7 @@ export function PerfPanel({ o }: { o: RunOutcome }) {
         ) : (
           <span className="muted">peaks not measured on this adapter yet </span>
         )}
-        <button
-          type="button"
-          data-testid="perf-probe"
-          disabled={status.busy || !caps}
-          onClick={() => void measure()}
-        >
-          {status.busy ? 'measuring peaks…' : probe ? 're-measure peaks' : 'measure peaks'}
-        </button>{' '}
+        <MeasurePeaksButton peaks={peaks} testId="perf-probe" />{' '}
         {probe ? (
           <button
             type="button"
@@ -227,9 +123,9 @@ export function PerfPanel({ o }: { o: RunOutcome }) {
           </button>
         ) : null}
       </p>
-      {status.error ? (
+      {peaks.error ? (
         <p className="run-error" role="alert" data-testid="perf-error">
-          {status.error}
+          {peaks.error}
         </p>
       ) : null}
       {probe && show.method ? <Method probe={probe} /> : null}
@@ -258,7 +154,7 @@ export function PerfPanel({ o }: { o: RunOutcome }) {
               <td className="num">{r.ops ? si(r.ops / (r.spread.median / 1e3)) : '–'}</td>
               <td className="num">{r.bytes ? fmt(r.ops / r.bytes) : '–'}</td>
               <td className="num" title={r.point ? `${r.point.bound}-bound` : 'measure the peaks first'}>
-                {pct(r.point?.peakFraction)}
+                {percent(r.point?.peakFraction)}
                 {r.point ? <span className="muted"> {r.point.bound}</span> : null}
               </td>
             </tr>

@@ -83,18 +83,26 @@ export interface ChartPoint {
   label: string;
 }
 
+/** The roofline chart's series: the roofs' polyline, the run (or a sweep's points), its passes, the tuner's configs. */
+export interface RooflineChartData {
+  roofs: ChartPoint[];
+  run: ChartPoint[];
+  passes: ChartPoint[];
+  configs: ChartPoint[];
+}
+
 /**
  * The roofs as a polyline over [xMin, xMax] (the memory slope to the ridge, then the compute roof) and
- * the points: the run's plan and passes (a pass without ops has no place on a log intensity axis and is
+ * the points: the run's plan and passes (or a sweep's points, each a whole plan) (a pass without ops has no place on a log intensity axis and is
  * left to the table), and the tuner's measured configs that carry bytes.
  */
 export function rooflineChart(
-  rows: readonly PerfRow[],
+  rows: readonly Pick<PerfRow, 'label' | 'kind' | 'point'>[],
   roof: { bandwidthGBs: number; ops?: number },
   tuned: readonly Pick<TuneRecordEntry, 'ms' | 'bytes' | 'verdict' | 'config' | 'label'>[] = [],
   tunedOps = 0,
-): { roofs: ChartPoint[]; run: ChartPoint[]; passes: ChartPoint[]; configs: ChartPoint[] } {
-  const at = (r: PerfRow): ChartPoint | undefined =>
+): RooflineChartData {
+  const at = (r: Pick<PerfRow, 'label' | 'point'>): ChartPoint | undefined =>
     r.point && r.point.intensity > 0
       ? { x: r.point.intensity, y: r.point.opsPerSec, label: r.label }
       : undefined;
@@ -114,6 +122,10 @@ export function rooflineChart(
   const roofXs = ridge !== undefined && ridge > xMin && ridge < xMax ? [xMin, ridge, xMax] : [xMin, xMax];
   return { roofs: roofXs.map((x) => ({ x, y: y(x), label: 'roof' })), run, passes, configs };
 }
+
+/** A fraction as a percentage of three significant digits ('41.7%'), '–' when there is none. */
+export const percent = (f: number | undefined): string =>
+  f === undefined ? '–' : `${(f * 100).toPrecision(3)}%`;
 
 /** A rate with an SI prefix from mega up: 1.23 T, 456 G, 7.8 M, 12.0. */
 export function si(v: number): string {

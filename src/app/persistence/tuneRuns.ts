@@ -13,8 +13,9 @@
 // stored here.
 //
 // Store "sweeps" (version 3) keeps the shape sweeps (store/sweep.ts SweepRecord: the config swept, the
-// param and every point's timing, throughput, verdict or reason), one record per sweep, so a sweep's
-// curve survives a reload beside the hunts of the same device.
+// param and every point's timing, throughput, verdict or reason, and its bytes, ops, arithmetic and arm
+// for the roofline), one record per sweep, so a sweep's curve survives a reload beside the hunts of the
+// same device. The roofline fields are optional: records from before them load and show their times.
 //
 // Version 2 keys hunts by the family's problem key (tuneProblemKey) instead of (m, n, k): version-1 runs
 // (from before kernel families declared their knobs) cannot be replayed and are dropped on upgrade.

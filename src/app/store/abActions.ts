@@ -1,8 +1,10 @@
 // The A/B and shape-sweep tabs' actions: pin the current run as A, swap, clear, and load a side (a
-// link's, say) into the playground so its next run fills that side; the sweep's form and record. Pure
-// functions of the state, as in ./state.ts.
+// link's, say) into the playground so its next run fills that side; the sweep's form and record, and the
+// measured peaks the sweep shares with the run's performance panel. Pure functions of the state, as in
+// ./state.ts.
 import { abPin, abSwap, type AbSideName } from './ab';
 import { currentBuffer, generatedMain, loadConfig, type AppState } from './state';
+import type { PeaksState } from './peaks';
 import type { SweepForm, SweepState } from './sweep';
 
 /** Pin the current run as A; B waits for the next run. Nothing to pin without a finished run. */
@@ -50,4 +52,9 @@ export function setSweep(state: AppState, patch: Partial<SweepState>): Partial<A
 /** Edit the sweep form. */
 export function setSweepForm(state: AppState, patch: Partial<SweepForm>): Partial<AppState> {
   return { sweep: { ...state.sweep, form: { ...state.sweep.form, ...patch }, error: undefined } };
+}
+
+/** Change the peaks slice (looked up, measuring, measured, failed). */
+export function setPeaks(state: AppState, patch: Partial<PeaksState>): Partial<AppState> {
+  return { peaks: { ...state.peaks, ...patch } };
 }

@@ -9,6 +9,7 @@ export * from './ab';
 export * from './abActions';
 export * from './drafts';
 export * from './models';
+export * from './peaks';
 export * from './state';
 export * from './sweep';
 export * from './tunerState';

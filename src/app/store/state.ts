@@ -22,6 +22,7 @@ import type { GeneratedKernel, OpenedModel, RunOutcome } from '../../workers/pro
 import type { PermalinkState, ViewTab } from '../permalink/codec';
 import { abAfterRun, abFromLink, abLinkOf, type AbState } from './ab';
 import { draftProblems, dropDrafts, type Draft } from './drafts';
+import { INITIAL_PEAKS, type PeaksState } from './peaks';
 import { INITIAL_SWEEP, type SweepState } from './sweep';
 import { formFor, initialTuner, type TunerState } from './tunerState';
 
@@ -193,6 +194,8 @@ export interface AppState {
   ab: AbState;
   /** The shape sweep (./sweep.ts). */
   sweep: SweepState;
+  /** The adapter's measured peaks on screen (./peaks.ts). */
+  peaks: PeaksState;
   layout: LayoutState;
   glossaryOpen: boolean;
 }
@@ -244,6 +247,7 @@ export function initialState(catalogs: readonly FamilyCatalog[], kernel?: Kernel
     tuner: initialTuner(catalogs, config),
     ab: {},
     sweep: INITIAL_SWEEP,
+    peaks: INITIAL_PEAKS,
     layout: { controlsCollapsed: false, dragged: false, sideWidth: 460, editorHeight: 420 },
     glossaryOpen: false,
   };

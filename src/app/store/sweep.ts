@@ -2,7 +2,7 @@
 // through the same worker runs as the playground's. Pure: the values of a range, the plan (each point's
 // config, or why the family refuses it), and the record a sweep fills in point by point; the sweep
 // controller runs it and the tune-runs database keeps it beside the tuning hunts.
-import type { AdapterCaps } from '../../kernels/gpu/caps';
+import type { AdapterCaps, Arm } from '../../kernels/gpu/caps';
 import type { FamilyCatalog, RunConfig } from '../../kernels/family';
 
 /** Most points one sweep runs (each is a compile, a correctness run and a timing). */
@@ -24,6 +24,15 @@ export interface SweepPoint {
   pass?: boolean;
   /** Why the point did not run ('refused': the family's preconditions; 'failed': the worker's error). */
   message?: string;
+  /**
+   * What the roofline needs (perf/sweepPerf.ts): the whole plan's bytes moved and ops (its traffic), and
+   * the arithmetic and arm that pick the compute roof. Absent in sweeps stored before they were kept:
+   * those show their times without % of peak.
+   */
+  bytes?: number;
+  ops?: number;
+  arithmetic?: 'int8' | 'f16';
+  arm?: Arm;
 }
 
 export interface SweepRecord {

@@ -1,10 +1,22 @@
 // The shape sweep tab: pick a shape param of the current config and a range (powers of two, or a
-// list), run it point by point through the worker, and plot time and throughput against it; points the
-// family refuses say why. Sweeps are kept with the tuning hunts (IndexedDB) and listed for re-display.
+// list), run it point by point through the worker, and plot time, throughput and % of the adapter's
+// measured peaks against it, with the sweep's points on the roofline; points the family refuses, and
+// points that fail, say why in the table and stay out of the charts. Sweeps are kept with the tuning
+// hunts (IndexedDB) and listed for re-display.
 import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { useEffect } from 'react';
-import type { RunConfig } from '../../kernels/family';
 import { useServices } from '../appContext';
+import { MeasurePeaksButton, useAdapterPeaks, type AdapterPeaks } from '../perf/adapterPeaks';
+import { percent, rooflineChart, si } from '../perf/perfView';
+import { CHART_AXIS as AXIS, RooflineChart } from '../perf/RooflineChart';
+import {
+  sweepPeaksUse,
+  sweepRoofline,
+  sweepView,
+  type SweepChartRow,
+  type SweepPeaksUse,
+  type SweepPointPerf,
+} from '../perf/sweepPerf';
 import {
   act,
   currentCatalog,
@@ -18,47 +30,36 @@ import {
 import { fmt } from './analysis';
 import './perf.css';
 
+/** The sweep's throughput unit (the family's: int8 TOPS or TFLOP/s), once for the chart and the table. */
+const throughputUnit = (record: SweepRecord) => record.points.find((p) => p.unit)?.unit ?? 'throughput';
+
+/** % of peak never plots below 100 at the top, so a low curve reads as low. */
+const pctDomainTop = (dataMax: number) => Math.max(100, Math.ceil(dataMax));
+
 /**
- * Where a point sits against the adapter's measured peaks (the roofline module): its arithmetic
- * intensity (ops per byte moved) and its % of the peak at that intensity. Given, the chart adds a
- * "% of peak" line; until the roofline module is on main nobody passes it.
+ * Time (fastest and median batch) and throughput against the swept value, log-log; with `withPeak`, the
+ * % of peak (at the median) on its own axis. data-points counts the plotted values, data-peak-points
+ * those with a % of peak.
  */
-export type SweepRoofline = (
-  config: RunConfig,
-  point: SweepPoint,
-) => { intensity: number; percentOfPeak: number } | undefined;
-
-const AXIS = {
-  stroke: '#6b7385',
-  fontSize: 11,
-  fontFamily: 'ui-monospace, SFMono-Regular, Menlo, monospace',
-};
-
-/** Time (fastest and median batch) and throughput against the swept value, log-log. */
 export function SweepChart({
   record,
-  roofline,
+  rows,
+  withPeak,
 }: {
   record: SweepRecord;
-  roofline?: SweepRoofline | undefined;
+  rows: readonly SweepChartRow[];
+  withPeak: boolean;
 }) {
-  const data = record.points
-    .filter((p) => p.status === 'done' && p.ms !== undefined)
-    .map((p) => {
-      const config = { ...record.base, params: { ...record.base.params, [record.axis]: p.value } };
-      return {
-        value: p.value,
-        ms: p.ms,
-        medianMs: p.medianMs,
-        throughput: p.throughput,
-        pctPeak: roofline?.(config, p)?.percentOfPeak,
-      };
-    });
-  const unit = record.points.find((p) => p.unit)?.unit ?? 'throughput';
+  const unit = throughputUnit(record);
   return (
-    <div className="sweep-chart" data-testid="sweep-chart" data-points={data.length}>
+    <div
+      className="sweep-chart"
+      data-testid="sweep-chart"
+      data-points={rows.length}
+      data-peak-points={rows.filter((r) => r.pctPeak !== undefined).length}
+    >
       <ResponsiveContainer width="100%" height={240}>
-        <LineChart data={data} margin={{ top: 8, right: 12, bottom: 18, left: 4 }}>
+        <LineChart data={rows} margin={{ top: 8, right: 12, bottom: 18, left: 4 }}>
           <CartesianGrid stroke="#2a3040" />
           <XAxis
             dataKey="value"
@@ -82,11 +83,21 @@ export function SweepChart({
             tickFormatter={(v: number) => fmt(v, 2)}
           />
           <YAxis yAxisId="tp" orientation="right" {...AXIS} tickFormatter={(v: number) => fmt(v, 2)} />
+          {withPeak && (
+            <YAxis
+              yAxisId="pct"
+              orientation="right"
+              domain={[0, pctDomainTop]}
+              {...AXIS}
+              tickFormatter={(v: number) => `${fmt(v, 2)}%`}
+            />
+          )}
           <Tooltip
             contentStyle={{ background: '#141922', border: '1px solid #2a3040', fontSize: 12 }}
             formatter={(v) => (typeof v === 'number' ? fmt(v, 4) : String(v))}
           />
-          <Legend wrapperStyle={{ fontSize: 11 }} />
+          {/* Pushed down clear of the x axis's label, which sits under the axis. */}
+          <Legend wrapperStyle={{ fontSize: 11, paddingTop: 10 }} />
           <Line
             yAxisId="ms"
             dataKey="ms"
@@ -112,11 +123,11 @@ export function SweepChart({
             dot
             isAnimationActive={false}
           />
-          {roofline && (
+          {withPeak && (
             <Line
-              yAxisId="tp"
+              yAxisId="pct"
               dataKey="pctPeak"
-              name="% of peak"
+              name="% of peak (median)"
               stroke="#c792ea"
               dot
               isAnimationActive={false}
@@ -125,6 +136,69 @@ export function SweepChart({
         </LineChart>
       </ResponsiveContainer>
     </div>
+  );
+}
+
+/** What the sweep's % of peak is measured against, or why there is none (with the probe to run). */
+function PeaksLine({
+  use,
+  peaks,
+  record,
+  roofOps,
+}: {
+  use: SweepPeaksUse;
+  peaks: AdapterPeaks;
+  record: SweepRecord;
+  /** The compute roof of the sweep's arithmetic and arm, ops/s (none: the probe has no figure for it). */
+  roofOps: number | undefined;
+}) {
+  const probe = peaks.probe;
+  return (
+    <>
+      <p className="small" data-testid="sweep-peaks" data-use={use}>
+        {use === 'measured' && probe ? (
+          <>
+            % of peak at each point&apos;s median, against this adapter&apos;s peaks (
+            <span className="num timing" title={`probe of ${new Date(probe.at).toLocaleString()}`}>
+              {fmt(probe.peaks.bandwidthGBs)} GB/s
+            </span>{' '}
+            copy
+            {roofOps !== undefined ? (
+              <>
+                , <span className="num timing">{si(roofOps)}ops/s</span> for this arm
+              </>
+            ) : (
+              ', no compute peak for this arm'
+            )}
+            ){' '}
+          </>
+        ) : null}
+        {use === 'no-probe' ? (
+          <span className="muted">
+            No peaks measured on this adapter yet: % of peak and the roofline need them.{' '}
+          </span>
+        ) : null}
+        {use === 'other-adapter' ? (
+          <span className="muted">
+            Swept on another adapter ({record.deviceId}): this one&apos;s peaks do not apply, so there is no %
+            of peak.
+          </span>
+        ) : null}
+        {use === 'not-recorded' ? (
+          <span className="muted">
+            Stored before sweeps kept each point&apos;s bytes and ops: times only, no % of peak.
+          </span>
+        ) : null}
+        {use === 'measured' || use === 'no-probe' ? (
+          <MeasurePeaksButton peaks={peaks} testId="sweep-probe" />
+        ) : null}
+      </p>
+      {peaks.error ? (
+        <p className="run-error" role="alert" data-testid="sweep-peaks-error">
+          {peaks.error}
+        </p>
+      ) : null}
+    </>
   );
 }
 
@@ -137,46 +211,94 @@ const STATUS_TEXT: Record<SweepPoint['status'], string> = {
   cancelled: 'cancelled',
 };
 
-function PointTable({ record }: { record: SweepRecord }) {
+function PointTable({
+  record,
+  perf,
+}: {
+  record: SweepRecord;
+  perf: readonly (SweepPointPerf | undefined)[];
+}) {
   return (
-    <table className="sweep-points" data-testid="sweep-points">
-      <thead>
-        <tr>
-          <th>{record.axis}</th>
-          <th>status</th>
-          <th>min ms</th>
-          <th>median ms</th>
-          <th>batches</th>
-          <th>throughput</th>
-          <th>gate</th>
-        </tr>
-      </thead>
-      <tbody>
-        {record.points.map((p) => (
-          <tr key={p.value} className={`st-${p.status}`} data-testid={`sweep-point-${p.value}`}>
-            <td>{p.value}</td>
-            <td>{STATUS_TEXT[p.status]}</td>
-            {p.message ? (
-              <td colSpan={5} className="why" data-testid={`sweep-why-${p.value}`}>
-                {p.message}
-              </td>
-            ) : (
-              <>
-                <td className="num timing">{fmt(p.ms, 4)}</td>
-                <td className="num timing">{fmt(p.medianMs, 4)}</td>
-                <td className="num timing">{p.batches ?? '–'}</td>
-                <td className="num timing">
-                  {p.throughput !== undefined ? `${fmt(p.throughput, 3)} ${p.unit ?? ''}` : '–'}
-                </td>
-                <td className={p.pass === false ? 'bad' : p.pass ? 'good' : ''}>
-                  {p.pass === undefined ? '–' : p.pass ? 'pass' : 'FAIL'}
-                </td>
-              </>
-            )}
+    <div className="sweep-points-scroll">
+      <table className="sweep-points" data-testid="sweep-points">
+        <thead>
+          <tr>
+            <th>{record.axis}</th>
+            <th>status</th>
+            <th>fastest ms</th>
+            <th>median ms</th>
+            <th>batches</th>
+            <th title="throughput: ops / fastest batch">{throughputUnit(record)}</th>
+            <th title="bytes moved / median">GB/s</th>
+            <th title="arithmetic intensity: ops per byte moved">ops/B</th>
+            <th title="at the median, of the roof above the point">% of peak</th>
+            <th>gate</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {record.points.map((p, i) => {
+            const at = perf[i];
+            return (
+              <tr key={p.value} className={`st-${p.status}`} data-testid={`sweep-point-${p.value}`}>
+                <td>{p.value}</td>
+                <td>{STATUS_TEXT[p.status]}</td>
+                {p.message ? (
+                  <td colSpan={8} className="why" data-testid={`sweep-why-${p.value}`}>
+                    {p.message}
+                  </td>
+                ) : (
+                  <>
+                    <td className="num timing">{fmt(p.ms, 4)}</td>
+                    <td className="num timing">{fmt(p.medianMs, 4)}</td>
+                    <td className="num timing">{p.batches ?? '–'}</td>
+                    <td className="num timing">{fmt(p.throughput, 3)}</td>
+                    <td className="num timing">{at ? fmt(at.gbs, 3) : '–'}</td>
+                    <td className="num" title={at ? `${si(at.bytes)}B, ${si(at.ops)}ops` : undefined}>
+                      {at ? fmt(at.intensity, 3) : '–'}
+                    </td>
+                    <td
+                      className="num timing"
+                      data-testid={`sweep-pct-${p.value}`}
+                      title={at?.point ? `${at.point.bound}-bound` : undefined}
+                    >
+                      {percent(at?.point?.peakFraction)}
+                    </td>
+                    <td className={p.pass === false ? 'bad' : p.pass ? 'good' : ''}>
+                      {p.pass === undefined ? '–' : p.pass ? 'pass' : 'FAIL'}
+                    </td>
+                  </>
+                )}
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A sweep on display: its peaks line, the time chart, the roofline of its points, the table. */
+function SweepResult({ record }: { record: SweepRecord }) {
+  const peaks = useAdapterPeaks();
+  const deviceId = useApp((s) => s.device.deviceId);
+  const use = sweepPeaksUse(record, deviceId, peaks.probe?.peaks);
+  const held = use === 'measured' ? peaks.probe?.peaks : undefined;
+  const view = sweepView(record, held);
+  const roofline = held ? sweepRoofline(record, view.perf, held) : undefined;
+  return (
+    <>
+      <PeaksLine use={use} peaks={peaks} record={record} roofOps={roofline?.roof.ops} />
+      <SweepChart record={record} rows={view.chart} withPeak={held !== undefined} />
+      {roofline ? (
+        <RooflineChart
+          chart={rooflineChart(roofline.rows, roofline.roof)}
+          runName={`${record.axis} values`}
+          testId="sweep-roofline"
+          labelRun
+        />
+      ) : null}
+      <PointTable record={record} perf={view.perf} />
+    </>
   );
 }
 
@@ -291,8 +413,7 @@ export default function SweepView() {
             {sweep.current.kernel} over {sweep.current.axis}{' '}
             <span className="muted">({sweep.current.status})</span>
           </h4>
-          <SweepChart record={sweep.current} />
-          <PointTable record={sweep.current} />
+          <SweepResult record={sweep.current} />
         </section>
       )}
       {sweep.stored.length > 0 && (
