@@ -47,11 +47,13 @@ export const stagingOf = (spec: Pick<CoopmatSpec, 'staging'>) => STAGING_FLAGS[s
 /** Whether a staging is one of the split plans (pre-passes, then a GEMM on f16 operands). */
 export const isSplit = (staging: CoopmatStaging): boolean => STAGING_FLAGS[staging].prePasses;
 
+/** A tile's planes, blocks and threads; `per` elements of a 16x16 subtile each lane owns. */
 export function coopmatGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane'>) {
   const { wm, wn, rm, rn } = spec.tile;
   const nwarp = wm * wn;
   return { nwarp, bm: wm * rm * 16, bn: wn * rn * 16, threads: nwarp * spec.plane, per: 256 / spec.plane };
 }
+export type CoopmatGeometry = ReturnType<typeof coopmatGeometry>;
 
 /**
  * The split GEMM's stage, fixed by docs/decisions/0001-split-plan.md and 0003-a-read-directly.md: B rows
@@ -68,18 +70,9 @@ export function coopmatSplitExtents(spec: Pick<CoopmatSpec, 'm' | 'n' | 'tile'>)
   return { mp: Math.ceil(spec.m / bm) * bm, np: Math.ceil(spec.n / bn) * bn };
 }
 
-/** A 64-wide B stage: 'rows' items are 8 halves of a pre-passed row, 'q4k' units 16 qs bytes. */
-const stageGeometry = (bn: number) => ({
-  /** 16-wide K chunks of a stage. */
-  kc: SPLIT_K_STAGE / 16,
-  rs: SPLIT_K_STAGE + SPLIT_ROW_PAD,
-  bItems: bn * (SPLIT_K_STAGE / 8),
-  qUnits: bn * (SPLIT_K_STAGE / 32),
-});
-
+/** The split GEMM: the tile's geometry plus its 64-wide B stage, 16-wide K chunks of rows of `rs` halves. */
 export function coopmatSplitGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane'>) {
-  const g = coopmatGeometry(spec);
-  return { ...g, ...stageGeometry(g.bn) };
+  return { ...coopmatGeometry(spec), kc: SPLIT_K_STAGE / 16, rs: SPLIT_K_STAGE + SPLIT_ROW_PAD };
 }
 
 /** Stages of raw weight words a stream plane keeps in flight. */
@@ -87,20 +80,18 @@ const STREAM_DEPTH = 4;
 
 /** The stream GEMM: ksplit plane groups, each with its own K part of `stages`, `depth` stages in flight. */
 export function streamGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'k' | 'ksplit'>) {
-  const g = coopmatGeometry(spec);
+  const g = coopmatSplitGeometry(spec);
   const parts = spec.ksplit ?? 1;
   const stages = spec.k / (parts * SPLIT_K_STAGE);
-  const st = stageGeometry(g.bn);
   return {
     ...g,
-    ...st,
     parts,
     planes: parts * g.nwarp,
     threads: parts * g.threads,
     stages,
     depth: Math.min(stages, STREAM_DEPTH),
     /** f16 of one part's two B buffers. */
-    bufHalves: 2 * g.bn * st.rs,
+    bufHalves: 2 * g.bn * g.rs,
   };
 }
 

@@ -7,7 +7,7 @@
 // hooks (set_owner / store_out, defined by the host's suffix, gpu/instrument.ts) need element stores.
 import { ownerSuffix } from '../gpu/instrument';
 import { bindingDecls, bindingNames } from '../gpu/plan';
-import { NO_FUSE_DECODE, q4kDecode, Q4K_SCALES_WGSL, q4kWeight, SET_NO_FUSE } from '../quant/q4k.wgsl';
+import { NO_FUSE_DECODE, Q4K_SCALES_WGSL, q4kWeight, SET_NO_FUSE } from '../quant/q4k.wgsl';
 import {
   coopmatGeometry,
   coopmatSpecErrors,
@@ -76,9 +76,9 @@ const STAGE = `    let k0 = kb * 32u;
       var v = vec2f(0.0);
       if (nrow < N) {
         let blk = nrow * NSB + sbk;
-${gemm.at('        ', q4kDecode.scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, is)', 'wdm[blk]', 'q4k_m(blk * 3u, is)', 'separate'))}
+${gemm.at('        ', gemm.q4kPair.scaleMin('is'))}
         let pair = wqs[blk * 32u + (g * 32u + qi) / 4u] >> (8u * (qi % 4u));
-        v = ${q4kDecode.value('', 'vec2f(f32((pair >> shift) & 15u), f32((pair >> (shift + 8u)) & 15u))', 'separate', '2')};
+        v = ${gemm.q4kPair.value('vec2f(f32((pair >> shift) & 15u), f32((pair >> (shift + 8u)) & 15u))')};
       }
       put_b(i, v);
     }
@@ -108,7 +108,7 @@ ${gemm.accDecls(spec)}
   for (var kb = 0u; kb < KB; kb++) {
 ${STAGE}${gemm.contractChunks(
   spec,
-  { chunks: 2, what: 'staged block', bufAt: '', rs: 32, a: (im) => `a_${im}` },
+  { chunks: 2, what: 'staged block', bufAt: '', rs: 32 },
   (im, kc) =>
     `subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + ${im}u) * 512u + ${kc * 16}u, 32u)`,
 )}
