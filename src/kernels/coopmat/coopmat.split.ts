@@ -20,14 +20,10 @@ import {
 } from './coopmat.params';
 
 /** A GEMM's kernel text and its buffers in @binding order. */
-export interface GemmModule {
-  wgsl: string;
-  bindings: string[];
-}
+export type GemmModule = { wgsl: string; bindings: string[] };
 
-/** 0, 1, ..., n - 1 (the generators unroll over it). */
+/** 0, 1, ..., n - 1 (the generators unroll over it); `lines` joins `line(i)` of each. */
 export const range = (n: number) => Array.from({ length: n }, (_, i) => i);
-/** `line(i)` for i in 0..n-1, one per line. */
 export const lines = (n: number, line: (i: number) => string) => range(n).map(line).join('\n');
 export const readOnly = (name: string, type: string, comment: string): Binding => ({
   name,
@@ -35,13 +31,13 @@ export const readOnly = (name: string, type: string, comment: string): Binding =
   type,
   comment,
 });
-/** `pad` + each line, joined (the emitters place their blocks at the indent where they go). */
+/** `pad` + each line, joined: the emitters place their blocks at the indent where they go. */
 export const at = (pad: string, lines: readonly string[]) => lines.map((l) => pad + l).join('\n');
 /** A statement whose body spans lines: its first line at `pad`, the rest one level in. */
 const block = (pad: string, head: string, lines: readonly string[]) =>
   `${pad}${head}{\n${at(`${pad}  `, lines)}\n${pad}}`;
 
-/** The tile line of a kernel's header comment; `planes` says how its planes are grouped. */
+/** The tile line of a kernel's header; `planes` says how its planes are grouped. */
 export const tileSummary = (spec: CoopmatSpec, g: CoopmatGeometry, planes: string) =>
   `Tile wm=${spec.tile.wm} wn=${spec.tile.wn} rm=${spec.tile.rm} rn=${spec.tile.rn}: BM=${g.bm} BN=${g.bn}${planes} plane(s) of ${spec.plane} = ${g.threads} invocations.`;
 
@@ -132,13 +128,13 @@ export const eachElement = (pad: string, perSubtile: readonly string[], body: re
 
 export const SUBTILE = ['let sm = warp_m * RM + im;', 'let sn = warp_n * RN + jn;'];
 
-/** One 32-block in f32, K in order; `pairA(l)` and `pairB(l)` are the l-th f16 pairs of A and B. */
-export const scalarSum = (pairA: (l: string) => string, pairB: (l: string) => string) => [
+/** One 32-block in f32, K in order; `pairA` and `pairB` are the l-th f16 pairs of A and B. */
+export const scalarSum = (pairA: string, pairB: string) => [
   "// One 32-block in f32, K in order, then into the accumulator: the seed's default arm.",
   'var s = 0.0;',
   'for (var l = 0u; l < 16u; l++) {',
-  `  let av = ${pairA('l')};`,
-  `  let bv = ${pairB('l')};`,
+  `  let av = ${pairA};`,
+  `  let bv = ${pairB};`,
   '  s += av.x * bv.x;',
   '  s += av.y * bv.y;',
   '}',
@@ -186,13 +182,10 @@ export const spillStores = (spec: CoopmatSpec, pad: string) =>
     'workgroupBarrier();',
   ]);
 
-/** The A fragment (im, kc) a K chunk multiplies from a register; `pa` names its prefetch register. */
+/** The register of A fragment (im, kc); prefix `pa`, its prefetch. */
 export const aReg = (im: number, kc: number, prefix = 'a') => `${prefix}_${im}_${kc}`;
 
-/**
- * The MMAs of `chunks` 16-wide K chunks of the `what`: RN B fragments from `sb` at `bufAt` (rows of `rs`
- * halves), RM x RN accumulations; `aLet` loads each A fragment in its chunk (else it is in a register).
- */
+/** The MMAs of 16-wide K chunks: B from `sb` at `bufAt` (rows of `rs`), A from `aLet` or registers. */
 export function contractChunks(
   spec: CoopmatSpec,
   o: { chunks: number; what: string; bufAt: string; rs: number },
@@ -233,47 +226,38 @@ export function coopmatPrePasses(
   act: PrePassPart = f16TilesPart(spec.m, spec.k, coopmatSplitExtents(spec).mp, SPLIT_SLACK_BYTES),
   plan = 'coopmat-f16 split plan',
 ): [SplitPrePass, string][] {
-  const { n, k } = spec;
-  const weight = stagingOf(spec).weightPrePass;
-  const np = coopmatSplitExtents(spec).np;
-  const banks = spec.rowMap?.banks ?? 1;
+  const [{ n, k }, { np }] = [spec, coopmatSplitExtents(spec)];
   // The scalar arm decodes 'separate', as the emulation does, on every compiler (quant.q4kDecode).
   const guard = spec.arm === 'scalar' ? 'separate' : 'compiler';
-  const rows = () => quant.q4kF16RowsPart({ n, k, np, banks, guard, slack: SPLIT_SLACK_BYTES });
-  const activation: [SplitPrePass, string] = [
-    prePassKernel(k, `${plan}, pass 1: the activation to f16 tiles`, [act]),
-    'activation to f16 tiles',
+  const rows = () =>
+    quant.q4kF16RowsPart({ n, k, np, banks: spec.rowMap?.banks ?? 1, guard, slack: SPLIT_SLACK_BYTES });
+  const pass = (title: string, parts: PrePassPart[], what: string): [SplitPrePass, string] => [
+    prePassKernel(k, `${plan}, pass ${title}`, parts),
+    what,
   ];
-  if (weight === 'none') return [activation];
-  if (weight === 'own')
-    return [
-      [prePassKernel(k, `${plan}, pass 0: the weight to f16`, [rows()]), 'weight Q4_K to f16'],
-      activation,
-    ];
-  const both = `${plan}, pass 0: the weight to f16 and the activation to f16 tiles, one dispatch`;
-  return [[prePassKernel(k, both, [rows(), act]), 'weight and activation to f16']];
+  const activation = () => pass('1: the activation to f16 tiles', [act], 'activation to f16 tiles');
+  return {
+    none: () => [activation()],
+    own: () => [pass('0: the weight to f16', [rows()], 'weight Q4_K to f16'), activation()],
+    fused: () => [
+      pass(
+        '0: the weight to f16 and the activation to f16 tiles, one dispatch',
+        [rows(), act],
+        'weight and activation to f16',
+      ),
+    ],
+  }[stagingOf(spec).weightPrePass]();
 }
 
-/**
- * Where a split or stream GEMM's B comes from, pre-passed f16 rows or Q4_K words decoded in the GEMM:
- * its constants before its bindings, its bindings, its helpers after them, its lines at the top of main.
- */
-export interface BOperand {
-  consts?: string;
-  bindings: Binding[];
-  decls?: string;
-  head?: string;
-}
+/** A split or stream GEMM's B (f16 rows, or Q4_K decoded in the GEMM): what it adds to the module. */
+export type BOperand = { consts?: string; bindings: Binding[]; decls?: string; head?: string };
 
 /** A weight row `r` (WGSL) of this workgroup's matrix. */
 const weightRow = (spec: CoopmatSpec, r: string) => (spec.rowMap ? `(w0 + ${r})` : r);
 
 const NSB = 'const NSB = K / 256u; // Q4_K super-blocks per weight row\n';
 
-/**
- * The scalar arm's Q4_K decode of sub-block `j` of super-block `blk` (its u32 words in the kernel),
- * rounded 'separate' as the emulation: the one-pass stage and wh_pair share it; `value` of nibbles `q`.
- */
+/** The scalar arm's Q4_K decode of sub-block `j` of `blk` from u32 words, rounded as the emulation. */
 export const q4kPair = {
   scaleMin: (j: string) => {
     const word = (f: string) => `q4k_${f}(blk * 3u, ${j})`;
@@ -318,19 +302,13 @@ ${eachElement(
   [
     'let r = mrow0 + (warp_m * RM + im) * 16u + p / 16u;',
     'let c = ncol0 + (warp_n * RN + jn) * 16u + p % 16u;',
-    ...scalarSum(
-      (l) => `xt_pair(r, kb * 32u + 2u * ${l})`,
-      (l) => `wh_pair(c, kb * 32u + 2u * ${l})`,
-    ),
+    ...scalarSum('xt_pair(r, kb * 32u + 2u * l)', 'wh_pair(c, kb * 32u + 2u * l)'),
   ],
 )}
   }
 `;
 
-/**
- * A split or stream GEMM: `title` (header lines), the constants, xt and B's bindings (`between` them),
- * `sb` (the matrix arm's workgroup memory; the scalar arm's is xt_pair), the entry `head`, then `body`.
- */
+/** A split or stream GEMM from its parts: one binding table gives the WGSL and the host's names. */
 export function gemmModule(
   spec: CoopmatSpec,
   g: CoopmatGeometry,
@@ -371,7 +349,6 @@ ${o.sb ?? `${XT_PAIR}\n`}${o.head}${b.head ?? ''}${prologue}${o.body}`,
   };
 }
 
-/** The xt_pair helper every scalar GEMM reads A through (xt in 16x16 fragment tiles). */
 const XT_PAIR = `// f16 pair (k, k+1), k even, of activation row r.
 fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[(((r / 16u) * KT + k / 16u) * 256u + (r % 16u) * 16u + k % 16u) / 2u]); }
 `;
@@ -383,32 +360,33 @@ export interface BSource extends BOperand {
   put(buf: string, pad: string): string;
 }
 
-/**
- * Who stages B: `count` invocations from `lane` on, item i at `lane + i * count`; a stage buffer `buf`
- * at `base + buf * bufHalves`; `tag` names the registers of stages in flight.
- */
-export interface Stagers {
-  lane: string;
-  count: number;
-  base: string;
-  stageAt: (kb: string) => string;
-  tag?: string;
-}
+/** The K stage (WGSL) of a GEMM stage `kb` of this workgroup's K part: split-K and stream parts start at ks0. */
+export const stageAt = (spec: CoopmatSpec, kb: string) =>
+  (spec.ksplit ?? 1) > 1 || stagingOf(spec).stream ? `ks0 + ${kb}` : kb;
 
-/** The stagers' items of a B stage, `perRow` a row: their registers, guards and places. */
-function perStager(spec: CoopmatSpec, s: Stagers, perRow: number) {
+/**
+ * Who stages a B stage of `perRow` items a row: every invocation of the split GEMM, or the plane group of
+ * a stream part (place `pt`, its buffers after the parts before); `tag` names a raw slot's registers.
+ */
+function stagers(spec: CoopmatSpec, perRow: number, tag: string) {
   const g = coopmatSplitGeometry(spec);
-  const items = g.bn * perRow;
-  const n = Math.ceil(items / s.count);
-  const who = (i: number) => `${s.lane} + ${i * s.count}u`;
-  const guard = (i: number) => (items % s.count !== 0 && i === n - 1 ? `if (${who(i)} < ${items}u) ` : '');
-  const bufAt = (buf: string) => `${s.base}(${buf}) * ${g.bn * g.rs}u + `;
-  return { n, who, guard, bufAt, rs: g.rs, reg: (name: string, i: number) => `${name}${s.tag ?? ''}${i}` };
+  const stream = stagingOf(spec).stream;
+  const [items, count] = [g.bn * perRow, g.nwarp * spec.plane];
+  const n = Math.ceil(items / count);
+  const who = (i: number) => `${stream ? 'pt' : 'tid'} + ${i * count}u`;
+  return {
+    n,
+    who,
+    guard: (i: number) => (items % count !== 0 && i === n - 1 ? `if (${who(i)} < ${items}u) ` : ''),
+    bufAt: (buf: string) => `${stream ? `part * ${2 * g.bn * g.rs}u + ` : ''}(${buf}) * ${g.bn * g.rs}u + `,
+    rs: g.rs,
+    reg: (name: string, i: number) => `${name}${tag}${i}`,
+  };
 }
 
 /** B from the weight pre-pass's f16 rows: 8 halves (one vec4u) an item, stored half by half. */
-function rowsSource(spec: CoopmatSpec, s: Stagers): BSource {
-  const { n, who, guard, bufAt, rs, reg } = perStager(spec, s, SPLIT_K_STAGE / 8);
+function rowsSource(spec: CoopmatSpec): BSource {
+  const { n, who, guard, bufAt, rs, reg } = stagers(spec, SPLIT_K_STAGE / 8, '');
   // Written in line, not through a helper taking the offset: the bounds checks' range analysis proves an
   // offset built from tid in range and drops the clamp, but cannot see into a function parameter.
   const putRows = (buf: string, pad: string, it: number) => {
@@ -422,7 +400,7 @@ function rowsSource(spec: CoopmatSpec, s: Stagers): BSource {
     return guard(it) ? `${pad}${guard(it)}{ ${body.slice(pad.length)} }` : body;
   };
   const load = (kb: string, it: number) =>
-    `${reg('gb', it)} = wh[((${spec.rowMap ? 'w0 + ' : ''}ncol0 + (${who(it)}) / 8u) * K + (${s.stageAt(kb)}) * ${SPLIT_K_STAGE}u + ((${who(it)}) % 8u) * 8u) / 8u];`;
+    `${reg('gb', it)} = wh[((${spec.rowMap ? 'w0 + ' : ''}ncol0 + (${who(it)}) / 8u) * K + (${stageAt(spec, kb)}) * ${SPLIT_K_STAGE}u + ((${who(it)}) % 8u) * 8u) / 8u];`;
   return {
     bindings: [readOnly('wh', 'array<vec4u>', 'f16 [NP, K] row-major, 8 halves per vec4')],
     regs: lines(n, (it) => `  var ${reg('gb', it)} = vec4u(0u);`),
@@ -432,6 +410,14 @@ function rowsSource(spec: CoopmatSpec, s: Stagers): BSource {
   };
 }
 
+/** A Q4_K unit's registers: its qs bytes, its super-block's scale words, d and dmin, its sub-block. */
+const REGS = [
+  ['gq', 'vec4u(0u)'],
+  ['gw', 'vec3u(0u)'],
+  ['gd', 'vec2f(0.0)'],
+  ['gj', '0u'],
+] as const;
+
 /**
  * B decoded from the Q4_K words in the stage: unit u is 16 qs bytes (one vec4u) of row u / QPR, K-values
  * 64 * ((u % QPR) / 2) + 16 * (u % 2) + 0..15 of sub-blocks 2g (low nibbles) and 2g + 1 (high, 32
@@ -439,9 +425,9 @@ function rowsSource(spec: CoopmatSpec, s: Stagers): BSource {
  * Rows n..NP-1 read row n - 1 (their columns are never stored); the prefetch after the last stage wraps.
  * The matrix arm's gate admits a compiler's fused decode, so it leaves the rounding to the compiler.
  */
-export function q4kSource(spec: CoopmatSpec, s: Stagers): BSource {
+export function q4kSource(spec: CoopmatSpec, tag = ''): BSource {
   const qpr = SPLIT_K_STAGE / 32;
-  const { n, who, guard, bufAt, rs, reg } = perStager(spec, s, qpr);
+  const { n, who, guard, bufAt, rs, reg } = stagers(spec, qpr, tag);
   const putQ4k = (buf: string, pad: string, u: number) => {
     const quarter = (half: number, w: number) => {
       const v = `v${half}${'xyzw'[w]}`;
@@ -455,13 +441,13 @@ export function q4kSource(spec: CoopmatSpec, s: Stagers): BSource {
     };
     const [d, j] = [reg('gd', u), (half: number) => `${reg('gw', u)}, ${reg('gj', u)}${half ? ' + 1u' : ''}`];
     return block(pad, guard(u), [
-      ...[0, 1].flatMap((half) =>
+      ...[0, 1].flatMap((h) =>
         quant.q4kDecode.scaleMin(
-          String(half),
+          `${h}`,
           `${d}.x`,
-          `q4kw_sc(${j(half)})`,
+          `q4kw_sc(${j(h)})`,
           `${d}.y`,
-          `q4kw_m(${j(half)})`,
+          `q4kw_m(${j(h)})`,
           'compiler',
         ),
       ),
@@ -469,20 +455,15 @@ export function q4kSource(spec: CoopmatSpec, s: Stagers): BSource {
       ...[0, 1].flatMap((half) => range(4).flatMap((w) => quarter(half, w))),
     ]);
   };
-  const regs = { gq: 'vec4u(0u)', gw: 'vec3u(0u)', gd: 'vec2f(0.0)', gj: '0u' };
   return {
     consts: NSB,
     bindings: quant.q4kWeight('vec4u'),
     decls: `\n${quant.Q4K_DECODE_REGS}`,
-    regs: lines(n, (u) =>
-      Object.entries(regs)
-        .map(([r, zero]) => `  var ${reg(r, u)} = ${zero};`)
-        .join('\n'),
-    ),
+    regs: lines(n, (u) => lines(4, (i) => `  var ${reg(REGS[i]![0], u)} = ${REGS[i]![1]};`)),
     fetch: (kb, pad) =>
       lines(n, (u) =>
         block(pad, guard(u), [
-          `let kk = ((${s.stageAt(kb)}) % (K / ${SPLIT_K_STAGE}u)) * ${SPLIT_K_STAGE}u + (((${who(u)}) % ${qpr}u) / 2u) * 64u;`,
+          `let kk = ((${stageAt(spec, kb)}) % (K / ${SPLIT_K_STAGE}u)) * ${SPLIT_K_STAGE}u + (((${who(u)}) % ${qpr}u) / 2u) * 64u;`,
           `let blk = ${weightRow(spec, `min(ncol0 + (${who(u)}) / ${qpr}u, N - 1u)`)} * NSB + kk / 256u;`,
           `${reg('gq', u)} = wqs[blk * 8u + ((kk % 256u) / 64u) * 2u + (${who(u)}) % 2u];`,
           `${reg('gw', u)} = ${quant.q4kScaleWords('blk')};`,
@@ -507,7 +488,7 @@ export const loadsA = (spec: CoopmatSpec, stage: string, lhs: (im: number, kc: n
       `${lhs(im, kc)}subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + ${im}u) * KT + (${stage}) * ${SPLIT_K_STAGE / 16}u + ${kc}u], 0u, 16u);`,
   );
 
-/** Before a matrix GEMM's K loop: the sources' first stages in flight, the first one staged, A loaded. */
+/** Before the matrix K loop: the sources' first stages fetched, the first put, A's loaded. */
 export const stageZero = (spec: CoopmatSpec, why: string, srcs: readonly BSource[], stage0: string) =>
   `  // ${why}
 ${srcs.map((s) => s.regs).join('\n')}
@@ -520,22 +501,17 @@ ${at(
   workgroupBarrier();
 `;
 
-/** The split matrix arm's result fragments: straight to out where it may, else through the spill. */
+/** The split matrix arm's stores: straight to out where it may, else through the spill. */
 function matrixStores(spec: CoopmatSpec, directStore: boolean, edges: boolean) {
   // Split-K's direct stores offset by wg.z * M * N, not the private kz0: a matrix store's offset must be uniform.
   const direct = (pad: string) =>
     eachFragment(spec, pad, (im, jn) => [
       `subgroupMatrixStore<row_major>(&out, ${partSums(spec) ? 'wg.z * M * N + ' : ''}(mrow0 + (warp_m * RM + ${im}u) * 16u) * N + ncol0 + (warp_n * RN + ${jn}u) * 16u, acc_${im}_${jn}, N);`,
     ]);
-  const spilled = (why: string) => `  // ${why}\n${spillStores(spec, '    ')}`;
-  if (spec.rowMap)
-    return spilled(
-      'Mapped rows go where the row map says, so every fragment is spilled and copied by lanes.',
-    );
-  if (!directStore)
-    return spilled(
-      'Instrumented: every fragment is spilled and copied by lanes, so store_out records the owners.',
-    );
+  const spilled = spec.rowMap
+    ? 'Mapped rows go where the row map says, so every fragment is spilled and copied by lanes.'
+    : 'Instrumented: every fragment is spilled and copied by lanes, so store_out records the owners.';
+  if (spec.rowMap || !directStore) return `  // ${spilled}\n${spillStores(spec, '    ')}`;
   if (!edges) return `  // m and n are whole blocks: every fragment goes straight to out.\n${direct('  ')}`;
   return `  if (mrow0 + BM <= M && ncol0 + BN <= N) {
     // The whole block is inside m x n: every fragment goes straight to out.
@@ -562,19 +538,13 @@ export function coopmatSplitModule(spec: CoopmatSpec, directStore: boolean): Gem
       body: `${scalarLoop(split ? 'wg.z * (KB / KSPLIT)' : '0u', split ? '(wg.z + 1u) * (KB / KSPLIT)' : 'KB')}${scalarStore(outRows(spec))}`,
     });
   const stages = `K / ${SPLIT_K_STAGE}u`;
-  const stagers: Stagers = {
-    lane: 'tid',
-    count: g.threads,
-    base: '',
-    stageAt: (kb) => (split ? `ks0 + ${kb}` : kb),
-  };
-  const src = (stagingOf(spec).b === 'q4k' ? q4kSource : rowsSource)(spec, stagers);
+  const src = stagingOf(spec).b === 'q4k' ? q4kSource(spec) : rowsSource(spec);
   // The edge path is emitted only where m or n leaves a partial block (the kernel is generated per
   // shape), so a kernel of whole blocks carries no spill code or spill memory.
   const edges = spec.m % g.bm !== 0 || spec.n % g.bn !== 0;
   const takeA = loadsA(
     spec,
-    stagers.stageAt('kb + 1u'),
+    stageAt(spec, 'kb + 1u'),
     (im, kc) => `let ${aReg(im, kc)} = ${aReg(im, kc, 'pa')};\n    ${aReg(im, kc, 'pa')} = `,
   );
   return gemmModule(spec, g, src, {
@@ -592,7 +562,7 @@ ${spillCopyOut(outRows(spec))}`
 `,
     head: gridHead(spec.arm),
     body: `${split ? `  let ks0 = wg.z * (${stages} / KSPLIT);\n` : ''}${accDecls(spec)}
-${stageZero(spec, 'Stage 0: B into buffer 0, A fragments into registers.', [src], stagers.stageAt('0u'))}  for (var kb = 0u; kb < ${split ? `${stages} / KSPLIT` : stages}; kb++) {
+${stageZero(spec, 'Stage 0: B into buffer 0, A fragments into registers.', [src], stageAt(spec, '0u'))}  for (var kb = 0u; kb < ${split ? `${stages} / KSPLIT` : stages}; kb++) {
     let cur = kb % 2u;
     // Take this stage's A and issue the next stage's loads (the last stage's prefetch reads the slack).
 ${at('    ', takeA)}

@@ -51,16 +51,8 @@ ${gemm.eachFragment(spec, '  ', (im, jn) => [
 export function coopmatStreamModule(spec: CoopmatSpec): gemm.GemmModule {
   const g = streamGeometry(spec);
   const scalar = spec.arm === 'scalar';
-  // The matrix arm's B: raw slot d holds the words of the stage d ahead (of K stage ks0 + kb).
-  const slots = gemm.range(scalar ? 0 : g.depth).map((d) =>
-    gemm.q4kSource(spec, {
-      lane: 'pt',
-      count: g.nwarp * spec.plane,
-      base: `part * ${g.bufHalves}u + `,
-      stageAt: (kb) => `ks0 + ${kb}`,
-      tag: `${d}_`,
-    }),
-  );
+  // The matrix arm's B: raw slot d holds the words of the stage d ahead.
+  const slots = gemm.range(scalar ? 0 : g.depth).map((d) => gemm.q4kSource(spec, `${d}_`));
   const planes = `; ${g.parts} K part(s) of ${g.stages} 64-wide stage(s), one plane group of ${g.nwarp} plane(s) each: ${g.planes}`;
   return gemm.gemmModule(spec, g, scalar ? gemm.scalarB(spec) : slots[0]!, {
     title: `// coopmat-f16 stream GEMM (${spec.arm} arm): out[M, N] = xt @ W^T with W streamed from its Q4_K words.

@@ -6,27 +6,25 @@
 // memory and stores them per lane: the fragment's lane map is opaque, and the tail guards and ownership
 // hooks (set_owner / store_out, defined by the host's suffix, gpu/instrument.ts) need element stores.
 import { ownerSuffix } from '../gpu/instrument';
-import { bindingDecls, bindingNames } from '../gpu/plan';
+import { bindingDecls, bindingNames, type KernelLaunch } from '../gpu/plan';
 import { NO_FUSE_DECODE, Q4K_SCALES_WGSL, q4kWeight, SET_NO_FUSE } from '../quant/q4k.wgsl';
 import {
   coopmatGeometry,
   coopmatSpecErrors,
   coopmatWorkgroupBytes,
-  isSplit,
   stagingOf,
   streamGeometry,
+  type CoopmatGeometry,
   type CoopmatSpec,
 } from './coopmat.params';
 import * as gemm from './coopmat.split';
 import { coopmatStreamModule } from './coopmat.stream';
 
-function header(spec: CoopmatSpec): string {
-  const g = coopmatGeometry(spec);
-  const { wm, wn, rm, rn } = spec.tile;
+function header(spec: CoopmatSpec, g: CoopmatGeometry): string {
   const f16 = spec.f16 === 'native' ? 'f16 native' : 'f16 emulated with pack2x16float';
   return `// coopmat-f16 (${spec.arm} arm, ${f16}), twin of the seed's mmq_q4k_coopmat_tile:
 //   out[M, N] = x[M, K] @ W[N, K]^T, W = d*sc*q - dmin*m decoded from Q4_K; both operands rounded to f16,
-//   accumulated in f32. Tile wm=${wm} wn=${wn} rm=${rm} rn=${rn}: BM=${g.bm} BN=${g.bn}, ${g.nwarp} plane(s) of ${spec.plane} = ${g.threads} invocations.
+//   accumulated in f32. ${gemm.tileSummary(spec, g, `, ${g.nwarp}`)}
 `;
 }
 
@@ -89,10 +87,7 @@ const SCALAR_MAIN = `${gemm.gridHead('scalar')}${SET_NO_FUSE}  for (var kb = 0u;
 ${STAGE}${gemm.eachElement('    ', gemm.SUBTILE, [
   "let ra = (sm * 16u + p / 16u) * 16u; // first f16 pair of this element's A row",
   'let rb = (sn * 16u + p % 16u) * 16u; // ... and of its B row (= output column)',
-  ...gemm.scalarSum(
-    (l) => `get_a(ra + ${l})`,
-    (l) => `get_b(rb + ${l})`,
-  ),
+  ...gemm.scalarSum('get_a(ra + l)', 'get_b(rb + l)'),
 ])}
     workgroupBarrier();
   }
@@ -119,6 +114,7 @@ ${gemm.spillStores(spec, '  ')}
 `;
 
 function onePassModule(spec: CoopmatSpec): gemm.GemmModule {
+  const g = coopmatGeometry(spec);
   const bindings = [
     gemm.readOnly('x', 'array<f32>', 'activation [M, K] row-major'),
     ...q4kWeight('u32'),
@@ -128,8 +124,8 @@ function onePassModule(spec: CoopmatSpec): gemm.GemmModule {
     spec.arm === 'scalar' ? (spec.f16 === 'native' ? 'enable f16;\n' : '') : gemm.MATRIX_ENABLES;
   return {
     bindings: bindingNames(bindings),
-    wgsl: `${enables ? `${enables}\n` : ''}${header(spec)}
-${gemm.tileConsts(spec, coopmatGeometry(spec))}const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
+    wgsl: `${enables ? `${enables}\n` : ''}${header(spec, g)}
+${gemm.tileConsts(spec, g)}const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
 const NSB = K / 256u; // Q4_K super-blocks per weight row
 
 ${bindingDecls(bindings)}
@@ -142,8 +138,9 @@ ${spec.arm === 'scalar' ? `${SCALAR_MAIN}${gemm.scalarStore(gemm.outRows(spec))}
 function coopmatModule(spec: CoopmatSpec, directStore: boolean): gemm.GemmModule {
   const errs = coopmatSpecErrors(spec);
   if (errs.length) throw new RangeError(errs.join('; '));
-  if (stagingOf(spec).stream) return coopmatStreamModule(spec);
-  return isSplit(spec.staging) ? gemm.coopmatSplitModule(spec, directStore) : onePassModule(spec);
+  const { stream, prePasses } = stagingOf(spec);
+  if (stream) return coopmatStreamModule(spec);
+  return prePasses ? gemm.coopmatSplitModule(spec, directStore) : onePassModule(spec);
 }
 
 /**
@@ -154,15 +151,10 @@ function coopmatModule(spec: CoopmatSpec, directStore: boolean): gemm.GemmModule
 export const coopmatWgsl = (spec: CoopmatSpec, opts: { directStore?: boolean } = {}): string =>
   coopmatModule(spec, opts.directStore ?? true).wgsl;
 
-export interface CoopmatKernel {
-  /** Kernel text plus the host suffix: ready for createShaderModule. */
-  wgsl: string;
+/** A coopmat kernel's launch: `wgsl` is the kernel text plus the host suffix, its bindings end with owner. */
+export interface CoopmatKernel extends KernelLaunch {
   /** The kernel text alone (what an editor shows). */
   kernelWgsl: string;
-  entryPoint: 'main';
-  /** Buffer names in @binding order (the owner debug buffer last, when instrumented). */
-  bindings: readonly string[];
-  workgroupSize: number;
   /** Workgroup grid covering an m x n output with this tile: (ceil(n/BN), ceil(m/BM), split-K parts). */
   workgroups(m: number, n: number): [number, number, number];
   workgroupBytes: number;
