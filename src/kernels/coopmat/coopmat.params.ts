@@ -44,8 +44,6 @@ export interface RowMap {
 }
 
 export const stagingOf = (spec: Pick<CoopmatSpec, 'staging'>) => STAGING_FLAGS[spec.staging];
-/** Whether a staging is one of the split plans (pre-passes, then a GEMM on f16 operands). */
-export const isSplit = (staging: CoopmatStaging): boolean => STAGING_FLAGS[staging].prePasses;
 
 /** A tile's planes, blocks and threads; `per` elements of a 16x16 subtile each lane owns. */
 export function coopmatGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane'>) {
@@ -109,7 +107,7 @@ export function coopmatWorkgroupBytes(
     const s = streamGeometry(spec);
     return (spec.arm === 'scalar' ? 0 : s.parts * s.bufHalves * 2) + s.parts * g.bm * g.bn * 4;
   }
-  if (!isSplit(spec.staging)) return (g.bm + g.bn) * 32 * 2 + spill;
+  if (!stagingOf(spec).prePasses) return (g.bm + g.bn) * 32 * 2 + spill;
   return spec.arm === 'scalar' ? 0 : 2 * g.bn * coopmatSplitGeometry(spec).rs * 2 + spill;
 }
 
@@ -121,7 +119,7 @@ export function coopmatSpecErrors(spec: CoopmatSpec): string[] {
     errs.push(
       `plane ${plane} must be a power of two in 1..256 (each lane owns 256/plane elements of a 16x16 subtile)`,
     );
-  if (spec.rowMap && !isSplit(spec.staging)) errs.push('mapped rows need a split staging');
+  if (spec.rowMap && !stagingOf(spec).prePasses) errs.push('mapped rows need a split staging');
   if (spec.rowMap && (spec.ksplit ?? 1) > 1 && !stagingOf(spec).stream)
     errs.push('mapped rows take no split-K partial sums (the stream staging adds its parts itself)');
   if (spec.arm === 'subgroup-matrix' && spec.f16 !== 'native')
@@ -130,8 +128,4 @@ export function coopmatSpecErrors(spec: CoopmatSpec): string[] {
 }
 
 /** Where output element (orow, ocol) goes: after `lookup` (lines), the guard and the index into `out`. */
-export interface OutRows {
-  lookup: string;
-  guard: string;
-  index: string;
-}
+export type OutRows = { lookup: string; guard: string; index: string };

@@ -13,11 +13,8 @@ import {
   SPLIT_K_STAGE,
   SPLIT_SLACK_BYTES,
   stagingOf,
-  type CoopmatArm,
-  type CoopmatGeometry,
-  type CoopmatSpec,
-  type OutRows,
 } from './coopmat.params';
+import type { CoopmatArm, CoopmatGeometry, CoopmatSpec, OutRows } from './coopmat.params';
 
 /** A GEMM's kernel text and its buffers in @binding order. */
 export type GemmModule = { wgsl: string; bindings: string[] };
@@ -25,6 +22,8 @@ export type GemmModule = { wgsl: string; bindings: string[] };
 /** 0, 1, ..., n - 1 (the generators unroll over it); `lines` joins `line(i)` of each. */
 export const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 export const lines = (n: number, line: (i: number) => string) => range(n).map(line).join('\n');
+/** `part(i)` for i in 0..n-1 on one line. */
+const inline = (n: number, part: (i: number) => string) => range(n).map(part).join(' ');
 export const readOnly = (name: string, type: string, comment: string): Binding => ({
   name,
   access: 'read',
@@ -156,7 +155,6 @@ export const eachFragment = (spec: CoopmatSpec, pad: string, line: (im: number, 
     pad,
     range(spec.tile.rm).flatMap((im) => range(spec.tile.rn).flatMap((jn) => line(im, jn))),
   );
-
 export const accDecls = (spec: CoopmatSpec) =>
   eachFragment(spec, '  ', (im, jn) => [`var acc_${im}_${jn} = subgroup_matrix_result<f32, 16, 16>();`]);
 
@@ -184,7 +182,6 @@ export const spillStores = (spec: CoopmatSpec, pad: string) =>
 
 /** The register of A fragment (im, kc); prefix `pa`, its prefetch. */
 export const aReg = (im: number, kc: number, prefix = 'a') => `${prefix}_${im}_${kc}`;
-
 /** The MMAs of 16-wide K chunks: B from `sb` at `bufAt` (rows of `rs`), A from `aLet` or registers. */
 export function contractChunks(
   spec: CoopmatSpec,
@@ -235,26 +232,18 @@ export function coopmatPrePasses(
     prePassKernel(k, `${plan}, pass ${title}`, parts),
     what,
   ];
-  const activation = () => pass('1: the activation to f16 tiles', [act], 'activation to f16 tiles');
-  return {
-    none: () => [activation()],
-    own: () => [pass('0: the weight to f16', [rows()], 'weight Q4_K to f16'), activation()],
-    fused: () => [
-      pass(
-        '0: the weight to f16 and the activation to f16 tiles, one dispatch',
-        [rows(), act],
-        'weight and activation to f16',
-      ),
-    ],
-  }[stagingOf(spec).weightPrePass]();
+  const activation = pass('1: the activation to f16 tiles', [act], 'activation to f16 tiles');
+  const weight = stagingOf(spec).weightPrePass;
+  if (weight === 'none') return [activation];
+  if (weight === 'own') return [pass('0: the weight to f16', [rows()], 'weight Q4_K to f16'), activation];
+  const both = '0: the weight to f16 and the activation to f16 tiles, one dispatch';
+  return [pass(both, [rows(), act], 'weight and activation to f16')];
 }
 
 /** A split or stream GEMM's B (f16 rows, or Q4_K decoded in the GEMM): what it adds to the module. */
 export type BOperand = { consts?: string; bindings: Binding[]; decls?: string; head?: string };
-
 /** A weight row `r` (WGSL) of this workgroup's matrix. */
 const weightRow = (spec: CoopmatSpec, r: string) => (spec.rowMap ? `(w0 + ${r})` : r);
-
 const NSB = 'const NSB = K / 256u; // Q4_K super-blocks per weight row\n';
 
 /** The scalar arm's Q4_K decode of sub-block `j` of `blk` from u32 words, rounded as the emulation. */
@@ -363,7 +352,6 @@ export interface BSource extends BOperand {
 /** The K stage (WGSL) of a GEMM stage `kb` of this workgroup's K part: split-K and stream parts start at ks0. */
 export const stageAt = (spec: CoopmatSpec, kb: string) =>
   (spec.ksplit ?? 1) > 1 || stagingOf(spec).stream ? `ks0 + ${kb}` : kb;
-
 /**
  * Who stages a B stage of `perRow` items a row: every invocation of the split GEMM, or the plane group of
  * a stream part (place `pt`, its buffers after the parts before); `tag` names a raw slot's registers.
@@ -393,9 +381,7 @@ function rowsSource(spec: CoopmatSpec): BSource {
     const body = block(pad, '', [
       `let o = ${bufAt(buf)}((${who(it)}) / 8u) * ${rs}u + ((${who(it)}) % 8u) * 8u;`,
       ...range(4).map((w) => `let ${'pqrs'[w]} = bitcast<vec2<f16>>(${reg('gb', it)}.${'xyzw'[w]});`),
-      range(8)
-        .map((h) => `sb[o + ${h}u] = ${'pqrs'[h >> 1]}.${'xy'[h & 1]};`)
-        .join(' '),
+      inline(8, (h) => `sb[o + ${h}u] = ${'pqrs'[h >> 1]}.${'xy'[h & 1]};`),
     ]);
     return guard(it) ? `${pad}${guard(it)}{ ${body.slice(pad.length)} }` : body;
   };
@@ -409,14 +395,6 @@ function rowsSource(spec: CoopmatSpec): BSource {
     put: (buf, pad) => lines(n, (it) => putRows(buf, pad, it)),
   };
 }
-
-/** A Q4_K unit's registers: its qs bytes, its super-block's scale words, d and dmin, its sub-block. */
-const REGS = [
-  ['gq', 'vec4u(0u)'],
-  ['gw', 'vec3u(0u)'],
-  ['gd', 'vec2f(0.0)'],
-  ['gj', '0u'],
-] as const;
 
 /**
  * B decoded from the Q4_K words in the stage: unit u is 16 qs bytes (one vec4u) of row u / QPR, K-values
@@ -434,22 +412,14 @@ export function q4kSource(spec: CoopmatSpec, tag = ''): BSource {
       return [
         `let ${v} = ${quant.q4kDecode.value(String(half), `nib_f32(${reg('gq', u)}.${'xyzw'[w]}, vec4u(${half * 4}u))`, 'compiler', '4')};`,
         `let h${v} = bitcast<vec4<f16>>(vec2u(pack2x16float(${v}.xy), pack2x16float(${v}.zw)));`,
-        range(4)
-          .map((e) => `sb[o + ${half * 32 + w * 4 + e}u] = h${v}.${'xyzw'[e]};`)
-          .join(' '),
+        inline(4, (e) => `sb[o + ${half * 32 + w * 4 + e}u] = h${v}.${'xyzw'[e]};`),
       ];
     };
-    const [d, j] = [reg('gd', u), (half: number) => `${reg('gw', u)}, ${reg('gj', u)}${half ? ' + 1u' : ''}`];
+    const d = reg('gd', u);
+    const word = (f: string, h: number) => `q4kw_${f}(${reg('gw', u)}, ${reg('gj', u)}${h ? ' + 1u' : ''})`;
     return block(pad, guard(u), [
       ...[0, 1].flatMap((h) =>
-        quant.q4kDecode.scaleMin(
-          `${h}`,
-          `${d}.x`,
-          `q4kw_sc(${j(h)})`,
-          `${d}.y`,
-          `q4kw_m(${j(h)})`,
-          'compiler',
-        ),
+        quant.q4kDecode.scaleMin(`${h}`, `${d}.x`, word('sc', h), `${d}.y`, word('m', h), 'compiler'),
       ),
       `let o = ${bufAt(buf)}((${who(u)}) / ${qpr}u) * ${rs}u + (((${who(u)}) % ${qpr}u) / 2u) * 64u + ((${who(u)}) % 2u) * 16u;`,
       ...[0, 1].flatMap((half) => range(4).flatMap((w) => quarter(half, w))),
@@ -459,7 +429,11 @@ export function q4kSource(spec: CoopmatSpec, tag = ''): BSource {
     consts: NSB,
     bindings: quant.q4kWeight('vec4u'),
     decls: `\n${quant.Q4K_DECODE_REGS}`,
-    regs: lines(n, (u) => lines(4, (i) => `  var ${reg(REGS[i]![0], u)} = ${REGS[i]![1]};`)),
+    regs: lines(
+      n,
+      (u) =>
+        `  var ${reg('gq', u)} = vec4u(0u);\n  var ${reg('gw', u)} = vec3u(0u);\n  var ${reg('gd', u)} = vec2f(0.0);\n  var ${reg('gj', u)} = 0u;`,
+    ),
     fetch: (kb, pad) =>
       lines(n, (u) =>
         block(pad, guard(u), [
@@ -488,16 +462,14 @@ export const loadsA = (spec: CoopmatSpec, stage: string, lhs: (im: number, kc: n
       `${lhs(im, kc)}subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + ${im}u) * KT + (${stage}) * ${SPLIT_K_STAGE / 16}u + ${kc}u], 0u, 16u);`,
   );
 
+const PREFETCH_A = (im: number, kc: number) => `var ${aReg(im, kc, 'pa')} = `;
 /** Before the matrix K loop: the sources' first stages fetched, the first put, A's loaded. */
 export const stageZero = (spec: CoopmatSpec, why: string, srcs: readonly BSource[], stage0: string) =>
   `  // ${why}
 ${srcs.map((s) => s.regs).join('\n')}
 ${srcs.map((s, d) => s.fetch(`${d}u`, '  ')).join('\n')}
 ${srcs[0]!.put('0u', '  ')}
-${at(
-  '  ',
-  loadsA(spec, stage0, (im, kc) => `var ${aReg(im, kc, 'pa')} = `),
-)}
+${at('  ', loadsA(spec, stage0, PREFETCH_A))}
   workgroupBarrier();
 `;
 
