@@ -84,7 +84,6 @@ export function streamGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'k' | 
   return {
     ...g,
     parts,
-    planes: parts * g.nwarp,
     threads: parts * g.threads,
     stages,
     depth: Math.min(stages, STREAM_DEPTH),
@@ -101,14 +100,12 @@ export function streamGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'k' | 
 export function coopmatWorkgroupBytes(
   spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'arm' | 'staging' | 'k' | 'ksplit'>,
 ): number {
-  const g = coopmatGeometry(spec);
-  const spill = spec.arm === 'subgroup-matrix' ? g.nwarp * 256 * 4 : 0;
-  if (stagingOf(spec).stream) {
-    const s = streamGeometry(spec);
-    return (spec.arm === 'scalar' ? 0 : s.parts * s.bufHalves * 2) + s.parts * g.bm * g.bn * 4;
-  }
+  const g = streamGeometry(spec);
+  const matrix = spec.arm === 'subgroup-matrix';
+  const spill = matrix ? g.nwarp * 256 * 4 : 0;
+  if (stagingOf(spec).stream) return (matrix ? g.parts * g.bufHalves * 2 : 0) + g.parts * g.bm * g.bn * 4;
   if (!stagingOf(spec).prePasses) return (g.bm + g.bn) * 32 * 2 + spill;
-  return spec.arm === 'scalar' ? 0 : 2 * g.bn * coopmatSplitGeometry(spec).rs * 2 + spill;
+  return matrix ? g.bufHalves * 2 + spill : 0;
 }
 
 /** Generator-level validity of a spec, independent of any adapter. Empty = fine. */

@@ -246,15 +246,6 @@ export type BOperand = { consts?: string; bindings: Binding[]; decls?: string; h
 const weightRow = (spec: CoopmatSpec, r: string) => (spec.rowMap ? `(w0 + ${r})` : r);
 const NSB = 'const NSB = K / 256u; // Q4_K super-blocks per weight row\n';
 
-/** The scalar arm's Q4_K decode of sub-block `j` of `blk` from u32 words, rounded as the emulation. */
-export const q4kPair = {
-  scaleMin: (j: string) => {
-    const word = (f: string) => `q4k_${f}(blk * 3u, ${j})`;
-    return quant.q4kDecode.scaleMin('', 'wd[blk]', word('sc'), 'wdm[blk]', word('m'), 'separate');
-  },
-  value: (q: string) => quant.q4kDecode.value('', q, 'separate', '2'),
-};
-
 /** The scalar arm's B, `wh_pair(c, k)`: pre-passed rows, or Q4_K decoded and rounded as the pre-pass does. */
 export function scalarB(spec: CoopmatSpec): BOperand {
   if (stagingOf(spec).b === 'rows')
@@ -273,12 +264,12 @@ ${quant.Q4K_SCALES_WGSL}${quant.NO_FUSE_DECODE}${quant.ROUND_F16X2}// f16 pair (
 fn wh_pair(c: u32, k: u32) -> vec2f {
   let blk = ${weightRow(spec, 'min(c, N - 1u)')} * NSB + k / 256u;
   let j = (k % 256u) / 32u; // sub-block 2g + s: nibble s of qs bytes 32g .. 32g + 31
-${at('  ', q4kPair.scaleMin('j'))}
+${at('  ', quant.q4kDecode.scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, j)', 'wdm[blk]', 'q4k_m(blk * 3u, j)', 'separate'))}
   let byte0 = 32u * (j / 2u) + k % 32u; // even, so the pair's two bytes share a word
   let sh = 8u * (byte0 % 4u) + 4u * (j % 2u);
   let word = wqs[blk * 32u + byte0 / 4u];
   let q = vec2f(f32((word >> sh) & 15u), f32((word >> (sh + 8u)) & 15u));
-  return round_f16x2(${q4kPair.value('q')});
+  return round_f16x2(${quant.q4kDecode.value('', 'q', 'separate', '2')});
 }`,
   };
 }
@@ -297,12 +288,15 @@ ${eachElement(
   }
 `;
 
-/** A split or stream GEMM from its parts: one binding table gives the WGSL and the host's names. */
+/**
+ * A split or stream GEMM from its parts (`sb`: the matrix arm's B stage memory; the scalar arm reads B
+ * through wh_pair): one binding table gives the WGSL and the host's names.
+ */
 export function gemmModule(
   spec: CoopmatSpec,
   g: CoopmatGeometry,
   b: BOperand,
-  o: { title: string; consts: string; between?: string; sb?: string; head: string; body: string },
+  o: { title: string; consts: string; between?: string; sb: string; head: string; body: string },
 ): GemmModule {
   const xt =
     spec.arm === 'scalar'
@@ -334,7 +328,7 @@ const NP = ${coopmatSplitExtents(spec).np}u; // weight rows of a matrix, padded 
 ${map.decls}`
         : ''
     }${o.consts}${bindingDecls([xt])}${o.between ?? ''}${b.consts ?? ''}${bindingDecls(bindings, 1)}${b.decls ?? ''}
-${o.sb ?? `${XT_PAIR}\n`}${o.head}${b.head ?? ''}${prologue}${o.body}`,
+${spec.arm === 'scalar' ? `${XT_PAIR}\n` : o.sb}${o.head}${b.head ?? ''}${prologue}${o.body}`,
   };
 }
 
@@ -506,6 +500,7 @@ export function coopmatSplitModule(spec: CoopmatSpec, directStore: boolean): Gem
     return gemmModule(spec, g, scalarB(spec), {
       title,
       consts: '\n',
+      sb: '',
       head: gridHead('scalar'),
       body: `${scalarLoop(split ? 'wg.z * (KB / KSPLIT)' : '0u', split ? '(wg.z + 1u) * (KB / KSPLIT)' : 'KB')}${scalarStore(outRows(spec))}`,
     });

@@ -53,7 +53,7 @@ export function coopmatStreamModule(spec: CoopmatSpec): gemm.GemmModule {
   const scalar = spec.arm === 'scalar';
   // The matrix arm's B: raw slot d holds the words of the stage d ahead.
   const slots = gemm.range(scalar ? 0 : g.depth).map((d) => gemm.q4kSource(spec, `${d}_`));
-  const planes = `; ${g.parts} K part(s) of ${g.stages} 64-wide stage(s), one plane group of ${g.nwarp} plane(s) each: ${g.planes}`;
+  const planes = `; ${g.parts} K part(s) of ${g.stages} 64-wide stage(s), one plane group of ${g.nwarp} plane(s) each: ${g.parts * g.nwarp}`;
   return gemm.gemmModule(spec, g, scalar ? gemm.scalarB(spec) : slots[0]!, {
     title: `// coopmat-f16 stream GEMM (${spec.arm} arm): out[M, N] = xt @ W^T with W streamed from its Q4_K words.
 // ${gemm.tileSummary(spec, g, planes)}
@@ -63,15 +63,13 @@ const STAGES = ${g.stages}u; // 64-wide stages of a part
 // Each part's sums of the tile [PARTS][BM][BN], added in order at the end.
 var<workgroup> ps: array<f32, ${g.parts * g.bm * g.bn}u>;
 `,
-    ...(scalar
-      ? {}
-      : {
-          between: `const RS = ${g.rs}u; // f16 elements per staged B row (64 K-values + padding against bank conflicts)\n`,
-          sb: `// B of a stage, two buffers per part [PARTS][2][BN][RS]: stage s is read from buffer s % 2 while s + 1 is written.
+    between: scalar
+      ? ''
+      : `const RS = ${g.rs}u; // f16 elements per staged B row (64 K-values + padding against bank conflicts)\n`,
+    sb: `// B of a stage, two buffers per part [PARTS][2][BN][RS]: stage s is read from buffer s % 2 while s + 1 is written.
 var<workgroup> sb: array<f16, ${g.parts * g.bufHalves}u>;
 
 `,
-        }),
     head: gemm.mainHead(spec.arm, [
       '// Plane warp is plane (warp_m, warp_n) of K part part (subgroup-uniform, as matrix offsets must be).',
       'let part = warp / (WM * WN);',

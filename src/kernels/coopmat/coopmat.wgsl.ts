@@ -1,26 +1,24 @@
-// The coopmat twin of the reference's mmq_q4k_coopmat_tile (f16 operands, not the int8 MMQ): the one-pass
-// kernel here, the split plan in coopmat.split.ts, the stream GEMM in coopmat.stream.ts. Per 32-wide
-// K-block, A is rounded to f16 and B decoded from Q4_K with the scale folded in (w = d*sc*q - dmin*m) and
-// rounded to f16, so the f32 accumulators sum all of K in registers. Rows past m and n stage 0 and are
-// never stored; k is a multiple of the Q4_K super-block. The matrix arm spills its results to workgroup
-// memory and stores them per lane: the fragment's lane map is opaque, and the tail guards and ownership
-// hooks (set_owner / store_out, defined by the host's suffix, gpu/instrument.ts) need element stores.
+// The coopmat twin of the reference's mmq_q4k_coopmat_tile (f16 operands, not the int8 MMQ): the public
+// entry and the one-pass kernel. Per 32-wide K-block, A is rounded to f16 and B decoded from Q4_K with the
+// scale folded in and rounded to f16, so the f32 accumulators sum all of K in registers. The matrix arm
+// spills its results and stores them per lane: the fragment's lane map is opaque, and the tail guards and
+// ownership hooks (set_owner / store_out, the host's suffix: gpu/instrument.ts) need element stores.
 import { ownerSuffix } from '../gpu/instrument';
 import { bindingDecls, bindingNames, type KernelLaunch } from '../gpu/plan';
-import { NO_FUSE_DECODE, Q4K_SCALES_WGSL, q4kWeight, SET_NO_FUSE } from '../quant/q4k.wgsl';
+import { NO_FUSE_DECODE, q4kDecode, Q4K_SCALES_WGSL, q4kWeight, SET_NO_FUSE } from '../quant/q4k.wgsl';
 import {
   coopmatGeometry,
   coopmatSpecErrors,
   coopmatWorkgroupBytes,
   stagingOf,
   streamGeometry,
-  type CoopmatGeometry,
   type CoopmatSpec,
 } from './coopmat.params';
 import * as gemm from './coopmat.split';
 import { coopmatStreamModule } from './coopmat.stream';
 
-function header(spec: CoopmatSpec, g: CoopmatGeometry): string {
+function header(spec: CoopmatSpec): string {
+  const g = coopmatGeometry(spec);
   const f16 = spec.f16 === 'native' ? 'f16 native' : 'f16 emulated with pack2x16float';
   return `// coopmat-f16 (${spec.arm} arm, ${f16}), twin of the seed's mmq_q4k_coopmat_tile:
 //   out[M, N] = x[M, K] @ W[N, K]^T, W = d*sc*q - dmin*m decoded from Q4_K; both operands rounded to f16,
@@ -74,9 +72,9 @@ const STAGE = `    let k0 = kb * 32u;
       var v = vec2f(0.0);
       if (nrow < N) {
         let blk = nrow * NSB + sbk;
-${gemm.at('        ', gemm.q4kPair.scaleMin('is'))}
+${gemm.at('        ', q4kDecode.scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, is)', 'wdm[blk]', 'q4k_m(blk * 3u, is)', 'separate'))}
         let pair = wqs[blk * 32u + (g * 32u + qi) / 4u] >> (8u * (qi % 4u));
-        v = ${gemm.q4kPair.value('vec2f(f32((pair >> shift) & 15u), f32((pair >> (shift + 8u)) & 15u))')};
+        v = ${q4kDecode.value('', 'vec2f(f32((pair >> shift) & 15u), f32((pair >> (shift + 8u)) & 15u))', 'separate', '2')};
       }
       put_b(i, v);
     }
@@ -93,6 +91,10 @@ ${STAGE}${gemm.eachElement('    ', gemm.SUBTILE, [
   }
 `;
 
+/** A fragment im of K chunk kc of the staged block, loaded where the chunk multiplies it. */
+const loadA = (im: number, kc: number) =>
+  `subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + ${im}u) * 512u + ${kc * 16}u, 32u)`;
+
 const matrixMain = (
   spec: CoopmatSpec,
 ) => `// One 16x16 f32 spill per plane: the result matrix's lane layout is opaque, so it is stored here and
@@ -101,12 +103,7 @@ ${gemm.spillCopyOut(gemm.outRows(spec))}
 ${gemm.gridHead(spec.arm)}${SET_NO_FUSE}  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
 ${gemm.accDecls(spec)}
   for (var kb = 0u; kb < KB; kb++) {
-${STAGE}${gemm.contractChunks(
-  spec,
-  { chunks: 2, what: 'staged block', bufAt: '', rs: 32 },
-  (im, kc) =>
-    `subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + ${im}u) * 512u + ${kc * 16}u, 32u)`,
-)}
+${STAGE}${gemm.contractChunks(spec, { chunks: 2, what: 'staged block', bufAt: '', rs: 32 }, loadA)}
     workgroupBarrier();
   }
 ${gemm.spillStores(spec, '  ')}
@@ -124,7 +121,7 @@ function onePassModule(spec: CoopmatSpec): gemm.GemmModule {
     spec.arm === 'scalar' ? (spec.f16 === 'native' ? 'enable f16;\n' : '') : gemm.MATRIX_ENABLES;
   return {
     bindings: bindingNames(bindings),
-    wgsl: `${enables ? `${enables}\n` : ''}${header(spec, g)}
+    wgsl: `${enables ? `${enables}\n` : ''}${header(spec)}
 ${gemm.tileConsts(spec, g)}const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
 const NSB = K / 256u; // Q4_K super-blocks per weight row
 
