@@ -289,14 +289,14 @@ ${eachElement(
 `;
 
 /**
- * A split or stream GEMM from its parts (`sb`: the matrix arm's B stage memory; the scalar arm reads B
- * through wh_pair): one binding table gives the WGSL and the host's names.
+ * A split or stream GEMM from its parts (`decls` after the bindings: the scalar arm's XT_PAIR, the matrix
+ * arm's B stage memory): one binding table gives the WGSL and the host's names.
  */
 export function gemmModule(
   spec: CoopmatSpec,
   g: CoopmatGeometry,
   b: BOperand,
-  o: { title: string; consts: string; between?: string; sb: string; head: string; body: string },
+  o: { title: string; consts: string; between?: string; decls: string; head: string; body: string },
 ): GemmModule {
   const xt =
     spec.arm === 'scalar'
@@ -304,6 +304,16 @@ export function gemmModule(
       : readOnly('xt', 'array<array<f16, 256>>', '16x16 fragment tiles [MP/16][KT][16][16]');
   const bindings = [...b.bindings, outBinding(spec), ...(spec.rowMap?.bindings ?? [])];
   const map = spec.rowMap;
+  const splitK = partSums(spec)
+    ? `const KSPLIT = ${spec.ksplit}u; // K parts: workgroup z sums K / KSPLIT into partial sums out[z][M][N]
+var<private> kz0: u32; // out offset of this part
+`
+    : '';
+  const mapped = map
+    ? `var<private> w0: u32; // first weight row of this row tile's matrix in the bank
+const NP = ${coopmatSplitExtents(spec).np}u; // weight rows of a matrix, padded to whole tiles
+${map.decls}`
+    : '';
   // A mapped GEMM runs its map's prologue and finds its matrix's first weight row; split-K its part's offset.
   const prologue = map
     ? `${map.prologue}  w0 = w_bank * ${stagingOf(spec).b === 'q4k' ? 'N' : 'NP'};\n`
@@ -315,25 +325,15 @@ export function gemmModule(
     wgsl: `${spec.arm === 'scalar' ? '' : `${MATRIX_ENABLES}\n`}${o.title}
 ${tileConsts(spec, g)}const KB = K / 32u; // 32-wide K blocks (the scalar arm's sums; the trip count of 32-wide stages)
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
-${
-  partSums(spec)
-    ? `const KSPLIT = ${spec.ksplit}u; // K parts: workgroup z sums K / KSPLIT into partial sums out[z][M][N]
-var<private> kz0: u32; // out offset of this part
-`
-    : ''
-}${
-      map
-        ? `var<private> w0: u32; // first weight row of this row tile's matrix in the bank
-const NP = ${coopmatSplitExtents(spec).np}u; // weight rows of a matrix, padded to whole tiles
-${map.decls}`
-        : ''
-    }${o.consts}${bindingDecls([xt])}${o.between ?? ''}${b.consts ?? ''}${bindingDecls(bindings, 1)}${b.decls ?? ''}
-${spec.arm === 'scalar' ? `${XT_PAIR}\n` : o.sb}${o.head}${b.head ?? ''}${prologue}${o.body}`,
+${splitK}${mapped}${o.consts}${bindingDecls([xt])}${o.between ?? ''}${b.consts ?? ''}${bindingDecls(bindings, 1)}${b.decls ?? ''}
+${o.decls}${o.head}${b.head ?? ''}${prologue}${o.body}`,
   };
 }
 
-const XT_PAIR = `// f16 pair (k, k+1), k even, of activation row r.
+/** The scalar arm's A, from the activation's f16 fragment tiles. */
+export const XT_PAIR = `// f16 pair (k, k+1), k even, of activation row r.
 fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[(((r / 16u) * KT + k / 16u) * 256u + (r % 16u) * 16u + k % 16u) / 2u]); }
+
 `;
 
 /** The matrix arm's B: prefetch registers, `fetch` a stage into them, `put` them into `sb`. */
@@ -344,7 +344,7 @@ export interface BSource extends BOperand {
 }
 
 /** The K stage (WGSL) of a GEMM stage `kb` of this workgroup's K part: split-K and stream parts start at ks0. */
-export const stageAt = (spec: CoopmatSpec, kb: string) =>
+const stageAt = (spec: CoopmatSpec, kb: string) =>
   (spec.ksplit ?? 1) > 1 || stagingOf(spec).stream ? `ks0 + ${kb}` : kb;
 /**
  * Who stages a B stage of `perRow` items a row: every invocation of the split GEMM, or the plane group of
@@ -500,7 +500,7 @@ export function coopmatSplitModule(spec: CoopmatSpec, directStore: boolean): Gem
     return gemmModule(spec, g, scalarB(spec), {
       title,
       consts: '\n',
-      sb: '',
+      decls: XT_PAIR,
       head: gridHead('scalar'),
       body: `${scalarLoop(split ? 'wg.z * (KB / KSPLIT)' : '0u', split ? '(wg.z + 1u) * (KB / KSPLIT)' : 'KB')}${scalarStore(outRows(spec))}`,
     });
@@ -509,6 +509,11 @@ export function coopmatSplitModule(spec: CoopmatSpec, directStore: boolean): Gem
   // The edge path is emitted only where m or n leaves a partial block (the kernel is generated per
   // shape), so a kernel of whole blocks carries no spill code or spill memory.
   const edges = spec.m % g.bm !== 0 || spec.n % g.bn !== 0;
+  const spill =
+    !directStore || edges || spec.rowMap
+      ? `// One 16x16 f32 spill per plane for edge subtiles: the fragment's lane layout is opaque.
+${spillCopyOut(outRows(spec))}`
+      : '';
   const takeA = loadsA(
     spec,
     stageAt(spec, 'kb + 1u'),
@@ -517,15 +522,10 @@ export function coopmatSplitModule(spec: CoopmatSpec, directStore: boolean): Gem
   return gemmModule(spec, g, src, {
     title,
     consts: `const RS = ${g.rs}u; // f16 elements per staged B row (${SPLIT_K_STAGE} K-values + padding against bank conflicts)\n`,
-    sb: `// B [BN, ${SPLIT_K_STAGE}] of a stage, two buffers [2][BN][RS]: stage kb is read from buffer kb % 2 while kb + 1 is written.
+    decls: `// B [BN, ${SPLIT_K_STAGE}] of a stage, two buffers [2][BN][RS]: stage kb is read from buffer kb % 2 while kb + 1 is written.
 var<workgroup> sb: array<f16, ${2 * g.bn * g.rs}u>;
 
-${
-  !directStore || edges || spec.rowMap
-    ? `// One 16x16 f32 spill per plane for edge subtiles: the fragment's lane layout is opaque.
-${spillCopyOut(outRows(spec))}`
-    : ''
-}
+${spill}
 `,
     head: gridHead(spec.arm),
     body: `${split ? `  let ks0 = wg.z * (${stages} / KSPLIT);\n` : ''}${accDecls(spec)}

@@ -66,7 +66,9 @@ var<workgroup> ps: array<f32, ${g.parts * g.bm * g.bn}u>;
     between: scalar
       ? ''
       : `const RS = ${g.rs}u; // f16 elements per staged B row (64 K-values + padding against bank conflicts)\n`,
-    sb: `// B of a stage, two buffers per part [PARTS][2][BN][RS]: stage s is read from buffer s % 2 while s + 1 is written.
+    decls: scalar
+      ? gemm.XT_PAIR
+      : `// B of a stage, two buffers per part [PARTS][2][BN][RS]: stage s is read from buffer s % 2 while s + 1 is written.
 var<workgroup> sb: array<f16, ${g.parts * g.bufHalves}u>;
 
 `,
