@@ -20,9 +20,9 @@
 #     one word of the next row into the zero padding of A and B^T, which then adds into every sum.
 #   f16-round-trip-unguarded: round_f16x2 without its nofuse_zero, so NVIDIA folds the pack/unpack pair and the
 #     f16 twins' scalar in-gemm and stream rows lose the f16 rounding of B (1.5e-4 of max off their oracles).
-#   split-k-matrix-part: the coopmat split stagings' matrix arm stages the weight of K stage kb instead of
-#     ks0 + kb: every K part but the first multiplies its activation slice by the first part's weights
-#     (snapshots alone saw it: SwiftShader has no subgroup matrices).
+#   split-k-matrix-part: the coopmat split stagings' matrix arm reads K stage kb instead of ks0 + kb: every
+#     K part but the first sums the first part's products again (snapshots alone saw it: SwiftShader has
+#     no subgroup matrices).
 #   control-scalar-a-row: the scalar and dp4a arms read the staged A row gmm ^ 1: a positive control that
 #     any adapter kills (the shared-staging int8 families fail on those arms), so a run shows the harness works.
 set -euo pipefail
@@ -33,7 +33,7 @@ MUTANTS=(
   'b-fragment-offset@@src/kernels/mmq/mmq.wgsl.ts@@(&sb, sn * 16u * 8u, 8u)@@(&sb, sn * 8u * 8u, 8u)@@/subgroup-matrix'
   'hello-matrix-pad@@src/kernels/hello/hello.wgsl.ts@@    if (w < K / 4u) {@@    if (w <= K / 4u) {@@^hello-wmma/subgroup-matrix'
   'f16-round-trip-unguarded@@src/kernels/quant/q4k.wgsl.ts@@pack2x16float(x) | nofuse_zero@@pack2x16float(x)@@^(coopmat-f16|moe-q4k-id)/scalar'
-  'split-k-matrix-part@@src/kernels/coopmat/coopmat.split.ts@@const stageAt = (kb: string) => (split ? `ks0 + ${kb}` : kb);@@const stageAt = (kb: string) => kb;@@^coopmat-f16/subgroup-matrix/(prepass|fused-prepass|in-gemm)$'
+  'split-k-matrix-part@@src/kernels/coopmat/coopmat.split.ts@@(spec.ksplit ?? 1) > 1 || stagingOf(spec).stream ? `ks0 + ${kb}` : kb;@@stagingOf(spec).stream ? `ks0 + ${kb}` : kb;@@^coopmat-f16/subgroup-matrix/(prepass|fused-prepass|in-gemm)$'
   "control-scalar-a-row@@src/kernels/mmq/mmq.wgsl.ts@@'sa[gmm * 8u + w]'@@'sa[(gmm ^ 1u) * 8u + w]'@@^mmq-q8-tiled/"
 )
 

@@ -588,8 +588,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'wgsl-coopmat-split-k-matrix-part-ignored',
     file: SPLIT,
-    from: 'const stageAt = (kb: string) => (split ? `ks0 + ${kb}` : kb);',
-    to: 'const stageAt = (kb: string) => kb;',
+    from: '(spec.ksplit ?? 1) > 1 || stagingOf(spec).stream ? `ks0 + ${kb}` : kb;',
+    to: 'stagingOf(spec).stream ? `ks0 + ${kb}` : kb;',
     tests: COOPMAT,
     hw: SUBGROUP_MATRICES,
   },

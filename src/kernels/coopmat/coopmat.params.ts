@@ -44,14 +44,14 @@ export interface RowMap {
 }
 
 export const stagingOf = (spec: Pick<CoopmatSpec, 'staging'>) => STAGING_FLAGS[spec.staging];
-/** Whether a staging is one of the split plans (pre-passes, then a GEMM on f16 operands). */
-export const isSplit = (staging: CoopmatStaging): boolean => STAGING_FLAGS[staging].prePasses;
 
+/** A tile's planes, blocks and threads; `per` elements of a 16x16 subtile each lane owns. */
 export function coopmatGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane'>) {
   const { wm, wn, rm, rn } = spec.tile;
   const nwarp = wm * wn;
   return { nwarp, bm: wm * rm * 16, bn: wn * rn * 16, threads: nwarp * spec.plane, per: 256 / spec.plane };
 }
+export type CoopmatGeometry = ReturnType<typeof coopmatGeometry>;
 
 /**
  * The split GEMM's stage, fixed by docs/decisions/0001-split-plan.md and 0003-a-read-directly.md: B rows
@@ -68,18 +68,9 @@ export function coopmatSplitExtents(spec: Pick<CoopmatSpec, 'm' | 'n' | 'tile'>)
   return { mp: Math.ceil(spec.m / bm) * bm, np: Math.ceil(spec.n / bn) * bn };
 }
 
-/** A 64-wide B stage: 'rows' items are 8 halves of a pre-passed row, 'q4k' units 16 qs bytes. */
-const stageGeometry = (bn: number) => ({
-  /** 16-wide K chunks of a stage. */
-  kc: SPLIT_K_STAGE / 16,
-  rs: SPLIT_K_STAGE + SPLIT_ROW_PAD,
-  bItems: bn * (SPLIT_K_STAGE / 8),
-  qUnits: bn * (SPLIT_K_STAGE / 32),
-});
-
+/** The split GEMM: the tile's geometry plus its 64-wide B stage, 16-wide K chunks of rows of `rs` halves. */
 export function coopmatSplitGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane'>) {
-  const g = coopmatGeometry(spec);
-  return { ...g, ...stageGeometry(g.bn) };
+  return { ...coopmatGeometry(spec), kc: SPLIT_K_STAGE / 16, rs: SPLIT_K_STAGE + SPLIT_ROW_PAD };
 }
 
 /** Stages of raw weight words a stream plane keeps in flight. */
@@ -87,20 +78,17 @@ const STREAM_DEPTH = 4;
 
 /** The stream GEMM: ksplit plane groups, each with its own K part of `stages`, `depth` stages in flight. */
 export function streamGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'k' | 'ksplit'>) {
-  const g = coopmatGeometry(spec);
+  const g = coopmatSplitGeometry(spec);
   const parts = spec.ksplit ?? 1;
   const stages = spec.k / (parts * SPLIT_K_STAGE);
-  const st = stageGeometry(g.bn);
   return {
     ...g,
-    ...st,
     parts,
-    planes: parts * g.nwarp,
     threads: parts * g.threads,
     stages,
     depth: Math.min(stages, STREAM_DEPTH),
     /** f16 of one part's two B buffers. */
-    bufHalves: 2 * g.bn * st.rs,
+    bufHalves: 2 * g.bn * g.rs,
   };
 }
 
@@ -112,14 +100,12 @@ export function streamGeometry(spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'k' | 
 export function coopmatWorkgroupBytes(
   spec: Pick<CoopmatSpec, 'tile' | 'plane' | 'arm' | 'staging' | 'k' | 'ksplit'>,
 ): number {
-  const g = coopmatGeometry(spec);
-  const spill = spec.arm === 'subgroup-matrix' ? g.nwarp * 256 * 4 : 0;
-  if (stagingOf(spec).stream) {
-    const s = streamGeometry(spec);
-    return (spec.arm === 'scalar' ? 0 : s.parts * s.bufHalves * 2) + s.parts * g.bm * g.bn * 4;
-  }
-  if (!isSplit(spec.staging)) return (g.bm + g.bn) * 32 * 2 + spill;
-  return spec.arm === 'scalar' ? 0 : 2 * g.bn * coopmatSplitGeometry(spec).rs * 2 + spill;
+  const g = streamGeometry(spec);
+  const matrix = spec.arm === 'subgroup-matrix';
+  const spill = matrix ? g.nwarp * 256 * 4 : 0;
+  if (stagingOf(spec).stream) return (matrix ? g.parts * g.bufHalves * 2 : 0) + g.parts * g.bm * g.bn * 4;
+  if (!stagingOf(spec).prePasses) return (g.bm + g.bn) * 32 * 2 + spill;
+  return matrix ? g.bufHalves * 2 + spill : 0;
 }
 
 /** Generator-level validity of a spec, independent of any adapter. Empty = fine. */
@@ -130,7 +116,7 @@ export function coopmatSpecErrors(spec: CoopmatSpec): string[] {
     errs.push(
       `plane ${plane} must be a power of two in 1..256 (each lane owns 256/plane elements of a 16x16 subtile)`,
     );
-  if (spec.rowMap && !isSplit(spec.staging)) errs.push('mapped rows need a split staging');
+  if (spec.rowMap && !stagingOf(spec).prePasses) errs.push('mapped rows need a split staging');
   if (spec.rowMap && (spec.ksplit ?? 1) > 1 && !stagingOf(spec).stream)
     errs.push('mapped rows take no split-K partial sums (the stream staging adds its parts itself)');
   if (spec.arm === 'subgroup-matrix' && spec.f16 !== 'native')
@@ -139,8 +125,4 @@ export function coopmatSpecErrors(spec: CoopmatSpec): string[] {
 }
 
 /** Where output element (orow, ocol) goes: after `lookup` (lines), the guard and the index into `out`. */
-export interface OutRows {
-  lookup: string;
-  guard: string;
-  index: string;
-}
+export type OutRows = { lookup: string; guard: string; index: string };

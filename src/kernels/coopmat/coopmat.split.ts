@@ -8,42 +8,40 @@ import { bindingDecls, bindingNames, type Binding } from '../gpu/plan';
 import { f16TilesPart, prePassKernel, type PrePassPart, type SplitPrePass } from '../gpu/prepass';
 import * as quant from '../quant/q4k.wgsl';
 import {
-  coopmatGeometry,
   coopmatSplitExtents,
   coopmatSplitGeometry,
   SPLIT_K_STAGE,
   SPLIT_SLACK_BYTES,
   stagingOf,
-  type CoopmatArm,
-  type CoopmatSpec,
-  type OutRows,
 } from './coopmat.params';
+import type { CoopmatArm, CoopmatGeometry, CoopmatSpec, OutRows } from './coopmat.params';
 
 /** A GEMM's kernel text and its buffers in @binding order. */
-export interface GemmModule {
-  wgsl: string;
-  bindings: string[];
-}
+export type GemmModule = { wgsl: string; bindings: string[] };
 
-/** 0, 1, ..., n - 1 (the generators unroll over it). */
+/** 0, 1, ..., n - 1 (the generators unroll over it); `lines` joins `line(i)` of each. */
 export const range = (n: number) => Array.from({ length: n }, (_, i) => i);
-/** `line(i)` for i in 0..n-1, one per line. */
 export const lines = (n: number, line: (i: number) => string) => range(n).map(line).join('\n');
-/** A read-only storage binding. */
+/** `part(i)` for i in 0..n-1 on one line. */
+const inline = (n: number, part: (i: number) => string) => range(n).map(part).join(' ');
 export const readOnly = (name: string, type: string, comment: string): Binding => ({
   name,
   access: 'read',
   type,
   comment,
 });
-/** `pad` + each line, joined (the emitters place their blocks at the indent where they go). */
+/** `pad` + each line, joined: the emitters place their blocks at the indent where they go. */
 export const at = (pad: string, lines: readonly string[]) => lines.map((l) => pad + l).join('\n');
 /** A statement whose body spans lines: its first line at `pad`, the rest one level in. */
 const block = (pad: string, head: string, lines: readonly string[]) =>
   `${pad}${head}{\n${at(`${pad}  `, lines)}\n${pad}}`;
 
+/** The tile line of a kernel's header; `planes` says how its planes are grouped. */
+export const tileSummary = (spec: CoopmatSpec, g: CoopmatGeometry, planes: string) =>
+  `Tile wm=${spec.tile.wm} wn=${spec.tile.wn} rm=${spec.tile.rm} rn=${spec.tile.rn}: BM=${g.bm} BN=${g.bn}${planes} plane(s) of ${spec.plane} = ${g.threads} invocations.`;
+
 /** The tile constants every coopmat kernel declares first. */
-export function tileConsts(spec: CoopmatSpec, g: { threads: number; bm: number; bn: number; per: number }) {
+export function tileConsts(spec: CoopmatSpec, g: CoopmatGeometry) {
   const { wm, wn, rm, rn } = spec.tile;
   return `const M = ${spec.m}u;
 const N = ${spec.n}u;
@@ -72,14 +70,12 @@ export const storeOut = (o: OutRows, value: string) => [
 const partSums = (spec: CoopmatSpec) => (spec.ksplit ?? 1) > 1 && !stagingOf(spec).stream;
 
 /** Where a GEMM's output element goes: dense, a mapped row, or a split-K part. */
-export function outRows(spec: CoopmatSpec): OutRows {
-  if (spec.rowMap) return spec.rowMap.out;
-  return {
+export const outRows = (spec: CoopmatSpec): OutRows =>
+  spec.rowMap?.out ?? {
     lookup: '',
     guard: 'orow < M && ocol < N',
     index: `${partSums(spec) ? 'kz0 + ' : ''}orow * N + ocol`,
   };
-}
 
 /** The f32 output [M, N], bound as `part` where it holds split-K partial sums. */
 export const outBinding = (spec: CoopmatSpec): Binding => ({
@@ -131,13 +127,13 @@ export const eachElement = (pad: string, perSubtile: readonly string[], body: re
 
 export const SUBTILE = ['let sm = warp_m * RM + im;', 'let sn = warp_n * RN + jn;'];
 
-/** One 32-block in f32, K in order; `pairA(l)` and `pairB(l)` are the l-th f16 pairs of A and B. */
-export const scalarSum = (pairA: (l: string) => string, pairB: (l: string) => string) => [
+/** One 32-block in f32, K in order; `pairA` and `pairB` are the l-th f16 pairs of A and B. */
+export const scalarSum = (pairA: string, pairB: string) => [
   "// One 32-block in f32, K in order, then into the accumulator: the seed's default arm.",
   'var s = 0.0;',
   'for (var l = 0u; l < 16u; l++) {',
-  `  let av = ${pairA('l')};`,
-  `  let bv = ${pairB('l')};`,
+  `  let av = ${pairA};`,
+  `  let bv = ${pairB};`,
   '  s += av.x * bv.x;',
   '  s += av.y * bv.y;',
   '}',
@@ -153,15 +149,14 @@ export const scalarStore = (o: OutRows) => `${eachElement('  ', SUBTILE, [
 }
 `;
 
-/** The result fragments' ids (im, jn) of a tile. */
-export const fragments = (spec: CoopmatSpec) =>
-  range(spec.tile.rm).flatMap((im) => range(spec.tile.rn).map((jn) => [im, jn] as const));
-
-export const accDecls = (spec: CoopmatSpec) =>
+/** `line(im, jn)` for each result fragment of the tile, at `pad`. */
+export const eachFragment = (spec: CoopmatSpec, pad: string, line: (im: number, jn: number) => string[]) =>
   at(
-    '  ',
-    fragments(spec).map(([im, jn]) => `var acc_${im}_${jn} = subgroup_matrix_result<f32, 16, 16>();`),
+    pad,
+    range(spec.tile.rm).flatMap((im) => range(spec.tile.rn).flatMap((jn) => line(im, jn))),
   );
+export const accDecls = (spec: CoopmatSpec) =>
+  eachFragment(spec, '  ', (im, jn) => [`var acc_${im}_${jn} = subgroup_matrix_result<f32, 16, 16>();`]);
 
 /** One 16x16 f32 spill per plane and the per-lane copy out of it (tail guards, ownership hooks). */
 export const spillCopyOut = (o: OutRows) => `var<workgroup> sc: array<f32, WM * WN * 256u>;
@@ -178,29 +173,29 @@ ${at('    ', storeOut(o, 'sc[warp * 256u + p]'))}
 
 /** Every result matrix through the plane's spill: every lane copies its PER elements. */
 export const spillStores = (spec: CoopmatSpec, pad: string) =>
-  at(
-    pad,
-    fragments(spec).flatMap(([im, jn]) => [
-      `subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_${im}_${jn}, 16u);`,
-      'workgroupBarrier();',
-      `copy_out(warp, lane, mrow0 + (warp_m * RM + ${im}u) * 16u, ncol0 + (warp_n * RN + ${jn}u) * 16u);`,
-      'workgroupBarrier();',
-    ]),
-  );
+  eachFragment(spec, pad, (im, jn) => [
+    `subgroupMatrixStore<row_major>(&sc, warp * 256u, acc_${im}_${jn}, 16u);`,
+    'workgroupBarrier();',
+    `copy_out(warp, lane, mrow0 + (warp_m * RM + ${im}u) * 16u, ncol0 + (warp_n * RN + ${jn}u) * 16u);`,
+    'workgroupBarrier();',
+  ]);
 
-/** The MMAs of `chunks` K chunks: RN B fragments from `sb`, RM x RN accumulations (`aLet`: A per block). */
+/** The register of A fragment (im, kc); prefix `pa`, its prefetch. */
+export const aReg = (im: number, kc: number, prefix = 'a') => `${prefix}_${im}_${kc}`;
+/** The MMAs of 16-wide K chunks: B from `sb` at `bufAt` (rows of `rs`), A from `aLet` or registers. */
 export function contractChunks(
   spec: CoopmatSpec,
-  o: { chunks: number; what: string; bufAt: string; rs: number; a: (im: number, kc: number) => string },
+  o: { chunks: number; what: string; bufAt: string; rs: number },
   aLet?: (im: number, kc: number) => string,
 ) {
   const { rm, rn } = spec.tile;
   return lines(o.chunks, (kc) => {
+    const a = (im: number) => (aLet ? `a_${im}` : aReg(im, kc));
     const mma = (im: number, jn: number) =>
-      `acc_${im}_${jn} = subgroupMatrixMultiplyAccumulate(${o.a(im, kc)}, b_${jn}, acc_${im}_${jn});`;
+      `acc_${im}_${jn} = subgroupMatrixMultiplyAccumulate(${a(im)}, b_${jn}, acc_${im}_${jn});`;
     const mmas = range(rm).flatMap((im) =>
       aLet
-        ? ['{', `  let ${o.a(im, kc)} = ${aLet(im, kc)};`, ...range(rn).map((jn) => `  ${mma(im, jn)}`), '}']
+        ? ['{', `  let ${a(im)} = ${aLet(im, kc)};`, ...range(rn).map((jn) => `  ${mma(im, jn)}`), '}']
         : range(rn).map((jn) => mma(im, jn)),
     );
     return block('    ', '', [
@@ -217,10 +212,6 @@ export function contractChunks(
 export const MATRIX_ENABLES =
   'enable f16;\nenable subgroups;\nenable chromium_experimental_subgroup_matrix;\n';
 
-/** The decode guard of an arm: the scalar arm matches the emulation's rounding on every compiler. */
-const guardOf = (spec: Pick<CoopmatSpec, 'arm'>): quant.DecodeGuard =>
-  spec.arm === 'scalar' ? 'separate' : 'compiler';
-
 /**
  * The pre-passes of a split staging in dispatch order, each with its label: 'prepass' the weight then
  * the activation; 'fused-prepass' both in one dispatch; 'in-gemm' and 'stream' the activation's alone.
@@ -232,81 +223,43 @@ export function coopmatPrePasses(
   act: PrePassPart = f16TilesPart(spec.m, spec.k, coopmatSplitExtents(spec).mp, SPLIT_SLACK_BYTES),
   plan = 'coopmat-f16 split plan',
 ): [SplitPrePass, string][] {
-  const { n, k } = spec;
-  const weight = stagingOf(spec).weightPrePass;
-  const np = coopmatSplitExtents(spec).np;
-  const banks = spec.rowMap?.banks ?? 1;
+  const [{ n, k }, { np }] = [spec, coopmatSplitExtents(spec)];
+  // The scalar arm decodes 'separate', as the emulation does, on every compiler (quant.q4kDecode).
+  const guard = spec.arm === 'scalar' ? 'separate' : 'compiler';
   const rows = () =>
-    quant.q4kF16RowsPart({ n, k, np, banks, guard: guardOf(spec), slack: SPLIT_SLACK_BYTES });
-  const activation: [SplitPrePass, string] = [
-    prePassKernel(k, `${plan}, pass 1: the activation to f16 tiles`, [act]),
-    'activation to f16 tiles',
+    quant.q4kF16RowsPart({ n, k, np, banks: spec.rowMap?.banks ?? 1, guard, slack: SPLIT_SLACK_BYTES });
+  const pass = (title: string, parts: PrePassPart[], what: string): [SplitPrePass, string] => [
+    prePassKernel(k, `${plan}, pass ${title}`, parts),
+    what,
   ];
+  const activation = pass('1: the activation to f16 tiles', [act], 'activation to f16 tiles');
+  const weight = stagingOf(spec).weightPrePass;
   if (weight === 'none') return [activation];
-  if (weight === 'own')
-    return [
-      [prePassKernel(k, `${plan}, pass 0: the weight to f16`, [rows()]), 'weight Q4_K to f16'],
-      activation,
-    ];
-  const both = `${plan}, pass 0: the weight to f16 and the activation to f16 tiles, one dispatch`;
-  return [[prePassKernel(k, both, [rows(), act]), 'weight and activation to f16']];
+  if (weight === 'own') return [pass('0: the weight to f16', [rows()], 'weight Q4_K to f16'), activation];
+  const both = '0: the weight to f16 and the activation to f16 tiles, one dispatch';
+  return [pass(both, [rows(), act], 'weight and activation to f16')];
 }
 
-/** The constants of a split or stream GEMM: the tile's, K's blocks, split-K's and a row map's. */
-export function gemmConsts(spec: CoopmatSpec, g: { threads: number; bm: number; bn: number; per: number }) {
-  const map = spec.rowMap;
-  return `${tileConsts(spec, g)}const KB = K / 32u; // 32-wide K blocks (the scalar arm's sums; the trip count of 32-wide stages)
-const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
-${
-  partSums(spec)
-    ? `const KSPLIT = ${spec.ksplit}u; // K parts: workgroup z sums K / KSPLIT into partial sums out[z][M][N]
-var<private> kz0: u32; // out offset of this part
-`
-    : ''
-}${
-    map
-      ? `var<private> w0: u32; // first weight row of this row tile's matrix in the bank
-const NP = ${coopmatSplitExtents(spec).np}u; // weight rows of a matrix, padded to whole tiles
-${map.decls}`
-      : ''
-  }`;
-}
-
-/** A mapped GEMM runs its map's prologue and finds its matrix's first weight row; split-K its part's offset. */
-export function gemmPrologue(spec: CoopmatSpec): string {
-  if (spec.rowMap)
-    return `${spec.rowMap.prologue}  w0 = w_bank * ${stagingOf(spec).b === 'q4k' ? 'N' : 'NP'};\n`;
-  return partSums(spec) ? '  kz0 = wg.z * M * N;\n' : '';
-}
-
+/** A split or stream GEMM's B (f16 rows, or Q4_K decoded in the GEMM): what it adds to the module. */
+export type BOperand = { consts?: string; bindings: Binding[]; decls?: string; head?: string };
 /** A weight row `r` (WGSL) of this workgroup's matrix. */
 const weightRow = (spec: CoopmatSpec, r: string) => (spec.rowMap ? `(w0 + ${r})` : r);
-
-const splitHeader = (spec: CoopmatSpec) => {
-  const g = coopmatGeometry(spec);
-  const { wm, wn, rm, rn } = spec.tile;
-  return `// coopmat-f16 split plan, pass 2 (${spec.arm} arm): out[M, N] = xt @ wh^T, the f16 operands the pre-passes
-// wrote, accumulated in f32. Tile wm=${wm} wn=${wn} rm=${rm} rn=${rn}: BM=${g.bm} BN=${g.bn}, ${g.nwarp} plane(s) of ${spec.plane} = ${g.threads} invocations.
-`;
-};
+const NSB = 'const NSB = K / 256u; // Q4_K super-blocks per weight row\n';
 
 /** The scalar arm's B, `wh_pair(c, k)`: pre-passed rows, or Q4_K decoded and rounded as the pre-pass does. */
-export function scalarB(spec: CoopmatSpec): { decls: string; bindings: Binding[] } {
-  const after = [outBinding(spec), ...(spec.rowMap?.bindings ?? [])];
-  if (stagingOf(spec).b === 'rows') {
-    const bindings: Binding[] = [readOnly('wh', 'array<u32>', 'f16 pairs, [NP, K] row-major'), ...after];
+export function scalarB(spec: CoopmatSpec): BOperand {
+  if (stagingOf(spec).b === 'rows')
     return {
-      bindings,
-      decls: `${bindingDecls(bindings, 1)}
+      bindings: [readOnly('wh', 'array<u32>', 'f16 pairs, [NP, K] row-major')],
+      decls: `
 // f16 pair (k, k+1), k even, of weight row c.
 fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[(${weightRow(spec, 'c')} * K + k) / 2u]); }`,
     };
-  }
-  const bindings = [...quant.q4kWeight('u32'), ...after];
   return {
-    bindings,
-    decls: `const NSB = K / 256u; // Q4_K super-blocks per weight row
-${bindingDecls(bindings, 1)}
+    consts: NSB,
+    bindings: quant.q4kWeight('u32'),
+    head: quant.SET_NO_FUSE,
+    decls: `
 ${quant.Q4K_SCALES_WGSL}${quant.NO_FUSE_DECODE}${quant.ROUND_F16X2}// f16 pair (k, k+1), k even, of weight row c (rows n..NP-1 read row n - 1: never stored).
 fn wh_pair(c: u32, k: u32) -> vec2f {
   let blk = ${weightRow(spec, 'min(c, N - 1u)')} * NSB + k / 256u;
@@ -321,11 +274,6 @@ ${at('  ', quant.q4kDecode.scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, j)', 'wdm[b
   };
 }
 
-/** The xt_pair helper every scalar GEMM reads A through (xt in 16x16 fragment tiles). */
-export const XT_PAIR = `// f16 pair (k, k+1), k even, of activation row r.
-fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[(((r / 16u) * KT + k / 16u) * 256u + (r % 16u) * 16u + k % 16u) / 2u]); }
-`;
-
 /** The scalar arm's per-element loop over 32-blocks kb in [from, to), K in order within each. */
 export const scalarLoop = (from: string, to: string) => `  for (var kb = ${from}; kb < ${to}; kb++) {
 ${eachElement(
@@ -334,87 +282,110 @@ ${eachElement(
   [
     'let r = mrow0 + (warp_m * RM + im) * 16u + p / 16u;',
     'let c = ncol0 + (warp_n * RN + jn) * 16u + p % 16u;',
-    ...scalarSum(
-      (l) => `xt_pair(r, kb * 32u + 2u * ${l})`,
-      (l) => `wh_pair(c, kb * 32u + 2u * ${l})`,
-    ),
+    ...scalarSum('xt_pair(r, kb * 32u + 2u * l)', 'wh_pair(c, kb * 32u + 2u * l)'),
   ],
 )}
   }
 `;
 
-function splitScalarMain(spec: CoopmatSpec): GemmModule {
-  const split = (spec.ksplit ?? 1) > 1;
-  const b = scalarB(spec);
+/**
+ * A split or stream GEMM from its parts (`decls` after the bindings: the scalar arm's XT_PAIR, the matrix
+ * arm's B stage memory): one binding table gives the WGSL and the host's names.
+ */
+export function gemmModule(
+  spec: CoopmatSpec,
+  g: CoopmatGeometry,
+  b: BOperand,
+  o: { title: string; consts: string; between?: string; decls: string; head: string; body: string },
+): GemmModule {
+  const xt =
+    spec.arm === 'scalar'
+      ? readOnly('xt', 'array<u32>', 'f16 pairs, 16x16 fragment tiles')
+      : readOnly('xt', 'array<array<f16, 256>>', '16x16 fragment tiles [MP/16][KT][16][16]');
+  const bindings = [...b.bindings, outBinding(spec), ...(spec.rowMap?.bindings ?? [])];
+  const map = spec.rowMap;
+  const splitK = partSums(spec)
+    ? `const KSPLIT = ${spec.ksplit}u; // K parts: workgroup z sums K / KSPLIT into partial sums out[z][M][N]
+var<private> kz0: u32; // out offset of this part
+`
+    : '';
+  const mapped = map
+    ? `var<private> w0: u32; // first weight row of this row tile's matrix in the bank
+const NP = ${coopmatSplitExtents(spec).np}u; // weight rows of a matrix, padded to whole tiles
+${map.decls}`
+    : '';
+  // A mapped GEMM runs its map's prologue and finds its matrix's first weight row; split-K its part's offset.
+  const prologue = map
+    ? `${map.prologue}  w0 = w_bank * ${stagingOf(spec).b === 'q4k' ? 'N' : 'NP'};\n`
+    : partSums(spec)
+      ? '  kz0 = wg.z * M * N;\n'
+      : '';
   return {
-    bindings: ['xt', ...bindingNames(b.bindings)],
-    wgsl: `${splitHeader(spec)}
-${gemmConsts(spec, coopmatGeometry(spec))}
-@group(0) @binding(0) var<storage, read> xt: array<u32>; // f16 pairs, 16x16 fragment tiles
-${b.decls}
-${XT_PAIR}
-${gridHead('scalar')}${stagingOf(spec).b === 'q4k' ? quant.SET_NO_FUSE : ''}${gemmPrologue(spec)}${scalarLoop(
-      split ? 'wg.z * (KB / KSPLIT)' : '0u',
-      split ? '(wg.z + 1u) * (KB / KSPLIT)' : 'KB',
-    )}${scalarStore(outRows(spec))}`,
+    bindings: bindingNames([xt, ...bindings]),
+    wgsl: `${spec.arm === 'scalar' ? '' : `${MATRIX_ENABLES}\n`}${o.title}
+${tileConsts(spec, g)}const KB = K / 32u; // 32-wide K blocks (the scalar arm's sums; the trip count of 32-wide stages)
+const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
+${splitK}${mapped}${o.consts}${bindingDecls([xt])}${o.between ?? ''}${b.consts ?? ''}${bindingDecls(bindings, 1)}${b.decls ?? ''}
+${o.decls}${o.head}${b.head ?? ''}${prologue}${o.body}`,
   };
 }
 
-/** A B source of the matrix arm: prefetch registers, `fetch` a stage into them, `put` them into `sb`. */
-export interface BSource {
-  bindings: Binding[];
-  decls: string;
+/** The scalar arm's A, from the activation's f16 fragment tiles. */
+export const XT_PAIR = `// f16 pair (k, k+1), k even, of activation row r.
+fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[(((r / 16u) * KT + k / 16u) * 256u + (r % 16u) * 16u + k % 16u) / 2u]); }
+
+`;
+
+/** The matrix arm's B: prefetch registers, `fetch` a stage into them, `put` them into `sb`. */
+export interface BSource extends BOperand {
   regs: string;
   fetch(kb: string, pad: string): string;
   put(buf: string, pad: string): string;
 }
 
-/** Who stages B: `count` invocations, item i at `who(i)`; `tag` names the registers of stages in flight. */
-export interface Stagers {
-  who: (i: number) => string;
-  count: number;
-  items: number;
-  bufAt: (buf: string) => string;
-  stageAt: (kb: string) => string;
-  rs: number;
-  tag?: string;
+/** The K stage (WGSL) of a GEMM stage `kb` of this workgroup's K part: split-K and stream parts start at ks0. */
+const stageAt = (spec: CoopmatSpec, kb: string) =>
+  (spec.ksplit ?? 1) > 1 || stagingOf(spec).stream ? `ks0 + ${kb}` : kb;
+/**
+ * Who stages a B stage of `perRow` items a row: every invocation of the split GEMM, or the plane group of
+ * a stream part (place `pt`, its buffers after the parts before); `tag` names a raw slot's registers.
+ */
+function stagers(spec: CoopmatSpec, perRow: number, tag: string) {
+  const g = coopmatSplitGeometry(spec);
+  const stream = stagingOf(spec).stream;
+  const [items, count] = [g.bn * perRow, g.nwarp * spec.plane];
+  const n = Math.ceil(items / count);
+  const who = (i: number) => `${stream ? 'pt' : 'tid'} + ${i * count}u`;
+  return {
+    n,
+    who,
+    guard: (i: number) => (items % count !== 0 && i === n - 1 ? `if (${who(i)} < ${items}u) ` : ''),
+    bufAt: (buf: string) => `${stream ? `part * ${2 * g.bn * g.rs}u + ` : ''}(${buf}) * ${g.bn * g.rs}u + `,
+    rs: g.rs,
+    reg: (name: string, i: number) => `${name}${tag}${i}`,
+  };
 }
 
-/** Items per stager, and the guard of the last one where the items do not divide evenly. */
-const perStager = (s: Stagers) => {
-  const n = Math.ceil(s.items / s.count);
-  const guard = (i: number) =>
-    s.items % s.count !== 0 && i === n - 1 ? `if (${s.who(i)} < ${s.items}u) ` : '';
-  return { n, guard, reg: (name: string, i: number) => `${name}${s.tag ?? ''}${i}` };
-};
-
 /** B from the weight pre-pass's f16 rows: 8 halves (one vec4u) an item, stored half by half. */
-function rowsSource(spec: CoopmatSpec, s: Stagers): BSource {
-  const { n, guard, reg } = perStager(s);
+function rowsSource(spec: CoopmatSpec): BSource {
+  const { n, who, guard, bufAt, rs, reg } = stagers(spec, SPLIT_K_STAGE / 8, '');
   // Written in line, not through a helper taking the offset: the bounds checks' range analysis proves an
   // offset built from tid in range and drops the clamp, but cannot see into a function parameter.
   const putRows = (buf: string, pad: string, it: number) => {
     const body = block(pad, '', [
-      `let o = ${s.bufAt(buf)}((${s.who(it)}) / 8u) * ${s.rs}u + ((${s.who(it)}) % 8u) * 8u;`,
+      `let o = ${bufAt(buf)}((${who(it)}) / 8u) * ${rs}u + ((${who(it)}) % 8u) * 8u;`,
       ...range(4).map((w) => `let ${'pqrs'[w]} = bitcast<vec2<f16>>(${reg('gb', it)}.${'xyzw'[w]});`),
-      range(8)
-        .map((h) => `sb[o + ${h}u] = ${'pqrs'[h >> 1]}.${'xy'[h & 1]};`)
-        .join(' '),
+      inline(8, (h) => `sb[o + ${h}u] = ${'pqrs'[h >> 1]}.${'xy'[h & 1]};`),
     ]);
     return guard(it) ? `${pad}${guard(it)}{ ${body.slice(pad.length)} }` : body;
   };
+  const load = (kb: string, it: number) =>
+    `${reg('gb', it)} = wh[((${spec.rowMap ? 'w0 + ' : ''}ncol0 + (${who(it)}) / 8u) * K + (${stageAt(spec, kb)}) * ${SPLIT_K_STAGE}u + ((${who(it)}) % 8u) * 8u) / 8u];`;
   return {
     bindings: [readOnly('wh', 'array<vec4u>', 'f16 [NP, K] row-major, 8 halves per vec4')],
-    decls: '',
     regs: lines(n, (it) => `  var ${reg('gb', it)} = vec4u(0u);`),
     fetch: (kb, pad) =>
-      at(
-        pad,
-        range(n).map((it) => {
-          const load = `${reg('gb', it)} = wh[((${spec.rowMap ? 'w0 + ' : ''}ncol0 + (${s.who(it)}) / 8u) * K + (${s.stageAt(kb)}) * ${SPLIT_K_STAGE}u + ((${s.who(it)}) % 8u) * 8u) / 8u];`;
-          return guard(it) ? `${guard(it)}{ ${load} }` : load;
-        }),
-      ),
+      lines(n, (it) => `${pad}${guard(it) ? `${guard(it)}{ ${load(kb, it)} }` : load(kb, it)}`),
     put: (buf, pad) => lines(n, (it) => putRows(buf, pad, it)),
   };
 }
@@ -424,41 +395,34 @@ function rowsSource(spec: CoopmatSpec, s: Stagers): BSource {
  * 64 * ((u % QPR) / 2) + 16 * (u % 2) + 0..15 of sub-blocks 2g (low nibbles) and 2g + 1 (high, 32
  * further), decoded with the weight pre-pass's arithmetic (so B is the same f16 operand) into 32 halves.
  * Rows n..NP-1 read row n - 1 (their columns are never stored); the prefetch after the last stage wraps.
+ * The matrix arm's gate admits a compiler's fused decode, so it leaves the rounding to the compiler.
  */
-export function q4kSource(spec: CoopmatSpec, s: Stagers): BSource {
+export function q4kSource(spec: CoopmatSpec, tag = ''): BSource {
   const qpr = SPLIT_K_STAGE / 32;
-  const { n, guard, reg } = perStager(s);
-  const dec = guardOf(spec);
+  const { n, who, guard, bufAt, rs, reg } = stagers(spec, qpr, tag);
   const putQ4k = (buf: string, pad: string, u: number) => {
     const quarter = (half: number, w: number) => {
       const v = `v${half}${'xyzw'[w]}`;
       return [
-        `let ${v} = ${quant.q4kDecode.value(String(half), `nib_f32(${reg('gq', u)}.${'xyzw'[w]}, vec4u(${half * 4}u))`, dec, '4')};`,
+        `let ${v} = ${quant.q4kDecode.value(String(half), `nib_f32(${reg('gq', u)}.${'xyzw'[w]}, vec4u(${half * 4}u))`, 'compiler', '4')};`,
         `let h${v} = bitcast<vec4<f16>>(vec2u(pack2x16float(${v}.xy), pack2x16float(${v}.zw)));`,
-        range(4)
-          .map((e) => `sb[o + ${half * 32 + w * 4 + e}u] = h${v}.${'xyzw'[e]};`)
-          .join(' '),
+        inline(4, (e) => `sb[o + ${half * 32 + w * 4 + e}u] = h${v}.${'xyzw'[e]};`),
       ];
     };
-    const j = (half: number) => `${reg('gw', u)}, ${reg('gj', u)}${half ? ' + 1u' : ''}`;
+    const d = reg('gd', u);
+    const word = (f: string, h: number) => `q4kw_${f}(${reg('gw', u)}, ${reg('gj', u)}${h ? ' + 1u' : ''})`;
     return block(pad, guard(u), [
-      ...[0, 1].flatMap((half) =>
-        quant.q4kDecode.scaleMin(
-          String(half),
-          `${reg('gd', u)}.x`,
-          `q4kw_sc(${j(half)})`,
-          `${reg('gd', u)}.y`,
-          `q4kw_m(${j(half)})`,
-          dec,
-        ),
+      ...[0, 1].flatMap((h) =>
+        quant.q4kDecode.scaleMin(`${h}`, `${d}.x`, word('sc', h), `${d}.y`, word('m', h), 'compiler'),
       ),
-      `let o = ${s.bufAt(buf)}((${s.who(u)}) / ${qpr}u) * ${s.rs}u + (((${s.who(u)}) % ${qpr}u) / 2u) * 64u + ((${s.who(u)}) % 2u) * 16u;`,
+      `let o = ${bufAt(buf)}((${who(u)}) / ${qpr}u) * ${rs}u + (((${who(u)}) % ${qpr}u) / 2u) * 64u + ((${who(u)}) % 2u) * 16u;`,
       ...[0, 1].flatMap((half) => range(4).flatMap((w) => quarter(half, w))),
     ]);
   };
   return {
+    consts: NSB,
     bindings: quant.q4kWeight('vec4u'),
-    decls: `${quant.Q4K_DECODE_REGS}${dec === 'separate' ? quant.NO_FUSE_DECODE : ''}`,
+    decls: `\n${quant.Q4K_DECODE_REGS}`,
     regs: lines(
       n,
       (u) =>
@@ -467,9 +431,9 @@ export function q4kSource(spec: CoopmatSpec, s: Stagers): BSource {
     fetch: (kb, pad) =>
       lines(n, (u) =>
         block(pad, guard(u), [
-          `let kk = ((${s.stageAt(kb)}) % (K / ${SPLIT_K_STAGE}u)) * ${SPLIT_K_STAGE}u + (((${s.who(u)}) % ${qpr}u) / 2u) * 64u;`,
-          `let blk = ${weightRow(spec, `min(ncol0 + (${s.who(u)}) / ${qpr}u, N - 1u)`)} * NSB + kk / 256u;`,
-          `${reg('gq', u)} = wqs[blk * 8u + ((kk % 256u) / 64u) * 2u + (${s.who(u)}) % 2u];`,
+          `let kk = ((${stageAt(spec, kb)}) % (K / ${SPLIT_K_STAGE}u)) * ${SPLIT_K_STAGE}u + (((${who(u)}) % ${qpr}u) / 2u) * 64u;`,
+          `let blk = ${weightRow(spec, `min(ncol0 + (${who(u)}) / ${qpr}u, N - 1u)`)} * NSB + kk / 256u;`,
+          `${reg('gq', u)} = wqs[blk * 8u + ((kk % 256u) / 64u) * 2u + (${who(u)}) % 2u];`,
           `${reg('gw', u)} = ${quant.q4kScaleWords('blk')};`,
           `${reg('gd', u)} = vec2f(wd[blk], wdm[blk]);`,
           `${reg('gj', u)} = (kk % 256u) / 32u;`,
@@ -492,99 +456,91 @@ export const loadsA = (spec: CoopmatSpec, stage: string, lhs: (im: number, kc: n
       `${lhs(im, kc)}subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&xt[((mrow0 / 16u) + warp_m * RM + ${im}u) * KT + (${stage}) * ${SPLIT_K_STAGE / 16}u + ${kc}u], 0u, 16u);`,
   );
 
-/** The matrix arm; without `directStore` every subtile is spilled, so store_out records its owners. */
-function splitMatrixMain(spec: CoopmatSpec, directStore: boolean): GemmModule {
-  const g = coopmatSplitGeometry(spec);
-  const q4k = stagingOf(spec).b === 'q4k';
-  // Split-K: workgroup z runs stages ks0 .. ks0 + KS - 1 of the K / 64 (the prefetch wraps over all of K);
-  // its direct stores offset by wg.z * M * N, not the private kz0: a matrix store's offset must be uniform.
-  const split = (spec.ksplit ?? 1) > 1;
-  const stages = `K / ${SPLIT_K_STAGE}u`;
-  const stageAt = (kb: string) => (split ? `ks0 + ${kb}` : kb);
-  const src = (q4k ? q4kSource : rowsSource)(spec, {
-    who: (i) => `tid + ${i * g.threads}u`,
-    count: g.threads,
-    items: q4k ? g.qUnits : g.bItems,
-    bufAt: (buf) => `(${buf}) * ${g.bn * g.rs}u + `,
-    stageAt,
-    rs: g.rs,
-  });
+const PREFETCH_A = (im: number, kc: number) => `var ${aReg(im, kc, 'pa')} = `;
+/** Before the matrix K loop: the sources' first stages fetched, the first put, A's loaded. */
+export const stageZero = (spec: CoopmatSpec, why: string, srcs: readonly BSource[], stage0: string) =>
+  `  // ${why}
+${srcs.map((s) => s.regs).join('\n')}
+${srcs.map((s, d) => s.fetch(`${d}u`, '  ')).join('\n')}
+${srcs[0]!.put('0u', '  ')}
+${at('  ', loadsA(spec, stage0, PREFETCH_A))}
+  workgroupBarrier();
+`;
+
+/** The split matrix arm's stores: straight to out where it may, else through the spill. */
+function matrixStores(spec: CoopmatSpec, directStore: boolean, edges: boolean) {
+  // Split-K's direct stores offset by wg.z * M * N, not the private kz0: a matrix store's offset must be uniform.
   const direct = (pad: string) =>
-    at(
-      pad,
-      fragments(spec).map(
-        ([im, jn]) =>
-          `subgroupMatrixStore<row_major>(&out, ${split ? 'wg.z * M * N + ' : ''}(mrow0 + (warp_m * RM + ${im}u) * 16u) * N + ncol0 + (warp_n * RN + ${jn}u) * 16u, acc_${im}_${jn}, N);`,
-      ),
-    );
-  // The edge path is emitted only where m or n leaves a partial block (the kernel is generated per
-  // shape), so a kernel of whole blocks carries no spill code or spill memory.
-  const edges = spec.m % g.bm !== 0 || spec.n % g.bn !== 0;
-  const stores = spec.rowMap
-    ? `  // Mapped rows go where the row map says, so every fragment is spilled and copied by lanes.
-${spillStores(spec, '    ')}`
-    : !directStore
-      ? `  // Instrumented: every fragment is spilled and copied by lanes, so store_out records the owners.
-${spillStores(spec, '    ')}`
-      : !edges
-        ? `  // m and n are whole blocks: every fragment goes straight to out.
-${direct('  ')}`
-        : `  if (mrow0 + BM <= M && ncol0 + BN <= N) {
+    eachFragment(spec, pad, (im, jn) => [
+      `subgroupMatrixStore<row_major>(&out, ${partSums(spec) ? 'wg.z * M * N + ' : ''}(mrow0 + (warp_m * RM + ${im}u) * 16u) * N + ncol0 + (warp_n * RN + ${jn}u) * 16u, acc_${im}_${jn}, N);`,
+    ]);
+  const spilled = spec.rowMap
+    ? 'Mapped rows go where the row map says, so every fragment is spilled and copied by lanes.'
+    : 'Instrumented: every fragment is spilled and copied by lanes, so store_out records the owners.';
+  if (spec.rowMap || !directStore) return `  // ${spilled}\n${spillStores(spec, '    ')}`;
+  if (!edges) return `  // m and n are whole blocks: every fragment goes straight to out.\n${direct('  ')}`;
+  return `  if (mrow0 + BM <= M && ncol0 + BN <= N) {
     // The whole block is inside m x n: every fragment goes straight to out.
 ${direct('    ')}
   } else {
     // An edge block (workgroup-uniform branch, so its barriers are legal): spill and copy with guards.
 ${spillStores(spec, '    ')}
   }`;
-  const pa = (im: number, kc: number) => `pa_${im}_${kc}`;
+}
+
+/** The split GEMM (the host appends the set_owner/store_out suffix); see matrixStores for `directStore`. */
+export function coopmatSplitModule(spec: CoopmatSpec, directStore: boolean): GemmModule {
+  const g = coopmatSplitGeometry(spec);
+  // Split-K: workgroup z runs its K / KSPLIT of the K blocks (the matrix arm's prefetch wraps over all K).
+  const split = (spec.ksplit ?? 1) > 1;
+  const title = `// coopmat-f16 split plan, pass 2 (${spec.arm} arm): out[M, N] = xt @ wh^T, the f16 operands the pre-passes
+// wrote, accumulated in f32. ${tileSummary(spec, g, `, ${g.nwarp}`)}
+`;
+  if (spec.arm === 'scalar')
+    return gemmModule(spec, g, scalarB(spec), {
+      title,
+      consts: '\n',
+      decls: XT_PAIR,
+      head: gridHead('scalar'),
+      body: `${scalarLoop(split ? 'wg.z * (KB / KSPLIT)' : '0u', split ? '(wg.z + 1u) * (KB / KSPLIT)' : 'KB')}${scalarStore(outRows(spec))}`,
+    });
+  const stages = `K / ${SPLIT_K_STAGE}u`;
+  const src = stagingOf(spec).b === 'q4k' ? q4kSource(spec) : rowsSource(spec);
+  // The edge path is emitted only where m or n leaves a partial block (the kernel is generated per
+  // shape), so a kernel of whole blocks carries no spill code or spill memory.
+  const edges = spec.m % g.bm !== 0 || spec.n % g.bn !== 0;
+  const spill =
+    !directStore || edges || spec.rowMap
+      ? `// One 16x16 f32 spill per plane for edge subtiles: the fragment's lane layout is opaque.
+${spillCopyOut(outRows(spec))}`
+      : '';
   const takeA = loadsA(
     spec,
-    stageAt('kb + 1u'),
-    (im, kc) => `let a_${im}_${kc} = ${pa(im, kc)};\n    ${pa(im, kc)} = `,
+    stageAt(spec, 'kb + 1u'),
+    (im, kc) => `let ${aReg(im, kc)} = ${aReg(im, kc, 'pa')};\n    ${aReg(im, kc, 'pa')} = `,
   );
-  const bindings = [...src.bindings, outBinding(spec), ...(spec.rowMap?.bindings ?? [])];
-  return {
-    bindings: ['xt', ...bindingNames(bindings)],
-    wgsl: `${MATRIX_ENABLES}
-${splitHeader(spec)}
-${gemmConsts(spec, g)}const RS = ${g.rs}u; // f16 elements per staged B row (${SPLIT_K_STAGE} K-values + padding against bank conflicts)
-@group(0) @binding(0) var<storage, read> xt: array<array<f16, 256>>; // 16x16 fragment tiles [MP/16][KT][16][16]
-${q4k ? 'const NSB = K / 256u; // Q4_K super-blocks per weight row\n' : ''}${bindingDecls(bindings, 1)}${q4k ? `\n${src.decls}` : ''}
-// B [BN, ${SPLIT_K_STAGE}] of a stage, two buffers [2][BN][RS]: stage kb is read from buffer kb % 2 while kb + 1 is written.
+  return gemmModule(spec, g, src, {
+    title,
+    consts: `const RS = ${g.rs}u; // f16 elements per staged B row (${SPLIT_K_STAGE} K-values + padding against bank conflicts)\n`,
+    decls: `// B [BN, ${SPLIT_K_STAGE}] of a stage, two buffers [2][BN][RS]: stage kb is read from buffer kb % 2 while kb + 1 is written.
 var<workgroup> sb: array<f16, ${2 * g.bn * g.rs}u>;
 
-${
-  !directStore || edges || spec.rowMap
-    ? `// One 16x16 f32 spill per plane for edge subtiles: the fragment's lane layout is opaque.
-${spillCopyOut(outRows(spec))}`
-    : ''
-}
-${gridHead(spec.arm)}${q4k && guardOf(spec) === 'separate' ? quant.SET_NO_FUSE : ''}${gemmPrologue(spec)}${split ? `  let ks0 = wg.z * (${stages} / KSPLIT);\n` : ''}${accDecls(spec)}
-  // Stage 0: B into buffer 0, A fragments into registers.
-${src.regs}
-${src.fetch('0u', '  ')}
-${src.put('0u', '  ')}
-${at(
-  '  ',
-  loadsA(spec, stageAt('0u'), (im, kc) => `var ${pa(im, kc)} = `),
-)}
-  workgroupBarrier();
-  for (var kb = 0u; kb < ${split ? `${stages} / KSPLIT` : stages}; kb++) {
+${spill}
+`,
+    head: gridHead(spec.arm),
+    body: `${split ? `  let ks0 = wg.z * (${stages} / KSPLIT);\n` : ''}${accDecls(spec)}
+${stageZero(spec, 'Stage 0: B into buffer 0, A fragments into registers.', [src], stageAt(spec, '0u'))}  for (var kb = 0u; kb < ${split ? `${stages} / KSPLIT` : stages}; kb++) {
     let cur = kb % 2u;
     // Take this stage's A and issue the next stage's loads (the last stage's prefetch reads the slack).
 ${at('    ', takeA)}
 ${src.fetch('kb + 1u', '    ')}
-${contractChunks(spec, { chunks: g.kc, what: 'stage', bufAt: `cur * ${g.bn * g.rs}u + `, rs: g.rs, a: (im, kc) => `a_${im}_${kc}` })}
+${contractChunks(spec, { chunks: g.kc, what: 'stage', bufAt: `cur * ${g.bn * g.rs}u + `, rs: g.rs })}
     // Write the next stage into the other buffer; the barrier publishes it and retires this one.
 ${src.put('1u - cur', '    ')}
     workgroupBarrier();
   }
-${stores}
+${matrixStores(spec, directStore, edges)}
 }
 `,
-  };
+  });
 }
-
-/** The split GEMM (the host appends the set_owner/store_out suffix). */
-export const coopmatSplitModule = (spec: CoopmatSpec, directStore: boolean): GemmModule =>
-  spec.arm === 'scalar' ? splitScalarMain(spec) : splitMatrixMain(spec, directStore);

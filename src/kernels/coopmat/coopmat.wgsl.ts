@@ -1,18 +1,15 @@
-// The coopmat twin of the reference's mmq_q4k_coopmat_tile (f16 operands, not the int8 MMQ): the one-pass
-// kernel here, the split plan in coopmat.split.ts, the stream GEMM in coopmat.stream.ts. Per 32-wide
-// K-block, A is rounded to f16 and B decoded from Q4_K with the scale folded in (w = d*sc*q - dmin*m) and
-// rounded to f16, so the f32 accumulators sum all of K in registers. Rows past m and n stage 0 and are
-// never stored; k is a multiple of the Q4_K super-block. The matrix arm spills its results to workgroup
-// memory and stores them per lane: the fragment's lane map is opaque, and the tail guards and ownership
-// hooks (set_owner / store_out, defined by the host's suffix, gpu/instrument.ts) need element stores.
+// The coopmat twin of the reference's mmq_q4k_coopmat_tile (f16 operands, not the int8 MMQ): the public
+// entry and the one-pass kernel. Per 32-wide K-block, A is rounded to f16 and B decoded from Q4_K with the
+// scale folded in and rounded to f16, so the f32 accumulators sum all of K in registers. The matrix arm
+// spills its results and stores them per lane: the fragment's lane map is opaque, and the tail guards and
+// ownership hooks (set_owner / store_out, the host's suffix: gpu/instrument.ts) need element stores.
 import { ownerSuffix } from '../gpu/instrument';
-import { bindingDecls, bindingNames } from '../gpu/plan';
+import { bindingDecls, bindingNames, type KernelLaunch } from '../gpu/plan';
 import { NO_FUSE_DECODE, q4kDecode, Q4K_SCALES_WGSL, q4kWeight, SET_NO_FUSE } from '../quant/q4k.wgsl';
 import {
   coopmatGeometry,
   coopmatSpecErrors,
   coopmatWorkgroupBytes,
-  isSplit,
   stagingOf,
   streamGeometry,
   type CoopmatSpec,
@@ -22,11 +19,10 @@ import { coopmatStreamModule } from './coopmat.stream';
 
 function header(spec: CoopmatSpec): string {
   const g = coopmatGeometry(spec);
-  const { wm, wn, rm, rn } = spec.tile;
   const f16 = spec.f16 === 'native' ? 'f16 native' : 'f16 emulated with pack2x16float';
   return `// coopmat-f16 (${spec.arm} arm, ${f16}), twin of the seed's mmq_q4k_coopmat_tile:
 //   out[M, N] = x[M, K] @ W[N, K]^T, W = d*sc*q - dmin*m decoded from Q4_K; both operands rounded to f16,
-//   accumulated in f32. Tile wm=${wm} wn=${wn} rm=${rm} rn=${rn}: BM=${g.bm} BN=${g.bn}, ${g.nwarp} plane(s) of ${spec.plane} = ${g.threads} invocations.
+//   accumulated in f32. ${gemm.tileSummary(spec, g, `, ${g.nwarp}`)}
 `;
 }
 
@@ -89,14 +85,15 @@ const SCALAR_MAIN = `${gemm.gridHead('scalar')}${SET_NO_FUSE}  for (var kb = 0u;
 ${STAGE}${gemm.eachElement('    ', gemm.SUBTILE, [
   "let ra = (sm * 16u + p / 16u) * 16u; // first f16 pair of this element's A row",
   'let rb = (sn * 16u + p % 16u) * 16u; // ... and of its B row (= output column)',
-  ...gemm.scalarSum(
-    (l) => `get_a(ra + ${l})`,
-    (l) => `get_b(rb + ${l})`,
-  ),
+  ...gemm.scalarSum('get_a(ra + l)', 'get_b(rb + l)'),
 ])}
     workgroupBarrier();
   }
 `;
+
+/** A fragment im of K chunk kc of the staged block, loaded where the chunk multiplies it. */
+const loadA = (im: number, kc: number) =>
+  `subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + ${im}u) * 512u + ${kc * 16}u, 32u)`;
 
 const matrixMain = (
   spec: CoopmatSpec,
@@ -106,12 +103,7 @@ ${gemm.spillCopyOut(gemm.outRows(spec))}
 ${gemm.gridHead(spec.arm)}${SET_NO_FUSE}  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
 ${gemm.accDecls(spec)}
   for (var kb = 0u; kb < KB; kb++) {
-${STAGE}${gemm.contractChunks(
-  spec,
-  { chunks: 2, what: 'staged block', bufAt: '', rs: 32, a: (im) => `a_${im}` },
-  (im, kc) =>
-    `subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&sa, (warp_m * RM + ${im}u) * 512u + ${kc * 16}u, 32u)`,
-)}
+${STAGE}${gemm.contractChunks(spec, { chunks: 2, what: 'staged block', bufAt: '', rs: 32 }, loadA)}
     workgroupBarrier();
   }
 ${gemm.spillStores(spec, '  ')}
@@ -119,6 +111,7 @@ ${gemm.spillStores(spec, '  ')}
 `;
 
 function onePassModule(spec: CoopmatSpec): gemm.GemmModule {
+  const g = coopmatGeometry(spec);
   const bindings = [
     gemm.readOnly('x', 'array<f32>', 'activation [M, K] row-major'),
     ...q4kWeight('u32'),
@@ -129,7 +122,7 @@ function onePassModule(spec: CoopmatSpec): gemm.GemmModule {
   return {
     bindings: bindingNames(bindings),
     wgsl: `${enables ? `${enables}\n` : ''}${header(spec)}
-${gemm.tileConsts(spec, coopmatGeometry(spec))}const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
+${gemm.tileConsts(spec, g)}const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
 const NSB = K / 256u; // Q4_K super-blocks per weight row
 
 ${bindingDecls(bindings)}
@@ -142,8 +135,9 @@ ${spec.arm === 'scalar' ? `${SCALAR_MAIN}${gemm.scalarStore(gemm.outRows(spec))}
 function coopmatModule(spec: CoopmatSpec, directStore: boolean): gemm.GemmModule {
   const errs = coopmatSpecErrors(spec);
   if (errs.length) throw new RangeError(errs.join('; '));
-  if (stagingOf(spec).stream) return coopmatStreamModule(spec);
-  return isSplit(spec.staging) ? gemm.coopmatSplitModule(spec, directStore) : onePassModule(spec);
+  const { stream, prePasses } = stagingOf(spec);
+  if (stream) return coopmatStreamModule(spec);
+  return prePasses ? gemm.coopmatSplitModule(spec, directStore) : onePassModule(spec);
 }
 
 /**
@@ -154,15 +148,10 @@ function coopmatModule(spec: CoopmatSpec, directStore: boolean): gemm.GemmModule
 export const coopmatWgsl = (spec: CoopmatSpec, opts: { directStore?: boolean } = {}): string =>
   coopmatModule(spec, opts.directStore ?? true).wgsl;
 
-export interface CoopmatKernel {
-  /** Kernel text plus the host suffix: ready for createShaderModule. */
-  wgsl: string;
+/** A coopmat kernel's launch: `wgsl` is the kernel text plus the host suffix, its bindings end with owner. */
+export interface CoopmatKernel extends KernelLaunch {
   /** The kernel text alone (what an editor shows). */
   kernelWgsl: string;
-  entryPoint: 'main';
-  /** Buffer names in @binding order (the owner debug buffer last, when instrumented). */
-  bindings: readonly string[];
-  workgroupSize: number;
   /** Workgroup grid covering an m x n output with this tile: (ceil(n/BN), ceil(m/BM), split-K parts). */
   workgroups(m: number, n: number): [number, number, number];
   workgroupBytes: number;

@@ -40,7 +40,6 @@ export {
   coopmatSplitExtents,
   coopmatSpecErrors,
   coopmatWorkgroupBytes,
-  isSplit,
   SPLIT_SLACK_BYTES,
   type CoopmatArm,
   type CoopmatSpec,
