@@ -21,6 +21,7 @@ import {
   editBuffer,
   editedWgsl,
   generated,
+  generating,
   initialState,
   isCurrentResult,
   permalinkOf,
@@ -170,6 +171,28 @@ describe('playground state', () => {
     expect(runBlockers(s)).toEqual(['WebGPU is not available here (the banner says what is missing)']);
     s = apply(s, setParam(s, 'k', 300));
     expect(runBlockers(s)).toHaveLength(2);
+  });
+
+  it("a regenerate of the same kernel (a replaced worker's) keeps the last run's end; a new kernel is idle", () => {
+    let s = ready();
+    s = apply(s, generated(s, kernel('A'), 'k1'));
+    s = apply(s, { run: { status: 'cancelled' } });
+    s = apply(s, generating(s));
+    expect(s.run.status).toBe('generating');
+    s = apply(s, generated(s, kernel('A'), 'k1'));
+    expect(s.run.status).toBe('cancelled');
+    s = apply(s, generating(s));
+    s = apply(s, generated(s, kernel('B'), 'k2'));
+    expect(s.run.status).toBe('idle');
+    // A failed run's error (say a lost device's) is not carried onto the recovered device.
+    s = apply(s, { run: { status: 'error', error: { kind: 'device-lost', message: 'lost' } } });
+    s = apply(s, generating(s));
+    s = apply(s, generated(s, kernel('B'), 'k2'));
+    expect(s.run.status).toBe('idle');
+    // A run in flight is not interrupted by a generate.
+    s = apply(s, { run: { status: 'running' } });
+    s = apply(s, generating(s));
+    expect(s.run.status).toBe('running');
   });
 
   it('an unedited buffer follows the main pass; an edited one is kept and marked stale', () => {

@@ -69,6 +69,8 @@ export interface RunState {
   sentAt?: number | undefined;
   /** How long a cancel took to answer, ms. */
   cancelMs?: number | undefined;
+  /** The status a regenerate interrupted ('cancelled', 'done', ...), restored when it yields the same kernel. */
+  beforeGenerating?: RunStatus | undefined;
 }
 
 /** A run that is expected to take long on this adapter: the controller asks before sending it. */
@@ -649,7 +651,10 @@ export function dismissLinkError(): Partial<AppState> {
 }
 
 export function generating(state: AppState): Partial<AppState> {
-  return { run: { ...state.run, status: state.run.status === 'running' ? 'running' : 'generating' } };
+  const r = state.run;
+  if (r.status === 'running') return {};
+  const before = r.status === 'generating' ? r.beforeGenerating : r.status;
+  return { run: { ...r, status: 'generating', beforeGenerating: before } };
 }
 
 /**
@@ -665,7 +670,11 @@ export function generated(state: AppState, kernel: GeneratedKernel, key: string)
     if (!b || b.text === b.base || b.text === main) buffers[id] = { text: main, base: main };
     else if (b.base === '') buffers[id] = { text: b.text, base: main };
   }
-  const runStatus = state.run.status === 'generating' ? 'idle' : state.run.status;
+  // The same kernel again (a replaced worker's first generate) keeps a cancelled or finished run's
+  // status, so a cancel still reads cancelled; a new kernel (or a recovered device's) has no run yet.
+  const before = state.run.beforeGenerating;
+  const keep = key === state.generatedKey && (before === 'cancelled' || before === 'done');
+  const runStatus = state.run.status === 'generating' ? (keep ? before : 'idle') : state.run.status;
   const editorPass =
     state.editorPass !== undefined && state.editorPass < kernel.passes.length ? state.editorPass : undefined;
   return {
@@ -673,7 +682,7 @@ export function generated(state: AppState, kernel: GeneratedKernel, key: string)
     generatedKey: key,
     buffers,
     editorPass,
-    run: { ...state.run, status: runStatus },
+    run: { ...state.run, status: runStatus, beforeGenerating: undefined },
   };
 }
 
