@@ -121,68 +121,62 @@ export function oursAt(rows: readonly BenchRow[], shape: Shape): BenchRow | unde
     .reduce<BenchRow | undefined>((a, r) => (!a || r.ms! < a.ms! ? r : a), undefined);
 }
 
+/** ORT's passing rows at the shape `key` (m x n x k). */
+const ortAt = (rows: readonly BenchRow[], key: string) =>
+  rows.filter((r) => isOrt(r) && passed(r) && shapeKey(r) === key).map((r) => r as BenchRow & PeerTiming);
+
 /**
- * Why a usable ORT wall time at `shape` still may not make a ratio: a refused (CPU-bound) variant there whose
+ * Why a usable ORT wall time still may not make a ratio: a refused (CPU-bound) variant among `at` whose
  * kernels alone (its profiler's GPU time) beat that wall time. ORT at its best is then faster than the
  * usable row, and a ratio from it would flatter us.
  */
-function fasterRefused(rows: readonly BenchRow[], shape: Shape, wallMs: number): string | undefined {
-  const q = rows
-    .filter((r) => isOrt(r) && passed(r) && shapeKey(r) === shapeKey(shape))
-    .map((r) => r as BenchRow & PeerTiming)
-    .find((r) => peerRefusal(r) && r.ortGpuMs !== undefined && r.ortGpuMs < wallMs);
+function fasterRefused(at: readonly (BenchRow & PeerTiming)[], wallMs: number): string | undefined {
+  const q = at.find((r) => peerRefusal(r) && r.ortGpuMs !== undefined && r.ortGpuMs < wallMs);
   return (
     q && `${q.arm}'s kernels take ${fmt(q.ortGpuMs, 4)} ms, under this wall time, but it is ${peerRefusal(q)}`
   );
 }
 
 /**
- * ORT's fastest row at `shape` that may make a ratio: passing, accepted by peerRefusal, and not beaten by a
- * refused variant's kernels (fasterRefused).
+ * ORT at the shape `key`: its fastest row that may make a ratio (accepted by peerRefusal and not beaten by
+ * a refused variant's kernels), or why none may.
  */
-export function usableOrt(rows: readonly BenchRow[], shape: Shape): BenchRow | undefined {
-  return ortRatios(rows.filter((r) => shapeKey(r) === shapeKey(shape))).flatMap((o) =>
-    o.ortId === undefined
-      ? []
-      : rows.filter((r) => isOrt(r) && r.id === o.ortId && shapeKey(r) === shapeKey(shape)),
-  )[0];
+function ortVerdict(rows: readonly BenchRow[], key: string): { row: BenchRow } | { refused: string } {
+  const at = ortAt(rows, key);
+  const row = at
+    .filter((r) => !peerRefusal(r))
+    .reduce<BenchRow | undefined>((a, r) => (!a || r.ms! < a.ms! ? r : a), undefined);
+  if (!row) return { refused: at.map((r) => `${r.arm} ${peerRefusal(r)}`).join('; ') };
+  const faster = fasterRefused(at, row.ms!);
+  return faster ? { refused: faster } : { row };
+}
+
+/** ORT's fastest row at the shape `key` (m x n x k) that may make a ratio (ortVerdict). */
+export function usableOrt(rows: readonly BenchRow[], key: string): BenchRow | undefined {
+  const v = ortVerdict(rows, key);
+  return 'row' in v ? v.row : undefined;
 }
 
 /**
- * Per dense shape with a passing ORT row: ORT's fastest row that peerRefusal accepts over our best ms.
- * A shape whose every ORT row is refused (CPU-bound, or not cross-checked) gets no ratio and says why.
+ * Per dense shape with a passing ORT row: ORT's fastest row that may make a ratio over our best ms.
+ * A shape whose every ORT row is refused (CPU-bound, or not cross-checked), or whose usable row a refused
+ * variant's kernels beat, gets no ratio and says why.
  * @example ortRatios(result.rows).map((r) => `${r.shape.m}: ${r.ratio ?? r.refused}`)
  */
 export function ortRatios(rows: readonly BenchRow[]): OrtRatio[] {
-  const out = new Map<string, OrtRatio>();
-  for (const r of rows) {
-    if (!isOrt(r) || !passed(r)) continue;
-    const key = shapeKey(r);
-    const o = out.get(key) ?? { shape: { m: r.m, n: r.n, k: r.k } };
-    out.set(key, o);
-    const why = peerRefusal(r as BenchRow & PeerTiming);
-    if (why) o.refused = [o.refused, `${r.arm} ${why}`].filter(Boolean).join('; ');
-    else if (o.ortMs === undefined || r.ms! < o.ortMs) {
-      o.ortId = r.id;
-      o.ortMs = r.ms!;
-    }
-  }
-  for (const o of out.values()) {
-    const ours = oursAt(rows, o.shape);
-    if (ours) {
-      o.oursId = ours.id;
-      o.oursMs = ours.ms!;
-    }
-    const faster = o.ortMs === undefined ? undefined : fasterRefused(rows, o.shape, o.ortMs);
-    if (faster) {
-      o.refused = faster;
-      delete o.ortId;
-      delete o.ortMs;
-    }
-    if (o.ortMs !== undefined) delete o.refused;
-    if (o.ortMs !== undefined && o.oursMs !== undefined) o.ratio = o.ortMs / o.oursMs;
-  }
-  return [...out.values()];
+  const shapes = new Map<string, Shape>();
+  for (const r of rows) if (isOrt(r) && passed(r)) shapes.set(shapeKey(r), { m: r.m, n: r.n, k: r.k });
+  return [...shapes].map(([key, shape]) => {
+    const v = ortVerdict(rows, key);
+    const row = 'row' in v ? v.row : undefined;
+    const ours = oursAt(rows, shape);
+    return {
+      shape,
+      ...('row' in v ? { ortId: v.row.id, ortMs: v.row.ms! } : { refused: v.refused }),
+      ...(ours ? { oursId: ours.id, oursMs: ours.ms! } : {}),
+      ...(row && ours ? { ratio: row.ms! / ours.ms! } : {}),
+    };
+  });
 }
 
 /** What the peer lines read of a torch_baseline.py JSON. */
@@ -244,7 +238,7 @@ export function peerTable(rows: readonly BenchRow[], torch?: unknown): string[] 
     for (const r of at) {
       const p = r as BenchRow & PeerTiming & { ortKernels?: string[] };
       const why = p.correctness?.pass
-        ? (peerRefusal(p) ?? fasterRefused(rows, shape, p.ms!))
+        ? (peerRefusal(p) ?? fasterRefused(ortAt(rows, key), p.ms!))
         : 'failed its check';
       const ratio = why ? `no ratio: ${why}` : ours ? fmt(p.ms! / ours.ms!, 2) : '-';
       out.push(

@@ -385,7 +385,7 @@ export function renderSummary(files: ReportFile[]): string {
       'f32 GEMM baseline',
       fastestAt(b.rows, s, (r) => r.role === 'baseline' && r.weights === 'f32'),
     ),
-    ...row('ONNX Runtime MatMulNBits (pipelined, GPU-checked)', usableOrt(b.rows, at)),
+    ...row('ONNX Runtime MatMulNBits (pipelined, GPU-checked)', usableOrt(b.rows, s)),
   ];
   if (t)
     lines.push(
@@ -410,8 +410,7 @@ export function renderSummary(files: ReportFile[]): string {
       const tt = torch.get(key);
       const r = tt?.row;
       // ORT against our fastest row of ORT's own command; a CPU-bound or unchecked ORT row makes no ratio.
-      const [mm, nn, kk] = key.split('x').map(Number) as [number, number, number];
-      const ort = usableOrt(b.rows, { m: mm, n: nn, k: kk });
+      const ort = usableOrt(b.rows, key);
       const mine =
         ort &&
         bestQuantizedAt(
