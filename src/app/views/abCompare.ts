@@ -1,6 +1,7 @@
 // The numbers behind the A/B tab, pure: each side's batch timing as min / median / n, the B/A ratio and
 // whether the batches' ranges overlap (then no difference is measurable), the error maps' difference,
 // and the elements whose owner changed between the runs.
+import { spreadOf } from '../../kernels/perf/spread';
 import type { OwnershipBuffers, RunTiming } from '../../workers/protocol';
 import { logPosition, type Rgb } from './analysis';
 
@@ -13,15 +14,15 @@ export interface BatchStats {
 }
 
 /**
- * Min, median, max and count of batch samples (ms per run); undefined without samples.
+ * Min, median, max and count of batch samples (ms per run, the finite ones; spreadOf's figures);
+ * undefined without samples.
  * @example batchStats([3, 1, 2]) // { min: 1, median: 2, max: 3, n: 3 }
  */
 export function batchStats(samples: readonly number[]): BatchStats | undefined {
-  const s = samples.filter(Number.isFinite).sort((x, y) => x - y);
-  if (!s.length) return undefined;
-  const mid = s.length >> 1;
-  const median = s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-  return { min: s[0]!, median, max: s.at(-1)!, n: s.length };
+  const finite = samples.filter(Number.isFinite);
+  if (!finite.length) return undefined;
+  const { min, median, max, n } = spreadOf(finite);
+  return { min, median, max, n };
 }
 
 export interface AbTiming {
