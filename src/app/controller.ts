@@ -49,7 +49,15 @@ import {
   wantTensor,
   type AppState,
 } from './store';
-import { estimate, rateFor, rateOfHunt, rateOfRun, workOf, type MeasuredRate } from './runEstimate';
+import {
+  CONFIRM_MS,
+  estimate,
+  rateFor,
+  rateOfHunt,
+  rateOfRun,
+  workOf,
+  type MeasuredRate,
+} from '../kernels/perf/estimate';
 import { createSweepController, type SweepController } from './sweepController';
 import { createTunerController, type TunerController } from './tunerController';
 import type { ProbeResult } from '../kernels/perf/probe.run';
@@ -125,9 +133,6 @@ const OWN_HASH_KEY = 'mmq.ownHash';
 
 /** The drill-down's answer: the breakdown, or why there is none (`why`), or what failed (`error`). */
 export type PartialsAnswer = { partials: ElementPartials } | { why: string } | { error: string };
-
-/** Estimated runs longer than this ask before they start (issue 31: "a run predicted over ~5 s asks first"). */
-export const CONFIRM_MS = 5_000;
 
 const sameFile = (a: GgufFileRef, b: GgufFileRef) => a.headerHash === b.headerHash && a.size === b.size;
 

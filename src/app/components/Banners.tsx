@@ -3,7 +3,7 @@
 import { useServices } from '../appContext';
 import { OpenModelButton } from '../model/OpenModelButton';
 import { clipText } from '../permalink/codec';
-import { formatMs } from '../runEstimate';
+import { formatMs } from '../../kernels/perf/estimate';
 import { act, currentCatalog, dismissConfirm, dismissLinkError, fileText, useApp } from '../store';
 
 /**

@@ -2,9 +2,9 @@
 // from the family's declared shape) against a rate for this adapter and arm -- measured by an earlier run
 // or by the tuner's hunts here, else a conservative default per arm, so the first run of a family is
 // checked too. Pure (no DOM, no GPU): the controller asks before a run this predicts over CONFIRM_MS.
-import type { FamilyCatalog, RunConfig } from '../kernels/family';
-import type { Arm } from '../kernels/gpu/caps';
-import { gemmWork, type Work } from '../kernels/work';
+import type { FamilyCatalog, RunConfig } from '../family';
+import type { Arm } from '../gpu/caps';
+import { gemmWork, type Work } from '../work';
 
 export type { Work };
 
@@ -18,6 +18,12 @@ const DEMO_WORK: Work = gemmWork({ rows: 16, n: 16, k: 32, weightBytes: 1, activ
 export function workOf(catalog: Pick<FamilyCatalog, 'work'>, config: RunConfig): Work {
   return catalog.work?.(config.params) ?? DEMO_WORK;
 }
+
+/**
+ * The guard: an action (a run, a sweep, a hunt, an A/B, a CLI command) estimated past this asks first (the
+ * app) or is refused without `--yes` (the CLI).
+ */
+export const CONFIRM_MS = 5_000;
 
 /** How fast this adapter runs an arm. */
 export interface Rate {

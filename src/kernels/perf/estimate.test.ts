@@ -1,16 +1,20 @@
 // Run estimates from the work: multiply-adds and bytes of a config against a measured or default rate,
 // so a family's first big run asks too, and its defaults never do.
 import { describe, expect, it } from 'vitest';
-import { CATALOG } from '../kernels/catalog';
-import type { RunConfig } from '../kernels/family';
-import { CONFIRM_MS } from './controller';
-import { estimate, formatMs, rateFor, rateOfHunt, rateOfRun, workOf } from './runEstimate';
-import { defaultConfig } from './store';
+import { CATALOG } from '../catalog';
+import type { RunConfig } from '../family';
+import { defaultArm } from '../gpu/arms';
+import { CONFIRM_MS, estimate, formatMs, rateFor, rateOfHunt, rateOfRun, workOf } from './estimate';
 
 const run = { timed: true, instrument: true, targetMs: 25, batches: 6, passes: 1 };
 const configOf = (kernel: string, params: Record<string, number | string>): RunConfig => {
-  const base = defaultConfig(CATALOG.get(kernel));
-  return { ...base, params: { ...base.params, ...params } };
+  const catalog = CATALOG.get(kernel);
+  return {
+    kernel: catalog.id,
+    arm: defaultArm(catalog, undefined, catalog.defaults),
+    data: { source: 'reference', seed: 0 },
+    params: { ...catalog.defaults, ...params },
+  };
 };
 
 describe('run estimates', () => {
