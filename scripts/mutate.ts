@@ -611,7 +611,7 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'timing-clock-warm-up-skipped',
     file: TIMING,
-    from: 'if (o.warmMs && o.warmMs > 0) await warm(estimate, o.warmMs);',
+    from: 'if (!long && o.warmMs && o.warmMs > 0) await warm(estimate, o.warmMs);',
     to: '',
     tests: ['test/survivors.test.ts', 'test/runner.gpu.test.ts'],
   },

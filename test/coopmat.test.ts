@@ -234,7 +234,7 @@ describe('coopmat-f16 on the GPU', async () => {
         expect.stringContaining('coopmat-f16 scalar'),
       ]);
       expect(b.plan.buffers.map((x) => x.name)).not.toContain('wh');
-      expect(b.plan.passes[1]!.bindings).toEqual(['xt', 'wqs', 'wsc', 'wd', 'wdm', 'out']);
+      expect(b.plan.passes[1]!.bindings).toEqual(['xt', 'wqs', 'wsc', 'wd', 'wdm', 'out', 'grid_slice']);
       const { got } = await check(b, `in-gemm plane ${p} (${t.join(',')}) ${m}x${n}x${k}`);
       expect(got.length).toBe(m * n);
     }

@@ -4,6 +4,12 @@
 // errors a plan can raise.
 import { describe, expect, it } from 'vitest';
 import { CancelledError } from '../src/kernels/cancel';
+import {
+  GRID_SLICE_BINDING,
+  GRID_SLICE_PARAM,
+  gridSliceDecl,
+  gridSliceLets,
+} from '../src/kernels/gpu/gridSlice';
 import type { KernelPlan } from '../src/kernels/gpu/plan';
 import {
   GpuValidationError,
@@ -227,5 +233,134 @@ describe('the runner', () => {
     const r = await runPlan(device, plan, { timing: { targetMs: 1, batches: 1 } });
     expect(new Float32Array(r.output)[10]).toBe(10);
     expect(r.timing!.ms).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * A 3-D grid of 64-invocation workgroups reading their place through the grid slice: element
+ * (workgroup, lane) gets its linear index, and `hits` counts every write, so a slice run twice or a
+ * workgroup never run shows.
+ */
+function slicedPlan(grid: [number, number, number]): KernelPlan {
+  const n = grid[0] * grid[1] * grid[2] * 64;
+  const wgsl = `@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read_write> hits: array<atomic<u32>>;
+${gridSliceDecl(2)}
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) lid: u32, ${GRID_SLICE_PARAM}) {
+${gridSliceLets('wg', 'nwg').join('\n')}
+  let i = ((wg.z * nwg.y + wg.y) * nwg.x + wg.x) * 64u + lid;
+  out[i] = f32(i);
+  atomicAdd(&hits[i], 1u);
+}
+`;
+  return {
+    buffers: [
+      { name: 'out', kind: 'storage', size: n * 4 },
+      { name: 'hits', kind: 'storage', size: n * 4 },
+    ],
+    passes: [
+      {
+        label: 'sliced',
+        wgsl,
+        entryPoint: 'main',
+        workgroups: grid,
+        bindings: ['out', 'hits', GRID_SLICE_BINDING],
+        workgroupSize: 64,
+        workgroupBytes: 0,
+      },
+    ],
+    output: 'out',
+    outputType: 'f32',
+    mainPass: 0,
+  };
+}
+
+describe('bounded submissions (the grid slice)', () => {
+  const grid: [number, number, number] = [5, 3, 2];
+  const n = 5 * 3 * 2 * 64;
+
+  it('a pass that reads the grid slice runs in several submissions, every workgroup exactly once', async () => {
+    const { device } = gpu();
+    const p = await preparePlan(device, slicedPlan(grid));
+    try {
+      const fractions: number[] = [];
+      await p.run({ onSubmit: (f) => fractions.push(f) });
+      expect(p.sliced(0)).toBe(true);
+      // No estimate: one workgroup first, then more as the first shows the pace.
+      expect(fractions.length).toBeGreaterThan(1);
+      expect(fractions[0]).toBe(0);
+      expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
+      const out = new Float32Array(await p.read('out'));
+      const hits = new Uint32Array(await p.read('hits'));
+      expect(out).toEqual(Float32Array.from({ length: n }, (_, i) => i));
+      expect([...new Set(hits)]).toEqual([1]);
+    } finally {
+      p.destroy();
+    }
+  });
+
+  it('a cancel between slices stops the run: nothing past the slices submitted ever runs', async () => {
+    const { device } = gpu();
+    let submits = 0;
+    const p = await preparePlan(device, slicedPlan(grid), { cancelled: () => submits >= 2 });
+    try {
+      await expect(p.run({ onSubmit: () => submits++ })).rejects.toThrow(CancelledError);
+      await device.queue.onSubmittedWorkDone();
+      const hits = new Uint32Array(await p.read('hits'));
+      const ran = hits.reduce((a, h) => a + h, 0);
+      expect(submits).toBe(2);
+      expect(ran).toBeGreaterThan(0);
+      expect(ran).toBeLessThan(n); // the rest was never submitted
+      expect(ran % 64).toBe(0); // whole workgroups
+    } finally {
+      p.destroy();
+    }
+  });
+
+  it('a long run is timed one sliced run a batch, between timestamps of its first and last slice', async () => {
+    const { device } = gpu();
+    const p = await preparePlan(device, slicedPlan(grid));
+    try {
+      await p.run();
+      // The run is declared long (upperMs past the budget): no probe, no calibration, one run a batch.
+      const t = await p.time({ targetMs: 5, batches: 2, upperMs: 10_000 });
+      expect(t.runs).toBe(1);
+      expect(t.samples.length).toBeGreaterThanOrEqual(2);
+      expect(t.ms).toBeGreaterThan(0);
+      const hits = new Uint32Array(await p.read('hits'));
+      expect([...new Set(hits)]).toEqual([1 + t.samples.length]);
+      // A cancel stops such a timing between its slices too.
+      let calls = 0;
+      await expect(
+        p.time({ targetMs: 5, batches: 2, upperMs: 10_000, cancelled: () => ++calls > 2 }),
+      ).rejects.toThrow(CancelledError);
+    } finally {
+      p.destroy();
+    }
+  });
+
+  it('an edited kernel that does not read the grid slice runs whole (and right): it cannot be cut', async () => {
+    const { device } = gpu();
+    const plan = slicedPlan(grid);
+    const whole = `@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read_write> hits: array<atomic<u32>>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+  let i = ((wg.z * nwg.y + wg.y) * nwg.x + wg.x) * 64u + lid;
+  out[i] = f32(i);
+  atomicAdd(&hits[i], 1u);
+}
+`;
+    const p = await preparePlan(device, plan, { wgslOverride: { 0: whole } });
+    try {
+      const submits: number[] = [];
+      await p.run({ onSubmit: (f) => submits.push(f) });
+      expect(p.sliced(0)).toBe(false);
+      expect(submits).toEqual([0]);
+      expect(new Float32Array(await p.read('out'))).toEqual(Float32Array.from({ length: n }, (_, i) => i));
+    } finally {
+      p.destroy();
+    }
   });
 });

@@ -27,7 +27,7 @@ import {
   clearDraft,
 } from './store';
 import { SWIFTSHADER_CAPS } from './store/caps.fixture';
-import type { RequestBody, WorkerClient } from './worker/client';
+import type { Draining, RequestBody, WorkerClient } from './worker/client';
 
 /** A worker client that answers like the real worker would, in a few ms. */
 class ScriptedWorker implements WorkerClient {
@@ -280,6 +280,11 @@ class ScriptedWorker implements WorkerClient {
   onRespawn(l: (reason: string) => void) {
     this.respawned.add(l);
     return () => this.respawned.delete(l);
+  }
+  readonly drains = new Set<(d: Draining | undefined) => void>();
+  onDrain(l: (d: Draining | undefined) => void) {
+    this.drains.add(l);
+    return () => this.drains.delete(l);
   }
 }
 

@@ -24,6 +24,7 @@ import {
   deviceLost,
   deviceReady,
   deviceRestarting,
+  gpuDraining,
   deviceUnavailable,
   editBuffer,
   editedWgsl,
@@ -184,6 +185,7 @@ export function createController(env: ControllerEnv): Controller {
   client.onRespawn((reason) => {
     act(deviceRestarting, `restarting the GPU worker: ${reason}`);
   });
+  client.onDrain((d) => act(gpuDraining, d));
 
   const oracle = () => {
     const s = getApp();

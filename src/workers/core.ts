@@ -176,14 +176,18 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
   const run = async (req: Extract<WorkerRequest, { type: 'run' }>) => {
     const { id, config } = req;
     const dev = await ensureDevice(id);
+    // A later stage's fraction never reads less than an earlier one's (a timing that doubles its batches
+    // would otherwise step back).
+    let reached = 0;
     await serveRun(req, {
       dev,
       family: familyOf(config),
       weight: () => weightFor(config),
       build: (tensor) => build(config, dev.caps, tensor?.weight),
-      progress: (stage, fraction) => {
+      progress: (stage, fraction, busy) => {
         checkCancel(id);
-        post({ type: 'progress', id, stage, fraction });
+        reached = Math.max(reached, Math.min(1, fraction));
+        post({ type: 'progress', id, stage, fraction: reached, ...(busy ?? {}) });
       },
       isCancelled: () => cancelled.has(id),
       post,

@@ -270,7 +270,19 @@ export interface TuneReport {
 export type WorkerResponse =
   | { type: 'ready'; id: number; caps: AdapterCaps; deviceId: string; plane: number }
   | { type: 'generated'; id: number; kernel: GeneratedKernel }
-  | { type: 'progress'; id: number; stage: string; fraction: number }
+  | {
+      type: 'progress';
+      id: number;
+      stage: string;
+      /** Of the whole request, 0..1; never less than the request's last one. */
+      fraction: number;
+      /**
+       * What the request is waiting on from now: the CPU (an oracle, a data build: nothing is in flight on
+       * the GPU), or the GPU with about `gpuMs` of work submitted (a cancel then waits for it).
+       */
+      busy?: 'cpu' | 'gpu';
+      gpuMs?: number;
+    }
   | { type: 'run-result'; id: number; outcome: RunOutcome }
   | {
       type: 'compile-error';

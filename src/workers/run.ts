@@ -3,12 +3,13 @@
 // split plan alone), check the output against the family's oracle, record the ownership with the
 // instrumented variant, and post the outcome. The core (./core.ts) supplies the device, the build and
 // the tensor read; cancellation is checked at every stage boundary (progress) and between timed batches.
-import { checkCancelled } from '../kernels/cancel';
+import { CancelledError, checkCancelled } from '../kernels/cancel';
 import { judge } from '../kernels/compare';
 import { ShapeError, type BuiltProblem, type FamilyCatalog, type OwnershipPhase } from '../kernels/family';
 import { decodeOwnership, splitHostSuffix, type OwnershipMap } from '../kernels/gpu/instrument';
 import { planLimitProblems, type KernelPlan } from '../kernels/gpu/plan';
 import { preparePlan, WgslCompileError, type PreparedPlan, type WgslMessage } from '../kernels/gpu/runner';
+import { SUBMIT_BUDGET_MS } from '../kernels/gpu/gridSlice';
 import { clockWarmMs } from '../kernels/gpu/timing';
 import { planTraffic } from '../kernels/perf/traffic';
 import type { OpenedDevice } from './runtime/device';
@@ -16,6 +17,13 @@ import type { TensorWeight } from './models';
 import type { OwnershipBuffers, RunOutcome, RunTiming, WorkerRequest, WorkerResponse } from './protocol';
 
 export type RunRequest = Extract<WorkerRequest, { type: 'run' }>;
+
+/** What a stage waits on, as the 'progress' message says it. */
+export type Busy = { busy: 'cpu' } | { busy: 'gpu'; gpuMs?: number };
+const CPU: Busy = { busy: 'cpu' };
+/** GPU work of about `ms` in flight (unknown: undefined). */
+const gpu = (ms: number | undefined): Busy =>
+  ms !== undefined && Number.isFinite(ms) ? { busy: 'gpu', gpuMs: ms } : { busy: 'gpu' };
 
 /** What the run handler gets from the core. */
 export interface RunContext {
@@ -25,8 +33,11 @@ export interface RunContext {
   weight(): Promise<TensorWeight | undefined>;
   /** The config built on this device (memoized by the core), with the tensor as its weight. */
   build(tensor: TensorWeight | undefined): BuiltProblem;
-  /** Report a stage; throws CancelledError when the request was cancelled. */
-  progress(stage: string, fraction: number): void;
+  /**
+   * Report a stage (`busy`: what it waits on; see the protocol's 'progress'); throws CancelledError when
+   * the request was cancelled.
+   */
+  progress(stage: string, fraction: number, busy?: Busy): void;
   isCancelled(): boolean;
   post(msg: WorkerResponse): void;
 }
@@ -95,12 +106,17 @@ async function timePlan(
   const passes = plan.passes.length;
   const steps = passes > 1 ? passes + 1 : 1;
   const base = { ...asked, warmMs: clockWarmMs(ctx.dev.caps), cancelled: () => ctx.isCancelled() };
+  // A batch is about the target long; a run past the submission budget is timed in slices of it.
+  const inFlight = gpu(
+    Math.min(Math.max(asked.targetMs, estimateMs), Math.max(asked.targetMs, SUBMIT_BUDGET_MS)),
+  );
   const at = (step: number) => (done: number, planned: number) =>
     ctx.progress(
       `timing${passes > 1 ? (step === 0 ? ' the whole plan' : ` pass ${step} of ${passes}`) : ''}: batch ${done} of ${planned}`,
       0.2 + (0.4 * (step + done / planned)) / steps,
+      inFlight,
     );
-  ctx.progress('timing', 0.2);
+  ctx.progress('timing', 0.2, inFlight);
   const timing: RunTiming = { ...(await p.time({ ...base, estimateMs, onBatch: at(0) })) };
   if (passes > 1) {
     timing.passes = [];
@@ -121,6 +137,7 @@ async function recordOwnership(
   ctx: RunContext,
   userText: string | undefined,
   warnings: WgslMessage[],
+  estimateMs: number,
 ): Promise<OwnershipBuffers | undefined> {
   const iplan = b.instrumentedPlan();
   const over = planLimitProblems(iplan, ctx.dev.caps.limits);
@@ -135,14 +152,17 @@ async function recordOwnership(
   const isuffix = splitHostSuffix(iplan.passes[iplan.mainPass]!.wgsl).suffix;
   let ip: PreparedPlan | undefined;
   try {
-    ip = await preparePlan(
-      ctx.dev.device,
-      iplan,
-      userText !== undefined ? { wgslOverride: { [iplan.mainPass]: userText + isuffix } } : {},
-    );
-    await ip.run();
+    ip = await preparePlan(ctx.dev.device, iplan, {
+      ...(userText !== undefined ? { wgslOverride: { [iplan.mainPass]: userText + isuffix } } : {}),
+      cancelled: ctx.isCancelled,
+    });
+    await ip.run({
+      estimateMs,
+      onSubmit: (f, ms) => ctx.progress('instrumented run (recording ownership)', 0.78 + 0.14 * f, gpu(ms)),
+    });
     return toBuffers(decodeOwnership(await ip.read(b.ownerBuffer), b.facts.rows, b.facts.cols));
   } catch (e) {
+    if (e instanceof CancelledError) throw e;
     // The kernel itself ran; only the recording variant failed (e.g. an edit took the debug binding).
     warnings.push(warning(`ownership recording failed: ${message(e)}`));
     return undefined;
@@ -158,10 +178,10 @@ async function recordOwnership(
  */
 export async function serveRun(req: RunRequest, ctx: RunContext): Promise<void> {
   const { id, config } = req;
-  ctx.progress('preparing inputs', 0.02);
+  ctx.progress('preparing inputs', 0.02, CPU);
   const problems = ctx.family.validate(config, ctx.dev.caps);
   if (problems.length) throw new ShapeError(problems.join('; '));
-  if (config.data.source === 'tensor') ctx.progress('reading the tensor', 0.03);
+  if (config.data.source === 'tensor') ctx.progress('reading the tensor', 0.03, CPU);
   const tensor = await ctx.weight();
   const b = ctx.build(tensor);
   const { plan, facts } = b;
@@ -169,14 +189,13 @@ export async function serveRun(req: RunRequest, ctx: RunContext): Promise<void> 
   const { kernel, suffix } = splitHostSuffix(plan.passes[main]!.wgsl);
   const edited = req.wgsl !== undefined && req.wgsl !== kernel;
   const userText = edited ? req.wgsl! : kernel;
-  ctx.progress('compiling', 0.05);
+  ctx.progress('compiling', 0.05, gpu(undefined));
   let p: PreparedPlan;
   try {
-    p = await preparePlan(
-      ctx.dev.device,
-      plan,
-      edited ? { wgslOverride: { [main]: userText + suffix } } : {},
-    );
+    p = await preparePlan(ctx.dev.device, plan, {
+      ...(edited ? { wgslOverride: { [main]: userText + suffix } } : {}),
+      cancelled: ctx.isCancelled,
+    });
   } catch (e) {
     if (e instanceof WgslCompileError && e.pass === plan.passes[main]!.label) {
       const editorLines = lineCount(userText);
@@ -196,26 +215,24 @@ export async function serveRun(req: RunRequest, ctx: RunContext): Promise<void> 
   let timing: RunTiming | undefined;
   let runWallMs: number;
   try {
-    ctx.progress('running', 0.15);
     const t0 = performance.now();
-    await p.run();
+    await p.run({ onSubmit: (f, ms) => ctx.progress('running', 0.15 + 0.05 * f, gpu(ms)) });
     runWallMs = performance.now() - t0;
     output = typedOutput(await p.read(plan.output), plan.outputType, facts.rows * facts.cols);
     if (req.timing) timing = await timePlan(p, req.timing, runWallMs, ctx);
   } finally {
     p.destroy();
   }
-  ctx.progress('checking against the oracle', 0.62);
+  ctx.progress('checking against the oracle', 0.62, CPU);
   const oracle = facts.oracle().slice();
   const verdict = judge(output, oracle, facts.gate);
-  ctx.progress('full-precision reference', 0.7);
+  ctx.progress('full-precision reference', 0.7, CPU);
   const fullPrecision = facts.fullPrecision?.().slice();
   let ownership: OwnershipBuffers | undefined;
   if (req.instrument) {
-    ctx.progress('instrumented run (recording ownership)', 0.78);
-    ownership = await recordOwnership(b, ctx, edited ? userText : undefined, warnings);
+    ownership = await recordOwnership(b, ctx, edited ? userText : undefined, warnings, runWallMs);
   }
-  ctx.progress('analytic ownership', 0.92);
+  ctx.progress('analytic ownership', 0.92, CPU);
   const analyticOwnership: Partial<Record<OwnershipPhase, OwnershipBuffers>> = {};
   for (const phase of facts.phases) analyticOwnership[phase] = toBuffers(facts.analyticOwnership(phase));
   const outcome: RunOutcome = {

@@ -1,8 +1,31 @@
 // Top bar: the run bar, the adapter and device status, copy-link, the glossary and the diagnostics menu.
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useServices } from '../appContext';
 import { act, setGlossary, setLayout, useApp } from '../store';
 import { RunBar } from './RunBar';
+
+/**
+ * What a cancel could not stop: the GPU work already submitted, which the next run waits behind. Counts
+ * down what was expected, else up from the cancel.
+ */
+function Draining({ since, expectedMs }: { since: number; expectedMs: number | undefined }) {
+  const [t, setT] = useState(() => performance.now());
+  useEffect(() => {
+    const timer = setInterval(() => setT(performance.now()), 500);
+    return () => clearInterval(timer);
+  }, []);
+  const left = expectedMs !== undefined ? expectedMs - (t - since) : undefined;
+  return (
+    <span className="draining" role="status" data-testid="gpu-draining">
+      {' '}
+      · GPU still finishing cancelled work
+      {left !== undefined && left > 0
+        ? `, about ${Math.ceil(left / 1000)} s left`
+        : ` (${Math.round((t - since) / 1000)} s so far)`}
+      ; the next run waits for it
+    </span>
+  );
+}
 
 export function Header() {
   const { controller } = useServices();
@@ -69,6 +92,9 @@ export function Header() {
           <span>{device.message ? 'restarting the GPU worker…' : 'opening GPU device…'}</span>
         )}
         {device.status === 'lost' && <span>device lost</span>}
+        {device.draining && (
+          <Draining since={device.draining.since} expectedMs={device.draining.expectedMs} />
+        )}
         {device.status === 'unavailable' && <span>no WebGPU</span>}
       </div>
       <div className="actions">

@@ -40,6 +40,11 @@ export interface DeviceState {
   losses: number;
   /** Times the GPU worker was replaced because a cancelled request did not stop in time. */
   restarts?: number | undefined;
+  /**
+   * A replaced worker's cancelled GPU work still running (WebGPU cannot take submitted work back): when
+   * the cancel replaced it (performance.now()) and what it still had submitted then, ms.
+   */
+  draining?: { since: number; expectedMs?: number } | undefined;
 }
 
 /** The editor text of one family's main pass: what the user has, and the generated text it started from. */
@@ -477,6 +482,14 @@ export function deviceRestarting(state: AppState, message: string): Partial<AppS
   return {
     device: { ...state.device, status: 'starting', message, restarts: (state.device.restarts ?? 0) + 1 },
   };
+}
+
+/** A replaced worker's GPU work started (or, undefined, ended) draining. */
+export function gpuDraining(
+  state: AppState,
+  draining: { since: number; expectedMs?: number } | undefined,
+): Partial<AppState> {
+  return { device: { ...state.device, draining } };
 }
 
 /**

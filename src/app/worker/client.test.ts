@@ -182,6 +182,65 @@ describe('cancel within a second', () => {
     expect(reopened).toEqual(['b.gguf', 'c.gguf']);
   });
 
+  it('a worker stuck on the CPU (an oracle: nothing on the GPU) is terminated at once, no drain', () => {
+    const ports = [fakePort(), fakePort()];
+    let n = 0;
+    const client = createWorkerClient(() => ports[n++]!.port, { cancelGraceMs: 100 });
+    const drains: unknown[] = [];
+    client.onDrain((d) => drains.push(d));
+    const run = client.request(RUN);
+    ports[0]!.push({ type: 'progress', id: run.id, stage: 'oracle', fraction: 0.6, busy: 'cpu' });
+    client.cancel(run.id);
+    vi.advanceTimersByTime(100);
+    expect(ports[0]!.terminated()).toBe(true);
+    expect(drains).toEqual([]);
+  });
+
+  it('a worker stuck on the GPU drains: listeners hear what was left and when the GPU is free', () => {
+    const ports = [fakePort(), fakePort()];
+    let n = 0;
+    let t = 1000;
+    const client = createWorkerClient(() => ports[n++]!.port, { cancelGraceMs: 100, now: () => t });
+    const drains: unknown[] = [];
+    client.onDrain((d) => drains.push(d));
+    const run = client.request(RUN);
+    ports[0]!.push({
+      type: 'progress',
+      id: run.id,
+      stage: 'running',
+      fraction: 0.2,
+      busy: 'gpu',
+      gpuMs: 3000,
+    });
+    client.cancel(run.id);
+    t = 2000; // a second of the 3 s it had submitted has gone
+    vi.advanceTimersByTime(100);
+    expect(ports[0]!.terminated()).toBe(false);
+    expect(drains).toEqual([{ since: 2000, expectedMs: 2000 }]);
+    ports[0]!.push({ type: 'cancelled', id: run.id }); // its slice ended and it saw the cancel
+    expect(ports[0]!.terminated()).toBe(true);
+    expect(drains).toEqual([{ since: 2000, expectedMs: 2000 }, undefined]);
+  });
+
+  it('a drain with nothing known says so (no estimate), and ends at retireMs at the latest', () => {
+    const ports = [fakePort(), fakePort()];
+    let n = 0;
+    const client = createWorkerClient(() => ports[n++]!.port, {
+      cancelGraceMs: 100,
+      retireMs: 5_000,
+      now: () => 7,
+    });
+    const drains: unknown[] = [];
+    client.onDrain((d) => drains.push(d));
+    const run = client.request(RUN);
+    client.cancel(run.id);
+    vi.advanceTimersByTime(100);
+    expect(drains).toEqual([{ since: 7 }]);
+    vi.advanceTimersByTime(5_000);
+    expect(drains).toEqual([{ since: 7 }, undefined]);
+    expect(ports[0]!.terminated()).toBe(true);
+  });
+
   it("serves 'oracle' outside the queue: it is never the request in flight", () => {
     const f = fakePort();
     const client = createWorkerClient(() => f.port);

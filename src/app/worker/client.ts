@@ -38,6 +38,19 @@ export interface WorkerClient {
   onEvent(listener: (msg: WorkerResponse) => void): () => void;
   /** Called after the worker was replaced by a new one (with the reason). */
   onRespawn(listener: (reason: string) => void): () => void;
+  /**
+   * Called when a replaced worker's GPU work starts and ends draining (undefined: the GPU is free):
+   * submitted work cannot be taken back, so the next run waits behind it and the app says so.
+   */
+  onDrain(listener: (draining: Draining | undefined) => void): () => void;
+}
+
+/** A replaced worker's GPU work still running after its cancel. */
+export interface Draining {
+  /** performance.now() when the cancel replaced the worker. */
+  since: number;
+  /** What it still had submitted then, ms (unknown: undefined). */
+  expectedMs?: number;
 }
 
 /**
@@ -55,6 +68,8 @@ export interface ClientOptions {
   filesKept?: number;
   /** How long a replaced worker may take to finish the dispatch it is stuck in before it is terminated, ms. */
   retireMs?: number;
+  /** The clock (tests pass their own). */
+  now?: () => number;
 }
 
 const FINAL: ReadonlySet<WorkerResponse['type']> = new Set([
@@ -97,6 +112,12 @@ export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions 
   const waiting = new Map<number, Waiting>();
   const listeners = new Set<(msg: WorkerResponse) => void>();
   const respawnListeners = new Set<(reason: string) => void>();
+  const drainListeners = new Set<(d: Draining | undefined) => void>();
+  const now = opts.now ?? (() => performance.now());
+  /** The last 'progress' of each request: what it was waiting on, and when it said so. */
+  const lastBusy = new Map<number, { busy?: 'cpu' | 'gpu'; gpuMs?: number; at: number }>();
+  /** Replaced workers whose GPU work has not ended yet. */
+  let draining = 0;
   /** Files opened in the current worker (their requests, to open them again in a new one). */
   let opened: RequestBody[] = [];
   let port: WorkerPort;
@@ -105,6 +126,7 @@ export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions 
     const w = waiting.get(id);
     if (!w) return;
     waiting.delete(id);
+    lastBusy.delete(id);
     clearTimeout(w.timer);
     if (msg.type === 'gguf-opened' && w.body.type === 'open-gguf') opened = [...opened, w.body].slice(-kept);
     w.resolve(msg);
@@ -128,6 +150,12 @@ export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions 
       }
       const w = waiting.get(msg.id);
       if (!w) return;
+      if (msg.type === 'progress')
+        lastBusy.set(msg.id, {
+          ...(msg.busy ? { busy: msg.busy } : {}),
+          ...(msg.gpuMs !== undefined ? { gpuMs: msg.gpuMs } : {}),
+          at: now(),
+        });
       w.onMessage?.(msg);
       if (FINAL.has(msg.type) || (msg.type === 'ready' && w.body.type === 'init')) finish(msg.id, msg);
     });
@@ -152,9 +180,24 @@ export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions 
    */
   const retire = (old: WorkerPort, stuckId: number) => {
     for (const id of waiting.keys()) old.postMessage({ type: 'cancel', id });
+    const busy = lastBusy.get(stuckId);
+    // A worker busy on the CPU (an oracle, a data build) has nothing on the GPU: it goes at once.
+    if (busy?.busy === 'cpu') {
+      old.terminate?.();
+      return;
+    }
+    const t = now();
+    const left = busy?.gpuMs !== undefined ? Math.max(0, busy.gpuMs - (t - busy.at)) : undefined;
+    draining++;
+    for (const l of drainListeners) l({ since: t, ...(left !== undefined ? { expectedMs: left } : {}) });
+    let ended = false;
     const end = () => {
+      if (ended) return;
+      ended = true;
       clearTimeout(timer);
       old.terminate?.();
+      draining--;
+      if (!draining) for (const l of drainListeners) l(undefined);
     };
     const timer = setTimeout(end, retireMs);
     old.addEventListener('message', (ev: MessageEvent<WorkerResponse>) => {
@@ -212,6 +255,10 @@ export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions 
     onRespawn(listener) {
       respawnListeners.add(listener);
       return () => respawnListeners.delete(listener);
+    },
+    onDrain(listener) {
+      drainListeners.add(listener);
+      return () => drainListeners.delete(listener);
     },
   };
 }

@@ -8,6 +8,7 @@
 //     consecutive values -- vec4 loads from workgroup memory -- for TM*TN FMAs.
 // Tail guards on m and n (rows past the edge stage 0 and are never stored); k must be a multiple of BK.
 import { assertNoProblems, positiveIntegerProblems } from '../family';
+import { GRID_SLICE_BINDING, GRID_SLICE_PARAM, gridSliceDecl, gridSliceLets } from '../gpu/gridSlice';
 
 export interface GemmF32Tile {
   /** Output block rows/cols per workgroup. */
@@ -25,7 +26,7 @@ export const GEMM_F32_DEFAULT_TILE: GemmF32Tile = { bm: 128, bn: 128, bk: 16, tm
 /** A small tile for CPU adapters and small problems: 32x32 block, 4x4 per thread, 64 threads. */
 export const GEMM_F32_SMALL_TILE: GemmF32Tile = { bm: 32, bn: 32, bk: 16, tm: 4, tn: 4 };
 
-export const GEMM_F32_BINDINGS = ['x', 'w', 'out', 'dims'] as const;
+export const GEMM_F32_BINDINGS = ['x', 'w', 'out', 'dims', GRID_SLICE_BINDING] as const;
 
 /** Threads and workgroup bytes of a tile. */
 export function gemmF32Geometry(t: GemmF32Tile): { threads: number; workgroupBytes: number } {
@@ -81,7 +82,7 @@ export function gemmF32ShapeProblems(
 
 /**
  * Generate the WGSL of the f32 GEMM for a tile (without the ownership host suffix; m/n/k are runtime).
- * @example const code = gemmF32Wgsl(GEMM_F32_DEFAULT_TILE) + ownerSuffix({ instrument: false, outName: 'out', outType: 'f32', ownerBinding: 4 })
+ * @example const code = gemmF32Wgsl(GEMM_F32_DEFAULT_TILE) + ownerSuffix({ instrument: false, outName: 'out', outType: 'f32', ownerBinding: 5 })
  */
 export function gemmF32Wgsl(t: GemmF32Tile): string {
   assertNoProblems(gemmF32TileProblems(t));
@@ -104,13 +105,15 @@ export function gemmF32Wgsl(t: GemmF32Tile): string {
     '@group(0) @binding(1) var<storage, read> w: array<vec4f>; // dequantized weight [n, k], f32',
     '@group(0) @binding(2) var<storage, read_write> out: array<f32>; // [m, n]',
     '@group(0) @binding(3) var<uniform> dims: Dims;',
+    gridSliceDecl(4),
     '',
     '// k-major tiles: xt[(kk * BM + r) / 4][r % 4] = X[row0 + r, k0 + kk], likewise wt for W.',
     'var<workgroup> xt: array<vec4f, BK * BM / 4u>;',
     'var<workgroup> wt: array<vec4f, BK * BN / 4u>;',
     '',
     `@compute @workgroup_size(${threads})`,
-    'fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {',
+    `fn main(@builtin(local_invocation_index) tid: u32, ${GRID_SLICE_PARAM}) {`,
+    ...gridSliceLets('wid', 'nwg').map((l) => `  ${l}`),
     '  set_owner(wid.x + wid.y * nwg.x, 0u, tid); // a scalar kernel: one logical plane, lane = thread',
     '  let m = dims.m;',
     '  let n = dims.n;',

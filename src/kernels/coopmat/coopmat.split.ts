@@ -4,6 +4,7 @@
 // B (pre-passed rows, or Q4_K decoded with the pre-pass's arithmetic: the same f16 operand) into two
 // row-padded buffers. The scalar arm sums each 32-block in K order, as mmqQ4kF16RoundedRef. Also the
 // emitters the one-pass and stream GEMMs share.
+import { GRID_SLICE_BINDING, GRID_SLICE_PARAM, gridSliceDecl, gridSliceLets } from '../gpu/gridSlice';
 import { bindingDecls, bindingNames, type Binding } from '../gpu/plan';
 import { f16TilesPart, prePassKernel, type PrePassPart, type SplitPrePass } from '../gpu/prepass';
 import * as quant from '../quant/q4k.wgsl';
@@ -92,7 +93,8 @@ fn main(@builtin(local_invocation_index) tid: u32, ${
   arm === 'scalar'
     ? ''
     : '@builtin(subgroup_id) warp: u32, @builtin(subgroup_invocation_id) lane: u32,\n        '
-}@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+}${GRID_SLICE_PARAM}) {
+${at('  ', gridSliceLets('wg', 'nwg'))}
 ${arm === 'scalar' ? '  let warp = tid / PLANE;\n  let lane = tid % PLANE;\n' : ''}${at('  ', place)}
   let mrow0 = wg.y * BM;
   let ncol0 = wg.x * BN;
@@ -321,11 +323,12 @@ ${map.decls}`
       ? '  kz0 = wg.z * M * N;\n'
       : '';
   return {
-    bindings: bindingNames([xt, ...bindings]),
+    bindings: [...bindingNames([xt, ...bindings]), GRID_SLICE_BINDING],
     wgsl: `${spec.arm === 'scalar' ? '' : `${MATRIX_ENABLES}\n`}${o.title}
 ${tileConsts(spec, g)}const KB = K / 32u; // 32-wide K blocks (the scalar arm's sums; the trip count of 32-wide stages)
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
-${splitK}${mapped}${o.consts}${bindingDecls([xt])}${o.between ?? ''}${b.consts ?? ''}${bindingDecls(bindings, 1)}${b.decls ?? ''}
+${splitK}${mapped}${o.consts}${bindingDecls([xt])}${o.between ?? ''}${b.consts ?? ''}${bindingDecls(bindings, 1)}${gridSliceDecl(bindings.length + 1)}
+${b.decls ?? ''}
 ${o.decls}${o.head}${b.head ?? ''}${prologue}${o.body}`,
   };
 }

@@ -296,14 +296,14 @@ describe('coopmat WGSL generator', () => {
     const inst = buildCoopmatKernel(spec, { instrument: true });
     expect(inst.kernelWgsl).not.toMatch(/subgroupMatrixStore<row_major>\(&out/);
     expect(inst.kernelWgsl.match(/copy_out\(warp, lane/g)).toHaveLength(16);
-    expect(inst.bindings).toEqual(['xt', 'wh', 'out', 'owner']);
-    expect(inst.wgsl).toContain('@group(0) @binding(3) var<storage, read_write> owner_dbg');
+    expect(inst.bindings).toEqual(['xt', 'wh', 'out', 'grid_slice', 'owner']);
+    expect(inst.wgsl).toContain('@group(0) @binding(4) var<storage, read_write> owner_dbg');
     // A tailed shape keeps both paths behind a workgroup-uniform test.
     const tailed = buildCoopmatKernel({ ...spec, m: 100 }).kernelWgsl;
     expect(tailed).toContain('if (mrow0 + BM <= M && ncol0 + BN <= N) {');
     expect(tailed.match(/subgroupMatrixStore<row_major>\(&out/g)).toHaveLength(16);
     expect(tailed.match(/copy_out\(warp, lane/g)).toHaveLength(16);
-    expect(buildCoopmatKernel(spec).bindings).toEqual(['xt', 'wh', 'out']);
+    expect(buildCoopmatKernel(spec).bindings).toEqual(['xt', 'wh', 'out', 'grid_slice']);
     expect(buildCoopmatKernel({ ...spec, staging: 'in-gemm' }).bindings).toEqual([
       'xt',
       'wqs',
@@ -311,6 +311,7 @@ describe('coopmat WGSL generator', () => {
       'wd',
       'wdm',
       'out',
+      'grid_slice',
     ]);
     expect(coopmatWorkgroupBytes(spec)).toBe(2 * 64 * 72 * 2 + 2 * 1024);
     expect(coopmatWorkgroupBytes({ ...spec, arm: 'scalar' })).toBe(0);
@@ -350,7 +351,7 @@ describe('coopmat WGSL generator', () => {
   it('buildCoopmatKernel: bindings, workgroup size, grid with tails, workgroup bytes, instrumented suffix', () => {
     const spec: CoopmatSpec = { ...base, m: 48, n: 80, tile: tile(2, 2, 1, 1), plane: 4 };
     const kc = buildCoopmatKernel(spec);
-    expect(kc.bindings).toEqual(['x', 'wqs', 'wsc', 'wd', 'wdm', 'out']);
+    expect(kc.bindings).toEqual(['x', 'wqs', 'wsc', 'wd', 'wdm', 'out', 'grid_slice']);
     expect(kc.entryPoint).toBe('main');
     expect(kc.workgroupSize).toBe(16);
     expect(kc.workgroups(48, 80)).toEqual([3, 2, 1]); // ceil(80/32), ceil(48/32)
@@ -359,8 +360,8 @@ describe('coopmat WGSL generator', () => {
     expect(kc.wgsl.startsWith(kc.kernelWgsl)).toBe(true);
     expect(kc.wgsl).toContain('fn store_out(i: u32, v: f32) { out[i] = v; }');
     const ki = buildCoopmatKernel(spec, { instrument: true });
-    expect(ki.bindings).toEqual(['x', 'wqs', 'wsc', 'wd', 'wdm', 'out', 'owner']);
-    expect(ki.wgsl).toContain('@group(0) @binding(6) var<storage, read_write> owner_dbg');
+    expect(ki.bindings).toEqual(['x', 'wqs', 'wsc', 'wd', 'wdm', 'out', 'grid_slice', 'owner']);
+    expect(ki.wgsl).toContain('@group(0) @binding(7) var<storage, read_write> owner_dbg');
     const hand = { tile: tile(2, 2, 4, 4), plane: 32, staging: 'one-pass', k: 256 } as const;
     expect(coopmatWorkgroupBytes({ ...hand, arm: 'scalar' })).toBe(16384); // the hand 128x128 tile
     expect(coopmatWorkgroupBytes({ ...hand, arm: 'subgroup-matrix' })).toBe(16384 + 4 * 1024);

@@ -2,6 +2,7 @@
 // plans; the runner (./runner.ts) prepares and executes any plan on any GPUDevice (browser, worker, or
 // Dawn in Node). The adapter-limit checks live here, once, derived from the plan itself.
 import type { AdapterLimits } from './caps';
+import { GRID_SLICE_BINDING } from './gridSlice';
 
 export type BindingKind = 'storage' | 'read-only-storage' | 'uniform';
 
@@ -87,12 +88,14 @@ export function planLimitProblems(plan: KernelPlan, limits: AdapterLimits): stri
       out.push(
         `${pass.label}: ${bytes} bytes of workgroup memory > this adapter's ${limits.maxComputeWorkgroupStorageSize} (maxComputeWorkgroupStorageSize)`,
       );
-    const storage = pass.bindings.filter((name) => kinds.get(name) !== 'uniform').length;
+    // The grid slice is the runner's uniform, not a plan buffer.
+    const own = pass.bindings.filter((name) => name !== GRID_SLICE_BINDING);
+    const storage = own.filter((name) => kinds.get(name) !== 'uniform').length;
     if (storage > limits.maxStorageBuffersPerShaderStage)
       out.push(
         `${pass.label}: binds ${plural(storage, 'storage buffer')} > this adapter's ${limits.maxStorageBuffersPerShaderStage} (maxStorageBuffersPerShaderStage)`,
       );
-    for (const name of pass.bindings)
+    for (const name of own)
       if (!kinds.has(name)) out.push(`${pass.label}: binds ${name}, which the plan does not have`);
   }
   for (const b of plan.buffers) {

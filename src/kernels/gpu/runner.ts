@@ -2,7 +2,16 @@
 // this is the only module that creates compute pipelines. A plan is PREPARED once (buffers uploaded,
 // cold weight banks copied, pipelines compiled, bind groups made), then run, read back and timed as often
 // as needed, and destroyed. Timing has one method everywhere, in ./timing.ts.
-import { CancelledError } from '../cancel';
+import { CancelledError, checkCancelled } from '../cancel';
+import {
+  firstSliceCount,
+  GRID_SLICE_BINDING,
+  GRID_SLICE_BYTES,
+  gridSliceData,
+  nextGridBox,
+  nextSliceCount,
+  type Grid,
+} from './gridSlice';
 import { bufferBytes, bufferData, type BufferSpec, type KernelPlan, type PassSpec } from './plan';
 import { timeWork, type Timing, type TimingOptions } from './timing';
 
@@ -54,7 +63,7 @@ async function scoped<T>(device: GPUDevice, label: string, fn: () => T | Promise
     out = await fn();
   } catch (e) {
     await device.popErrorScope();
-    throw e instanceof GpuValidationError || e instanceof WgslCompileError
+    throw e instanceof GpuValidationError || e instanceof WgslCompileError || e instanceof CancelledError
       ? e
       : new GpuValidationError(label, message(e));
   }
@@ -256,6 +265,19 @@ export interface PrepareOptions {
   resident?: ResidentBuffers;
   /** Cold weight banks to copy when there is no `resident` (default 1). */
   banks?: number;
+  /** Checked between submissions of every run and timing of the plan: throws CancelledError. */
+  cancelled?: () => boolean;
+}
+
+/** How a single run goes: its progress, and what it was expected to take (sizes the first slices). */
+export interface RunOptions {
+  /** The whole run's expected ms, if known: the first slice of each long pass is sized from it. */
+  estimateMs?: number;
+  /**
+   * Before each submission: the fraction of the run's workgroups submitted before it, and the ms the
+   * submission is expected to take on the GPU (undefined when nothing says yet).
+   */
+  onSubmit?: (fraction: number, expectedMs: number | undefined) => void;
 }
 
 export interface PreparedPlan {
@@ -263,12 +285,20 @@ export interface PreparedPlan {
   readonly banks: number;
   /**
    * One run of every pass on bank 0: buffers without initial data (scratch, debug) are zeroed first and
-   * an output without initial data is filled with NaN, so an element nothing wrote shows as NaN.
+   * an output without initial data is filled with NaN, so an element nothing wrote shows as NaN. A pass
+   * that reads the grid slice runs as slices of at most about SUBMIT_BUDGET_MS each, the cancel checked
+   * between them. Resolves with each pass's wall ms.
    */
-  run(): Promise<void>;
+  run(opts?: RunOptions): Promise<number[]>;
   /** A buffer's contents (after run). */
   read(name: string): Promise<ArrayBuffer>;
+  /**
+   * Time the plan or a pass (TimingOptions). The last run's wall time of what is timed bounds one run
+   * (`upperMs`): a run longer than the submission budget is timed one sliced run a batch.
+   */
   time(opts: TimingOptions): Promise<Timing>;
+  /** Whether pass `i` runs in slices (false: the user's text does not read the grid slice). */
+  sliced(i: number): boolean;
   /** Free the plan's own buffers (resident ones belong to their owner). */
   destroy(): void;
 }
@@ -319,41 +349,75 @@ export async function preparePlan(
       }
     }
     const bufferOf = (name: string, bank: number) => own.get(name) ?? (resident ?? local)!.buffer(name, bank);
-    const steps: {
-      pipeline: GPUComputePipeline;
-      groups: GPUBindGroup[];
-      workgroups: readonly [number, number, number];
-    }[] = [];
+    const steps: Step[] = [];
     for (const [i, pass] of plan.passes.entries()) {
       const pipeline = await pipelineOf(device, pass, opts.wgslOverride?.[i] ?? pass.wgsl);
-      const groups = await scoped(device, pass.label, () =>
-        Array.from({ length: banks }, (_, bank) =>
-          device.createBindGroup({
-            label: `${pass.label} bank ${bank}`,
-            layout: pipeline.getBindGroupLayout(0),
-            entries: pass.bindings.map((name, binding) => {
-              const buffer = bufferOf(name, bank);
-              if (!buffer)
-                throw new GpuValidationError(pass.label, `binds ${name}, which the plan does not have`);
-              return { binding, resource: { buffer } };
+      const sliceAt = pass.bindings.indexOf(GRID_SLICE_BINDING);
+      const slice =
+        sliceAt < 0 ? undefined : createSliceUniform(device, pass.workgroups, `${pass.label} grid slice`);
+      if (slice) own.set(`${GRID_SLICE_BINDING}#${i}`, slice);
+      const groupsOf = (withSlice: boolean) =>
+        scoped(device, pass.label, () =>
+          Array.from({ length: banks }, (_, bank) =>
+            device.createBindGroup({
+              label: `${pass.label} bank ${bank}`,
+              layout: pipeline.getBindGroupLayout(0),
+              entries: pass.bindings.flatMap((name, binding) => {
+                if (binding === sliceAt) return withSlice ? [{ binding, resource: { buffer: slice! } }] : [];
+                const buffer = bufferOf(name, bank);
+                if (!buffer)
+                  throw new GpuValidationError(pass.label, `binds ${name}, which the plan does not have`);
+                return [{ binding, resource: { buffer } }];
+              }),
             }),
-          }),
-        ),
-      );
-      steps.push({ pipeline, groups, workgroups: pass.workgroups });
+          ),
+        );
+      let groups: GPUBindGroup[];
+      let sliced = slice !== undefined;
+      try {
+        groups = await groupsOf(sliced);
+      } catch (e) {
+        if (!sliced) throw e;
+        // An edited kernel that no longer reads the grid slice has no such binding: it runs whole.
+        groups = await groupsOf(false).catch(() => Promise.reject(e));
+        sliced = false;
+      }
+      steps.push({
+        pipeline,
+        groups,
+        workgroups: pass.workgroups,
+        ...(sliced ? { slice: slice! } : {}),
+      });
     }
-    return makePrepared(device, plan, steps, banks, bufferOf, zeroed, destroyOwn);
+    return makePrepared(device, plan, steps, banks, bufferOf, zeroed, destroyOwn, opts.cancelled);
   } catch (e) {
     destroyOwn();
     throw e;
   }
 }
 
+/** The slice uniform of a pass, holding (base 0, its grid): what a whole dispatch reads. */
+function createSliceUniform(device: GPUDevice, grid: Grid, label: string): GPUBuffer {
+  const buf = device.createBuffer({
+    size: GRID_SLICE_BYTES,
+    usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+    mappedAtCreation: true,
+    label,
+  });
+  new Uint32Array(buf.getMappedRange()).set(gridSliceData([0, 0, 0], grid));
+  buf.unmap();
+  return buf;
+}
+
 type Step = {
   pipeline: GPUComputePipeline;
   groups: GPUBindGroup[];
   workgroups: readonly [number, number, number];
+  /** The pass's slice uniform, when it runs in slices. */
+  slice?: GPUBuffer;
 };
+
+const workgroupsOf = (s: Step) => s.workgroups[0] * s.workgroups[1] * s.workgroups[2];
 
 function makePrepared(
   device: GPUDevice,
@@ -363,8 +427,11 @@ function makePrepared(
   bufferOf: (name: string, bank: number) => GPUBuffer | undefined,
   zeroed: readonly string[],
   destroyOwn: () => void,
+  cancelled: (() => boolean) | undefined,
 ): PreparedPlan {
   let destroyed = false;
+  /** Each step's wall ms in the last run (sizes the timings that follow it). */
+  let lastStepMs: number[] | undefined;
   const live = () => {
     if (destroyed) throw new Error('prepared plan used after destroy()');
   };
@@ -384,10 +451,84 @@ function makePrepared(
       }
     cp.end();
   };
+  const submit = async (encode: (enc: GPUCommandEncoder) => void) => {
+    const enc = device.createCommandEncoder();
+    encode(enc);
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+  };
+
+  /**
+   * One run of `which` (bank 0), each step in slices where it reads the grid slice: submitted one at a
+   * time, the cancel checked between them. The first slice's timestamp write opens `ts`, the last one's
+   * closes it. Returns each step's wall ms.
+   */
+  const runSliced = async (
+    which: readonly Step[],
+    o: RunOptions & { ts?: { querySet: GPUQuerySet }; cancelled?: () => boolean } = {},
+  ): Promise<number[]> => {
+    const stop = o.cancelled ?? cancelled;
+    const total = which.reduce((a, s) => a + workgroupsOf(s), 0);
+    let submitted = 0;
+    const stepMs: number[] = [];
+    const tsFor = (first: boolean, last: boolean): GPUComputePassTimestampWrites | undefined =>
+      o.ts && (first || last)
+        ? {
+            querySet: o.ts.querySet,
+            ...(first ? { beginningOfPassWriteIndex: 0 } : {}),
+            ...(last ? { endOfPassWriteIndex: 1 } : {}),
+          }
+        : undefined;
+    for (const [si, s] of which.entries()) {
+      const t0 = performance.now();
+      const firstStep = si === 0;
+      const lastStep = si === which.length - 1;
+      const one = { ...s, groups: [s.groups[0]!] };
+      checkCancelled(stop);
+      const slice = s.slice;
+      if (!slice) {
+        o.onSubmit?.(submitted / total, lastStepMs?.[si]);
+        await submit((enc) => encodeRuns(enc, [one], 1, tsFor(firstStep, lastStep)));
+        submitted += workgroupsOf(s);
+      } else {
+        const n = workgroupsOf(s);
+        const share = o.estimateMs !== undefined ? (o.estimateMs * n) / total : lastStepMs?.[si];
+        let want = firstSliceCount(n, share);
+        let expected: number | undefined = share !== undefined ? (share * want) / n : undefined;
+        for (let done = 0; done < n;) {
+          checkCancelled(stop);
+          const box = nextGridBox(s.workgroups, done, want);
+          const last = done + box.count >= n;
+          device.queue.writeBuffer(slice, 0, gridSliceData(box.base, s.workgroups));
+          o.onSubmit?.((submitted + done) / total, expected);
+          const t = performance.now();
+          const ts = tsFor(firstStep && done === 0, lastStep && last);
+          await submit((enc) => {
+            const cp = enc.beginComputePass(ts ? { timestampWrites: ts } : {});
+            cp.setPipeline(one.pipeline);
+            cp.setBindGroup(0, one.groups[0]!);
+            cp.dispatchWorkgroups(...box.size);
+            cp.end();
+          });
+          const ms = performance.now() - t;
+          done += box.count;
+          want = nextSliceCount(box.count, ms);
+          expected = (ms * want) / box.count;
+        }
+        // Later whole dispatches (timed batches) read base 0 again.
+        device.queue.writeBuffer(slice, 0, gridSliceData([0, 0, 0], s.workgroups));
+        submitted += n;
+      }
+      stepMs.push(performance.now() - t0);
+    }
+    return stepMs;
+  };
+
   return {
     plan,
     banks,
-    async run() {
+    sliced: (i) => steps[i]?.slice !== undefined,
+    async run(o = {}) {
       live();
       await scoped(device, plan.passes[plan.mainPass]?.label ?? 'run', async () => {
         const enc = device.createCommandEncoder();
@@ -402,12 +543,13 @@ function makePrepared(
           for (let off = 0; off < out.size; off += nan.byteLength)
             device.queue.writeBuffer(out, off, nan, 0, Math.min(chunk, (out.size - off) / 4));
         }
-        const run = device.createCommandEncoder();
-        // Each pass in its own compute pass, bank 0: exactly what a user's single run does.
-        for (const s of steps) encodeRuns(run, [{ ...s, groups: [s.groups[0]!] }], 1);
-        device.queue.submit([run.finish()]);
       });
-      await device.queue.onSubmittedWorkDone();
+      // Each pass in its own compute pass, bank 0: exactly what a user's single run does.
+      const stepMs = await scoped(device, plan.passes[plan.mainPass]?.label ?? 'run', () =>
+        runSliced(steps, o),
+      );
+      lastStepMs = stepMs;
+      return stepMs;
     },
     async read(name) {
       live();
@@ -417,16 +559,26 @@ function makePrepared(
     },
     async time(o) {
       live();
-      const which = o.passes === undefined || o.passes === 'plan' ? steps : [steps[o.passes]!];
+      const whole = o.passes === undefined || o.passes === 'plan';
+      const which = whole ? steps : [steps[o.passes as number]!];
       if (!which.length || !which[0]) throw new RangeError(`no pass ${String(o.passes)} to time`);
+      const upperMs = whole ? lastStepMs?.reduce((a, b) => a + b, 0) : lastStepMs?.[o.passes as number];
+      const stop = o.cancelled ?? cancelled;
       return timeWork(
         {
           device,
           probeRuns: Math.max(1, Math.min(banks, 16)),
           encode: (enc, runs, ts) => encodeRuns(enc, which, runs, ts),
           read: (buffer, bytes) => readBuffer(device, buffer, bytes),
+          runSliced: async (ts) => {
+            await runSliced(which, { ...(ts ? { ts } : {}), ...(stop ? { cancelled: stop } : {}) });
+          },
         },
-        o,
+        {
+          ...o,
+          ...(upperMs !== undefined && o.upperMs === undefined ? { upperMs } : {}),
+          ...(stop ? { cancelled: stop } : {}),
+        },
       );
     },
     destroy() {

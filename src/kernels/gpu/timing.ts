@@ -5,6 +5,7 @@
 // batches through timedBatches.
 import { checkCancelled } from '../cancel';
 import { isSoftwareAdapter, type AdapterCaps } from './caps';
+import { SUBMIT_BUDGET_MS } from './gridSlice';
 
 /** How a timing is taken (the same defaults serve the app, the tuner and the bench). */
 export interface TimingOptions {
@@ -20,6 +21,11 @@ export interface TimingOptions {
   passes?: 'plan' | number;
   /** One run's ms if already known (e.g. the correctness run's wall time): sizes the batch without a probe. */
   estimateMs?: number;
+  /**
+   * One run's wall ms at most (the last run's, submission and wait included): a run past SUBMIT_BUDGET_MS
+   * is timed in slices, and the probe is skipped where its runs would pass the budget. The runner sets it.
+   */
+  upperMs?: number;
   /** Checked between batches (and warm-up batches): throws CancelledError. */
   cancelled?: () => boolean;
   /** After each timed batch: batches done and planned so far. */
@@ -124,6 +130,12 @@ export interface TimedWork {
   encode(enc: GPUCommandEncoder, runs: number, timestampWrites?: GPUComputePassTimestampWrites): void;
   /** The first `bytes` of a GPU buffer, read back (the resolved timestamps). */
   read(buffer: GPUBuffer, bytes: number): Promise<ArrayBuffer>;
+  /**
+   * One run in bounded submissions (./gridSlice.ts), waited for, timestamps 0 and 1 of `ts` written at
+   * its start and end: how a run longer than SUBMIT_BUDGET_MS is timed, so a cancel never waits for
+   * more than one slice. Absent: every run is submitted whole.
+   */
+  runSliced?(ts?: { querySet: GPUQuerySet }): Promise<void>;
 }
 
 /**
@@ -161,23 +173,39 @@ export async function timeWork(work: TimedWork, o: TimingOptions): Promise<Timin
       perRun = now;
     }
   };
-  // The probe: pipelines warm, every bank touched; its wall time is the estimate.
-  const probe = await wallRun(work.probeRuns);
-  const estimate = o.estimateMs ?? probe;
-  if (o.warmMs && o.warmMs > 0) await warm(estimate, o.warmMs);
-  const runs = Math.max(1, Math.min(o.maxRuns ?? 100_000, Math.round(o.targetMs / Math.max(estimate, 1e-4))));
+  // A run longer than a submission may take is timed one sliced run a batch: no probe (the caller's
+  // estimate stands for it), no warm-up (such a run keeps the clocks up itself).
+  const known = o.estimateMs ?? o.upperMs;
+  const long = work.runSliced !== undefined && known !== undefined && known > SUBMIT_BUDGET_MS;
+  const runSliced = long ? work.runSliced : undefined;
+  // The probe: pipelines warm, every bank touched; its wall time is the estimate. Skipped where one run
+  // is known to be long enough that the probe's runs together would pass the budget.
+  const probeToo = known === undefined || known * work.probeRuns <= SUBMIT_BUDGET_MS;
+  const probe = !long && probeToo ? await wallRun(work.probeRuns) : undefined;
+  const estimate = o.estimateMs ?? probe ?? known!;
+  if (!long && o.warmMs && o.warmMs > 0) await warm(estimate, o.warmMs);
+  const runs = runSliced
+    ? 1
+    : Math.max(1, Math.min(o.maxRuns ?? 100_000, Math.round(o.targetMs / Math.max(estimate, 1e-4))));
   const timestamps = device.features.has('timestamp-query');
   const raw: bigint[] = [];
   const batch = async (): Promise<number> => {
-    if (!timestamps) return wallRun(runs);
+    if (!timestamps) {
+      if (!runSliced) return wallRun(runs);
+      const t0 = performance.now();
+      await runSliced();
+      return performance.now() - t0;
+    }
     const qs = device.createQuerySet({ type: 'timestamp', count: 2 });
     const resolve = device.createBuffer({
       size: 16,
       usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC,
     });
     try {
+      if (runSliced) await runSliced({ querySet: qs });
       const enc = device.createCommandEncoder();
-      work.encode(enc, runs, { querySet: qs, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 });
+      if (!runSliced)
+        work.encode(enc, runs, { querySet: qs, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 });
       enc.resolveQuerySet(qs, 0, 2, resolve, 0);
       device.queue.submit([enc.finish()]);
       const t = new BigUint64Array(await work.read(resolve, 16));

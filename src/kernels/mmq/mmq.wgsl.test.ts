@@ -127,19 +127,25 @@ describe('spec and kernel facts', () => {
     expect(() => buildMmqKernel(preset('mmq-q4k-rt', 'dp4a', 48))).toThrow(/plane 48 does not divide 256/);
   });
 
-  it('bindings follow the reference argument order, the dims uniform last', () => {
+  it('bindings follow the reference argument order, the dims uniform and the grid slice last', () => {
     expect(buildMmqKernel(preset('mmq-q8-naive', 'scalar')).bindings).toEqual([
       'xq',
       'xs',
       'wq',
       'wd',
       'out',
+      'grid_slice',
     ]);
     // Q4_K pairs interleaved (xs|xsum, d|dmin, counts|rows): within WebGPU's 8 storage buffers + owner.
     const q4kInputs = ['xq', 'xs_xsum', 'wqs', 'wsc', 'wd_dmin'];
-    expect(buildMmqKernel(preset('mmq-q4k-rt', 'scalar')).bindings).toEqual([...q4kInputs, 'out', 'dims']);
+    expect(buildMmqKernel(preset('mmq-q4k-rt', 'scalar')).bindings).toEqual([
+      ...q4kInputs,
+      'out',
+      'dims',
+      'grid_slice',
+    ]);
     const id = buildMmqKernel(preset('mmq-q4k-id', 'scalar'));
-    expect(id.bindings).toEqual([...q4kInputs, 'routing', 'out', 'dims']);
+    expect(id.bindings).toEqual([...q4kInputs, 'routing', 'out', 'dims', 'grid_slice']);
     expect(id.outputBinding).toBe(6);
   });
 

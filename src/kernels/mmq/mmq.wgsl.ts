@@ -10,6 +10,14 @@
 // written in exactly the oracle's f32 order, each product rounded on its own (no_fuse), so every arm can
 // match the oracle bit for bit on any compiler, contracting to FMA or not.
 import type { Arm } from '../gpu/caps';
+import {
+  GRID_SLICE_BINDING,
+  GRID_SLICE_COMMENT,
+  GRID_SLICE_PARAM,
+  GRID_SLICE_STRUCT,
+  GRID_SLICE_VAR,
+  gridSliceLets,
+} from '../gpu/gridSlice';
 import { ShapeError } from '../family';
 import { Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
 import type { TileParams } from '../tile';
@@ -211,6 +219,7 @@ export function mmqBindings(spec: MmqSpec): MmqBinding[] {
       comment: 'm, n, k, cap (`meta` is a WGSL reserved word)',
     });
   }
+  b.push({ name: GRID_SLICE_BINDING, decl: GRID_SLICE_VAR, comment: GRID_SLICE_COMMENT });
   return b;
 }
 
@@ -259,7 +268,8 @@ function constants(spec: MmqSpec, g: MmqGeometry): string[] {
 
 function bindingDecls(spec: MmqSpec): string[] {
   const lines: string[] = [];
-  if (spec.dims.kind === 'runtime') lines.push('struct Dims { m: u32, n: u32, k: u32, cap: u32 }', '');
+  if (spec.dims.kind === 'runtime') lines.push('struct Dims { m: u32, n: u32, k: u32, cap: u32 }');
+  lines.push(GRID_SLICE_STRUCT, '');
   mmqBindings(spec).forEach((b, i) => lines.push(`@group(0) @binding(${i}) ${b.decl} // ${b.comment}`));
   return lines;
 }
@@ -549,6 +559,7 @@ function mainFn(spec: MmqSpec, g: MmqGeometry): string[] {
           'let lane = sg_lane;',
         ]
       : ['let warp = tid / PLANE; // plane index (one plane per warp-grid cell)', 'let lane = tid % PLANE;']),
+    ...gridSliceLets('wid', 'nwg'),
     'let warp_m = warp / WN;',
     'let warp_n = warp % WN;',
     'set_owner(wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y, warp, lane);',
@@ -593,8 +604,7 @@ function mainFn(spec: MmqSpec, g: MmqGeometry): string[] {
     `@compute @workgroup_size(${g.nthread})`,
     'fn main(',
     '  @builtin(local_invocation_index) tid: u32,',
-    '  @builtin(workgroup_id) wid: vec3u,',
-    '  @builtin(num_workgroups) nwg: vec3u,',
+    `  ${GRID_SLICE_PARAM},`,
     ...(matrix
       ? ['  @builtin(subgroup_id) sg_id: u32,', '  @builtin(subgroup_invocation_id) sg_lane: u32,']
       : []),

@@ -6,6 +6,7 @@
 // part sums, a routing table); uniforms are a few bytes of parameters and are left out. Re-reads that
 // caches serve (a tile re-reading its weight rows) are not memory traffic and are not counted.
 import { bufferBytes, type BufferSpec, type KernelPlan } from '../gpu/plan';
+import { GRID_SLICE_BINDING } from '../gpu/gridSlice';
 
 /** What a buffer is to the op: its weights, its other inputs (activations, index tables), its result, or a buffer between passes. */
 export type TrafficRole = 'weight' | 'activation' | 'output' | 'intermediate';
@@ -49,6 +50,7 @@ export function planTraffic(plan: KernelPlan, ops: number): PassTraffic[] {
   return plan.passes.map((pass, i) => {
     const buffers: BufferTraffic[] = [];
     for (const name of new Set(pass.bindings)) {
+      if (name === GRID_SLICE_BINDING) continue; // the runner's 32-byte uniform
       const b = specs.get(name);
       if (!b) throw new RangeError(`${pass.label} binds ${name}, which the plan does not have`);
       if (b.kind === 'uniform') continue;

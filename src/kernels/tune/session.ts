@@ -140,7 +140,12 @@ export class ProblemSession {
       built.plan.buffers.filter((b) => b.data && b.kind !== 'uniform'),
       { banks: this.opts.banks, label: this.family.id },
     );
-    return { p: await preparePlan(this.device, built.plan, { resident: d.resident }), d, own: built.facts };
+    const cancelled = this.opts.cancelled;
+    const p = await preparePlan(this.device, built.plan, {
+      resident: d.resident,
+      ...(cancelled ? { cancelled } : {}),
+    });
+    return { p, d, own: built.facts };
   }
 
   /** Run once into a NaN-filled output, judge the gate's rows under `gate`, count unwritten elements. */

@@ -19,6 +19,8 @@ const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
 @group(0) @binding(0) var<storage, read> xt: array<u32>; // f16 pairs, 16x16 fragment tiles
 @group(0) @binding(1) var<storage, read> wh: array<u32>; // f16 pairs, [NP, K] row-major
 @group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
+struct GridSlice { base: vec3u, grid: vec3u } // a slice's first workgroup, and the whole grid
+@group(0) @binding(3) var<uniform> grid_slice: GridSlice; // set by the host, which may run the grid in slices
 
 // f16 pair (k, k+1), k even, of weight row c.
 fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[(c * K + k) / 2u]); }
@@ -26,7 +28,9 @@ fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[(c * K + k) / 2u
 fn xt_pair(r: u32, k: u32) -> vec2f { return unpack2x16float(xt[(((r / 16u) * KT + k / 16u) * 256u + (r % 16u) * 16u + k % 16u) / 2u]); }
 
 @compute @workgroup_size(NT)
-fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) slice_wg: vec3u) {
+  let wg = slice_wg + grid_slice.base; // this workgroup in the whole grid
+  let nwg = grid_slice.grid; // the whole grid (a slice's own is smaller)
   let warp = tid / PLANE;
   let lane = tid % PLANE;
   let warp_m = warp / WN;

@@ -25,7 +25,8 @@ const NSB = K / 256u; // Q4_K super-blocks per weight row
 @group(0) @binding(3) var<storage, read> wd: array<f32>; // d per super-block
 @group(0) @binding(4) var<storage, read> wdm: array<f32>; // dmin per super-block
 @group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N] row-major
-
+struct GridSlice { base: vec3u, grid: vec3u } // a slice's first workgroup, and the whole grid
+@group(0) @binding(6) var<uniform> grid_slice: GridSlice; // set by the host, which may run the grid in slices
 // Q4_K scale and min of sub-block j (get_scale_min_k4), branch-free.
 fn q4kw_bytes(w: vec3u, j: u32) -> vec3u { return (w >> vec3u(8u * (j % 4u))) & vec3u(255u); }
 fn q4kw_sc(w: vec3u, j: u32) -> u32 {
@@ -52,7 +53,9 @@ fn get_a(i: u32) -> vec2f { return vec2f(f32(sa[2u * i]), f32(sa[2u * i + 1u]));
 fn get_b(i: u32) -> vec2f { return vec2f(f32(sb[2u * i]), f32(sb[2u * i + 1u])); }
 
 @compute @workgroup_size(NT)
-fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+fn main(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) slice_wg: vec3u) {
+  let wg = slice_wg + grid_slice.base; // this workgroup in the whole grid
+  let nwg = grid_slice.grid; // the whole grid (a slice's own is smaller)
   let warp = tid / PLANE;
   let lane = tid % PLANE;
   let warp_m = warp / WN;

@@ -23,6 +23,8 @@ const RS = 72u; // f16 elements per staged B row (64 K-values + padding against 
 @group(0) @binding(0) var<storage, read> xt: array<array<f16, 256>>; // 16x16 fragment tiles [MP/16][KT][16][16]
 @group(0) @binding(1) var<storage, read> wh: array<vec4u>; // f16 [NP, K] row-major, 8 halves per vec4
 @group(0) @binding(2) var<storage, read_write> out: array<f32>; // [M, N] row-major
+struct GridSlice { base: vec3u, grid: vec3u } // a slice's first workgroup, and the whole grid
+@group(0) @binding(3) var<uniform> grid_slice: GridSlice; // set by the host, which may run the grid in slices
 
 // B [BN, 64] of a stage, two buffers [2][BN][RS]: stage kb is read from buffer kb % 2 while kb + 1 is written.
 var<workgroup> sb: array<f16, 9216u>;
@@ -43,7 +45,9 @@ fn copy_out(warp: u32, lane: u32, row0: u32, col0: u32) {
 
 @compute @workgroup_size(NT)
 fn main(@builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) warp: u32, @builtin(subgroup_invocation_id) lane: u32,
-        @builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+        @builtin(workgroup_id) slice_wg: vec3u) {
+  let wg = slice_wg + grid_slice.base; // this workgroup in the whole grid
+  let nwg = grid_slice.grid; // the whole grid (a slice's own is smaller)
   // subgroup_id is subgroup-uniform, so the matrix offsets derived from it are too (a requirement).
   let warp_m = warp / WN;
   let warp_n = warp % WN;

@@ -16,12 +16,15 @@ const M: u32 = 32u;
 const N: u32 = 64u;
 const K: u32 = 256u;
 
+struct GridSlice { base: vec3u, grid: vec3u } // a slice's first workgroup, and the whole grid
+
 @group(0) @binding(0) var<storage, read> xq: array<u32>; // q8_1 activation int8 [rows, k], 4 per word
 @group(0) @binding(1) var<storage, read> xs_xsum: array<vec2f>; // [rows, k/32] (xs, xsum = xs * sum(xq)) per 32-block, interleaved
 @group(0) @binding(2) var<storage, read> wqs: array<u32>; // Q4_K qs: 32 words (128 B) per super-block
 @group(0) @binding(3) var<storage, read> wsc: array<u32>; // Q4_K packed 6-bit scales/mins: 3 words per super-block
 @group(0) @binding(4) var<storage, read> wd_dmin: array<vec2f>; // Q4_K (d, dmin) per super-block, interleaved
 @group(0) @binding(5) var<storage, read_write> out: array<f32>; // output [rows, n]
+@group(0) @binding(6) var<uniform> grid_slice: GridSlice; // set by the host, which may run the grid in slices
 
 var<workgroup> sa: array<u32, BM * 8u>; // A tile [BM x 32] int8, 4 per word
 var<workgroup> sb: array<u32, BN * 8u>; // B tile [BN x 32] int8 (Q4_K: nibbles), 4 per word
@@ -59,11 +62,12 @@ fn dot_i8(a: u32, b: u32) -> i32 {
 @compute @workgroup_size(32)
 fn main(
   @builtin(local_invocation_index) tid: u32,
-  @builtin(workgroup_id) wid: vec3u,
-  @builtin(num_workgroups) nwg: vec3u,
+  @builtin(workgroup_id) slice_wg: vec3u,
 ) {
   let warp = tid / PLANE; // plane index (one plane per warp-grid cell)
   let lane = tid % PLANE;
+  let wid = slice_wg + grid_slice.base; // this workgroup in the whole grid
+  let nwg = grid_slice.grid; // the whole grid (a slice's own is smaller)
   let warp_m = warp / WN;
   let warp_n = warp % WN;
   set_owner(wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y, warp, lane);

@@ -15,6 +15,7 @@ const NTHREAD: u32 = 32u; // nwarp * PLANE
 const PER: u32 = 64u; // subtile elements per lane: 256 / PLANE
 
 struct Dims { m: u32, n: u32, k: u32, cap: u32 }
+struct GridSlice { base: vec3u, grid: vec3u } // a slice's first workgroup, and the whole grid
 
 @group(0) @binding(0) var<storage, read> xq: array<u32>; // q8_1 activation int8 [rows, k], 4 per word
 @group(0) @binding(1) var<storage, read> xs_xsum: array<vec2f>; // [rows, k/32] (xs, xsum = xs * sum(xq)) per 32-block, interleaved
@@ -23,6 +24,7 @@ struct Dims { m: u32, n: u32, k: u32, cap: u32 }
 @group(0) @binding(4) var<storage, read> wd_dmin: array<vec2f>; // Q4_K (d, dmin) per super-block, interleaved
 @group(0) @binding(5) var<storage, read_write> out: array<f32>; // output [rows, n]
 @group(0) @binding(6) var<uniform> dims: Dims; // m, n, k, cap (`meta` is a WGSL reserved word)
+@group(0) @binding(7) var<uniform> grid_slice: GridSlice; // set by the host, which may run the grid in slices
 
 var<workgroup> sa: array<u32, BM * 8u>; // A tile [BM x 32] int8, 4 per word
 var<workgroup> sb: array<u32, BN * 8u>; // B tile [BN x 32] int8 (Q4_K: nibbles), 4 per word
@@ -50,11 +52,12 @@ fn q4k_m(base: u32, j: u32) -> u32 { return q4kw_m(q4k_words(base), j); }
 @compute @workgroup_size(32)
 fn main(
   @builtin(local_invocation_index) tid: u32,
-  @builtin(workgroup_id) wid: vec3u,
-  @builtin(num_workgroups) nwg: vec3u,
+  @builtin(workgroup_id) slice_wg: vec3u,
 ) {
   let warp = tid / PLANE; // plane index (one plane per warp-grid cell)
   let lane = tid % PLANE;
+  let wid = slice_wg + grid_slice.base; // this workgroup in the whole grid
+  let nwg = grid_slice.grid; // the whole grid (a slice's own is smaller)
   let warp_m = warp / WN;
   let warp_n = warp % WN;
   set_owner(wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y, warp, lane);

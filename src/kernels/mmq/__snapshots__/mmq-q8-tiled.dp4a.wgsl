@@ -17,11 +17,14 @@ const M: u32 = 32u;
 const N: u32 = 64u;
 const K: u32 = 128u;
 
+struct GridSlice { base: vec3u, grid: vec3u } // a slice's first workgroup, and the whole grid
+
 @group(0) @binding(0) var<storage, read> xq: array<u32>; // q8_1 activation int8 [rows, k], 4 per word
 @group(0) @binding(1) var<storage, read> xs: array<f32>; // activation scale per 32-block [rows, k/32]
 @group(0) @binding(2) var<storage, read> wq: array<u32>; // Q8_0 weight int8 [n, k], 4 per word
 @group(0) @binding(3) var<storage, read> wd: array<f32>; // Q8_0 weight scale per 32-block [n, k/32]
 @group(0) @binding(4) var<storage, read_write> out: array<f32>; // output [rows, n]
+@group(0) @binding(5) var<uniform> grid_slice: GridSlice; // set by the host, which may run the grid in slices
 
 var<workgroup> sa: array<u32, BM * 8u>; // A tile [BM x 32] int8, 4 per word
 var<workgroup> sb: array<u32, BN * 8u>; // B tile [BN x 32] int8 (Q4_K: nibbles), 4 per word
@@ -35,11 +38,12 @@ fn no_fuse(x: f32) -> f32 {
 @compute @workgroup_size(32)
 fn main(
   @builtin(local_invocation_index) tid: u32,
-  @builtin(workgroup_id) wid: vec3u,
-  @builtin(num_workgroups) nwg: vec3u,
+  @builtin(workgroup_id) slice_wg: vec3u,
 ) {
   let warp = tid / PLANE; // plane index (one plane per warp-grid cell)
   let lane = tid % PLANE;
+  let wid = slice_wg + grid_slice.base; // this workgroup in the whole grid
+  let nwg = grid_slice.grid; // the whole grid (a slice's own is smaller)
   let warp_m = warp / WN;
   let warp_n = warp % WN;
   set_owner(wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y, warp, lane);
