@@ -23,7 +23,10 @@ import {
   selectKernel,
   setDraft,
   setParam,
+  setSweepForm,
   setTab,
+  setTunerForm,
+  setTunerParam,
   clearDraft,
 } from './store';
 import { SWIFTSHADER_CAPS } from './store/caps.fixture';
@@ -471,7 +474,7 @@ describe('controller', () => {
 
   it('a hunt saves every measured config as it arrives; cancelled, it is listed interrupted and resumes', async () => {
     worker.huntEntries = 4;
-    ctl.tuner.hunt(true);
+    ctl.tuner.hunt(true, true);
     await until(() => getApp().tuner.hunt?.entries.length === 2, 'two entries');
     // A run asked for during the hunt waits behind it, and says so.
     ctl.runNow({ confirmed: true });
@@ -489,7 +492,7 @@ describe('controller', () => {
     expect(measured.length).toBeGreaterThanOrEqual(2);
     expect(getApp().tuner.runs?.[0]?.key).toBe(key);
 
-    ctl.tuner.resume();
+    ctl.tuner.resume(true);
     await until(() => getApp().tuner.hunt?.status === 'complete', 'the resumed hunt');
     const resume = worker.sent.filter((r) => r.type === 'tune').at(-1);
     expect(resume && resume.type === 'tune' && resume.resume?.map((e) => e.config)).toEqual(measured);
@@ -500,6 +503,40 @@ describe('controller', () => {
     expect(getApp().config.params.wm).toBe(1);
     expect(getApp().tab).toBe('ownership');
   }, 20_000);
+
+  it('asks before a hunt estimated past the limit, and starts it on the go-ahead', async () => {
+    const form = getApp().tuner.form;
+    const tunes = () => worker.sent.filter((r) => r.type === 'tune').length;
+    const before = tunes();
+    act(setTunerParam, 'm', 4096);
+    act(setTunerParam, 'n', 4096);
+    ctl.tuner.hunt(true);
+    await until(() => getApp().confirm?.action === 'hunt', 'the question');
+    expect(getApp().confirm!.ms).toBeGreaterThan(5_000);
+    expect(getApp().confirm!.basis).toMatch(/configs, each gated and timed/);
+    await settle();
+    expect(tunes()).toBe(before); // nothing was sent
+    worker.huntEntries = 1;
+    ctl.tuner.hunt(true, true);
+    await until(() => tunes() === before + 1, 'the hunt sent');
+    await until(() => getApp().tuner.hunt?.status === 'complete', 'the hunt done');
+    act(setTunerForm, form);
+  });
+
+  it('asks before a sweep estimated past the limit, and starts it on the go-ahead', async () => {
+    const runs = () => worker.sent.filter((r) => r.type === 'run').length;
+    const axis = CATALOG.get(getApp().config.kernel).controls.find((c) => c.key === 'm') ? 'm' : 'n';
+    act(setSweepForm, { axis, mode: 'list', list: '64, 65536' });
+    const before = runs();
+    ctl.sweep.start();
+    await until(() => getApp().confirm?.action === 'sweep', 'the question');
+    expect(getApp().confirm!.basis).toMatch(/2 points/);
+    await settle();
+    expect(runs()).toBe(before);
+    ctl.sweep.start(true);
+    await until(() => getApp().sweep.current?.status === 'complete', 'the sweep done');
+    expect(runs()).toBe(before + 2);
+  });
 
   it('a link with edited WGSL: nothing stored or run until accepted; declined, the own buffer stays', async () => {
     await settle(40);

@@ -4,9 +4,8 @@
 // functions returned here and never see the worker or the GPU. The tuner's and the model files' wiring
 // are in ./tunerController.ts and ./modelController.ts; they share this one worker client.
 import type { GgufFileRef, RunConfig } from '../kernels/family';
-import { isSoftwareAdapter } from '../kernels/gpu/caps';
 import type { ElementPartials } from '../kernels/partials';
-import { kernelWithProblems, type RunOutcome, type WorkerResponse } from '../workers/protocol';
+import { kernelWithProblems, type WorkerResponse } from '../workers/protocol';
 import { loadBuffers, loadStash, saveBuffer, saveStash, type BufferStorage } from './editor/bufferStorage';
 import { createModelController, type ModelController } from './modelController';
 import { decodePermalink, encodePermalink } from './permalink/codec';
@@ -15,8 +14,6 @@ import {
   acceptLink,
   act,
   applyPermalink,
-  askToRun,
-  catalogIn,
   configKey,
   configProblems,
   currentCatalog,
@@ -50,15 +47,8 @@ import {
   wantTensor,
   type AppState,
 } from './store';
-import {
-  CONFIRM_MS,
-  estimate,
-  rateFor,
-  rateOfHunt,
-  rateOfRun,
-  workOf,
-  type MeasuredRate,
-} from '../kernels/perf/estimate';
+import { CONFIRM_MS, estimate, workOf } from '../kernels/perf/estimate';
+import { createGuard } from './guard';
 import { createSweepController, type SweepController } from './sweepController';
 import { createTunerController, type TunerController } from './tunerController';
 import type { ProbeResult } from '../kernels/perf/probe.run';
@@ -157,12 +147,10 @@ export function createController(env: ControllerEnv): Controller {
    * regenerates the kernel, and re-running the big run just cancelled kept the tab busy for minutes).
    */
   let cancelledKey: string | undefined;
-  /** Rates measured by this session's runs, the latest per family and arm. */
-  let measured: MeasuredRate[] = [];
-
-  const tuner = createTunerController({ client, openStore: env.openTuneStore, now });
+  const guard = createGuard(confirmMs);
+  const tuner = createTunerController({ client, openStore: env.openTuneStore, now, guard });
   const models = createModelController({ client });
-  const sweep = createSweepController({ client, openStore: env.openTuneStore });
+  const sweep = createSweepController({ client, openStore: env.openTuneStore, guard });
 
   client.onEvent((msg: WorkerResponse) => {
     switch (msg.type) {
@@ -183,6 +171,7 @@ export function createController(env: ControllerEnv): Controller {
     }
   });
   client.onRespawn((reason) => {
+    guard.forgetCompiled();
     act(deviceRestarting, `restarting the GPU worker: ${reason}`);
   });
   client.onDrain((d) => act(gpuDraining, d));
@@ -250,21 +239,24 @@ export function createController(env: ControllerEnv): Controller {
     }
     if (state.generated?.problems.length) return;
     const opts = state.runOptions;
+    // The pipelines a run compiles: its config's and the text that runs.
+    const compiledKey = `${key}\n${editedWgsl(state) ?? ''}`;
     const timed = opts.timed && !choice.untimed;
     const instrument = opts.instrument && !choice.noOwnership;
-    if (!choice.confirmed) {
-      const est = estimate(workOf(currentCatalog(state), state.config), rateOf(state), {
+    const est = estimate(
+      workOf(currentCatalog(state), state.config),
+      guard.rateOf(state, state.config.kernel, state.config.arm),
+      {
         timed,
         instrument,
         targetMs: opts.targetMs,
         batches: opts.batches,
         passes: state.generated?.passes.length ?? 1,
-      });
-      if (est.ms > confirmMs) {
-        act(askToRun, est);
-        return;
-      }
-    }
+        software: guard.software(state),
+        compiled: guard.compiled(compiledKey),
+      },
+    );
+    if (!guard.allow({ ...est, action: 'run' }, !!choice.confirmed)) return;
     if (state.run.status === 'running' && state.run.id !== undefined) client.cancel(state.run.id);
     cancelledKey = undefined;
     const wgsl = editedWgsl(state);
@@ -281,7 +273,7 @@ export function createController(env: ControllerEnv): Controller {
     void done.then((msg) => {
       switch (msg.type) {
         case 'run-result':
-          record(msg.outcome);
+          guard.record(msg.outcome, compiledKey);
           act(runFinished, id, msg.outcome);
           return;
         case 'compile-error':
@@ -298,31 +290,6 @@ export function createController(env: ControllerEnv): Controller {
           act(runFailed, id, 'internal', `unexpected reply ${msg.type}`);
       }
     });
-  };
-
-  const record = (o: RunOutcome) => {
-    const catalog = catalogIn(getApp(), o.config.kernel);
-    const r =
-      catalog &&
-      rateOfRun(o.config.kernel, o.config.arm, workOf(catalog, o.config), o.runWallMs, o.timing?.ms);
-    if (r) measured = [...measured.filter((m) => m.kernel !== r.kernel || m.arm !== r.arm), r];
-  };
-
-  /** The rate of the current family and arm: this session's runs, then the tuner's hunts on this device. */
-  const rateOf = (state: AppState) => {
-    const hunts = (state.tuner.runs ?? [])
-      .filter((run) => run.deviceId === state.device.deviceId)
-      .flatMap((run) => {
-        const catalog = catalogIn(state, run.kernel);
-        return catalog ? rateOfHunt(run.kernel, workOf(catalog, run.report.base), run.report.entries) : [];
-      });
-    const caps = state.device.caps;
-    return rateFor(
-      [...hunts, ...measured],
-      state.config.kernel,
-      state.config.arm,
-      !caps || isSoftwareAdapter(caps),
-    );
   };
 
   const scheduleRun = () => {

@@ -2,6 +2,8 @@
 // (timed as the playground times, no ownership recording), in order, cancellable between and during
 // points; points the family refuses are never sent. Each point is saved as it lands (the tune-runs
 // database's "sweeps" store), so a reload keeps what was measured.
+import { estimateSweep, workOf } from '../kernels/perf/estimate';
+import type { Guard } from './guard';
 import { sweepPointOf } from './perf/sweepPerf';
 import type { TuneRunStore } from './persistence/tuneRuns';
 import {
@@ -20,8 +22,11 @@ import {
 import type { WorkerClient } from './worker/client';
 
 export interface SweepController {
-  /** Run the form's range over the current config (its generated kernel, not an edit). */
-  start(): void;
+  /**
+   * Run the form's range over the current config (its generated kernel, not an edit); a sweep estimated
+   * past the guard's limit asks first unless `confirmed`.
+   */
+  start(confirmed?: boolean): void;
   /** Stop the sweep: the point in flight is cancelled, the rest are marked cancelled. */
   cancel(): void;
   /** Show a stored sweep. */
@@ -40,6 +45,7 @@ const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 export function createSweepController(env: {
   client: WorkerClient;
   openStore: () => Promise<TuneRunStore>;
+  guard: Guard;
 }): SweepController {
   const { client } = env;
   let storeP: Promise<TuneRunStore> | undefined;
@@ -89,7 +95,7 @@ export function createSweepController(env: {
   }
 
   return {
-    start() {
+    start(confirmed = false) {
       const s = getApp();
       if (s.sweep.current?.status === 'running') return;
       const deviceId = s.device.deviceId;
@@ -104,6 +110,19 @@ export function createSweepController(env: {
       }
       const catalog = currentCatalog(s);
       const plan = sweepPlan(catalog, s.config, s.sweep.form.axis, range.values, s.device.caps);
+      const opts = s.runOptions;
+      const sent = plan.filter((p) => !p.problems.length);
+      const est = estimateSweep(
+        sent.map((p) => workOf(catalog, p.config)),
+        env.guard.rateOf(s, s.config.kernel, s.config.arm),
+        {
+          targetMs: opts.targetMs,
+          batches: opts.batches,
+          passes: s.generated?.passes.length ?? 1,
+          software: env.guard.software(s),
+        },
+      );
+      if (!env.guard.allow({ ...est, action: 'sweep' }, confirmed)) return;
       let r = newSweep(deviceId, s.config, s.sweep.form.axis, plan, new Date().toISOString());
       cancelled = false;
       act(setSweep, { current: r, error: undefined });

@@ -1,7 +1,9 @@
 // The tuner's wiring: hunts, resumes and autokernel dispatches go to the worker; their state goes to the
 // store (so a hunt keeps reporting while other tabs are shown) and every measured config to IndexedDB
 // as it arrives (so a reload keeps it, listed as interrupted and resumable).
+import { estimateHunt, HUNT_END_GAME, workOf } from '../kernels/perf/estimate';
 import { tuneProblemKey } from '../kernels/tune/problem';
+import type { Guard } from './guard';
 import type { RunConfig } from '../kernels/family';
 import type { TuneRecordEntry, TuneReport, WorkerResponse } from '../workers/protocol';
 import { runKey, type TuneRun, type TuneRunStore } from './persistence/tuneRuns';
@@ -33,10 +35,13 @@ import type { WorkerClient } from './worker/client';
 export interface TunerController {
   /** Load the stored runs (and show the newest). */
   start(): void;
-  /** Hunt the form's problem (replaying a stored winner unless `force`). */
-  hunt(force: boolean): void;
+  /**
+   * Hunt the form's problem (replaying a stored winner unless `force`); a hunt estimated past the
+   * guard's limit asks first unless `confirmed`.
+   */
+  hunt(force: boolean, confirmed?: boolean): void;
   /** Resume the interrupted hunt on display: what it measured is replayed, not measured again. */
-  resume(): void;
+  resume(confirmed?: boolean): void;
   cancel(): void;
   autokernel(): void;
   /** Load a config (a winner, a table row) into the playground. */
@@ -69,6 +74,7 @@ export function createTunerController(env: {
   client: WorkerClient;
   openStore: () => Promise<TuneRunStore>;
   now: () => number;
+  guard: Guard;
 }): TunerController {
   const { client, now } = env;
   let storeP: Promise<TuneRunStore> | undefined;
@@ -76,6 +82,28 @@ export function createTunerController(env: {
   let t0 = 0;
 
   const store = () => (storeP ??= env.openStore());
+
+  /** The guard on a hunt: its configs (less those a resume replays) at the base config's work. */
+  const guardHunt = (
+    s: AppState,
+    base: RunConfig,
+    evo: HuntState['evo'],
+    replayed: number,
+    what: { force?: boolean; resume?: boolean },
+    confirmed: boolean,
+  ) => {
+    const catalog = catalogIn(s, base.kernel);
+    if (!catalog) return true;
+    const configs = evo.population * evo.generations;
+    const left = Math.max(1, configs - replayed);
+    const est = estimateHunt(workOf(catalog, base), env.guard.rateOf(s, base.kernel, base.arm), {
+      ...evo,
+      ...HUNT_END_GAME,
+      generations: left / evo.population,
+      software: env.guard.software(s),
+    });
+    return env.guard.allow({ ...est, action: 'hunt', ...what }, confirmed);
+  };
 
   const refresh = async () => {
     try {
@@ -185,15 +213,19 @@ export function createTunerController(env: {
         if (newest && !s.tuner.hunt) act(showRun, newest);
       });
     },
-    hunt(force) {
+    hunt(force, confirmed = false) {
       const s = getApp();
       if (tunerBlockers(s).length || s.tuner.hunt?.status === 'running') return;
       const catalog = catalogIn(s, s.tuner.form.kernel)!;
-      start(formBase(s.tuner.form, catalog), s.tuner.form.evo, [], force);
+      const base = formBase(s.tuner.form, catalog);
+      if (!guardHunt(s, base, s.tuner.form.evo, 0, { force }, confirmed)) return;
+      start(base, s.tuner.form.evo, [], force);
     },
-    resume() {
-      const h = getApp().tuner.hunt;
-      if (!h || h.status !== 'interrupted' || getApp().device.status !== 'ready') return;
+    resume(confirmed = false) {
+      const s = getApp();
+      const h = s.tuner.hunt;
+      if (!h || h.status !== 'interrupted' || s.device.status !== 'ready') return;
+      if (!guardHunt(s, h.base, h.evo, h.entries.length, { resume: true }, confirmed)) return;
       start(h.base, h.evo, h.entries, true);
     },
     cancel() {

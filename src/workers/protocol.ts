@@ -177,6 +177,8 @@ export interface RunOutcome {
   outputTile?: { rows: number; cols: number };
   /** Wall time of the correctness run (compile excluded), ms: what the next estimate is based on. */
   runWallMs: number;
+  /** Wall time of compiling the plan's pipelines (none when they were compiled before), ms. */
+  compileMs?: number;
   /** Multiply-adds x 2 of the op (for estimates). */
   ops: number;
   /** The op's arithmetic (which compute roof its arm runs against). */

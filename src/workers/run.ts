@@ -191,6 +191,7 @@ export async function serveRun(req: RunRequest, ctx: RunContext): Promise<void> 
   const userText = edited ? req.wgsl! : kernel;
   ctx.progress('compiling', 0.05, gpu(undefined));
   let p: PreparedPlan;
+  const compileT0 = performance.now();
   try {
     p = await preparePlan(ctx.dev.device, plan, {
       ...(edited ? { wgslOverride: { [main]: userText + suffix } } : {}),
@@ -210,6 +211,7 @@ export async function serveRun(req: RunRequest, ctx: RunContext): Promise<void> 
     }
     throw e;
   }
+  const compileMs = performance.now() - compileT0;
   const warnings: WgslMessage[] = [];
   let output: Float32Array | Int32Array;
   let timing: RunTiming | undefined;
@@ -246,6 +248,7 @@ export async function serveRun(req: RunRequest, ctx: RunContext): Promise<void> 
     warnings,
     edited,
     runWallMs,
+    compileMs,
     ops: facts.ops,
     arithmetic: facts.arithmetic ?? ctx.family.arithmetic,
     traffic: planTraffic(plan, facts.ops),

@@ -96,26 +96,56 @@ function LinkPreview() {
   );
 }
 
+/** The go-ahead for an action estimated past the guard's limit (a run, a sweep, a hunt). */
 function Confirm() {
   const { controller } = useServices();
   const est = useApp((s) => s.confirm);
   if (!est) return null;
+  const action = est.action ?? 'run';
+  const go = () => {
+    act(dismissConfirm);
+    if (action === 'sweep') controller.sweep.start(true);
+    else if (est.resume) controller.tuner.resume(true);
+    else controller.tuner.hunt(!!est.force, true);
+  };
   return (
-    <div className="banner warn" role="alert" data-testid="run-estimate">
-      <span>
-        This run is estimated at <strong>{formatMs(est.ms)}</strong> on this adapter ({est.basis}). Run it
-        without timing (about {formatMs(est.untimedMs)}), make the shape smaller, or run it anyway.
-      </span>
-      <button
-        type="button"
-        onClick={() => controller.runNow({ confirmed: true, untimed: true })}
-        data-testid="run-untimed"
-      >
-        Run without timing
-      </button>
-      <button type="button" onClick={() => controller.runNow({ confirmed: true })} data-testid="run-anyway">
-        Run anyway
-      </button>
+    <div className="banner warn" role="alert" data-testid="run-estimate" data-action={action}>
+      {action === 'run' ? (
+        <>
+          <span>
+            This run is estimated at <strong>{formatMs(est.ms)}</strong> on this adapter ({est.basis}). Run it
+            without timing (about {formatMs(est.untimedMs)}), make the shape smaller, or run it anyway.
+          </span>
+          <button
+            type="button"
+            onClick={() => controller.runNow({ confirmed: true, untimed: true })}
+            data-testid="run-untimed"
+          >
+            Run without timing
+          </button>
+          <button
+            type="button"
+            onClick={() => controller.runNow({ confirmed: true })}
+            data-testid="run-anyway"
+          >
+            Run anyway
+          </button>
+        </>
+      ) : (
+        <>
+          <span>
+            This {action === 'sweep' ? 'sweep' : est.resume ? "hunt's resume" : 'hunt'} is estimated at{' '}
+            <strong>{formatMs(est.ms)}</strong> on this adapter ({est.basis}).{' '}
+            {action === 'sweep'
+              ? 'Narrow the range, or start it anyway.'
+              : 'Hunt a smaller shape or fewer generations, or start it anyway.'}{' '}
+            It can be cancelled at any time.
+          </span>
+          <button type="button" onClick={go} data-testid="start-anyway">
+            Start anyway
+          </button>
+        </>
+      )}
       <button type="button" onClick={() => act(dismissConfirm)}>
         Not now
       </button>

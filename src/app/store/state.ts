@@ -78,13 +78,22 @@ export interface RunState {
   beforeGenerating?: RunStatus | undefined;
 }
 
-/** A run that is expected to take long on this adapter: the controller asks before sending it. */
+/** The actions that run GPU work, each asked about first when it is expected to take long. */
+export type GuardedAction = 'run' | 'sweep' | 'hunt';
+
+/** An action expected to take long on this adapter: the controller asks before sending it. */
 export interface RunEstimate {
   ms: number;
   /** What the estimate is based on, in words. */
   basis: string;
-  /** The same run without timing, estimated. */
+  /** The same run without timing, estimated (a run only). */
   untimedMs: number;
+  /** What is asked about (default: a run). */
+  action?: GuardedAction;
+  /** A hunt's resume (the go-ahead resumes rather than starts). */
+  resume?: boolean;
+  /** A hunt's force (measure again rather than replay a stored winner). */
+  force?: boolean;
 }
 
 /** The CPU oracle's output, shown where there is no GPU to run on. */

@@ -3,8 +3,23 @@
 import { describe, expect, it } from 'vitest';
 import { CATALOG } from '../catalog';
 import type { RunConfig } from '../family';
-import { defaultArm } from '../gpu/arms';
-import { CONFIRM_MS, estimate, formatMs, rateFor, rateOfHunt, rateOfRun, workOf } from './estimate';
+import { KERNELS } from '..';
+import { defaultArm, resolveConfig } from '../gpu/arms';
+import { SWIFTSHADER_CAPS } from '../gpu/testCaps';
+import {
+  CONFIRM_MS,
+  DEFAULT_COMPILE_MS,
+  estimate,
+  estimateHunt,
+  estimateSweep,
+  formatMs,
+  guardedMs,
+  HUNT_END_GAME,
+  rateFor,
+  rateOfHunt,
+  rateOfRun,
+  workOf,
+} from './estimate';
 
 const run = { timed: true, instrument: true, targetMs: 25, batches: 6, passes: 1 };
 const configOf = (kernel: string, params: Record<string, number | string>): RunConfig => {
@@ -47,8 +62,8 @@ describe('run estimates', () => {
     ] as const) {
       const config = configOf(kernel, params);
       const rate = rateFor([], kernel, config.arm, true);
-      const e = estimate(workOf(CATALOG.get(kernel), config), rate, run);
-      expect(e.ms, kernel).toBeGreaterThan(CONFIRM_MS);
+      const e = estimate(workOf(CATALOG.get(kernel), config), rate, { ...run, software: true });
+      expect(guardedMs(e), kernel).toBeGreaterThan(CONFIRM_MS);
       expect(e.basis).toMatch(/a cautious default for a CPU adapter/);
     }
   });
@@ -59,8 +74,11 @@ describe('run estimates', () => {
         for (const software of [true, false]) {
           const config = configOf(catalog.id, params);
           const rate = rateFor([], catalog.id, config.arm, software);
-          const e = estimate(workOf(catalog, config), rate, { ...run, passes: 4 });
-          expect(e.ms, `${catalog.id} ${JSON.stringify(params)}`).toBeLessThan(CONFIRM_MS);
+          // Its plan's own passes (each is timed alone too), as built for SwiftShader.
+          const caps = SWIFTSHADER_CAPS;
+          const passes = KERNELS.get(catalog.id).build(resolveConfig(config, caps), caps).plan.passes.length;
+          const e = estimate(workOf(catalog, config), rate, { ...run, passes, software });
+          expect(guardedMs(e), `${catalog.id} ${JSON.stringify(params)}`).toBeLessThan(CONFIRM_MS);
         }
   });
 
@@ -74,13 +92,98 @@ describe('run estimates', () => {
     expect(rateFor(measured, 'mmq-q4k-rt', 'dp4a', true).macsPerMs).toBe(2e7); // the latest
     expect(rateFor(measured, 'mmq-q4k-rt', 'scalar', true).basis).toMatch(/cautious default/);
     expect(rateFor(measured, 'coopmat-f16', 'dp4a', true).basis).toMatch(/cautious default/);
-    // One kernel run is the slower of compute and memory; six timed batches of at least one run each.
-    const e = estimate({ macs: 2e9, bytes: 0 }, rateFor(measured, 'mmq-q4k-rt', 'dp4a', true), run);
-    expect(e.kernelMs).toBe(100);
-    expect(e.ms).toBeCloseTo(e.untimedMs + 6 * 100);
-    expect(e.untimedMs).toBeCloseTo(300 + (2 * 2e9) / 2e5 + 2 * 100);
+    // One kernel run is the slower of compute and memory. A GPU: a probe run and six batches of at least
+    // one run each, 1.25x for batches that disagree, 1.05x wall per timed ms; two compiles (the run and
+    // the ownership-recording variant) at the GPU default.
+    const e = estimate({ macs: 2e9, bytes: 0 }, rateFor(measured, 'mmq-q4k-rt', 'dp4a', false), run);
+    const k = e.kernelMs;
+    expect(k).toBe(100); // 2e9 at the measured 2e7 a ms
+    expect(e.compileMs).toBe(2 * DEFAULT_COMPILE_MS.hardware);
+    expect(e.untimedMs).toBeCloseTo(300 + e.compileMs + (2 * 2e9) / 2e5 + 2 * k);
+    expect(e.ms).toBeCloseTo(e.untimedMs + k + 6 * 1.25 * Math.max(25, k) * 1.05);
+    // A CPU adapter: its batches double and cost 1.3x their timed span.
+    const sw = estimate({ macs: 2e9, bytes: 0 }, rateFor(measured, 'mmq-q4k-rt', 'dp4a', true), {
+      ...run,
+      software: true,
+    });
+    expect(sw.kernelMs).toBe(100);
+    expect(sw.ms - sw.untimedMs).toBeCloseTo(100 + 6 * 2 * 100 * 1.3);
+    // Several passes: the plan and each pass timed, each with its probe run.
+    const split = estimate({ macs: 2e9, bytes: 0 }, rateFor(measured, 'mmq-q4k-rt', 'dp4a', true), {
+      ...run,
+      software: true,
+      passes: 3,
+    });
+    expect(split.ms - split.untimedMs).toBeCloseTo(4 * (100 + 6 * 2 * 100 * 1.3));
+    // Compiled already: no compiling; untimed: no timing.
+    const again = estimate({ macs: 2e9, bytes: 0 }, rateFor(measured, 'mmq-q4k-rt', 'dp4a', true), {
+      ...run,
+      compiled: true,
+      timed: false,
+    });
+    expect(again.compileMs).toBe(0);
+    expect(again.ms).toBe(again.untimedMs);
     const memoryBound = estimate({ macs: 1, bytes: 2e9 }, rateFor([], 'x', 'scalar', false), run);
     expect(memoryBound.kernelMs).toBe(2e9 / 5e7);
+  });
+
+  it("count compiling as measured for the family (any arm), else the adapter kind's default", () => {
+    const work = { macs: 1e9, bytes: 0 };
+    expect(rateFor([], 'mmq-q4k-rt', 'dp4a', true).compileMs).toBe(DEFAULT_COMPILE_MS.software);
+    expect(rateFor([], 'mmq-q4k-rt', 'dp4a', false).compileMs).toBe(DEFAULT_COMPILE_MS.hardware);
+    const measured = [
+      rateOfRun('mmq-q4k-rt', 'scalar', work, 100, undefined, 1234)!,
+      rateOfRun('coopmat-f16', 'scalar', work, 100, undefined, 99)!,
+    ];
+    expect(rateFor(measured, 'mmq-q4k-rt', 'dp4a', true).compileMs).toBe(1234);
+    expect(rateOfRun('mmq-q4k-rt', 'scalar', work, 100, undefined, 0)).not.toHaveProperty('compileMs');
+  });
+
+  it('guard the work, not the compiling: a first run of a small shape never asks for its compile', () => {
+    const rate = rateFor([], 'mmq-q4k-rt', 'dp4a', true);
+    const small = estimate(
+      { macs: 1e6, bytes: 1e5 },
+      { ...rate, compileMs: 60_000 },
+      { ...run, software: true },
+    );
+    expect(small.ms).toBeGreaterThan(CONFIRM_MS);
+    expect(guardedMs(small)).toBeLessThan(CONFIRM_MS);
+    expect(guardedMs(small)).toBe(small.ms - small.compileMs);
+  });
+
+  it('estimate a sweep as its points, each timed without ownership recording', () => {
+    const rate = rateFor([], 'mmq-q4k-rt', 'dp4a', true);
+    const shape = { targetMs: 25, batches: 6, passes: 1, software: true };
+    const works = [
+      { macs: 1e8, bytes: 0 },
+      { macs: 4e8, bytes: 0 },
+    ];
+    const sweep = estimateSweep(works, rate, shape);
+    const each = works.map((w) => estimate(w, rate, { ...shape, timed: true, instrument: false }));
+    expect(sweep.ms).toBeCloseTo(each[0]!.ms + each[1]!.ms);
+    expect(sweep.compileMs).toBe(2 * rate.compileMs);
+    expect(sweep.kernelMs).toBe(4e8 / rate.macsPerMs);
+    expect(sweep.basis).toMatch(/^2 points/);
+  });
+
+  it('estimate a hunt: every config compiled, gated and timed, then its end game', () => {
+    const rate = { macsPerMs: 1e5, bytesPerMs: 1e9, compileMs: 2000, basis: 'test' };
+    const hunt = { population: 4, generations: 2, measureMs: 10, batches: 3, ...HUNT_END_GAME };
+    const work = { macs: 1e7, bytes: 0 }; // 100 ms a run
+    const e = estimateHunt(work, rate, hunt);
+    const timing = (target: number, batches: number) => 100 + batches * 1.25 * Math.max(target, 100) * 1.05;
+    expect(e.compileMs).toBe(8 * 2000);
+    expect(e.kernelMs).toBe(100);
+    expect(e.ms).toBeCloseTo(
+      8 * 2000 +
+        8 * (30 + 100 + timing(10, 3)) +
+        4 * timing(40, 3) +
+        (4 * 100 + (2 * 1e7) / 2e5) +
+        3 * 2 * timing(40, 1),
+    );
+    // Twice the configs: about twice the cost; a CPU adapter's timings cost more.
+    expect(estimateHunt(work, rate, { ...hunt, generations: 4 }).ms).toBeGreaterThan(1.8 * e.ms);
+    expect(estimateHunt(work, rate, { ...hunt, software: true }).ms).toBeGreaterThan(e.ms);
   });
 
   it('do not trust a tiny run below the default (its time is overhead, not work)', () => {
@@ -104,6 +207,14 @@ describe('run estimates', () => {
       ['dp4a', 5e5],
       ['scalar', 1e5],
     ]);
+    // Their compiling: the median of the measured configs' compile phases.
+    const withPhases = rateOfHunt('mmq-q4k-tile', { macs: 1e6, bytes: 0 }, [
+      { arm: 'dp4a', ms: 1, verdict: 'measured', phases: { compileMs: 900 } },
+      { arm: 'dp4a', ms: 2, verdict: 'measured', phases: { compileMs: 300 } },
+      { arm: 'dp4a', ms: 3, verdict: 'measured', phases: { compileMs: 500 } },
+      { arm: 'dp4a', ms: Infinity, verdict: 'rejected', phases: { compileMs: 1e6 } },
+    ]);
+    expect(withPhases[0]!.compileMs).toBe(500);
   });
 
   it('say durations in words', () => {

@@ -29,16 +29,27 @@ export const CONFIRM_MS = 5_000;
 export interface Rate {
   macsPerMs: number;
   bytesPerMs: number;
+  /** Compiling one plan's pipelines, ms (seconds per kernel on a CPU adapter). */
+  compileMs: number;
   /** Where the rate comes from, in words. */
   basis: string;
 }
+
+/**
+ * Compiling a plan when nothing was measured: SwiftShader on 2 cores took 1.5-8 s per new pipeline set
+ * (a default hunt's 26 configs: 64 s of compiling); a GPU driver a few hundred ms at most.
+ */
+export const DEFAULT_COMPILE_MS = { software: 3000, hardware: 300 } as const;
 
 /**
  * Defaults when nothing was measured, on the slow side so a first run of a big shape asks: a CPU
  * adapter (SwiftShader on 2 cores ran a 16 x 4096 x 14336 int8 GEMM in about 9 s, 1e5 MACs/ms), or a
  * modest integrated GPU (0.2 int8 TOPS scalar).
  */
-export const DEFAULT_RATES: Record<'software' | 'hardware', Record<Arm, Omit<Rate, 'basis'>>> = {
+export const DEFAULT_RATES: Record<
+  'software' | 'hardware',
+  Record<Arm, Omit<Rate, 'basis' | 'compileMs'>>
+> = {
   software: {
     scalar: { macsPerMs: 5e4, bytesPerMs: 2e6 },
     dp4a: { macsPerMs: 5e4, bytesPerMs: 2e6 },
@@ -65,6 +76,8 @@ export interface MeasuredRate {
    * only a floor, and the default counts where it is higher.
    */
   floor?: boolean;
+  /** What compiling its plan took, ms, when it was compiled for it. */
+  compileMs?: number;
 }
 
 /** A run shorter than this (ms per kernel run) measures overhead more than the rate. */
@@ -82,11 +95,18 @@ export function rateOfRun(
   work: Work,
   wallMs: number,
   timedMs: number | undefined,
+  compileMs?: number,
 ): MeasuredRate | undefined {
   const ms = timedMs !== undefined && timedMs > 0 ? timedMs : wallMs;
   if (!(ms > 0) || !(work.macs > 0)) return undefined;
   const how = timedMs !== undefined && timedMs > 0 ? 'timed' : 'wall-clock';
-  const rate = { kernel, arm, macsPerMs: work.macs / ms, basis: `the last ${how} ${kernel} ${arm} run here` };
+  const rate: MeasuredRate = {
+    kernel,
+    arm,
+    macsPerMs: work.macs / ms,
+    basis: `the last ${how} ${kernel} ${arm} run here`,
+    ...(compileMs !== undefined && compileMs > 0 ? { compileMs } : {}),
+  };
   return ms < INFORMATIVE_MS ? { ...rate, floor: true } : rate;
 }
 
@@ -97,15 +117,26 @@ export function rateOfRun(
 export function rateOfHunt(
   kernel: string,
   work: Work,
-  entries: readonly { arm: Arm; ms: number; verdict: string }[],
+  entries: readonly { arm: Arm; ms: number; verdict: string; phases?: { compileMs: number } }[],
 ): MeasuredRate[] {
-  const byArm = new Map<Arm, number[]>();
+  const byArm = new Map<Arm, { ms: number[]; compile: number[] }>();
   for (const e of entries)
-    if (e.verdict === 'measured' && Number.isFinite(e.ms) && e.ms > 0)
-      byArm.set(e.arm, [...(byArm.get(e.arm) ?? []), e.ms]);
-  return [...byArm].map(([arm, ms]) => {
-    const median = [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)] ?? 1;
-    return { kernel, arm, macsPerMs: work.macs / median, basis: `the tuner's ${kernel} ${arm} hunt here` };
+    if (e.verdict === 'measured' && Number.isFinite(e.ms) && e.ms > 0) {
+      const a = byArm.get(e.arm) ?? { ms: [], compile: [] };
+      a.ms.push(e.ms);
+      if (e.phases && e.phases.compileMs > 0) a.compile.push(e.phases.compileMs);
+      byArm.set(e.arm, a);
+    }
+  const median = (v: readonly number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+  return [...byArm].map(([arm, a]) => {
+    const compileMs = median(a.compile);
+    return {
+      kernel,
+      arm,
+      macsPerMs: work.macs / (median(a.ms) ?? 1),
+      basis: `the tuner's ${kernel} ${arm} hunt here`,
+      ...(compileMs !== undefined ? { compileMs } : {}),
+    };
   });
 }
 
@@ -120,11 +151,17 @@ export function rateFor(
   software: boolean,
 ): Rate {
   const fallback = DEFAULT_RATES[software ? 'software' : 'hardware'][arm];
-  const own = measured.filter((r) => r.arm === arm && r.kernel === kernel).at(-1);
+  const mine = measured.filter((r) => r.arm === arm && r.kernel === kernel);
+  const own = mine.at(-1);
+  // Compiling: this family's last measured, on any arm, else the adapter kind's default.
+  const compileMs =
+    measured.filter((r) => r.kernel === kernel && r.compileMs !== undefined).at(-1)?.compileMs ??
+    DEFAULT_COMPILE_MS[software ? 'software' : 'hardware'];
   if (own && !(own.floor && own.macsPerMs < fallback.macsPerMs))
-    return { macsPerMs: own.macsPerMs, bytesPerMs: fallback.bytesPerMs, basis: own.basis };
+    return { macsPerMs: own.macsPerMs, bytesPerMs: fallback.bytesPerMs, compileMs, basis: own.basis };
   return {
     ...fallback,
+    compileMs,
     basis: `no ${kernel} ${arm} run measured here yet: a cautious default for ${software ? 'a CPU adapter' : 'a GPU'}`,
   };
 }
@@ -137,39 +174,134 @@ export interface RunShape {
   batches: number;
   /** Passes of the plan (each is timed alone too when there are several). */
   passes: number;
+  /** A CPU adapter (SwiftShader): its batches disagree and double, and each costs more than it times. */
+  software?: boolean;
+  /** Its pipelines were compiled here already (the same kernel ran): no compiling. */
+  compiled?: boolean;
 }
 
-/** A run's predicted cost, ms: with the timing as asked, and without it. */
+/** An action's predicted cost, ms: with the timing as asked, and without it. */
 export interface Estimate {
   ms: number;
   untimedMs: number;
+  /** What of `ms` is compiling pipelines (the same whatever the shape). */
+  compileMs: number;
   /** One kernel run, ms. */
   kernelMs: number;
   basis: string;
 }
 
-/** Compiling, uploading, reading back: what a run costs whatever its size, ms. */
+/** Uploading, reading back, the worker's bookkeeping: what a run costs whatever its size, ms. */
 const FIXED_MS = 300;
 
 /**
- * Predict a run: one kernel run is the slower of its multiply-adds and its bytes at the rate; the run is
- * the correctness run (and the ownership-recording one), the CPU oracle, and the timing's batches, each
- * at least the target and one run, for the plan and (several passes) each pass.
+ * Timed batches per batch asked, and wall ms per timed ms, on each kind of adapter. A CPU adapter's
+ * batches disagree by more than BATCH_SPREAD_LIMIT every time, so the timing doubles them, and a batch
+ * there costs about 1.3x its timed span (SwiftShader, 2 cores: 12 batches of 6 asked in every one of 8
+ * runs of 4 families, 1.2-1.4x); a GPU's agree far more often.
+ */
+const TIMING_COST = { software: { batches: 2, wall: 1.3 }, hardware: { batches: 1.25, wall: 1.05 } };
+
+/**
+ * Predict a run: compiling its pipelines (and the ownership-recording variant's) unless they were
+ * compiled here already; one kernel run is the slower of its multiply-adds and its bytes at the rate; the
+ * correctness run (and the ownership-recording one), the CPU oracle, and each timing (the plan, and each
+ * pass of a plan of several): a probe run, then its batches, each at least the target and one run,
+ * doubled where the adapter's batches disagree.
  * @example estimate(workOf(catalog, config), rateFor([], config.kernel, config.arm, true), shape).ms
  */
 export function estimate(work: Work, rate: Rate, run: RunShape): Estimate {
   const kernelMs = Math.max(work.macs / rate.macsPerMs, work.bytes / rate.bytesPerMs);
   const cpuMs = (2 * work.macs) / CPU_MACS_PER_MS;
-  const untimedMs = FIXED_MS + cpuMs + kernelMs * (run.instrument ? 2 : 1);
+  const compileMs = run.compiled ? 0 : rate.compileMs * (run.instrument ? 2 : 1);
+  const untimedMs = FIXED_MS + compileMs + cpuMs + kernelMs * (run.instrument ? 2 : 1);
   const steps = run.passes > 1 ? run.passes + 1 : 1;
-  const timingMs = steps * run.batches * Math.max(run.targetMs, kernelMs);
+  const cost = TIMING_COST[run.software ? 'software' : 'hardware'];
+  const batchMs = Math.max(run.targetMs, kernelMs) * cost.wall;
+  const timingMs = steps * (kernelMs + run.batches * cost.batches * batchMs);
   return {
     ms: untimedMs + (run.timed ? timingMs : 0),
     untimedMs,
+    compileMs,
     kernelMs,
     basis: `${work.macs.toExponential(2)} multiply-adds and ${(work.bytes / 1e6).toPrecision(3)} MB at ${(rate.macsPerMs * 1e3).toExponential(1)} multiply-adds/s (${rate.basis}), one run about ${formatMs(kernelMs)}; timing runs ${run.batches} batches${steps > 1 ? ` for the plan and each of its ${run.passes} passes` : ''}`,
   };
 }
+
+/**
+ * A sweep's cost: each point a timed run without ownership recording (the sweep's own way), summed.
+ * @example estimateSweep(points.map((p) => workOf(catalog, p)), rate, { targetMs: 25, batches: 6, passes: 1 }).ms
+ */
+export function estimateSweep(
+  works: readonly Work[],
+  rate: Rate,
+  run: Omit<RunShape, 'timed' | 'instrument'>,
+): Estimate {
+  const each = works.map((w) => estimate(w, rate, { ...run, timed: true, instrument: false }));
+  const ms = each.reduce((a, e) => a + e.ms, 0);
+  return {
+    ms,
+    untimedMs: each.reduce((a, e) => a + e.untimedMs, 0),
+    compileMs: each.reduce((a, e) => a + e.compileMs, 0),
+    kernelMs: Math.max(0, ...each.map((e) => e.kernelMs)),
+    basis: `${works.length} points, the largest run about ${formatMs(Math.max(0, ...each.map((e) => e.kernelMs)))} at ${(rate.macsPerMs * 1e3).toExponential(1)} multiply-adds/s (${rate.basis})`,
+  };
+}
+
+/** What a hunt measures (the tuner's EvolutionParams and the search's end game). */
+export interface HuntShape {
+  population: number;
+  generations: number;
+  measureMs: number;
+  batches: number;
+  /** Re-timed at the end with 4x the batch (EvolutionOptions.finalists, plus the seeds). */
+  finalists: number;
+  /** Configs checked on their whole output before one is stored (at most). */
+  verified: number;
+  /** Interleaved re-timings of incumbent and winner (rounds of two). */
+  claimRounds: number;
+  software?: boolean;
+}
+
+/** A hunt config's bookkeeping besides compiling and its runs (its inputs stay resident), ms. */
+const HUNT_CONFIG_MS = 30;
+
+/** The tuner's end game as the worker's hunt runs it (src/workers/tune/handler.ts). */
+export const HUNT_END_GAME = { finalists: 4, verified: 4, claimRounds: 3 } as const;
+
+/**
+ * A hunt's cost at the base config's work: every config of every generation gated and timed, the
+ * finalists re-timed, the winner checked on its whole output (the full oracle on the CPU), and incumbent
+ * and winner re-timed interleaved. Configs differ in speed; the rate is the family's on this arm.
+ * @example estimateHunt(workOf(catalog, base), rate, { ...DEFAULT_EVO, ...HUNT_END_GAME }).ms
+ */
+export function estimateHunt(work: Work, rate: Rate, hunt: HuntShape): Estimate {
+  const kernelMs = Math.max(work.macs / rate.macsPerMs, work.bytes / rate.bytesPerMs);
+  const cost = TIMING_COST[hunt.software ? 'software' : 'hardware'];
+  const timing = (targetMs: number, batches: number) =>
+    kernelMs + batches * cost.batches * Math.max(targetMs, kernelMs) * cost.wall;
+  const configs = hunt.population * hunt.generations;
+  const compileMs = configs * rate.compileMs;
+  const searchMs = configs * (HUNT_CONFIG_MS + kernelMs + timing(hunt.measureMs, hunt.batches));
+  const finalsMs = hunt.finalists * timing(4 * hunt.measureMs, hunt.batches);
+  const verifyMs = hunt.verified * kernelMs + (2 * work.macs) / CPU_MACS_PER_MS;
+  const claimMs = hunt.claimRounds * 2 * timing(4 * hunt.measureMs, 1);
+  return {
+    ms: compileMs + searchMs + finalsMs + verifyMs + claimMs,
+    untimedMs: compileMs + configs * (HUNT_CONFIG_MS + kernelMs) + verifyMs,
+    compileMs,
+    kernelMs,
+    basis: `${configs} configs, each gated and timed (${hunt.batches} batches of ${hunt.measureMs} ms), ${hunt.finalists} finalists re-timed, the winner checked on its whole output; one run about ${formatMs(kernelMs)} at ${(rate.macsPerMs * 1e3).toExponential(1)} multiply-adds/s (${rate.basis})`,
+  };
+}
+
+/**
+ * What the guard weighs of an estimate: all but compiling, which is the same whatever the shape (a
+ * smaller one does not avoid it) and bounded per kernel; the rest grows with the shape and, once sent,
+ * cannot be taken back.
+ * @example guardedMs(estimate(work, rate, shape)) > CONFIRM_MS // ask first
+ */
+export const guardedMs = (e: Pick<Estimate, 'ms' | 'compileMs'>): number => e.ms - e.compileMs;
 
 /** A duration in words: ms below a second, then s, then min. */
 export function formatMs(ms: number): string {
