@@ -170,7 +170,13 @@ async function main() {
       ...(llama.llama?.device ? { device: llama.llama.device } : {}),
       ...(llama.note ? { note: llama.note } : {}),
     };
-    for (const line of [...llamaTable(result.rows), '', ...llamaRatioLines(llamaRatios(result.rows))])
+    // Ratios only where ggml-vulkan ran on the bench's adapter (e.g. not lavapipe beside SwiftShader).
+    const device = result.adapterInfo?.device as string | undefined;
+    for (const line of [
+      ...llamaTable(result.rows, device),
+      '',
+      ...llamaRatioLines(llamaRatios(result.rows, device)),
+    ])
       console.log(line);
     save(result);
   }

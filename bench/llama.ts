@@ -244,6 +244,7 @@ export async function benchLlama(
         ...(gpuCase ? { gpuCase } : {}),
         ...(device ? { device } : {}),
         ...(usedExperts ? { usedExperts } : {}),
+        ...(wall.head ? { head: wall.head } : {}),
       });
       rows.push(row);
       log(llamaRowLine(row));

@@ -238,6 +238,8 @@ export interface LlamaRow extends BenchRow {
   llamaPipelines?: { name: string; perOp: number }[];
   /** NMSE of the worse of the two checks (before and after the timing). */
   nmse?: number;
+  /** The device ggml-vulkan ran it on (its Vulkan device name). */
+  llamaDevice?: string;
   /** Nodes per graph, graphs timed, weight banks. */
   nodes?: number;
   computes?: number;
@@ -270,6 +272,8 @@ interface RowExtras {
   device?: VkDeviceInfo;
   /** MoE: the experts its routing uses (their weights are what an op reads). */
   usedExperts?: number;
+  /** The harness's device line. */
+  head?: HarnessHead;
 }
 
 /**
@@ -309,6 +313,7 @@ export function llamaRow(c: HarnessCase, x: RowExtras = {}): LlamaRow {
     ...(c.computes !== undefined ? { computes: c.computes } : {}),
     ...(c.banks !== undefined ? { banks: c.banks } : {}),
     ...(perOp ? { llamaTiming: GRAPH_REPEAT, timing: GRAPH_REPEAT } : {}),
+    ...(x.head ? { llamaDevice: x.head.device } : {}),
     ...(correctness ? { correctness } : {}),
     ...(nmse >= 0 ? { nmse } : {}),
     ...(x.gpu
@@ -377,19 +382,33 @@ const shadersOf = (r: LlamaRow) =>
     .join(' + ') || '-';
 
 /**
+ * A Vulkan device name as Dawn's adapter info spells `device` (lower case, every run of other characters
+ * one '-'), so ggml-vulkan's name and the bench's adapter compare.
+ * @example deviceKey('NVIDIA H100 80GB HBM3') // 'nvidia-h100-80gb-hbm3'
+ */
+export const deviceKey = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+
+/**
  * Per llama.cpp row (one a dense shape or MoE case): its GPU-time ratio and, where its wall time is not
  * CPU-bound, its wall ratio, against our fastest passing row of the same problem. A row that failed its
- * check makes neither.
- * @example llamaRatios(result.rows).map((r) => `${r.problem}: ${r.gpuRatio} ${r.wallRatio ?? r.refused}`)
+ * check makes neither, nor does one that ran on another device than `oursDevice` (the bench adapter's
+ * `adapterInfo.device`, when given).
+ * @example llamaRatios(result.rows, 'nvidia-h100-80gb-hbm3').map((r) => `${r.problem}: ${r.gpuRatio} ${r.wallRatio ?? r.refused}`)
  */
-export function llamaRatios(rows: readonly BenchRow[]): LlamaRatio[] {
+export function llamaRatios(rows: readonly BenchRow[], oursDevice?: string): LlamaRatio[] {
   return rows
     .filter((r) => isLlama(r) && r.ms !== undefined)
     .map((x) => {
       const r = x as LlamaRow;
       const ours = r.experts ? oursMoeAt(rows, r) : oursAt(rows, r);
-      const ok = !!r.correctness?.pass;
-      const refused = ok ? llamaRefusal(r) : 'failed its check';
+      const elsewhere =
+        oursDevice !== undefined && r.llamaDevice !== undefined && deviceKey(r.llamaDevice) !== oursDevice;
+      const ok = !!r.correctness?.pass && !elsewhere;
+      const refused = elsewhere
+        ? `ran on ${r.llamaDevice}, ours on ${oursDevice}`
+        : ok
+          ? llamaRefusal(r)
+          : 'failed its check';
       return {
         problem: llamaProblem(r),
         llamaId: r.id,
@@ -407,15 +426,16 @@ export function llamaRatios(rows: readonly BenchRow[]): LlamaRatio[] {
 /**
  * The llama.cpp peers table, one line per dense shape or MoE case: our best, the op and shaders llama.cpp
  * ran, its wall time (test-backend-ops's mean beside the fastest), its GPU time, and the ratios (peer ms /
- * ours ms; > 1 where ours is faster). A CPU-bound row shows why in place of its wall ratio.
- * @example for (const l of llamaTable(result.rows)) console.log(l);
+ * ours ms; > 1 where ours is faster). A CPU-bound row shows why in place of its wall ratio; `oursDevice` as
+ * llamaRatios takes it.
+ * @example for (const l of llamaTable(result.rows, 'nvidia-h100-80gb-hbm3')) console.log(l);
  */
-export function llamaTable(rows: readonly BenchRow[]): string[] {
+export function llamaTable(rows: readonly BenchRow[], oursDevice?: string): string[] {
   const out = [
     '| problem | ours ms (config) | llama.cpp op | shaders per op | llama wall ms (mean) | llama GPU ms | GPU / ours | wall / ours |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
-  const ratios = llamaRatios(rows);
+  const ratios = llamaRatios(rows, oursDevice);
   const llama = rows.filter((r) => isLlama(r) && r.ms !== undefined) as LlamaRow[];
   llama.forEach((r, i) => {
     const q = ratios[i]!;

@@ -213,6 +213,9 @@ export function mergeBenches(benches: ReportFile[]) {
   return { b, torch, fileOf, torchJson };
 }
 
+/** The bench adapter's device (adapterInfo.device, files from 2026-12-03 on) of a bench JSON. */
+const deviceOf = (j: Record<string, unknown>) => (j.adapterInfo as { device?: string } | undefined)?.device;
+
 /** How the llama.cpp table's figures were taken, as the report says it under the table's heading. */
 const LLAMA_METHOD = `Each op repeated in one graph as test-backend-ops perf repeats it (cold weight banks, every op quantizing its own activations), wall time per op of the fastest compute (its mean beside it) and ggml-vulkan's perf logger's GPU time per op; a row whose wall time exceeds that GPU time by over ${100 * CPU_BOUND_MARGIN}% is CPU-bound and makes no wall ratio. Ratios are peer ms / our ms (> 1: ours is faster).`;
 
@@ -277,9 +280,9 @@ export function renderReport(files: ReportFile[], opts: ReportOptions = {}): str
       '',
       LLAMA_METHOD,
       '',
-      ...llamaTable(rows),
+      ...llamaTable(rows, deviceOf(j)),
       '',
-      ...llamaRatioLines(llamaRatios(rows)).map((l) => `- ${l}`),
+      ...llamaRatioLines(llamaRatios(rows, deviceOf(j))).map((l) => `- ${l}`),
     );
   }
   if (b.rows.some((r) => r.experts)) {
@@ -333,9 +336,9 @@ export function renderPeers(files: ReportFile[]): string {
       ? ['', ...peers, '', ...ortRatioLines(ortRatios(rows), j.torch).map((l) => `- ${l}`)]
       : [];
     const moe = rows.some((r) => r.experts) ? ['', ...moeRatioLines(rows, j.torch).map((l) => `- ${l}`)] : [];
-    const llama = llamaTable(rows);
+    const llama = llamaTable(rows, deviceOf(j));
     const llamaLines = llama.length
-      ? ['', ...llama, '', ...llamaRatioLines(llamaRatios(rows)).map((l) => `- ${l}`)]
+      ? ['', ...llama, '', ...llamaRatioLines(llamaRatios(rows, deviceOf(j))).map((l) => `- ${l}`)]
       : [];
     lines.push('', head, ...dense, ...moe, ...llamaLines);
   }

@@ -14,6 +14,7 @@ import { benchConfig } from '../bench/cases';
 import { moeRatioLines } from '../bench/format';
 import { benchLlama, benchMoeIds } from '../bench/llama';
 import {
+  deviceKey,
   GRAPH_REPEAT,
   gpuTimeOf,
   LLAMA_FAMILY,
@@ -151,6 +152,18 @@ describe('the CPU-bound rule and the ratios', () => {
     );
   });
 
+  it("no ratio from a row that ran on another device than the bench's adapter", () => {
+    // Dawn's adapterInfo.device as the bench JSONs hold it (docs/bench-results/h100-moe.json; a SwiftShader run).
+    expect(deviceKey('NVIDIA H100 80GB HBM3')).toBe('nvidia-h100-80gb-hbm3');
+    expect(deviceKey('SwiftShader Device (Subzero)')).toBe('swiftshader-device-subzero-');
+    const rows = [ours(0.25), llama(0.31, 0.3, { llamaDevice: 'NVIDIA H100 80GB HBM3' })];
+    expect(llamaRatios(rows, 'nvidia-h100-80gb-hbm3')[0]!.wallRatio).toBeCloseTo(0.31 / 0.25, 12);
+    const [other] = llamaRatios(rows, 'swiftshader-device-subzero-');
+    expect(other!.gpuRatio).toBeUndefined();
+    expect(other!.wallRatio).toBeUndefined();
+    expect(other!.refused).toBe('ran on NVIDIA H100 80GB HBM3, ours on swiftshader-device-subzero-');
+  });
+
   it('a row that failed its check makes no ratio at all', () => {
     const [r] = llamaRatios([ours(0.25), llama(0.31, 0.3, { correctness: { ...pass, pass: false } })]);
     expect(r!.gpuRatio).toBeUndefined();
@@ -250,6 +263,7 @@ exit 0
       [16, 4, true, true],
     ]);
     expect(r.llama?.device?.matrixCores).toBe('none');
+    expect(r.rows[0]!.llamaDevice).toBe('llvmpipe (LLVM 15.0.6, 256 bits)');
     const args = readFileSync(join(d, 'args.txt'), 'utf8').trim().split('\n');
     expect(args[0]).toMatch(
       /^--target-ms 1 --max-nodes 4 --min-ms 1 --min-computes 2 dense:32,64,256 dense:1,64,256 moe:4,8,2,64,256@/,
