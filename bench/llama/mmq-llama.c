@@ -5,7 +5,7 @@
 // drives it and reads its output).
 //
 //   mmq-llama [--gpu-log] [--no-check] [--l2-bytes B] [--target-ms T] [--min-ms M] [--min-computes R]
-//             [--max-nodes N] [--device I] [--seed S] CASE...
+//             [--max-nodes N] [--threads T] [--device I] [--seed S] CASE...
 //   mmq-llama --version
 //   CASE = dense:M,N,K | moe:EXPERTS,TOKENS,TOPK,N,K@IDS_FILE (IDS_FILE: TOKENS*TOPK little-endian int32
 //          expert ids, slot t*TOPK + j; bench/llama.ts writes it from the bench's own routing)
@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
@@ -57,9 +58,11 @@
 #define CHECK_ROWS 16
 #define CHECK_TOKENS 8
 #define MAX_NMSE 5e-4
-// MoE: experts quantized for real; the others are row rotations of these (cold reads need distinct
-// addresses, not distinct values; quantizing 64 x 4096 x 4096 weights would take the host seconds).
-#define UNIQUE_EXPERTS 8
+// Weight matrices quantized for real per N x K, shared by every case of one run: an MoE case's experts
+// beyond them, and every bank, are row rotations of these (cold reads need distinct addresses, not
+// distinct values; Q4_K quantization takes the host about a second per 16M weights and thread).
+#define UNIQUE_EXPERTS 4
+#define MAX_THREADS 64
 
 typedef struct {
   int moe;
@@ -220,6 +223,80 @@ static void *xmalloc(size_t n) {
   return p;
 }
 
+// The host's cores for quantizing weights and for the reference (both per row, independent).
+static int n_threads = 1;
+typedef void (*RowsFn)(void *ctx, int64_t lo, int64_t hi, int thread);
+typedef struct {
+  RowsFn fn;
+  void *ctx;
+  int64_t lo, hi;
+  int thread;
+} RowsJob;
+static void *rows_job(void *arg) {
+  RowsJob *j = arg;
+  j->fn(j->ctx, j->lo, j->hi, j->thread);
+  return NULL;
+}
+/** fn(ctx, lo, hi, thread) over [0, rows) split among the threads (the calling one included). */
+static void parallel_rows(int64_t rows, RowsFn fn, void *ctx) {
+  const int t_count = rows < n_threads ? (int)(rows > 0 ? rows : 1) : n_threads;
+  pthread_t th[MAX_THREADS];
+  RowsJob jobs[MAX_THREADS];
+  for (int t = 0; t < t_count; t++) jobs[t] = (RowsJob){fn, ctx, rows * t / t_count, rows * (t + 1) / t_count, t};
+  for (int t = 1; t < t_count; t++)
+    if (pthread_create(&th[t], NULL, rows_job, &jobs[t])) die("%s", "cannot start a thread");
+  rows_job(&jobs[0]);
+  for (int t = 1; t < t_count; t++) pthread_join(th[t], NULL);
+}
+
+typedef struct {
+  const float *f;
+  uint8_t *q;
+  int64_t k;
+  size_t row_bytes;
+} QuantizeJob;
+static void quantize_rows(void *ctx, int64_t lo, int64_t hi, int thread) {
+  const QuantizeJob *j = ctx;
+  (void)thread;
+  ggml_quantize_chunk(GGML_TYPE_Q4_K, j->f + lo * j->k, j->q + (size_t)lo * j->row_bytes, 0, hi - lo, j->k, NULL);
+}
+
+/** Quantized weights of one N x K: `count` matrices of N Q4_K rows, grown as cases ask for more. */
+typedef struct {
+  int64_t n, k, count;
+  uint8_t *q;
+} Bases;
+static Bases bases[16];
+static int n_bases;
+
+/** `count` quantized N x K matrices (random uniform [-1, 1], seeded per N, K and matrix). */
+static const uint8_t *quantized(int64_t n, int64_t k, int64_t count, uint64_t seed) {
+  Bases *b = NULL;
+  for (int i = 0; i < n_bases; i++)
+    if (bases[i].n == n && bases[i].k == k) b = &bases[i];
+  if (!b) {
+    if (n_bases == 16) die("%s", "more than 16 weight shapes in one run");
+    b = &bases[n_bases++];
+    *b = (Bases){n, k, 0, NULL};
+  }
+  if (b->count >= count) return b->q;
+  const size_t row_bytes = ggml_row_size(GGML_TYPE_Q4_K, k);
+  uint8_t *q = realloc(b->q, row_bytes * (size_t)(n * count));
+  if (!q) die("out of host memory (%s)", "quantized weights");
+  b->q = q;
+  float *f = xmalloc(sizeof(float) * (size_t)(n * k));
+  for (int64_t u = b->count; u < count; u++) {
+    rng_state = seed ^ (uint64_t)(n * 0x9E3779B1ull + k * 0x85EBCA77ull + (uint64_t)u * 0xC2B2AE3Dull);
+    if (!rng_state) rng_state = 1;
+    fill_uniform(f, n * k);
+    QuantizeJob j = {f, q + (size_t)(u * n) * row_bytes, k, row_bytes};
+    parallel_rows(n, quantize_rows, &j);
+  }
+  free(f);
+  b->count = count;
+  return b->q;
+}
+
 /** A case from its command-line spelling, or exits naming the bad one. */
 static Case parse_case(const char *s) {
   Case c;
@@ -273,8 +350,8 @@ typedef struct {
   Case c;
   int banks;
   size_t row_bytes;         // one Q4_K row of K
-  int64_t base_rows;        // rows quantized for real (dense: N; MoE: UNIQUE_EXPERTS x N)
-  uint8_t *wq;              // base_rows Q4_K rows
+  int64_t unique;           // matrices quantized for real (dense: 1; MoE: up to UNIQUE_EXPERTS)
+  const uint8_t *wq;        // unique x N Q4_K rows (shared by the run's cases: not freed)
   float *x[X_BANKS];        // activations, host copies
   int32_t *ids;             // MoE routing
   struct ggml_context *ctx; // operands and nodes
@@ -285,12 +362,12 @@ typedef struct {
 
 /** Rows the weight row `r` of expert `e` (0 for dense) in bank `b` is rotated by. */
 static int64_t rotation(const Problem *p, int64_t e, int b) {
-  const int64_t per_bank = p->c.moe ? p->c.experts / UNIQUE_EXPERTS + 1 : 1;
-  return (e / UNIQUE_EXPERTS + (int64_t)b * per_bank) % p->c.n;
+  const int64_t per_bank = p->c.moe ? p->c.experts / p->unique + 1 : 1;
+  return (e / p->unique + (int64_t)b * per_bank) % p->c.n;
 }
 /** The quantized base row behind row `r` of expert `e` in bank `b`. */
 static const uint8_t *base_row(const Problem *p, int64_t e, int b, int64_t r) {
-  const int64_t ue = p->c.moe ? e % UNIQUE_EXPERTS : 0;
+  const int64_t ue = e % p->unique;
   return p->wq + (size_t)(ue * p->c.n + (r + rotation(p, e, b)) % p->c.n) * p->row_bytes;
 }
 
@@ -302,16 +379,9 @@ static int setup(Problem *p, ggml_backend_t backend, const Options *o) {
   p->banks = (int)ceil(4 * o->l2_bytes / bank_bytes);
   if (p->banks < 1) p->banks = 1;
   if (p->banks > 64) p->banks = 64;
-  const int64_t unique = c->moe ? (experts < UNIQUE_EXPERTS ? experts : UNIQUE_EXPERTS) : 1;
-  p->base_rows = unique * c->n;
-  // Row-major [rows, K] floats, quantized row by row as a model's weights are.
-  float *wf = xmalloc(sizeof(float) * (size_t)(c->n * c->k));
-  p->wq = xmalloc(p->row_bytes * (size_t)p->base_rows);
-  for (int64_t ue = 0; ue < unique; ue++) {
-    fill_uniform(wf, c->n * c->k);
-    ggml_quantize_chunk(GGML_TYPE_Q4_K, wf, p->wq + (size_t)(ue * c->n) * p->row_bytes, 0, c->n, c->k, NULL);
-  }
-  free(wf);
+  p->unique = experts < UNIQUE_EXPERTS ? experts : UNIQUE_EXPERTS;
+  p->wq = quantized(c->n, c->k, p->unique, o->seed);
+  rng_state = o->seed; // the activations: the same per case whatever ran before
   const int64_t x_rows = c->moe ? c->tokens : c->m;
   for (int i = 0; i < X_BANKS; i++) {
     p->x[i] = xmalloc(sizeof(float) * (size_t)(x_rows * c->k));
@@ -390,14 +460,54 @@ typedef struct {
   int64_t samples;
 } Check;
 
+/** Sums of the reference comparison, per thread. */
+typedef struct {
+  double err2, ref2, max_err, max_ref;
+  int64_t samples;
+} CheckSums;
+
+/** One expert's share of the reference: its rows against the sampled (row, slot) outputs that read it. */
+typedef struct {
+  const Problem *p;
+  int b;
+  int64_t e, s_count;
+  const int64_t *sample;
+  const float *x, *out;
+  CheckSums sums[MAX_THREADS];
+} CheckJob;
+
+static void check_rows(void *ctx, int64_t lo, int64_t hi, int thread) {
+  CheckJob *j = ctx;
+  const Case *c = &j->p->c;
+  const ggml_to_float_t to_float = ggml_get_type_traits(GGML_TYPE_Q4_K)->to_float;
+  float *wrow = xmalloc(sizeof(float) * (size_t)c->k);
+  CheckSums *r = &j->sums[thread];
+  for (int64_t row = lo; row < hi; row++) {
+    to_float(base_row(j->p, j->e, j->b, row), wrow, c->k);
+    for (int64_t s = 0; s < j->s_count; s++) {
+      const float *xr = j->x + (size_t)(j->sample[s] * c->k);
+      for (int64_t t = 0; t < (c->moe ? c->topk : 1); t++) {
+        if (c->moe && j->p->ids[j->sample[s] * c->topk + t] != j->e) continue;
+        double acc = 0;
+        for (int64_t d = 0; d < c->k; d++) acc += (double)wrow[d] * xr[d];
+        // Output [N, M] (MoE: [N, TOPK, TOKENS]): element (row, slot) at slot * N + row.
+        const int64_t slot = c->moe ? j->sample[s] * c->topk + t : j->sample[s];
+        const double d = j->out[(size_t)(slot * c->n + row)] - acc;
+        r->err2 += d * d, r->ref2 += acc * acc, r->samples++;
+        if (!(fabs(d) <= r->max_err)) r->max_err = fabs(d); // NaN propagates
+        if (fabs(acc) > r->max_ref) r->max_ref = fabs(acc);
+      }
+    }
+  }
+  free(wrow);
+}
+
 /**
  * Node j's output (read back whole) against a float64 reference on the dequantized weights at sampled
  * rows (dense: CHECK_ROWS of M; MoE: CHECK_TOKENS tokens, all their slots).
  */
 static Check check_node(Problem *p, int j) {
   const Case *c = &p->c;
-  const int b = j % p->banks;
-  const float *x = p->x[j % X_BANKS];
   const size_t n_out = (size_t)(c->m * c->n);
   float *out = xmalloc(sizeof(float) * n_out);
   ggml_backend_tensor_get(p->node[j], out, 0, sizeof(float) * n_out);
@@ -412,39 +522,31 @@ static Check check_node(Problem *p, int j) {
   const int64_t s_count = rows < want ? rows : want;
   int64_t *sample = xmalloc(sizeof(int64_t) * (size_t)s_count);
   for (int64_t s = 0; s < s_count; s++) sample[s] = s_count == 1 ? 0 : s * (rows - 1) / (s_count - 1);
-  const ggml_to_float_t to_float = ggml_get_type_traits(GGML_TYPE_Q4_K)->to_float;
-  float *wrow = xmalloc(sizeof(float) * (size_t)c->k);
-  double err2 = 0, ref2 = 0, max_err = 0, max_ref = 0;
+  CheckJob *job = calloc(1, sizeof(CheckJob));
+  if (!job) die("out of host memory (%s)", "check");
+  *job = (CheckJob){.p = p, .b = j % p->banks, .s_count = s_count, .sample = sample, .x = p->x[j % X_BANKS], .out = out};
   const int64_t experts = c->moe ? c->experts : 1;
   for (int64_t e = 0; e < experts; e++) {
-    // Output elements that read expert e: (sampled row, slot) pairs; dense: every sampled row.
+    // Only experts a sampled slot reads (dense: the one weight).
     int any = !c->moe;
     for (int64_t s = 0; s < s_count && !any; s++)
       for (int64_t t = 0; t < c->topk; t++) any |= p->ids[sample[s] * c->topk + t] == e;
     if (!any) continue;
-    for (int64_t row = 0; row < c->n; row++) {
-      to_float(base_row(p, e, b, row), wrow, c->k);
-      for (int64_t s = 0; s < s_count; s++) {
-        const float *xr = x + (size_t)(sample[s] * c->k);
-        for (int64_t t = 0; t < (c->moe ? c->topk : 1); t++) {
-          if (c->moe && p->ids[sample[s] * c->topk + t] != e) continue;
-          double acc = 0;
-          for (int64_t d = 0; d < c->k; d++) acc += (double)wrow[d] * xr[d];
-          // Output [N, M] (MoE: [N, TOPK, TOKENS]): element (row, slot) at slot * N + row.
-          const int64_t slot = c->moe ? sample[s] * c->topk + t : sample[s];
-          const double got = out[(size_t)(slot * c->n + row)];
-          const double d = got - acc;
-          err2 += d * d, ref2 += acc * acc, r.samples++;
-          if (!(fabs(d) <= max_err)) max_err = fabs(d); // NaN propagates
-          if (fabs(acc) > max_ref) max_ref = fabs(acc);
-        }
-      }
-    }
+    job->e = e;
+    parallel_rows(c->n, check_rows, job);
   }
-  r.nmse = ref2 > 0 ? err2 / ref2 : err2;
-  r.rel_to_max = max_err / (max_ref > 0 ? max_ref : 1e-30);
+  CheckSums sum = {0};
+  for (int t = 0; t < MAX_THREADS; t++) {
+    const CheckSums *q = &job->sums[t];
+    sum.err2 += q->err2, sum.ref2 += q->ref2, sum.samples += q->samples;
+    if (!(q->max_err <= sum.max_err)) sum.max_err = q->max_err;
+    if (q->max_ref > sum.max_ref) sum.max_ref = q->max_ref;
+  }
+  r.samples = sum.samples;
+  r.nmse = sum.ref2 > 0 ? sum.err2 / sum.ref2 : sum.err2;
+  r.rel_to_max = sum.max_err / (sum.max_ref > 0 ? sum.max_ref : 1e-30);
   r.pass = r.all_written && r.samples > 0 && r.nmse <= MAX_NMSE;
-  free(wrow), free(sample), free(out);
+  free(job), free(sample), free(out);
   return r;
 }
 
@@ -482,7 +584,6 @@ static void run_case(ggml_backend_t backend, const Case *c, const Options *o) {
   Problem p;
   memset(&p, 0, sizeof p);
   p.c = *c;
-  rng_state = o->seed;
   if (!setup(&p, backend, o)) {
     fail_case(c, "could not allocate the operands on the device");
     goto done;
@@ -554,13 +655,15 @@ done:
   if (p.buf_out) ggml_backend_buffer_free(p.buf_out);
   if (p.buf_in) ggml_backend_buffer_free(p.buf_in);
   if (p.ctx) ggml_free(p.ctx);
-  free(p.wq), free(p.x[0]), free(p.x[1]), free(p.ids);
+  free(p.x[0]), free(p.x[1]), free(p.ids);
 }
 
 int main(int argc, char **argv) {
   Options o = {.check = 1, .l2_bytes = 60.0 * 1024 * 1024, .target_ms = 25, .min_ms = 1000, .min_computes = 6,
                .max_nodes = MAX_NODES, .seed = 0x9E3779B97F4A7C15ull};
   Case *cases = xmalloc(sizeof(Case) * (size_t)argc);
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  n_threads = cores > 1 ? (int)cores : 1;
   int n_cases = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -584,11 +687,14 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--min-ms")) o.min_ms = number(a, v), i++;
     else if (!strcmp(a, "--min-computes")) o.min_computes = (int)number(a, v), i++;
     else if (!strcmp(a, "--max-nodes")) o.max_nodes = (int)number(a, v), i++;
+    else if (!strcmp(a, "--threads")) n_threads = (int)number(a, v), i++;
     else if (!strcmp(a, "--device")) o.device = (int)whole(a, v), i++;
     else if (!strcmp(a, "--seed")) o.seed = whole(a, v) | 1, i++;
     else if (a[0] == '-') die("unknown option %s", a);
     else cases[n_cases++] = parse_case(a);
   }
+  if (n_threads > MAX_THREADS) n_threads = MAX_THREADS;
+  if (n_threads < 1) n_threads = 1;
   if (o.max_nodes < 1 || o.max_nodes > MAX_NODES) die("%s", "--max-nodes must be 1..8192");
   // Before ggml-vulkan creates its instance: it reads the variable then.
   if (o.gpu_log) watch_pipelines = 1, setenv("GGML_VK_DEBUG_MARKERS", "1", 1);
