@@ -60,7 +60,7 @@
 #define MAX_NMSE 5e-4
 // Weight matrices quantized for real per N x K, shared by every case of one run: an MoE case's experts
 // beyond them, and every bank, are row rotations of these (cold reads need distinct addresses, not
-// distinct values; Q4_K quantization takes the host about a second per 16M weights and thread).
+// distinct values; Q4_K quantization takes one host thread about 2 s per 16M weights).
 #define UNIQUE_EXPERTS 4
 #define MAX_THREADS 64
 
