@@ -61,11 +61,12 @@ LLAMA_KIT=.gpu/bench/llama
 if [ -x "$LLAMA_SRC/bin/mmq-llama" ]; then
   mkdir -p "$LLAMA_KIT/bin" "$LLAMA_KIT/lib"
   cp "$LLAMA_SRC/bin/mmq-llama" "$LLAMA_KIT/bin/"
-  cp "$LLAMA_SRC/VERSION.json" "$LLAMA_KIT/"
+  # install-llama.sh copies the libraries afresh each run: compress them again only for another release.
+  cmp -s "$LLAMA_SRC/VERSION.json" "$LLAMA_KIT/VERSION.json" || rm -f "$LLAMA_KIT"/lib/*.xz
   for so in libggml-base.so libggml-vulkan.so; do
-    [ -s "$LLAMA_KIT/lib/$so.xz" ] && [ ! "$LLAMA_SRC/lib/$so" -nt "$LLAMA_KIT/lib/$so.xz" ] ||
-      xz -T2 -6 -c "$LLAMA_SRC/lib/$so" > "$LLAMA_KIT/lib/$so.xz"
+    [ -s "$LLAMA_KIT/lib/$so.xz" ] || xz -T2 -6 -c "$LLAMA_SRC/lib/$so" > "$LLAMA_KIT/lib/$so.xz"
   done
+  cp "$LLAMA_SRC/VERSION.json" "$LLAMA_KIT/"
   echo "llama.cpp $(cat "$LLAMA_SRC/VERSION.json") in the kit"
 else
   rm -rf "$LLAMA_KIT"
