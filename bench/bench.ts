@@ -5,7 +5,7 @@
 //   npx tsx bench/bench.ts [--quick] [--json out.json] [--filter REGEX] [--torch torch.json]
 //                          [--no-tune] [--tune-every-shape] [--reps N] [--sweeps N] [--target-ms T]
 //                          [--shapes m,n,k;m,n,k] [--no-moe] [--moe-only] [--moe e,t,k;...]
-//                          [--dawn-toggles T1,T2] [--dawn-standalone]
+//                          [--dawn-toggles T1,T2] [--dawn-standalone] [--no-ort] [--no-llama]
 //
 // --quick: CI-size problems (seconds on SwiftShader): checks the harness, not speed.
 // --reps N: timed batches a row (default TIMING_DEFAULTS.batches; as many again when they disagree).
@@ -13,6 +13,7 @@
 // --tune-shapes m,n,k;...: tune the dense families at these shapes too (the headline shape always).
 // --moe-tune e,t,k;...: tune the MoE family (route, arm, knobs) at these cases. --moe-dense: the dense f16
 //   plan at m = slots beside each MoE case. --no-ort: skip ONNX Runtime (it runs when installed).
+//   --no-llama: skip llama.cpp's Vulkan backend (bench/llama.ts; it runs when installed).
 // --moe e,t,k;...: MoE cases as experts,tokens,top-k at n = k = 4096 (default: 8 and 64 experts x 32..2048 tokens, top-2).
 // --torch: a torch_baseline.py JSON from the same machine (bench/h200.sh writes one first), so the
 //          bench can print the ratios measured in the same command.
@@ -22,6 +23,8 @@ import { eachFlag } from './args';
 import { adapterInfoRecord, dawnFlags, openBenchGpu, type BenchGpu } from './dawn';
 import { parseShapes } from './cases';
 import { runBench, type BenchOptions } from './harness';
+import { benchLlama } from './llama';
+import { llamaRatioLines, llamaRatios, llamaTable } from './llamaPeer';
 import { benchOrt } from './ort';
 import { ortRatioLines, ortRatios, peerTable } from './peers';
 import type { MoeCase, Shape } from './result';
@@ -29,6 +32,8 @@ import type { MoeCase, Shape } from './result';
 type CliOptions = BenchOptions & {
   /** Time ONNX Runtime's WebGPU MatMulNBits at the dense shapes (when installed; bench/ort.ts). */
   ort?: boolean;
+  /** Time llama.cpp's Vulkan mul_mat / mul_mat_id at the dense shapes and MoE cases (when installed; bench/llama.ts). */
+  llama?: boolean;
   json?: string;
   torchPath?: string;
   extraToggles?: string;
@@ -82,6 +87,7 @@ function parseArgs(argv: string[]): CliOptions {
       opts.moeTune = parseMoe(next()).map(({ experts, tokens }) => ({ experts, tokens }));
     else if (a === '--moe-dense') opts.moeDense = true;
     else if (a === '--no-ort') opts.ort = false;
+    else if (a === '--no-llama') opts.llama = false;
     else throw new Error(`unknown argument ${a}`);
   });
   return opts;
@@ -138,6 +144,38 @@ async function main() {
       ...peerTable(result.rows, torch),
       '',
       ...ortRatioLines(ortRatios(result.rows), torch),
+    ])
+      console.log(line);
+    save(result);
+  }
+  // llama.cpp's Vulkan backend beside ours, in this same command, at every dense shape and MoE case the
+  // bench ran (its rows are baselines: never ours).
+  const moe = new Map<string, MoeCase>();
+  for (const r of result.rows)
+    if (r.experts && r.role !== 'baseline') {
+      const c = { experts: r.experts, tokens: r.m / (r.topk ?? 1), topk: r.topk ?? 1, n: r.n, k: r.k };
+      moe.set(JSON.stringify(c), c);
+    }
+  if (opts.llama !== false && (seen.size || moe.size)) {
+    const llama = await benchLlama([...seen.values()], [...moe.values()], {
+      quick: opts.quick,
+      ...(result.peak ? { l2Bytes: result.peak.l2Bytes } : {}),
+      log: (line) => console.log(line),
+    });
+    if (llama.note) console.log(`[bench] ${llama.note}`);
+    result.rows.push(...llama.rows);
+    result.llama = {
+      ...(llama.llama ? { dir: llama.llama.dir, version: llama.llama.version } : {}),
+      ...(llama.llama?.head ? { head: llama.llama.head } : {}),
+      ...(llama.llama?.device ? { device: llama.llama.device } : {}),
+      ...(llama.note ? { note: llama.note } : {}),
+    };
+    // Ratios only where ggml-vulkan ran on the bench's adapter (e.g. not lavapipe beside SwiftShader).
+    const device = result.adapterInfo?.device as string | undefined;
+    for (const line of [
+      ...llamaTable(result.rows, device),
+      '',
+      ...llamaRatioLines(llamaRatios(result.rows, device)),
     ])
       console.log(line);
     save(result);

@@ -7,7 +7,8 @@
 #   .gpu/bench/  node.xz (this machine's node, xz'ed), webgpu/ (index.js, package.json, linux-x64 dawn.node.xz),
 #          bench.mjs, ort-bench.mjs and tier.mjs (esbuild bundles with `webgpu` left external), tier-mut-*.mjs
 #          (the tier with one mutation each, scripts/mutate-hw.sh), ort/ (optional: onnxruntime-node's JS and
-#          linux-x64 binaries, libonnxruntime.so.1 xz'ed, from bench/.ort)
+#          linux-x64 binaries, libonnxruntime.so.1 xz'ed, from bench/.ort), llama-bench.mjs and llama/
+#          (optional: llama.cpp's Vulkan harness and its ggml libraries xz'ed, from bench/.llama)
 # All three folders are git-ignored; `run` carries them (64 MiB limit in all; the script prints the size).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,7 +52,27 @@ else
   rm -rf .gpu/bench/ort
   echo "no bench/.ort: the kit carries no ONNX Runtime (bench/install-ort.sh adds it; the bench then skips its ORT rows)"
 fi
-for entry in bench ort-bench; do
+# llama.cpp's Vulkan backend for the bench's llama.cpp rows (bench/llama.ts), only when bench/install-llama.sh has
+# built it in bench/.llama: the harness (bin/mmq-llama, RUNPATH \$ORIGIN/../lib), libggml-base.so and
+# libggml-vulkan.so (~44 MB, xz'ed to ~5 MB; h200.sh unpacks them and points MMQ_LLAMA_DIR at them) and
+# VERSION.json. Not lavapipe: the GPU machine has its driver.
+LLAMA_SRC=bench/.llama
+LLAMA_KIT=.gpu/bench/llama
+if [ -x "$LLAMA_SRC/bin/mmq-llama" ]; then
+  mkdir -p "$LLAMA_KIT/bin" "$LLAMA_KIT/lib"
+  cp "$LLAMA_SRC/bin/mmq-llama" "$LLAMA_KIT/bin/"
+  # install-llama.sh copies the libraries afresh each run: compress them again only for another release.
+  cmp -s "$LLAMA_SRC/VERSION.json" "$LLAMA_KIT/VERSION.json" || rm -f "$LLAMA_KIT"/lib/*.xz
+  for so in libggml-base.so libggml-vulkan.so; do
+    [ -s "$LLAMA_KIT/lib/$so.xz" ] || xz -T2 -6 -c "$LLAMA_SRC/lib/$so" > "$LLAMA_KIT/lib/$so.xz"
+  done
+  cp "$LLAMA_SRC/VERSION.json" "$LLAMA_KIT/"
+  echo "llama.cpp $(cat "$LLAMA_SRC/VERSION.json") in the kit"
+else
+  rm -rf "$LLAMA_KIT"
+  echo "no bench/.llama: the kit carries no llama.cpp (bench/install-llama.sh adds it; the bench then skips its llama.cpp rows)"
+fi
+for entry in bench ort-bench llama-bench; do
   npx esbuild "bench/$entry.ts" --bundle --platform=node --format=esm --target=node20 \
     --external:webgpu --outfile=".gpu/bench/$entry.mjs" --log-level=warning
 done

@@ -62,7 +62,7 @@ export const benchFamily = (id: string): KernelFamily => BENCH_KERNELS.get(id);
 const configName = (c: RunConfig): string => knobLabel(benchFamily(c.kernel), c.params);
 
 /** The bench's data: fast synthetic codes (prefill-size shapes), one seed. */
-const DATA = { source: 'synthetic' as const, seed: 1 };
+export const BENCH_DATA = { source: 'synthetic' as const, seed: 1 };
 
 /**
  * A family's config at `params` over its defaults, on `arm` or the family's default arm here.
@@ -71,7 +71,12 @@ const DATA = { source: 'synthetic' as const, seed: 1 };
 export function benchConfig(caps: AdapterCaps, id: string, params: FamilyParams, arm?: string): RunConfig {
   const f = benchFamily(id);
   const p = { ...f.defaults, ...params };
-  return { kernel: id, arm: (arm ?? defaultArm(f, caps, p)) as RunConfig['arm'], data: DATA, params: p };
+  return {
+    kernel: id,
+    arm: (arm ?? defaultArm(f, caps, p)) as RunConfig['arm'],
+    data: BENCH_DATA,
+    params: p,
+  };
 }
 
 /** The rows of a family's configs at a shape (an MoE row also carries its experts and top-k). */

@@ -109,7 +109,7 @@ interface TorchMoe {
 }
 
 /**
- * Per MoE case: our fastest passing row (any route and arm) against torch's per-expert loop and
+ * Per MoE case: our fastest passing row (any route and arm; a peer's rows are baselines) against torch's per-expert loop and
  * `_grouped_mm` from the same command, and against the dense f16 plan at m = slots (one weight).
  * @example for (const l of moeRatioLines(result.rows, torch)) console.log(l);
  */
@@ -118,7 +118,7 @@ export function moeRatioLines(rows: readonly BenchRow[], torch?: unknown): strin
   const t = (torch as TorchMoe | undefined)?.moe ?? [];
   const cases = new Map<string, BenchRow>();
   for (const r of rows)
-    if (r.experts && ok(r)) {
+    if (r.experts && r.role !== 'baseline' && ok(r)) {
       const key = `${r.experts}x${r.m / (r.topk ?? 1)}`;
       const best = cases.get(key);
       if (!best || r.ms! < best.ms!) cases.set(key, r);

@@ -3,6 +3,7 @@
 # Usage: bench/h200.sh STEP...   STEP = vkdebug | torch[:M,N,K or M1/M2/..,N,K, and/or --no-moe | --moe-only, '+' between]
 #   | bench[:ARGS with '+' for spaces]
 #   | ort[:ARGS] (ONNX Runtime's WebGPU MatMulNBits alone, bench/ort-bench.ts; the kit's ort/ when it has one)
+#   | llama[:ARGS] (llama.cpp's Vulkan mul_mat / mul_mat_id alone, bench/llama-bench.ts; the kit's llama/)
 #   | tier[:ARGS] (the hardware tier, test/hw/main.ts: every family x arm x choice in full vs its oracle: tier.json)
 #   | mutants[:ARGS] (the tier built with each mutation of scripts/mutate-hw.sh; each must fail: tier-mut-*.json)
 #   | node:FILE.mjs[:ARGS] (another bundle of the kit with --json NAME.json, e.g. an older commit's bench)
@@ -37,6 +38,24 @@ unpack_ort() {
   xz -dc .gpu/bench/ort/$bin/libonnxruntime.so.1.xz > $dir/$bin/libonnxruntime.so.1
   export MMQ_ORT_DIR=$dir
   echo "[h200] ONNX Runtime unpacked to $MMQ_ORT_DIR"
+}
+# llama.cpp's Vulkan harness (optional part of the kit, bench/build-carry.sh): unpacked once, MMQ_LLAMA_DIR names
+# it for bench/llama.ts; without it the bench says "llama.cpp Vulkan not installed" and carries on.
+unpack_llama() {
+  [ -n "${MMQ_LLAMA_DIR:-}" ] && return 0
+  if [ ! -x .gpu/bench/llama/bin/mmq-llama ]; then
+    echo "[h200] no llama.cpp in the kit (.gpu/bench/llama): the bench's llama.cpp rows are skipped"
+    return 0
+  fi
+  local dir=/tmp/mmqllama so
+  mkdir -p $dir/bin $dir/lib
+  cp .gpu/bench/llama/bin/mmq-llama $dir/bin/
+  cp .gpu/bench/llama/VERSION.json $dir/
+  for so in libggml-base.so libggml-vulkan.so; do
+    [ -s $dir/lib/$so ] || xz -dc .gpu/bench/llama/lib/$so.xz > $dir/lib/$so
+  done
+  export MMQ_LLAMA_DIR=$dir
+  echo "[h200] llama.cpp unpacked to $MMQ_LLAMA_DIR: $($dir/bin/mmq-llama --version 2>&1)"
 }
 {
   date -u +%FT%TZ
@@ -77,6 +96,7 @@ for step in "$@"; do
       args=${step#bench}; args=${args#:}; args=${args//+/ }
       suffix bench
       unpack_ort
+      unpack_llama
       # shellcheck disable=SC2086
       /tmp/node $RUN/bench.mjs --json "$OUT/bench$sfx.json" --torch "$OUT/torch.json" $args 2>&1 | tee "$OUT/bench$sfx.log" || rc=1 ;;
     ort*)
@@ -85,6 +105,12 @@ for step in "$@"; do
       unpack_ort
       # shellcheck disable=SC2086
       /tmp/node $RUN/ort-bench.mjs --json "$OUT/ort$sfx.json" $args 2>&1 | tee "$OUT/ort$sfx.log" || rc=1 ;;
+    llama*)
+      args=${step#llama}; args=${args#:}; args=${args//+/ }
+      suffix llama
+      unpack_llama
+      # shellcheck disable=SC2086
+      /tmp/node $RUN/llama-bench.mjs --json "$OUT/llama$sfx.json" $args 2>&1 | tee "$OUT/llama$sfx.log" || rc=1 ;;
     mutants*)
       # After `tier`: the same tier on each mutant's bundle; a mutant that passes every row SURVIVED (rc 1).
       args=${step#mutants}; args=${args#:}; args=${args//+/ }

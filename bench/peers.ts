@@ -87,9 +87,20 @@ export const PIPELINED = 'pipelined';
 export function peerRefusal(r: PeerTiming): string | undefined {
   if (r.ms === undefined || !Number.isFinite(r.ms)) return 'no wall time';
   if (r.ortTiming !== PIPELINED) return 'not timed pipelined (each run awaited)';
-  if (r.ortGpuMs === undefined || !(r.ortGpuMs > 0)) return 'no profiler GPU time to cross-check';
-  if (r.ms > (1 + CPU_BOUND_MARGIN) * r.ortGpuMs)
-    return `CPU-bound: wall ${fmt(r.ms / r.ortGpuMs)}x its GPU time`;
+  return cpuBoundRefusal(r.ms, r.ortGpuMs);
+}
+
+/**
+ * The rule every peer's wall time meets before it makes a ratio: why a wall time `wallMs` (ms per run) may
+ * not, against the peer's own profiler's GPU time `gpuMs`, or undefined when it may: no wall time, no GPU
+ * time to cross-check it against, or a wall time over (1 + CPU_BOUND_MARGIN) x the GPU time (the peer's
+ * host side, not its kernels, set the pace: CPU-bound).
+ * @example cpuBoundRefusal(1.6, 1.04) // 'CPU-bound: wall 1.54x its GPU time'
+ */
+export function cpuBoundRefusal(wallMs: number | undefined, gpuMs: number | undefined): string | undefined {
+  if (wallMs === undefined || !Number.isFinite(wallMs)) return 'no wall time';
+  if (gpuMs === undefined || !(gpuMs > 0)) return 'no profiler GPU time to cross-check';
+  if (wallMs > (1 + CPU_BOUND_MARGIN) * gpuMs) return `CPU-bound: wall ${fmt(wallMs / gpuMs)}x its GPU time`;
   return undefined;
 }
 

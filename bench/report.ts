@@ -15,6 +15,7 @@ import { eachFlag } from './args';
 import { headline } from './derive';
 import { fmt, headlineLines, moeRatioLines } from './format';
 import type { BenchResult, BenchRow } from './result';
+import { LLAMA_FAMILY, llamaRatioLines, llamaRatios, llamaTable } from './llamaPeer';
 import { CPU_BOUND_MARGIN, ORT_FAMILY, ortRatioLines, ortRatios, peerTable, usableOrt } from './peers';
 
 const ok = (r: BenchRow) => r.ms !== undefined && r.correctness?.pass === true;
@@ -70,7 +71,7 @@ export function moeRows(rows: BenchRow[]): string[] {
     '| experts | tokens (slots) | n x k | arm | ms | TOPS | used-expert weight GB/s | rel_to_max |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
-  for (const r of rows.filter((x) => ok(x) && x.experts)) {
+  for (const r of rows.filter((x) => ok(x) && x.experts && x.role !== 'baseline')) {
     out.push(
       `| ${r.experts} | ${r.m / (r.topk ?? 1)} (${r.m}) | ${r.n}x${r.k} | ${r.arm} | ${fmt(r.ms, 4)} | ${fmt(r.tops, 1)} | ${fmt(r.weightGBs, 0)} | ${r.correctness!.relToMax.toExponential(1)} |`,
     );
@@ -212,6 +213,12 @@ export function mergeBenches(benches: ReportFile[]) {
   return { b, torch, fileOf, torchJson };
 }
 
+/** The bench adapter's device (adapterInfo.device, files from 2026-12-03 on) of a bench JSON. */
+const deviceOf = (j: Record<string, unknown>) => (j.adapterInfo as { device?: string } | undefined)?.device;
+
+/** How the llama.cpp table's figures were taken, as the report says it under the table's heading. */
+const LLAMA_METHOD = `Each op repeated in one graph as test-backend-ops perf repeats it (cold weight banks, every op quantizing its own activations), wall time per op of the fastest compute (its mean beside it) and ggml-vulkan's perf logger's GPU time per op; a row whose wall time exceeds that GPU time by over ${100 * CPU_BOUND_MARGIN}% is CPU-bound and makes no wall ratio. Ratios are peer ms / our ms (> 1: ours is faster).`;
+
 /** What renderReport prints beyond the headline and the per-family, per-shape and MoE tables. */
 export interface ReportOptions {
   /** Shapes (MxNxK) whose every passing config gets a table; default the three 4096x4096 shapes. */
@@ -263,6 +270,21 @@ export function renderReport(files: ReportFile[], opts: ReportOptions = {}): str
       '',
       ...ortRatioLines(ortRatios(b.rows), ortTorch).map((l) => `- ${l}`),
     );
+  // llama.cpp's rows against ours of the same command (file): never merged across commands.
+  for (const { p, j } of benches) {
+    const rows = j.rows as BenchRow[];
+    if (!rows.some((r) => r.family === LLAMA_FAMILY)) continue;
+    lines.push(
+      '',
+      `### Peers: llama.cpp Vulkan (ggml_mul_mat / ggml_mul_mat_id on Q4_K), the command of ${p.split('/').pop()!}`,
+      '',
+      LLAMA_METHOD,
+      '',
+      ...llamaTable(rows, deviceOf(j)),
+      '',
+      ...llamaRatioLines(llamaRatios(rows, deviceOf(j))).map((l) => `- ${l}`),
+    );
+  }
   if (b.rows.some((r) => r.experts)) {
     const moeTorch = benches.find(({ j }) => (j.rows as BenchRow[]).some((r) => r.experts))?.j.torch;
     lines.push(
@@ -314,7 +336,11 @@ export function renderPeers(files: ReportFile[]): string {
       ? ['', ...peers, '', ...ortRatioLines(ortRatios(rows), j.torch).map((l) => `- ${l}`)]
       : [];
     const moe = rows.some((r) => r.experts) ? ['', ...moeRatioLines(rows, j.torch).map((l) => `- ${l}`)] : [];
-    lines.push('', head, ...dense, ...moe);
+    const llama = llamaTable(rows, deviceOf(j));
+    const llamaLines = llama.length
+      ? ['', ...llama, '', ...llamaRatioLines(llamaRatios(rows, deviceOf(j))).map((l) => `- ${l}`)]
+      : [];
+    lines.push('', head, ...dense, ...moe, ...llamaLines);
   }
   return lines.join('\n');
 }

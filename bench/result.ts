@@ -126,6 +126,8 @@ export interface BenchResult {
   torch?: unknown;
   /** ONNX Runtime's version when its rows ran, or why they did not. */
   ort?: { version?: string; note?: string };
+  /** llama.cpp's harness (folder, versions, the device line ggml-vulkan printed) when its rows ran, or why not. */
+  llama?: { dir?: string; version?: unknown; head?: unknown; device?: unknown; note?: string };
   /** The command's wall time and its process's CPU time, seconds (bench.ts, at the end). */
   wallS?: number;
   cpuS?: number;
