@@ -2,7 +2,7 @@
 // SwiftShader, so the GPU worker must be replaced): the page answers and keeps painting within the
 // second the README promises, while the worker restarts, and the cancelled run is not started again.
 import { expect, test } from '@playwright/test';
-import { openApp, runId } from './helpers';
+import { openApp, runId, waitForNewRun, waitForRun } from './helpers';
 
 type Frames = { __rafTimes?: number[] };
 
@@ -65,4 +65,50 @@ test('the page paints and answers through a cancel of a real-size run and the wo
   });
   // The cancelled run is not started again by the new worker's 'ready'.
   expect(await runId(page)).toBe(cancelled);
+});
+
+test('after a cancelled 2048^3 coopmat-f16 run the GPU is free: a small run gets its verdict in its normal time', async ({
+  page,
+}) => {
+  test.setTimeout(300_000);
+  await openApp(page);
+  await page.getByTestId('kernel-select').selectOption('coopmat-f16');
+  const shape = async (m: string, n: string, k: string) => {
+    await page.getByTestId('param-m').fill(m);
+    await page.getByTestId('param-n').fill(n);
+    await page.getByTestId('param-k').fill(k);
+  };
+  await shape('32', '64', '256');
+  await waitForRun(page, 'coopmat-f16', { rows: 32, cols: 64 });
+  // The small run's normal time, compiled: from Ctrl+Enter to its verdict.
+  const timedRun = async () => {
+    const before = await runId(page);
+    const t0 = Date.now();
+    await page.keyboard.press('Control+Enter');
+    expect(await waitForNewRun(page, before)).toBe('done');
+    return Date.now() - t0;
+  };
+  await timedRun();
+  const normalMs = await timedRun();
+
+  await shape('2048', '2048', '2048');
+  await expect(page.getByTestId('run-estimate')).toContainText('This run is estimated at', {
+    timeout: 60_000,
+  });
+  await page.getByTestId('run-anyway').click();
+  await expect
+    .poll(() => page.evaluate(() => window.__mmq!.status().stage ?? ''), { timeout: 120_000 })
+    .toMatch(/^running/);
+  await page.waitForTimeout(3000); // well inside its slices
+  await page.getByTestId('cancel').click();
+  await expect(page.getByTestId('run-cancelled')).toBeVisible({ timeout: 2_000 });
+  const cancelledAt = Date.now();
+  // The GPU has at most one slice of the cancelled run left: the small run is not queued behind minutes.
+  const before = await runId(page);
+  await shape('32', '64', '256');
+  expect(await waitForNewRun(page, before)).toBe('done');
+  const afterMs = Date.now() - cancelledAt;
+  // Its normal time, the debounces before an edit runs (under a second), and a slice's margin.
+  expect(afterMs).toBeLessThan(2 * normalMs + 3_000);
+  await expect(page.getByTestId('gpu-draining')).toHaveCount(0);
 });
