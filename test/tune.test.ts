@@ -508,20 +508,26 @@ describe('family searches (fake caps, no GPU: the static tier is the family vali
     for (const c of search.seeds) expect(search.space.feasible(c)).toBe(true);
   });
 
-  it('int8 tile: the tile times the accelerated arms this adapter has; the incumbent is the reference tile on the fastest', () => {
+  it('int8 tile: the tile x schedule times the accelerated arms this adapter has; the incumbent is the reference tile on the fastest', () => {
     const swift = fakeCaps({ subgroupMinSize: 4, subgroupMaxSize: 4 });
     const { search } = tier('mmq-q4k-tile', swift);
-    expect(search.space.params.map((p) => p.name)).toEqual(['WM', 'WN', 'RM', 'RN', 'ARM']);
-    expect(search.space.enumerate()).toHaveLength(99); // dp4a only: no matrix arm, and never scalar
+    expect(search.space.params.map((p) => p.name)).toEqual(['WM', 'WN', 'RM', 'RN', 'SCHED', 'ARM']);
+    // dp4a only (no matrix arm, and never scalar), each tile on both schedules.
+    expect(search.space.enumerate()).toHaveLength(2 * 99);
     expect(search.apply(search.incumbent)).toMatchObject({
       arm: 'dp4a',
-      params: { wm: 2, wn: 4, rm: 1, rn: 1 },
+      params: { wm: 2, wn: 4, rm: 1, rn: 1, schedule: 'subtile' },
     });
     const onH200 = tier('mmq-q4k-tile', h200).search;
-    expect(onH200.space.enumerate()).toHaveLength(2 * 99);
+    // The matrix arm has the subtile schedule only.
+    expect(onH200.space.enumerate()).toHaveLength(3 * 99);
     expect(onH200.apply(onH200.incumbent).arm).toBe('subgroup-matrix');
-    // The incumbent tile on every other arm is a seed, so the arm is chosen by measurement.
-    expect(onH200.seeds.map((c) => onH200.apply(c).arm)).toEqual(['dp4a']);
+    // The incumbent tile on every other arm is a seed, so the arm is chosen by measurement; and the
+    // micro-tile schedule's prior on each arm that runs it.
+    expect(onH200.seeds.map((c) => [onH200.apply(c).arm, onH200.apply(c).params.schedule])).toEqual([
+      ['dp4a', 'subtile'],
+      ['dp4a', 'microtile'],
+    ]);
     for (const c of onH200.space.enumerate().slice(0, 20))
       expect(onH200.choiceOf(onH200.apply(c))).toEqual(c);
     expect(onH200.gate).toEqual({ kind: 'rel-to-max', tol: 1e-3 });
@@ -571,7 +577,7 @@ describe('family searches (fake caps, no GPU: the static tier is the family vali
       },
     });
     const { search, ev } = tier('mmq-q4k-tile', small, { m: 64, n: 64, k: 256 });
-    const at = (t: typeof INCUMBENT) => search.space.config({ ...tileValues(t), ARM: 0 })!;
+    const at = (t: typeof INCUMBENT) => search.space.config({ ...tileValues(t), SCHED: 0, ARM: 0 })!;
     expect(ev.staticCheck(at(INCUMBENT))).toEqual(PASS);
     const big = ev.staticCheck(at({ wm: 4, wn: 4, rm: 1, rn: 1 }));
     expect(big.kind === 'reject' ? big.reason : '').toMatch(

@@ -112,6 +112,11 @@ export interface IntControl extends ControlBase {
 export interface ChoiceControl extends ControlBase {
   kind: 'choice';
   options: readonly { value: string; label: string }[];
+  /**
+   * Absent means the family's default: a control added after configs were stored and linked (their
+   * params do not have it) leaves them valid.
+   */
+  optional?: boolean;
 }
 
 export type ControlDecl = IntControl | ChoiceControl;
@@ -341,6 +346,8 @@ export function controlProblems(controls: readonly ControlDecl[], params: Family
       else if (!Number.isInteger(v)) out.push(`${c.label} = ${v} must be a whole number`);
       else if (v < c.min) out.push(`${c.label} = ${v} must be at least ${c.min}`);
       else if (v > c.max) out.push(`${c.label} = ${v} must be at most ${c.max}`);
+    } else if (v === undefined && c.optional) {
+      continue;
     } else if (typeof v !== 'string' || !c.options.some((o) => o.value === v)) {
       out.push(`${c.label} '${String(v)}' is not one of ${c.options.map((o) => o.value).join(', ')}`);
     }

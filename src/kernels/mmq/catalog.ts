@@ -22,6 +22,36 @@ export type MmqWeights = 'q8_0' | 'q4k';
 export type MmqStaging = 'global' | 'shared';
 /** Where the f32 output accumulator lives across the K loop: workgroup memory (the fixed kernels) or registers (the tile kernel). */
 export type MmqAccumulator = 'shared' | 'register';
+/**
+ * How the tile kernel schedules its tile: the seed's (each lane a slice of every 16x16 subtile, one
+ * 32-block a step) or micro-tiles (each lane a block of rows x columns in registers, 64-wide
+ * double-buffered stages, the scales staged once a stage): the same math, bit for bit.
+ */
+export type MmqSchedule = 'subtile' | 'microtile';
+export const MMQ_SCHEDULES: readonly MmqSchedule[] = ['subtile', 'microtile'];
+
+/** The tile kernel's schedule control (the tuner searches it with the tile). */
+export const SCHEDULE_CONTROL: ControlDecl = {
+  kind: 'choice',
+  key: 'schedule',
+  label: 'schedule',
+  group: 'tile',
+  hint: "the seed's per-subtile lanes, or lane micro-tiles with double-buffered stages (scalar and dp4a arms)",
+  // Configs stored and linked before the schedule existed ran the seed's.
+  optional: true,
+  options: [
+    { value: 'subtile', label: "subtile (the seed's)" },
+    { value: 'microtile', label: 'micro-tile' },
+  ],
+};
+
+/** Why a schedule cannot run this config (empty: it can). */
+export function scheduleProblems(config: RunConfig): string[] {
+  if (config.params.schedule !== 'microtile') return [];
+  return config.arm === 'subgroup-matrix'
+    ? ['the micro-tile schedule runs the scalar and dp4a arms (a matrix fragment is not a lane block)']
+    : [];
+}
 
 /** The reference's tile of the fixed kernels: 32x64 output tile, 8 planes (2 x 4 subtiles, one per plane). */
 export const MMQ_BLK_TILE: TileParams = { wm: 2, wn: 4, rm: 1, rn: 1 };
@@ -110,7 +140,7 @@ function denseCatalog(def: DenseDef): FamilyCatalog {
       step: () => block,
       hint: `the reduction; a multiple of ${block} (${blockName(p.weights)})`,
     }),
-    ...(p.tileIsParam ? TILE_CONTROLS : []),
+    ...(p.tileIsParam ? [...TILE_CONTROLS, SCHEDULE_CONTROL] : []),
   ];
   const catalog: FamilyCatalog = {
     id: def.id,
@@ -129,7 +159,7 @@ function denseCatalog(def: DenseDef): FamilyCatalog {
         weightBytes: WEIGHT_BYTES[p.weights === 'q8_0' ? 'Q8_0' : 'Q4_K'],
         activationBytes: 1,
       }),
-    defaults: { ...def.shape, ...(p.tileIsParam ? { ...MMQ_BLK_TILE } : {}) },
+    defaults: { ...def.shape, ...(p.tileIsParam ? { ...MMQ_BLK_TILE, schedule: 'subtile' } : {}) },
     small: def.small,
     ...(p.tileIsParam ? { tile: REGISTER_TILE } : {}),
     checks: def.checks,
@@ -146,7 +176,12 @@ function denseCatalog(def: DenseDef): FamilyCatalog {
           ...multipleProblem('n', q.n, bn, `the ${bn}-column output tile: this kernel has no tail guards`),
         );
       }
-      return [...out, ...armPlaneProblems(catalog, config, caps), ...dataProblems(config.data, catalog)];
+      return [
+        ...out,
+        ...scheduleProblems(config),
+        ...armPlaneProblems(catalog, config, caps),
+        ...dataProblems(config.data, catalog),
+      ];
     },
     ...(def.id === 'mmq-q4k-tile'
       ? { tuning: { op: 'mmq_q4k_tile', label: 'int8 MMQ Q4_K tile (mmq_q4k_tile)' } }
@@ -233,6 +268,14 @@ export const mmqQ4kTileCatalog = denseCatalog({
     {
       label: 'tile (1,2,2,1): a 3 x 3 grid with tails',
       params: { m: 80, n: 90, k: 256, wm: 1, wn: 2, rm: 2, rn: 1 },
+    },
+    {
+      label: 'micro-tile, tile (2,2,1,2): a 3 x 5 grid with tails, four super-blocks',
+      params: { m: 37, n: 70, k: 1024, wm: 2, wn: 2, rm: 1, rn: 2, schedule: 'microtile' },
+    },
+    {
+      label: 'micro-tile, tile (1,2,2,1): one row',
+      params: { m: 1, n: 64, k: 256, wm: 1, wn: 2, rm: 2, rn: 1, schedule: 'microtile' },
     },
   ],
 });

@@ -18,7 +18,15 @@ import { emptyOwnership, type OwnershipMap } from '../gpu/instrument';
 import type { Config } from '../tune/space';
 import { tileFromSpace, tileSpace, tileValues } from '../tune/tileSpace';
 import { tileOf, type TileParams } from '../tile';
-import { MMQ_BLK_TILE, MMQ_CATALOGS, MMQ_PRESETS, presetTile, type MmqKernelId } from './catalog';
+import {
+  MMQ_BLK_TILE,
+  MMQ_CATALOGS,
+  MMQ_PRESETS,
+  MMQ_SCHEDULES,
+  presetTile,
+  type MmqKernelId,
+  type MmqSchedule,
+} from './catalog';
 import {
   activationRows,
   fullPrecisionOf,
@@ -39,6 +47,8 @@ export interface MmqPresetOptions {
   k: number;
   /** Used by 'mmq-q4k-tile' only; the other kernels have the reference's fixed tile. */
   tile?: TileParams;
+  /** Used by 'mmq-q4k-tile' only (default: the seed's subtile schedule). */
+  schedule?: MmqSchedule;
   arm: Arm;
   plane: number;
 }
@@ -60,6 +70,8 @@ export function mmqPresetSpec(id: MmqKernelId, o: MmqPresetOptions): MmqSpec {
     accumulator: p.accumulator,
     dims: p.dims === 'runtime' ? { kind: 'runtime' } : { kind: 'static', m: o.m, n: o.n, k: o.k },
     tails: p.tails,
+    // Absent for the seed's schedule: the specs (and texts) of every existing config stay as they were.
+    ...(p.tileIsParam && o.schedule === 'microtile' ? { schedule: o.schedule } : {}),
   };
 }
 
@@ -126,30 +138,54 @@ const BIT_EXACT: Gate = { kind: 'bit-exact' };
 /** The search's gate: exactness is checked on the winner's full output (the family's own gate) after it. */
 export const INT8_TUNE_GATE: Gate = { kind: 'rel-to-max', tol: 1e-3 };
 
-/** The tile kernel's tuning: (WM, WN, RM, RN) x the accelerated arms this adapter has. */
+/** The tile kernel's tuning: (WM, WN, RM, RN) x schedule x the accelerated arms this adapter has. */
 function tileSearch(catalog: FamilyCatalog) {
   return (base: RunConfig, caps: AdapterCaps): TuningSearch => {
     const arms = fastArms(catalog, caps, base.params);
-    const space = tileSpace([1, 2, 4]).param(
-      'ARM',
-      arms.map((_, i) => i),
-    );
+    const space = tileSpace([1, 2, 4])
+      .param(
+        'SCHED',
+        MMQ_SCHEDULES.map((_, i) => i),
+      )
+      .param(
+        'ARM',
+        arms.map((_, i) => i),
+      )
+      .constraint(
+        (c, s) =>
+          !(MMQ_SCHEDULES[s.get(c, 'SCHED')] === 'microtile' && arms[s.get(c, 'ARM')] === 'subgroup-matrix'),
+        'the micro-tile schedule runs the scalar and dp4a arms',
+      );
     const apply = (cfg: Config): RunConfig => ({
       ...base,
       arm: arms[space.get(cfg, 'ARM')]!,
-      params: { ...base.params, ...tileFromSpace(space, cfg) },
+      params: {
+        ...base.params,
+        ...tileFromSpace(space, cfg),
+        schedule: MMQ_SCHEDULES[space.get(cfg, 'SCHED')]!,
+      },
     });
-    const at = (tile: TileParams, arm: Arm) => space.config({ ...tileValues(tile), ARM: arms.indexOf(arm) })!;
-    const incumbent = at(MMQ_BLK_TILE, arms.at(-1)!);
+    const at = (tile: TileParams, arm: Arm, schedule: MmqSchedule) =>
+      space.config({ ...tileValues(tile), SCHED: MMQ_SCHEDULES.indexOf(schedule), ARM: arms.indexOf(arm) });
+    const incumbent = at(MMQ_BLK_TILE, arms.at(-1)!, 'subtile')!;
+    // The micro-tile seeds: a 64x64 block of 4 planes of 32x32 on each arm that runs it.
+    const micro = arms
+      .filter((a) => a !== 'subgroup-matrix')
+      .map((a) => at({ wm: 2, wn: 2, rm: 2, rn: 2 }, a, 'microtile'));
     return {
       space,
       apply,
       choiceOf(config) {
         const i = arms.indexOf(config.arm);
-        return i < 0 ? undefined : space.config({ ...tileValues(tileOf(config.params)), ARM: i });
+        const sched = MMQ_SCHEDULES.indexOf(config.params.schedule === 'microtile' ? 'microtile' : 'subtile');
+        return i < 0
+          ? undefined
+          : space.config({ ...tileValues(tileOf(config.params)), SCHED: sched, ARM: i });
       },
       incumbent,
-      seeds: arms.map((a) => at(MMQ_BLK_TILE, a)).filter((c) => space.name(c) !== space.name(incumbent)),
+      seeds: [...arms.map((a) => at(MMQ_BLK_TILE, a, 'subtile')), ...micro]
+        .filter((c): c is Config => c !== undefined)
+        .filter((c) => space.name(c) !== space.name(incumbent)),
       gate: INT8_TUNE_GATE,
     };
   };
@@ -181,8 +217,9 @@ function denseFamily(catalog: FamilyCatalog) {
           number,
         ];
         const tile = presetTile(preset, config.params);
+        const schedule = config.params.schedule === 'microtile' ? 'microtile' : 'subtile';
         return {
-          kernel: mmqPresetSpec(id, { m, n, k, tile, arm: config.arm, plane: config.plane }),
+          kernel: mmqPresetSpec(id, { m, n, k, tile, schedule, arm: config.arm, plane: config.plane }),
           m,
           n,
           k,

@@ -8,6 +8,7 @@ import { singlePassPlan, type BufferSpec, type KernelPlan, type PassSpec } from 
 import { once } from '../memo';
 import { packI8 } from '../quant/q8';
 import type { MmqInputs } from './mmq.data';
+import { microGeometry } from './mmq.microtile';
 import { buildMmqKernel, mmqGeometry, mmqSpecProblems, type MmqKernel, type MmqSpec } from './mmq.wgsl';
 
 /** Name of the ownership debug buffer in instrumented plans. */
@@ -28,6 +29,8 @@ export function mmqShapeProblems(spec: MmqSpec, m: number, n: number, k: number)
       `k = ${k} is not a multiple of ${blockK} (${spec.weights === 'q8_0' ? 'the Q8_0 32-block' : 'the Q4_K 256 super-block'})`,
     );
   }
+  if (spec.schedule === 'microtile' && k % 64 !== 0)
+    p.push(`k = ${k} is not a multiple of 64 (the micro-tile schedule stages K 64 at a time)`);
   if (spec.dims.kind === 'static') {
     const d = spec.dims;
     if (d.m !== m || d.n !== n || d.k !== k) {
@@ -163,15 +166,24 @@ export function buildMmqPlan(
 
 /**
  * The owner (plane, lane) of tile-local element (gmm, gnn): subtile (gmm/16, gnn/16) belongs to warp-grid
- * cell (sm/rm, sn/rn); within it p = (gmm%16)*16 + gnn%16 is lane p/PER's element p%PER.
+ * cell (sm/rm, sn/rn); within it p = (gmm%16)*16 + gnn%16 is lane p/PER's element p%PER (the seed's
+ * schedule), or the micro-tile lane of its row and column.
  */
 export function mmqTileOwner(spec: MmqSpec, gmm: number, gnn: number): { plane: number; lane: number } {
   const { rm, rn, wn } = spec.tile;
-  const per = 256 / spec.plane;
   const sm = Math.floor(gmm / 16);
   const sn = Math.floor(gnn / 16);
+  const plane = Math.floor(sm / rm) * wn + Math.floor(sn / rn);
+  const micro = spec.schedule === 'microtile' ? microGeometry(spec) : undefined;
+  if (micro) {
+    // A micro-tile lane (lr, lc) owns rows lr + LR*i and columns lc + LC*j of its warp tile.
+    const r = gmm % (rm * 16);
+    const c = gnn % (rn * 16);
+    return { plane, lane: (r % micro.lr) * micro.lc + (c % micro.lc) };
+  }
+  const per = 256 / spec.plane;
   const p = (gmm % 16) * 16 + (gnn % 16);
-  return { plane: Math.floor(sm / rm) * wn + Math.floor(sn / rn), lane: Math.floor(p / per) };
+  return { plane, lane: Math.floor(p / per) };
 }
 
 /**
