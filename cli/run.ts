@@ -44,7 +44,6 @@ import {
   type ParsedArgs,
 } from './args';
 import { fileSource } from './fileSource';
-import { inProcessGpu } from './gpuInProcess';
 import { startGpuProcess, type GpuProcess } from './gpuProcess';
 import { startProgress, type ProgressOptions } from './progress';
 import { openError, type CliIo, type Subcommand } from './subcommand';
@@ -55,8 +54,11 @@ const ACTIVATIONS: readonly TensorChoice['activation'][] = ['normal', 'outliers'
  * The GPU for a subcommand: the product's families in a child process (Dawn's stderr kept apart), a
  * registry of other families (a test's) in this process, since the child loads the product's.
  */
-export function gpuFor(kernels: Registry<KernelFamily>, io: CliIo, cmd: string): Promise<GpuProcess> {
-  return kernels === KERNELS ? startGpuProcess(io, cmd) : inProcessGpu(kernels, io, cmd);
+export async function gpuFor(kernels: Registry<KernelFamily>, io: CliIo, cmd: string): Promise<GpuProcess> {
+  if (kernels === KERNELS) return startGpuProcess(io, cmd);
+  // Imported only here: the product's path never loads Dawn's native module in this process.
+  const { inProcessGpu } = await import('./gpuInProcess');
+  return inProcessGpu(kernels, io, cmd);
 }
 
 /**

@@ -58,6 +58,35 @@ describe('a clean environment (no XDG_RUNTIME_DIR, CI=true): one line for each b
     );
   }, 120_000);
 
+  it("Dawn's writes to fd 2 (here a stand-in: the process that loaded webgpu writes at exit) never reach the user", async () => {
+    const noise = join(tmp, 'dawn-noise.cjs');
+    writeFileSync(
+      noise,
+      `const fs = require('node:fs');
+process.on('exit', () => {
+  if (Object.keys(require.cache).some((k) => k.includes('/node_modules/webgpu/')))
+    fs.writeSync(2, 'error: XDG_RUNTIME_DIR is invalid or not set in the environment.\\nWarning: a Dawn adapter note\\n');
+});
+`,
+    );
+    const env = { NODE_OPTIONS: `--require ${noise}` };
+    const ok = await runMmq('run --kernel mmq-q8-naive --m 16 --n 16 --k 64 --no-time'.split(' '), {
+      minimal: true,
+      env,
+    });
+    expect(ok.status).toBe(0);
+    expect(ok.stderr.split('\n').filter((l) => l && !/^mmq run: .*, \d+ s so far$/.test(l))).toEqual([]);
+    // A bad shape is refused before a GPU: the one line, whoever would have written more.
+    expectOneLineError(
+      await runMmq('run --kernel mmq-q4k-rt --m 16 --n 64 --k 300 --no-time'.split(' '), {
+        minimal: true,
+        env,
+      }),
+      2,
+      /k = 300 is not a multiple of 256/,
+    );
+  }, 120_000);
+
   it('a run that works prints its result and nothing of Dawn', async () => {
     const r = await bare(
       'run',
