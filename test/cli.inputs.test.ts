@@ -76,7 +76,15 @@ process.on('exit', () => {
     });
     expect(ok.status).toBe(0);
     expect(ok.stderr.split('\n').filter((l) => l && !/^mmq run: .*, \d+ s so far$/.test(l))).toEqual([]);
-    // A bad shape is refused before a GPU: the one line, whoever would have written more.
+    // A missing file and a bad shape are refused before a GPU: the one line, whoever would write more.
+    expectOneLineError(
+      await runMmq(['run', '--kernel', 'mmq-q4k-rt', '--gguf', join(tmp, 'gone.gguf'), '--tensor', 'w'], {
+        minimal: true,
+        env,
+      }),
+      2,
+      /^mmq: cannot open .*gone\.gguf: no such file or directory$/m,
+    );
     expectOneLineError(
       await runMmq('run --kernel mmq-q4k-rt --m 16 --n 64 --k 300 --no-time'.split(' '), {
         minimal: true,
