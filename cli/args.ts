@@ -19,7 +19,7 @@ export const EXIT = {
 
 /** One line for the usage text: what each exit status means. */
 export const EXIT_LEGEND =
-  'exit status: 0 ok; 1 the kernel differs from the oracle; 2 bad usage or input; 3 this machine cannot run it (no WebGPU adapter, driver error); 70 internal error';
+  'exit status: 0 ok; 1 the kernel differs from the oracle; 2 bad usage or input (or estimated past 5 s without --yes); 3 this machine cannot run it (no WebGPU adapter, driver error); 70 internal error';
 
 /** An expected failure: printed as one `mmq: ...` line, never with a stack. Bad usage or input exits 2. */
 export class CliError extends Error {
@@ -89,6 +89,48 @@ export function positiveInt(cmd: string, flag: string, text: string): number {
   const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;
   if (!Number.isSafeInteger(n) || n <= 0) {
     throw new CliError(`mmq ${cmd}: ${flag} must be a positive whole number, got '${text}'`);
+  }
+  return n;
+}
+
+/** The whole numbers a flag takes, both ends included. */
+export interface IntRange {
+  min: number;
+  max: number;
+}
+
+/**
+ * The range of every numeric flag that is not a shape (shapes are held to their family's controls): wide
+ * enough for any real use, narrow enough that a typo cannot ask for days of work.
+ */
+export const FLAG_RANGES = {
+  /** A data or search seed. */
+  seed: { min: 0, max: 2 ** 32 - 1 },
+  /** ms each timed batch aims at (run --target-ms, tune --measure-ms). */
+  batchMs: { min: 1, max: 10_000 },
+  /** Timed batches of one run. */
+  batches: { min: 1, max: 1000 },
+  /** Timed batches of each config a hunt measures. */
+  huntBatches: { min: 1, max: 100 },
+  population: { min: 1, max: 256 },
+  generations: { min: 1, max: 100 },
+  /** Weight banks a hunt rotates through (cold-cache timing). */
+  banks: { min: 1, max: 64 },
+} as const satisfies Record<string, IntRange>;
+
+/** A range as usage text writes it: `1..1000`. */
+export const rangeText = (r: IntRange) => `${r.min}..${r.max}`;
+
+/**
+ * A whole number in plain decimal digits inside `range`, else one CliError line naming the range.
+ * @example intInRange('run', '--batches', '6', FLAG_RANGES.batches) === 6
+ */
+export function intInRange(cmd: string, flag: string, text: string, range: IntRange): number {
+  const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < range.min || n > range.max) {
+    throw new CliError(
+      `mmq ${cmd}: ${flag} must be a whole number from ${range.min} to ${range.max}, got '${text}'`,
+    );
   }
   return n;
 }

@@ -1,9 +1,12 @@
 // mmq probe: this machine's WebGPU peaks (streaming-copy bandwidth and every compute roof the adapter
 // offers), measured by the same probe the app runs (src/kernels/perf/probe.run.ts) through the worker core.
+// Bounded by design, so it needs no estimate or --yes: each probe kernel grows only until one run takes
+// probeRunMs (or the adapter's largest size), then times a fixed number of batches.
 import { KERNELS } from '../src/kernels';
 import type { ProbeResult } from '../src/kernels/perf/probe.run';
 import { CliError, parseArgs } from './args';
-import { inProcessCore, openGpu } from './run';
+import { gpuFor, progressOptions } from './run';
+import { startProgress } from './progress';
 import type { Subcommand } from './subcommand';
 
 const fmt = (m: ProbeResult['measurements'][number]) =>
@@ -30,8 +33,17 @@ export const probe: Subcommand = {
   async run(args, io) {
     const a = parseArgs('probe', args, { boolean: ['--json'] });
     if (a.positionals.length) throw new CliError(`mmq probe: unexpected argument '${a.positionals[0]!}'`, 2);
-    const request = inProcessCore(await openGpu(io.stderr), KERNELS, { cmd: 'probe' });
-    const r = await request({ type: 'probe' });
+    const gpu = await gpuFor(KERNELS, io, 'probe');
+    const progress = startProgress(io.stderr, 'mmq probe', progressOptions());
+    let r;
+    try {
+      r = await gpu.request({ type: 'probe' }, (m) => {
+        if (m.type === 'progress') progress.update(m.stage, m.fraction);
+      });
+    } finally {
+      progress.stop();
+      await gpu.close();
+    }
     if (r.type !== 'probe-result') throw new Error(`unexpected '${r.type}' to probe`);
     io.stdout(a.booleans.has('--json') ? JSON.stringify(r.result, null, 2) + '\n' : human(r.result));
     return 0;

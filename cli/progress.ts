@@ -4,7 +4,7 @@
 
 /** Where a long command has got to. */
 export interface Progress {
-  /** The stage now ('compiling', 'running'...) and the fraction of the whole done (0..1). */
+  /** The stage now ('compiling', 'running'...) and the fraction of the whole done (0..1; shown never lower than before). */
   update(stage: string, fraction?: number): void;
   /** The command ended: no more lines. */
   stop(): void;
@@ -55,7 +55,9 @@ export function startProgress(
   return {
     update(s, f) {
       stage = s;
-      fraction = f;
+      // Never backwards: the worker core's stage fractions dip when a timing doubles its batches (its
+      // own estimate of what is left grows), and a line that reads 60% after 70% says nothing true.
+      if (f !== undefined) fraction = fraction === undefined ? f : Math.max(fraction, f);
       if (due()) say();
     },
     stop() {

@@ -1,10 +1,11 @@
 // mmq run: one kernel config on this machine's WebGPU (Dawn; SwiftShader where there is no GPU), through
 // the same worker core the app runs in its web worker: the verdict against the oracle, the max relative
 // error, the whole plan's time and throughput. On generated data (--m --n --k) or a real GGUF tensor.
-import { existsSync } from 'node:fs';
+//
+// Every input -- flags and their ranges, the file, its tensor, the shape, the family's own validation --
+// is checked before a GPU is opened (cli/gpuProcess.ts, a child process); then the run is estimated
+// (src/kernels/perf/estimate.ts) and one past CONFIRM_MS needs --yes.
 import { basename } from 'node:path';
-import { create, globals } from 'webgpu';
-import { FULL_DAWN_FLAGS, orSwiftShader, SWIFTSHADER_ICD } from '../bench/dawn';
 import { KERNELS } from '../src/kernels';
 import { verdictText } from '../src/kernels/compare';
 import {
@@ -13,108 +14,79 @@ import {
   type DataSource,
   type FamilyCatalog,
   type FamilyParams,
+  type GgufFileRef,
   type KernelFamily,
   type RunConfig,
   type TensorChoice,
 } from '../src/kernels/family';
 import { defaultArm } from '../src/kernels/gpu/arms';
-import { jsonText } from '../src/kernels/quant';
-import type { AdapterCaps } from '../src/kernels/gpu/caps';
-import { tensorConfig } from '../src/kernels/models';
+import { isSoftwareAdapter, type AdapterCaps } from '../src/kernels/gpu/caps';
+import { listTensors, tensorConfig } from '../src/kernels/models';
+import { CONFIRM_MS, estimate, formatMs, rateFor, workOf, type Estimate } from '../src/kernels/perf/estimate';
+import {
+  excerpt,
+  inflatedSource,
+  jsonText,
+  openGguf,
+  tensorDataProblem,
+  type GgufFile,
+} from '../src/kernels/quant';
 import { UnknownFamilyError, type Registry } from '../src/kernels/registry';
-import { createGpuCore, type GpuCore, type GpuCoreOptions } from '../src/workers/core';
-import type {
-  OpenedModel,
-  RunOutcome,
-  WorkerRequest,
-  WorkerRequestBody,
-  WorkerResponse,
-} from '../src/workers/protocol';
-import { CliError, EXIT, parseArgs, positiveInt, type ParsedArgs } from './args';
+import type { RunOutcome, WorkerResponse } from '../src/workers/protocol';
+import {
+  CliError,
+  EXIT,
+  FLAG_RANGES,
+  intInRange,
+  parseArgs,
+  positiveInt,
+  rangeText,
+  type ParsedArgs,
+} from './args';
 import { fileSource } from './fileSource';
-import { startProgress, type Progress } from './progress';
-import { openError, type Subcommand } from './subcommand';
+import { startGpuProcess, type GpuProcess } from './gpuProcess';
+import { startProgress, type ProgressOptions } from './progress';
+import { openError, type CliIo, type Subcommand } from './subcommand';
 
 const ACTIVATIONS: readonly TensorChoice['activation'][] = ['normal', 'outliers'];
 
-// The Dawn entry points stay reachable while their device lives (bench/dawn.ts says why).
-const liveGpus: GPU[] = [];
-const keep = (gpu: GPU) => (liveGpus.push(gpu), gpu);
+/**
+ * The GPU for a subcommand: the product's families in a child process (Dawn's stderr kept apart), a
+ * registry of other families (a test's) in this process, since the child loads the product's.
+ */
+export async function gpuFor(kernels: Registry<KernelFamily>, io: CliIo, cmd: string): Promise<GpuProcess> {
+  if (kernels === KERNELS) return startGpuProcess(io, cmd);
+  // Imported only here: the product's path never loads Dawn's native module in this process.
+  const { inProcessGpu } = await import('./gpuInProcess');
+  return inProcessGpu(kernels, io, cmd);
+}
 
-/** Dawn with every accelerated arm exposed, on this machine's GPU, else on SwiftShader (said aloud). */
-export function openGpu(note: (text: string) => void): Promise<GPU> {
-  Object.assign(globalThis, globals);
-  const open = async () => {
-    const gpu = create([...FULL_DAWN_FLAGS]);
-    if (!(await gpu.requestAdapter({ powerPreference: 'high-performance' })))
-      throw new CliError(`mmq run: no WebGPU adapter. ${noAdapterHint()}`, EXIT.machine);
-    return keep(gpu);
+/**
+ * The progress printer's options: MMQ_PROGRESS_FIRST_MS moves the first line, MMQ_PROGRESS_EVERY_MS the
+ * period (defaults 1 s and 5 s): a test cannot rely on a run's length.
+ */
+export function progressOptions(): ProgressOptions {
+  const ms = (name: string) => {
+    const text = process.env[name];
+    const v = Number(text);
+    return text !== undefined && text !== '' && Number.isFinite(v) && v >= 0 ? v : undefined;
   };
-  return orSwiftShader(open, (icd) =>
-    note(`mmq run: no GPU adapter; running on SwiftShader (${icd}), timings are not a GPU's\n`),
+  const [firstMs, everyMs] = [ms('MMQ_PROGRESS_FIRST_MS'), ms('MMQ_PROGRESS_EVERY_MS')];
+  return { ...(firstMs === undefined ? {} : { firstMs }), ...(everyMs === undefined ? {} : { everyMs }) };
+}
+
+/**
+ * Refuse an action estimated past CONFIRM_MS unless `--yes` was given: one line with the estimate, what
+ * it is made of, and how to go on.
+ */
+export function guard(cmd: string, what: string, est: Estimate, yes: boolean, smaller: string): void {
+  if (est.ms <= CONFIRM_MS || yes) return;
+  throw new CliError(
+    `mmq ${cmd}: ${what} is estimated at ${formatMs(est.ms)} (${est.basis}), past the ${formatMs(CONFIRM_MS)} mmq starts unasked: add --yes to start it, or ${smaller}`,
   );
 }
 
-/**
- * Why Dawn found no adapter, in words: the Vulkan loader's own "Found no drivers!" warnings above this
- * line say what failed, not what to do.
- */
-function noAdapterHint(): string {
-  const named = (process.env.VK_ICD_FILENAMES ?? process.env.VK_DRIVER_FILES ?? '')
-    .split(':')
-    .filter(Boolean);
-  const missing = named.filter((p) => !existsSync(p));
-  const fix = `set VK_ICD_FILENAMES to a Vulkan driver's ICD file (without a GPU, SwiftShader's: ${SWIFTSHADER_ICD})`;
-  if (missing.length) return `VK_ICD_FILENAMES names ${missing.join(', ')}, which does not exist: ${fix}`;
-  if (named.length) return `the Vulkan driver ${named.join(', ')} offers no WebGPU adapter: ${fix}`;
-  return `The Vulkan loader found no driver (the "Found no drivers" warnings above): install one, or ${fix}`;
-}
-
-/** How a worker error exits: the input's fault (2), the machine's (3), or mmq's (70). */
-const ERROR_EXIT = {
-  shape: EXIT.input,
-  validation: EXIT.input,
-  file: EXIT.input,
-  unsupported: EXIT.machine,
-  internal: EXIT.internal,
-} as const;
-
-/**
- * The worker core in this process (`cmd` names the subcommand in its errors), answering each request with
- * its responses; progress goes to `progress`.
- */
-export function inProcessCore(
-  gpu: GPU,
-  kernels: Registry<KernelFamily>,
-  opts: Pick<GpuCoreOptions, 'tune'> & { progress?: () => Progress | undefined; cmd?: string } = {},
-) {
-  const { progress, cmd = 'run', ...extra } = opts;
-  const messages: WorkerResponse[] = [];
-  const post = (m: WorkerResponse) => {
-    if (m.type === 'progress') progress?.()?.update(m.stage, m.fraction);
-    else messages.push(m);
-  };
-  const core: GpuCore = createGpuCore({ gpu, kernels, post, ...extra });
-  let id = 0;
-  return async (req: Exclude<WorkerRequestBody, { type: 'cancel' }>): Promise<WorkerResponse> => {
-    const rid = ++id;
-    await core.handle({ ...req, id: rid } as WorkerRequest);
-    const mine = messages.filter((m) => 'id' in m && m.id === rid);
-    const failed = mine.find((m) => m.type === 'error' || m.type === 'compile-error');
-    if (failed?.type === 'error')
-      throw new CliError(`mmq ${cmd}: ${failed.message}`, ERROR_EXIT[failed.kind]);
-    if (failed?.type === 'compile-error')
-      throw new CliError(
-        `mmq ${cmd}: WGSL compile error: ${failed.messages.map((m) => m.message).join('; ')}`,
-        EXIT.machine,
-      );
-    const last = mine.at(-1);
-    if (!last) throw new Error(`no answer to '${req.type}'`);
-    return last;
-  };
-}
-
-export function familyOf(kernels: Registry<KernelFamily>, id: string | undefined): FamilyCatalog {
+export function familyOf<F extends FamilyCatalog>(kernels: Registry<F>, id: string | undefined): F {
   if (id === undefined) throw new CliError(`mmq run: --kernel is required (${kernels.ids.join(', ')})`, 2);
   try {
     return kernels.get(id);
@@ -184,42 +156,52 @@ export function choiceValue<T extends string | number>(options: readonly T[], te
   return hit;
 }
 
-/** Open a GGUF through a file handle (Node 20's openAsBlob gets the size of a file over 4 GiB wrong). */
-async function openModel(request: ReturnType<typeof inProcessCore>, path: string): Promise<OpenedModel> {
-  const src = await fileSource(path).catch((e: unknown) => {
+/**
+ * A GGUF's header, read here before any GPU work (the file handle closed again): a missing file, a bad
+ * header or a missing tensor is one line without a GPU ever opened.
+ */
+async function readModel(path: string): Promise<GgufFile> {
+  const raw = await fileSource(path).catch((e: unknown) => {
     throw openError(path, e);
   });
-  // The core keeps the source open to read the tensor later; the process ends when the run does.
-  const r = await request({ type: 'open-gguf', file: src, name: basename(path) });
-  if (r.type !== 'gguf-opened') throw new Error(`unexpected '${r.type}' to open-gguf`);
-  return r.model;
+  try {
+    return await openGguf(await inflatedSource(raw));
+  } finally {
+    await raw.close();
+  }
 }
 
 /** The config a real tensor runs as on `family`, or one line saying why it cannot. */
 function tensorRun(
   family: FamilyCatalog,
+  kernels: Registry<KernelFamily>,
   base: RunConfig,
-  model: OpenedModel,
+  file: GgufFile,
+  ref: GgufFileRef,
   name: string,
   activation: TensorChoice['activation'],
 ): RunConfig {
-  const t = model.tensors.find((x) => x.name === name);
+  const t = file.tensors.find((x) => x.name === name);
   if (!t) {
-    const some = model.tensors.slice(0, 6).map((x) => x.name);
+    const some = file.tensors.slice(0, 6).map((x) => excerpt(x.name));
     throw new CliError(
-      `mmq run: no tensor '${name}' in ${model.file.name} (it has ${model.tensors.length}: ${some.join(', ')}${model.tensors.length > 6 ? ', ...' : ''})`,
+      `mmq run: no tensor '${excerpt(name)}' in ${excerpt(ref.name)} (it has ${file.tensors.length}: ${some.join(', ')}${file.tensors.length > 6 ? ', ...' : ''})`,
     );
   }
-  const what = `${name} (${t.typeName}, ne [${t.ne.join(', ')}])`;
-  if (t.note) throw new CliError(`mmq run: ${what} is ${t.note}`);
-  if (!t.kernels.some((k) => k.kernel === family.id)) {
+  const [row] = listTensors([t], kernels.families, ref);
+  const what = `${excerpt(name)} (${t.typeName}, ne [${t.ne.join(', ')}])`;
+  if (row!.note) throw new CliError(`mmq run: ${what} is ${row!.note}`);
+  if (!row!.kernels.some((k) => k.kernel === family.id)) {
     throw new CliError(
-      `mmq run: ${family.id} does not take ${what}; these do: ${t.kernels.map((k) => k.kernel).join(', ')}`,
+      `mmq run: ${family.id} does not take ${what}; these do: ${row!.kernels.map((k) => k.kernel).join(', ')}`,
     );
   }
-  return tensorConfig(family, base, { file: model.file, tensor: name, activation }, t);
+  const cut = tensorDataProblem(t, file.fileSize);
+  if (cut) throw new CliError(`mmq run: ${cut}`);
+  return tensorConfig(family, base, { file: ref, tensor: name, activation }, t);
 }
 
+/** A config in one line; the tensor's and file's names (from the file, and the user) escaped. */
 function describeConfig(family: FamilyCatalog, c: RunConfig): string {
   const shape = family.controls
     .filter((x) => x.visible?.(c.params) ?? true)
@@ -227,7 +209,7 @@ function describeConfig(family: FamilyCatalog, c: RunConfig): string {
     .join(' ');
   const t = c.data.tensor;
   const data = t
-    ? `${t.tensor} of ${t.file.name}, ${t.activation} activation seed ${c.data.seed}`
+    ? `${excerpt(t.tensor)} of ${excerpt(t.file.name)}, ${t.activation} activation seed ${c.data.seed}`
     : `${c.data.source} data seed ${c.data.seed}`;
   return `${family.id} (${c.arm} arm) ${shape} on ${data}`;
 }
@@ -236,7 +218,7 @@ function human(family: FamilyCatalog, o: RunOutcome): string {
   const lines = [describeConfig(family, o.config), `verdict: ${verdictText(o.verdict)}`];
   if (o.tensorRead)
     lines.push(
-      `read ${o.tensorRead.bytes} bytes of ${o.tensorRead.tensor} in ${o.tensorRead.ms.toFixed(1)} ms`,
+      `read ${o.tensorRead.bytes} bytes of ${excerpt(o.tensorRead.tensor)} in ${o.tensorRead.ms.toFixed(1)} ms`,
     );
   const t = o.timing;
   if (t) {
@@ -254,15 +236,18 @@ function json(o: RunOutcome, adapter: string): string {
   return jsonText({ adapter, ...rest }, 2) + '\n';
 }
 
+/** The adapter in words, as the outputs name it. */
+export const adapterName = (caps: AdapterCaps) =>
+  `${caps.vendor} ${caps.description || caps.architecture}`.trim();
+
 /**
  * The `run` subcommand over a registry of families (the product's KERNELS; a test passes its own).
  * @example const code = await runCommand(KERNELS).run(['--kernel', 'mmq-q4k-rt', '--m', '16'], io);
  */
 export const runCommand = (kernels: Registry<KernelFamily>): Subcommand => ({
   name: 'run',
-  usage:
-    'mmq run --kernel ID [--gguf FILE --tensor NAME | --m M --n N --k K] [--m M] [--arm A] [--tile WM,WN,RM,RN] [--set key=v,...] [--data SOURCE] [--seed S] [--activation normal|outliers] [--target-ms MS] [--batches B] [--no-time] [--json]',
-  summary: 'one kernel on this WebGPU: verdict vs the oracle, max rel error, ms, throughput',
+  usage: `mmq run --kernel ID [--gguf FILE --tensor NAME | --m M --n N --k K] [--m M] [--arm A] [--tile WM,WN,RM,RN] [--set key=v,...] [--data SOURCE] [--seed S (${rangeText(FLAG_RANGES.seed)})] [--activation normal|outliers] [--target-ms MS (${rangeText(FLAG_RANGES.batchMs)})] [--batches B (${rangeText(FLAG_RANGES.batches)})] [--no-time] [--json] [--yes]`,
+  summary: `one kernel on this WebGPU: verdict vs the oracle, max rel error, ms, throughput (--yes: past an estimated ${formatMs(CONFIRM_MS)})`,
   async run(args, io) {
     const a = parseArgs('run', args, {
       value: [
@@ -281,7 +266,7 @@ export const runCommand = (kernels: Registry<KernelFamily>): Subcommand => ({
         '--target-ms',
         '--batches',
       ],
-      boolean: ['--json', '--no-time'],
+      boolean: ['--json', '--no-time', '--yes'],
     });
     if (a.positionals.length) throw new CliError(`mmq run: unexpected argument '${a.positionals[0]!}'`);
     const family = familyOf(kernels, a.values.get('--kernel'));
@@ -293,7 +278,7 @@ export const runCommand = (kernels: Registry<KernelFamily>): Subcommand => ({
       throw new CliError(`mmq run: ${family.id} runs on generated data only (no --gguf)`);
     const params = paramsOf(family, a, ggufPath !== undefined);
     const seedText = a.values.get('--seed');
-    const seed = seedText === undefined ? 0 : seedText === '0' ? 0 : positiveInt('run', '--seed', seedText);
+    const seed = seedText === undefined ? 0 : intInRange('run', '--seed', seedText, FLAG_RANGES.seed);
     const dataText = a.values.get('--data');
     if (dataText !== undefined && ggufPath !== undefined)
       throw new CliError('mmq run: --data is for generated data; a --gguf tensor is the data');
@@ -306,16 +291,13 @@ export const runCommand = (kernels: Registry<KernelFamily>): Subcommand => ({
             '--data',
           );
     const activation = choiceValue(ACTIVATIONS, a.values.get('--activation') ?? 'normal', '--activation');
-    const timing = a.booleans.has('--no-time')
-      ? undefined
-      : {
-          targetMs: a.values.has('--target-ms')
-            ? positiveInt('run', '--target-ms', a.values.get('--target-ms')!)
-            : 25,
-          batches: a.values.has('--batches')
-            ? positiveInt('run', '--batches', a.values.get('--batches')!)
-            : 6,
-        };
+    const number = (flag: string, fallback: number, range: { min: number; max: number }) => {
+      const v = a.values.get(flag);
+      return v === undefined ? fallback : intInRange('run', flag, v, range);
+    };
+    const targetMs = number('--target-ms', 25, FLAG_RANGES.batchMs);
+    const batches = number('--batches', 6, FLAG_RANGES.batches);
+    const timing = a.booleans.has('--no-time') ? undefined : { targetMs, batches };
     const armText = a.values.get('--arm');
     const arm =
       armText === undefined
@@ -325,41 +307,77 @@ export const runCommand = (kernels: Registry<KernelFamily>): Subcommand => ({
             armText,
             '--arm',
           );
-
-    // The run's progress, once it starts (opening the device and the file report none).
-    const live: { progress?: Progress } = {};
-    const request = inProcessCore(await openGpu(io.stderr), kernels, { progress: () => live.progress });
-    const ready = await request({ type: 'init' });
-    if (ready.type !== 'ready') throw new Error(`unexpected '${ready.type}' to init`);
-    const caps: AdapterCaps = ready.caps;
     let config: RunConfig = {
       kernel: family.id,
-      arm: arm ?? defaultArm(family, caps, params),
+      // Until the adapter is known, the first arm stands in: what validation checks without caps does
+      // not depend on it.
+      arm: arm ?? family.arms[0]?.arm ?? 'scalar',
       data: { source, seed },
       params,
     };
-    if (ggufPath !== undefined)
-      config = tensorRun(family, config, await openModel(request, ggufPath), tensor!, activation);
-    const problems = family.validate(config, caps);
-    if (problems.length) throw new CliError(`mmq run: ${problems.join('; ')}`);
-    // MMQ_PROGRESS_FIRST_MS moves the first progress line (default 1 s): a test cannot rely on a run's length.
-    const firstMs = Number(process.env.MMQ_PROGRESS_FIRST_MS);
-    const progress = startProgress(
-      io.stderr,
-      `mmq run: ${describeConfig(family, config)}`,
-      Number.isFinite(firstMs) && firstMs >= 0 ? { firstMs } : {},
-    );
-    live.progress = progress;
-    const r = await request({
-      type: 'run',
-      config,
-      instrument: false,
-      ...(timing ? { timing } : {}),
-    }).finally(() => progress.stop());
-    if (r.type !== 'run-result') throw new Error(`unexpected '${r.type}' to run`);
-    const adapter = `${caps.vendor} ${caps.description || caps.architecture}`.trim();
-    io.stdout(a.booleans.has('--json') ? json(r.outcome, adapter) : human(family, r.outcome));
-    return r.outcome.verdict.pass ? EXIT.ok : EXIT.differs;
+    let model: { path: string; ref: GgufFileRef } | undefined;
+    if (ggufPath !== undefined) {
+      const file = await readModel(ggufPath);
+      const ref = { name: basename(ggufPath), size: file.fileSize, headerHash: file.headerHash };
+      config = tensorRun(family, kernels, config, file, ref, tensor!, activation);
+      model = { path: ggufPath, ref };
+    }
+    const anywhere = family.validate(config);
+    if (anywhere.length) throw new CliError(`mmq run: ${anywhere.join('; ')}`);
+
+    // Every input is checked: from here on a GPU is open.
+    const gpu = await gpuFor(kernels, io, 'run');
+    try {
+      const ready = await gpu.request({ type: 'init' });
+      if (ready.type !== 'ready') throw new Error(`unexpected '${ready.type}' to init`);
+      const caps = ready.caps;
+      if (arm === undefined) config = { ...config, arm: defaultArm(family, caps, config.params) };
+      const here = family.validate(config, caps);
+      if (here.length) throw new CliError(`mmq run: ${here.join('; ')}`);
+      if (model) {
+        const opened = await gpu.request({ type: 'open-gguf-path', path: model.path, name: model.ref.name });
+        if (opened.type !== 'gguf-opened') throw new Error(`unexpected '${opened.type}' to open-gguf`);
+      }
+      // The plan (no dispatch yet): its passes count in the estimate.
+      const generated = await gpu.request({ type: 'generate', config });
+      if (generated.type !== 'generated') throw new Error(`unexpected '${generated.type}' to generate`);
+      if (generated.kernel.problems.length)
+        throw new CliError(`mmq run: ${generated.kernel.problems.join('; ')}`);
+      const est = estimate(
+        workOf(family, config),
+        rateFor([], family.id, config.arm, isSoftwareAdapter(caps)),
+        {
+          timed: timing !== undefined,
+          instrument: false,
+          targetMs,
+          batches,
+          passes: generated.kernel.passes.length,
+        },
+      );
+      guard(
+        'run',
+        'this run',
+        est,
+        a.booleans.has('--yes'),
+        'ask for less (a smaller shape, --no-time, fewer --batches)',
+      );
+      const progress = startProgress(
+        io.stderr,
+        `mmq run: ${describeConfig(family, config)}`,
+        progressOptions(),
+      );
+      const onProgress = (m: WorkerResponse) => {
+        if (m.type === 'progress') progress.update(m.stage, m.fraction);
+      };
+      const r = await gpu
+        .request({ type: 'run', config, instrument: false, ...(timing ? { timing } : {}) }, onProgress)
+        .finally(() => progress.stop());
+      if (r.type !== 'run-result') throw new Error(`unexpected '${r.type}' to run`);
+      io.stdout(a.booleans.has('--json') ? json(r.outcome, adapterName(caps)) : human(family, r.outcome));
+      return r.outcome.verdict.pass ? EXIT.ok : EXIT.differs;
+    } finally {
+      await gpu.close();
+    }
   },
 });
 

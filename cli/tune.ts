@@ -1,27 +1,45 @@
 // mmq tune: a tunable family's search on this machine's WebGPU, on the same engine as the app's tuner
 // (the worker's tune handler: the GA, the finalists, the interleaved claim), written as this project's
-// report (--json), a Kernel Tuner 1.1.0 cache file (--kt-cache) and CSV (--csv).
-import { writeFile } from 'node:fs/promises';
+// report (--json), a Kernel Tuner 1.1.0 cache file (--kt-cache) and CSV (--csv). Every input -- flags,
+// ranges, the shape, the output paths -- is checked before a GPU is opened; the hunt is estimated
+// (estimateHunt) and one past CONFIRM_MS needs --yes; its progress (configs done of planned, the best so
+// far) goes to stderr like run's.
+import { constants } from 'node:fs';
+import { access, stat, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { KERNELS } from '../src/kernels';
 import type { RunConfig } from '../src/kernels/family';
 import { defaultArm } from '../src/kernels/gpu/arms';
+import { isSoftwareAdapter } from '../src/kernels/gpu/caps';
+import { CONFIRM_MS, estimateHunt, formatMs, rateFor, workOf } from '../src/kernels/perf/estimate';
 import { comparisonText } from '../src/kernels/perf/spread';
-import { ktCacheCsv, toKtCache, tuningKeys } from '../src/kernels/perf/ktCache';
-import type { EvolutionParams, TuneReport } from '../src/workers/protocol';
-import { handleTuneRequest } from '../src/workers/tune';
+import {
+  ktCacheCsv,
+  ktCacheText,
+  searchSpaceValues,
+  toKtCache,
+  tuningKeys,
+} from '../src/kernels/perf/ktCache';
+import { CLAIM_ROUNDS, DEFAULT_EVOLUTION } from '../src/kernels/tune';
+import { searchOf } from '../src/kernels/tune/session';
+import type { EvolutionParams, TuneReport, WorkerResponse } from '../src/workers/protocol';
 import { DEFAULT_EVO } from '../src/workers/protocol';
-import { CliError, parseArgs, positiveInt } from './args';
-import { choiceValue, familyOf, inProcessCore, openGpu, paramsOf } from './run';
+import { CliError, FLAG_RANGES, intInRange, parseArgs, rangeText, type IntRange } from './args';
+import { startProgress } from './progress';
+import { adapterName, choiceValue, familyOf, gpuFor, guard, paramsOf, progressOptions } from './run';
 import type { Subcommand } from './subcommand';
 
-const EVO_FLAGS = [
-  '--population',
-  '--generations',
-  '--search-seed',
-  '--measure-ms',
-  '--batches',
-  '--banks',
-] as const;
+/** The search flags, the EvolutionParams field each sets, and its range. */
+const EVO_FLAGS = {
+  '--population': { key: 'population', range: FLAG_RANGES.population },
+  '--generations': { key: 'generations', range: FLAG_RANGES.generations },
+  '--search-seed': { key: 'seed', range: FLAG_RANGES.seed },
+  '--measure-ms': { key: 'measureMs', range: FLAG_RANGES.batchMs },
+  '--batches': { key: 'batches', range: FLAG_RANGES.huntBatches },
+  '--banks': { key: 'banks', range: FLAG_RANGES.banks },
+} as const satisfies Record<string, { key: keyof EvolutionParams; range: IntRange }>;
+type EvoFlag = keyof typeof EVO_FLAGS;
+const OUTPUT_FLAGS = ['--json', '--kt-cache', '--csv'] as const;
 /** The app tuner's search defaults, so `mmq tune` and the Tuner tab search alike. */
 const DEFAULTS = DEFAULT_EVO;
 
@@ -43,10 +61,34 @@ function summary(r: TuneReport): string {
   );
 }
 
+/** An output path that cannot be written is refused now, not after the hunt. */
+async function checkOutput(flag: string, path: string): Promise<void> {
+  const s = await stat(path).catch(() => undefined);
+  if (s?.isDirectory()) throw new CliError(`mmq tune: ${flag} ${path} is a directory`);
+  await access(s ? path : dirname(path), constants.W_OK).catch(() => {
+    throw new CliError(
+      `mmq tune: cannot write ${flag} ${path}: ${s ? 'permission denied' : `no writable directory ${dirname(path)}`}`,
+    );
+  });
+}
+
+/**
+ * The configs a hunt measures at most: the first generation, then each later one's children (all but the
+ * elite), never more than the space's feasible configs (each is measured at most once).
+ */
+export function plannedConfigs(evo: Pick<EvolutionParams, 'population' | 'generations'>, feasible: number) {
+  const elitism = Math.min(DEFAULT_EVOLUTION.elitism, evo.population - 1);
+  return Math.min(feasible, evo.population + (evo.generations - 1) * (evo.population - elitism));
+}
+
 export const tune: Subcommand = {
   name: 'tune',
-  usage: `mmq tune --kernel ID [--m M --n N --k K] [--set key=v,...] [--data SOURCE] [--seed S] [${EVO_FLAGS.map((f) => `${f} N`).join('] [')}] [--json FILE] [--kt-cache FILE] [--csv FILE]`,
-  summary: "tune a family's tile/arm on this WebGPU (the app's tuner); Kernel Tuner cache out",
+  usage: `mmq tune --kernel ID [--m M --n N --k K] [--set key=v,...] [--data SOURCE] [--seed S] [${Object.entries(
+    EVO_FLAGS,
+  )
+    .map(([f, { range }]) => `${f} N (${rangeText(range)})`)
+    .join('] [')}] [--json FILE] [--kt-cache FILE] [--csv FILE] [--yes]`,
+  summary: `tune a family's tile/arm on this WebGPU (the app's tuner); Kernel Tuner cache out (--yes: past an estimated ${formatMs(CONFIRM_MS)})`,
   async run(args, io) {
     const a = parseArgs('tune', args, {
       value: [
@@ -57,11 +99,10 @@ export const tune: Subcommand = {
         '--set',
         '--data',
         '--seed',
-        ...EVO_FLAGS,
-        '--json',
-        '--kt-cache',
-        '--csv',
+        ...(Object.keys(EVO_FLAGS) as EvoFlag[]),
+        ...OUTPUT_FLAGS,
       ],
+      boolean: ['--yes'],
     });
     if (a.positionals.length) throw new CliError(`mmq tune: unexpected argument '${a.positionals[0]!}'`, 2);
     const family = familyOf(KERNELS, a.values.get('--kernel'));
@@ -75,46 +116,93 @@ export const tune: Subcommand = {
       );
     const params = paramsOf(family, a, false);
     const seedText = a.values.get('--seed');
-    const seed = seedText === undefined || seedText === '0' ? 0 : positiveInt('tune', '--seed', seedText);
+    const seed = seedText === undefined ? 0 : intInRange('tune', '--seed', seedText, FLAG_RANGES.seed);
     const source = choiceValue(
       ['reference', 'random', 'synthetic'] as const,
       a.values.get('--data') ?? 'synthetic',
       '--data',
     );
-    const num = (flag: (typeof EVO_FLAGS)[number], fallback: number) => {
+    const evo: EvolutionParams = { ...DEFAULTS };
+    for (const [flag, { key, range }] of Object.entries(EVO_FLAGS)) {
       const v = a.values.get(flag);
-      return v === undefined ? fallback : positiveInt('tune', flag, v);
-    };
-    const evo: EvolutionParams = {
-      population: num('--population', DEFAULTS.population),
-      generations: num('--generations', DEFAULTS.generations),
-      seed: num('--search-seed', DEFAULTS.seed),
-      measureMs: num('--measure-ms', DEFAULTS.measureMs),
-      batches: num('--batches', DEFAULTS.batches),
-      banks: num('--banks', DEFAULTS.banks),
-    };
-    const request = inProcessCore(await openGpu(io.stderr), KERNELS, {
-      tune: (req, ctx) => handleTuneRequest({ ...ctx, isCancelled: () => ctx.isCancelled() }, req, ctx.post),
-      cmd: 'tune',
-    });
-    const ready = await request({ type: 'init' });
-    if (ready.type !== 'ready') throw new Error(`unexpected '${ready.type}' to init`);
-    const base: RunConfig = {
+      if (v !== undefined) evo[key] = intInRange('tune', flag, v, range);
+    }
+    for (const flag of OUTPUT_FLAGS) {
+      const path = a.values.get(flag);
+      if (path !== undefined) await checkOutput(flag, path);
+    }
+    let base: RunConfig = {
       kernel: family.id,
-      arm: defaultArm(family, ready.caps, params),
+      arm: family.arms[0]?.arm ?? 'scalar',
       data: { source, seed },
       params,
     };
-    const problems = family.validate(base, ready.caps);
-    if (problems.length) throw new CliError(`mmq tune: ${problems.join('; ')}`);
-    const r = await request({ type: 'tune', base, evo });
-    if (r.type !== 'tune-done') throw new Error(`unexpected '${r.type}' to tune`);
-    const report = r.report;
-    const adapter = `${ready.caps.vendor} ${ready.caps.description || ready.caps.architecture}`.trim();
-    const kt = toKtCache(report, { keys: tuningKeys(family.controls), deviceName: adapter });
+    const anywhere = family.validate(base);
+    if (anywhere.length) throw new CliError(`mmq tune: ${anywhere.join('; ')}`);
+
+    // Every input is checked: from here on a GPU is open.
+    const gpu = await gpuFor(KERNELS, io, 'tune');
+    let report: TuneReport;
+    let keys: string[];
+    let space: Record<string, (number | string)[]>;
+    let adapter: string;
+    try {
+      const ready = await gpu.request({ type: 'init' });
+      if (ready.type !== 'ready') throw new Error(`unexpected '${ready.type}' to init`);
+      const caps = ready.caps;
+      base = { ...base, arm: defaultArm(family, caps, params) };
+      const here = family.validate(base, caps);
+      if (here.length) throw new CliError(`mmq tune: ${here.join('; ')}`);
+      const search = searchOf(family, base, caps);
+      const feasible = search.space.enumerate();
+      const planned = plannedConfigs(evo, feasible.length);
+      keys = tuningKeys(family.controls);
+      space = searchSpaceValues(
+        feasible.map((c) => search.apply(c)),
+        keys,
+      );
+      const est = estimateHunt(
+        workOf(family, base),
+        rateFor([], family.id, base.arm, isSoftwareAdapter(caps)),
+        {
+          configs: planned,
+          batches: evo.batches,
+          measureMs: evo.measureMs,
+          finalists: DEFAULT_EVOLUTION.finalists + 1 + search.seeds.length,
+          claimRounds: CLAIM_ROUNDS,
+        },
+      );
+      guard(
+        'tune',
+        'this hunt',
+        est,
+        a.booleans.has('--yes'),
+        'ask for less (a smaller shape, fewer --population, --generations or --batches)',
+      );
+      const shape = family.controls
+        .filter((c) => c.group === 'shape')
+        .map((c) => `${c.key}=${String(base.params[c.key])}`)
+        .join(' ');
+      const progress = startProgress(io.stderr, `mmq tune: ${family.id} ${shape}`, progressOptions());
+      const onProgress = (m: WorkerResponse) => {
+        if (m.type !== 'tune-progress') return;
+        const best = Number.isFinite(m.bestMs) ? `best ${m.bestMs.toPrecision(4)} ms` : 'none passed yet';
+        progress.update(
+          `${m.stage ?? 'searching'}: ${Math.min(m.evaluated, planned)} of ${planned} configs, ${best}`,
+          Math.min(1, m.evaluated / planned),
+        );
+      };
+      const r = await gpu.request({ type: 'tune', base, evo }, onProgress).finally(() => progress.stop());
+      if (r.type !== 'tune-done') throw new Error(`unexpected '${r.type}' to tune`);
+      report = r.report;
+      adapter = adapterName(caps);
+    } finally {
+      await gpu.close();
+    }
+    const kt = toKtCache(report, { keys, deviceName: adapter, space });
     const outputs: [string | undefined, string][] = [
       [a.values.get('--json'), reportJson(report)],
-      [a.values.get('--kt-cache'), JSON.stringify(kt, null, 2) + '\n'],
+      [a.values.get('--kt-cache'), ktCacheText(kt)],
       [a.values.get('--csv'), ktCacheCsv(kt)],
     ];
     for (const [path, text] of outputs)

@@ -72,16 +72,24 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'q8-round-sign-of-x',
     file: Q8,
-    from: 'Math.sign(x[off + j]! * id)',
-    to: 'Math.sign(x[off + j]!)',
+    from: 'Math.sign(x0) * Math.round',
+    to: 'Math.sign(x[off + j]!) * Math.round',
     tests: QUANT,
   },
-  { id: 'q8-sum-of-v', file: Q8, from: 'sum += q[off + j]!;', to: 'sum += v;', tests: QUANT },
+  { id: 'q8-sum-of-x0', file: Q8, from: 'sum += q[off + j]!;', to: 'sum += x0;', tests: QUANT },
+  // ggml's MAX(a, b) is a > b ? a : b: the element after a NaN replaces it; Math.max keeps the NaN.
+  {
+    id: 'q8-amax-nan-sticks',
+    file: Q8,
+    from: 'amax = amax > ax ? amax : ax;',
+    to: 'amax = Math.max(amax, ax);',
+    tests: QUANT,
+  },
   {
     id: 'q8_1-s-plus',
     file: Q8,
-    from: 'Math.fround(r.sum * r.d)',
-    to: 'Math.fround(r.sum + r.d)',
+    from: 'Math.fround(sum * d)',
+    to: 'Math.fround(sum + d)',
     tests: QUANT,
   },
   {
@@ -146,6 +154,14 @@ export const MUTANTS: readonly Mutant[] = [
   },
   { id: 'f16-decode-subnormal', file: F16, from: 'mant * 2 ** -24', to: 'mant * 2 ** -23', tests: QUANT },
   // ---- quant: Q4_K
+  // C's `if (!d)` skips only d == 0: d = inf * 0 = NaN (the super-block scale past f16) is not skipped.
+  {
+    id: 'q4k-nan-d-skipped',
+    file: Q4K,
+    from: 'if (d === 0) continue;',
+    to: 'if (!d) continue;',
+    tests: QUANT,
+  },
   {
     id: 'q4k-scale-mask',
     file: Q4K,

@@ -116,7 +116,7 @@ describe('exit statuses and the words around them', () => {
     expect(Math.max(...r.stdout.split('\n').map((l) => l.length))).toBeLessThan(400);
     expect(r.stdout).toContain('\n      metadata, tensors and GEMMs of a GGUF');
     expect(r.stdout).toMatch(
-      /exit status: 0 ok; 1 the kernel differs from the oracle; 2 bad usage or input; 3 /,
+      /exit status: 0 ok; 1 the kernel differs from the oracle; 2 bad usage or input \(or estimated past 5 s without --yes\); 3 /,
     );
   });
 

@@ -1,6 +1,7 @@
 // Child processes for tests, never blocking: a vitest worker that blocks in spawnSync cannot answer its
 // runner's RPC, and under load the runner then gives up on it ("Timeout calling 'onTaskUpdate'").
 import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 
@@ -55,18 +56,44 @@ export function runProcess(
   });
 }
 
-/** `mmq ...args` as a user runs it (node + tsx), on SwiftShader where no GPU is set. */
-export function runMmq(args: readonly string[], options: ProcessOptions = {}): Promise<ProcessResult> {
+/** A line Node writes for a warning: `(node:1234) Warning: ...`, `(node:1234) [DEP0137] ...`. */
+export const NODE_WARNING = /^\(node:\d+\) /m;
+
+/**
+ * The least environment a clean CI machine gives: PATH, a HOME of its own, CI=true, no XDG_RUNTIME_DIR
+ * (Dawn then prints "XDG_RUNTIME_DIR is invalid", which must not reach the user), no display.
+ */
+export function minimalEnv(): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), CI: 'true' };
+}
+
+export interface MmqOptions extends ProcessOptions {
+  /**
+   * Run in minimalEnv() (plus `env`) instead of this process's environment. Default: MMQ_CLI_MINIMAL_ENV=1
+   * runs every CLI test so (`MMQ_CLI_MINIMAL_ENV=1 npx vitest run test/cli.test.ts`).
+   */
+  minimal?: boolean;
+}
+
+/**
+ * `mmq ...args` as a user runs it (node + tsx), on SwiftShader where no GPU is set. A Node warning on
+ * its stderr (a file handle left open, a deprecation) fails the test: it is a bug whatever else passed.
+ */
+export async function runMmq(args: readonly string[], options: MmqOptions = {}): Promise<ProcessResult> {
+  const { minimal = process.env.MMQ_CLI_MINIMAL_ENV === '1', ...rest } = options;
+  const base = minimal ? minimalEnv() : process.env;
   const env = {
-    ...process.env,
-    VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? SWIFTSHADER,
+    ...base,
+    VK_ICD_FILENAMES: base.VK_ICD_FILENAMES ?? SWIFTSHADER,
     ...options.env,
   };
-  return runProcess(process.execPath, ['--import', 'tsx', 'cli/mmq.ts', ...args], {
+  const r = await runProcess(process.execPath, ['--import', 'tsx', 'cli/mmq.ts', ...args], {
     timeoutMs: 60_000,
-    ...options,
+    ...rest,
     env,
   });
+  expect(r.stderr, `a Node warning from mmq ${args.join(' ')}`).not.toMatch(NODE_WARNING);
+  return r;
 }
 
 /** An expected CLI failure: exit `status`, nothing on stdout, one `mmq: ` line on stderr matching `msg`, no stack. */

@@ -31,13 +31,26 @@ describe('mmq tune and mmq probe', () => {
       string,
       string,
     ];
+    // A progress line on every update (first after 0 ms, then every 0 ms), to see the hunt's counts.
+    process.env.MMQ_PROGRESS_FIRST_MS = '0';
+    process.env.MMQ_PROGRESS_EVERY_MS = '0';
     const r = await mmq(
       ['tune', '--kernel', 'mmq-q4k-tile', '--m', '16', '--n', '16', '--k', '256'].concat(
         ['--population', '2', '--generations', '1', '--measure-ms', '1', '--batches', '1', '--banks', '1'],
         ['--json', json, '--kt-cache', kt, '--csv', csv],
       ),
+    ).finally(() => {
+      delete process.env.MMQ_PROGRESS_FIRST_MS;
+      delete process.env.MMQ_PROGRESS_EVERY_MS;
+    });
+    // Nothing but the SwiftShader note (where no GPU is set) and progress: configs done of planned, best.
+    const lines = r.err.split('\n').filter(Boolean);
+    expect(
+      lines.filter((l) => !/^mmq tune: (no GPU adapter|mmq-q4k-tile m=16 n=16 k=256: )/.test(l)),
+    ).toEqual([]);
+    expect(r.err).toMatch(
+      /^mmq tune: mmq-q4k-tile m=16 n=16 k=256: searching: [12] of 2 configs, (best [\d.]+ ms|none passed yet) \(\d+%\), \d+ s so far$/m,
     );
-    expect(r.err.replace(/^mmq run: no GPU adapter.*\n/m, '')).toBe('');
     expect(r.code).toBe(0);
     const report = JSON.parse(readFileSync(json, 'utf8')) as {
       entries: { config: string }[];
@@ -52,5 +65,9 @@ describe('mmq tune and mmq probe', () => {
     expect(back.kernel).toBe('mmq-q4k-tile');
     expect(back.entries.map((e) => e.config)).toEqual(report.entries.map((e) => e.config));
     expect(readFileSync(csv, 'utf8').split('\n')[0]).toMatch(/^wm,wn,rm,rn,arm,time,times,/);
+    // cache is the file's last key (Kernel Tuner appends to it when it resumes), the whole space listed.
+    const text = readFileSync(kt, 'utf8');
+    expect(Object.keys(JSON.parse(text) as object).at(-1)).toBe('cache');
+    expect((cache as { tune_params: { rn: number[] } }).tune_params.rn).toEqual([1, 2, 4, 8]);
   }, 120_000);
 });

@@ -14,8 +14,13 @@ function count(metadata: ReadonlyMap<string, GgufValue>, key: string): number | 
   };
   if (v === undefined) return undefined;
   if (Array.isArray(v)) {
-    const all = v.map(one).filter((x): x is number => x !== undefined);
-    return all.length ? Math.max(...all) : undefined;
+    // A loop, not Math.max(...all): an array from the file may be longer than a call's argument limit.
+    let max: number | undefined;
+    for (const x of v) {
+      const n = one(x);
+      if (n !== undefined && (max === undefined || n > max)) max = n;
+    }
+    return max;
   }
   return one(v);
 }

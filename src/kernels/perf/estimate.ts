@@ -309,3 +309,37 @@ export function formatMs(ms: number): string {
   if (ms < 120_000) return `${(ms / 1000).toFixed(1)} s`;
   return `${Math.round(ms / 60_000)} min`;
 }
+
+/** How a tuning hunt is made: what its time is made of (the tuner's search, finalists and claim). */
+export interface HuntShape {
+  /** Configs the search measures: population x generations, at most the space's feasible ones. */
+  configs: number;
+  /** Timed batches of each measurement, each at least `measureMs` and one kernel run. */
+  batches: number;
+  measureMs: number;
+  /** Configs re-timed after the search (the fastest few and the seeds). */
+  finalists: number;
+  /** Interleaved rounds of the claim, the incumbent and the winner timed once each per round. */
+  claimRounds: number;
+}
+
+/**
+ * Predict a tuning hunt: the CPU oracle twice (the search's gate, then the winner's check on its whole
+ * output), and for each config its compile, its correctness run and its timed batches; then the
+ * finalists' re-timing and the claim's rounds, each a measurement of `batches` batches. Configs the
+ * static check rejects cost nothing, so this is an upper bound.
+ * @example estimateHunt(workOf(catalog, base), rateFor([], base.kernel, base.arm, true), { configs: 32, batches: 3, measureMs: 10, finalists: 5, claimRounds: 3 }).ms
+ */
+export function estimateHunt(work: Work, rate: Rate, hunt: HuntShape): Estimate {
+  const kernelMs = Math.max(work.macs / rate.macsPerMs, work.bytes / rate.bytesPerMs);
+  const cpuMs = (2 * work.macs) / CPU_MACS_PER_MS;
+  const measurement = hunt.batches * Math.max(hunt.measureMs, kernelMs);
+  const untimedMs = 2 * cpuMs + hunt.configs * (FIXED_MS + kernelMs) + kernelMs;
+  const timedMs = (hunt.configs + hunt.finalists + 2 * hunt.claimRounds) * measurement;
+  return {
+    ms: untimedMs + timedMs,
+    untimedMs,
+    kernelMs,
+    basis: `${hunt.configs} configs, each compiled, checked and timed in ${hunt.batches} batches of at least ${formatMs(Math.max(hunt.measureMs, kernelMs))}, then ${hunt.finalists} finalists and ${hunt.claimRounds} claim rounds re-timed; one run about ${formatMs(kernelMs)} (${(rate.macsPerMs * 1e3).toExponential(1)} multiply-adds/s: ${rate.basis})`,
+  };
+}

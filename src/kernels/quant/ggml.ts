@@ -1,6 +1,7 @@
 // ggml tensor types: id, name, elements per block and bytes per block, as ggml's type_traits have them
 // (ggml.c, ggml-common.h block structs). Used to size any tensor in a GGUF, including types no kernel here
-// reads. Ids 4, 5 (Q4_2, Q4_3), 31..33 (Q4_0_4_4 ...) and 36..38 (IQ4_NL_4_4 ...) were removed from ggml.
+// reads. Ids 4, 5 (Q4_2, Q4_3), 31..33 (Q4_0_4_4 ...) and 36..38 (IQ4_NL_4_4 ...) were removed from ggml
+// (their block size is 0 there, and gguf.cpp refuses a tensor of them); ggml.h ends at Q2_0 = 42.
 
 /** ggml_type ids by name. */
 export const GgmlType = {
@@ -36,6 +37,9 @@ export const GgmlType = {
   TQ1_0: 34,
   TQ2_0: 35,
   MXFP4: 39,
+  NVFP4: 40,
+  Q1_0: 41,
+  Q2_0: 42,
 } as const;
 export type GgmlTypeName = keyof typeof GgmlType;
 
@@ -81,7 +85,17 @@ const SIZES: Readonly<Record<GgmlTypeName, readonly [number, number]>> = {
   TQ1_0: [256, 54],
   TQ2_0: [256, 66],
   MXFP4: [32, 17],
+  // ggml.c type_traits: blck_size QK_NVFP4 = 64, QK1_0 = 128, QK2_0 = 64, and the sizeof of their blocks.
+  NVFP4: [64, 36],
+  Q1_0: [128, 18],
+  Q2_0: [64, 18],
 };
+
+/**
+ * ggml's GGML_TYPE_COUNT: gguf.cpp refuses a tensor type id at or past it (or negative as an int32) as
+ * undefined, and one below it whose block size is 0 (a removed type) as not a whole number of blocks.
+ */
+export const GGML_TYPE_COUNT = 43;
 
 const BY_ID = new Map<number, GgmlTypeTraits>(
   (Object.keys(GgmlType) as GgmlTypeName[]).map((name) => {

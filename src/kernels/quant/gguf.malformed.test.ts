@@ -4,8 +4,8 @@
 // non-negative counts, non-empty unique keys, known value types and no arrays of arrays, strings within
 // the file, a u32 power-of-two general.alignment, tensor names under 64 bytes and unique, at most 4 dims,
 // no negative ne and no int64 overflow of their product, a defined ggml type whose block divides ne[0],
-// tensors packed in order (offset = the previous end padded), and the data section's start inside the
-// file. The tensor data itself is not read there (no_alloc): a cut inside it is accepted.
+// tensors packed in order (offset = the previous end padded; size_t sums that do not overflow), and the
+// data section's start inside the file. Tensor names compare up to their first NUL (strcmp). The tensor data itself is not read there (no_alloc): a cut inside it is accepted.
 import { describe, expect, it } from 'vitest';
 import { Writer } from '../../../test/ggufWriter';
 import { bytesSource } from './byteSource';
@@ -239,6 +239,12 @@ const CASES: Case[] = [
     msg: /name is 4194304 bytes long/,
   },
   {
+    name: "a name 't.f16\\0' beside 't.f16' (strcmp stops at the NUL)",
+    bytes: raw({ tensors: [{ name: 't.f16' }, { name: 't.f16\0' }] }),
+    ggml: 'reject',
+    msg: /duplicate tensor name 't\.f16' \('t\.f16\\x00' up to its NUL byte/,
+  },
+  {
     name: 'a duplicate tensor name',
     bytes: raw({ tensors: [{ name: 'a' }, { name: 'a' }] }),
     ggml: 'reject',
@@ -274,14 +280,66 @@ const CASES: Case[] = [
     ggml: 'reject',
   },
   {
-    name: 'ne product 2^54 (inside int64)',
+    name: 'ne product 2^54 (inside int64): read, and listed as cut short',
     bytes: raw({ tensors: [{ dims: [2 ** 40, 2 ** 14], type: 24 }], data: 0 }),
     ggml: 'accept',
-    ours: {
-      verdict: 'reject',
-      why: 'offsets and sizes are exact JS numbers up to 2^53; no file holds such a tensor',
+    check: (g, size) => {
+      expect(g.tensors[0]!.exact?.byteLength).toBe(2n ** 54n);
+      expect(tensorDataProblem(g.tensors[0]!, size)).toMatch(
+        /needs bytes \[\d+, 18014398509482\d+\) but the data ends at \d+ \(18014398509481\d+ bytes missing\)/,
+      );
     },
-    msg: /too large to address/,
+  },
+  {
+    name: 'ne[0] = 2^62 + 1 (one dim past 2^53): exact in the listing, cut short',
+    bytes: raw({ tensors: [{ dims: [2n ** 62n + 1n], type: 24 }], data: 0 }),
+    ggml: 'accept',
+    check: (g, size) => {
+      expect(g.tensors[0]!.exact?.ne).toEqual([2n ** 62n + 1n]);
+      // Exact: as a JS number 2^62 + 1 would read ...904.
+      expect(tensorDataProblem(g.tensors[0]!, size)).toMatch(
+        /needs bytes \[64, 4611686018427387969\) but the data ends at 64 \(4611686018427387905 bytes missing\)/,
+      );
+    },
+  },
+  {
+    name: 'a size in bytes past SIZE_MAX (F32, 2^62 elements)',
+    bytes: raw({ tensors: [{ dims: [2n ** 62n, 1], type: 0 }], data: 0 }),
+    ggml: 'reject',
+    msg: /has a size in bytes > 18446744073709551615/,
+  },
+  {
+    name: 'packed sizes past SIZE_MAX (four I8 tensors of 2^62 bytes)',
+    bytes: raw({ tensors: [0, 1, 2, 3].map((i) => ({ name: `t${i}`, dims: [2 ** 62], type: 24 })), data: 0 }),
+    ggml: 'reject',
+    msg: /tensor 't3' size overflow/,
+  },
+  {
+    name: 'the newer ggml types NVFP4 (40), Q1_0 (41), Q2_0 (42) beside a Q4_K',
+    bytes: raw({
+      tensors: [
+        { name: 'nv', type: 40, dims: [64, 2] },
+        { name: 'q1', type: 41, dims: [128, 1] },
+        { name: 'q2', type: 42, dims: [64, 1] },
+        { name: 'w', type: 12, dims: [256, 2] },
+      ],
+    }),
+    ggml: 'accept',
+    check: (g, size) => {
+      expect(g.tensors.map((t) => [t.typeName, t.byteLength])).toEqual([
+        ['NVFP4', 72],
+        ['Q1_0', 18],
+        ['Q2_0', 18],
+        ['Q4_K', 288],
+      ]);
+      expect(tensorDataProblem(g.tensors[3]!, size)).toBeUndefined();
+    },
+  },
+  {
+    name: 'tensor type 43 (GGML_TYPE_COUNT)',
+    bytes: raw({ tensors: [{ type: 43 }], data: 256 }),
+    ggml: 'reject',
+    msg: /ggml type 43, which ggml does not define \(gguf.cpp takes 0 to 42, up to Q2_0\)/,
   },
   {
     name: 'tensor type 99',
@@ -462,14 +520,11 @@ describe("malformed GGUF files: accepted and rejected as ggml's gguf.cpp does", 
     expect(rejected).toBeGreaterThan(100);
   });
 
-  it('covers 50 to 64 files, and says why for each deliberate difference', () => {
+  it('covers 50 to 72 files, and says why for each deliberate difference', () => {
     expect(CASES.length).toBeGreaterThanOrEqual(50);
-    expect(CASES.length).toBeLessThanOrEqual(64);
+    expect(CASES.length).toBeLessThanOrEqual(72);
     const differ = CASES.filter((c) => c.ours);
-    expect(differ.map((c) => c.name)).toEqual([
-      'ne product 2^54 (inside int64)',
-      'a header past the header cap (a long string)',
-    ]);
+    expect(differ.map((c) => c.name)).toEqual(['a header past the header cap (a long string)']);
     for (const c of differ) expect(c.ours!.verdict).not.toBe(c.ggml);
   });
 });

@@ -7,7 +7,7 @@
 import { chunksSource, type ByteSource } from './byteSource';
 import { f16BitsToF32 } from './f16';
 import { fnv1a64 } from './fnv';
-import { GgmlType, ggmlTensorByteLength, ggmlTypeName, ggmlTypeTraits } from './ggml';
+import { GGML_TYPE_COUNT, GgmlType, ggmlTypeName, ggmlTypeTraits } from './ggml';
 import { dequantizeQ4K, splitQ4K, type Q4KWeight } from './q4k';
 import { dequantizeQ8_0, splitQ8_0, type Q8Weight } from './q8';
 import { excerpt } from './untrustedText';
@@ -58,8 +58,9 @@ export type GgufTypeId = (typeof GgufType)[keyof typeof GgufType];
  * @example ggufTypeName(GgufType.STRING) === 'STRING'
  */
 export function ggufTypeName(type: number): string {
-  return Object.entries(GgufType).find(([, id]) => id === type)?.[0] ?? `type ${type}`;
+  return TYPE_NAMES.get(type) ?? `type ${type}`;
 }
+const TYPE_NAMES = new Map<number, string>(Object.entries(GgufType).map(([name, id]) => [id, name]));
 
 /** A metadata array too long to keep (its elements were walked over, not stored). */
 export interface GgufSkippedArray {
@@ -90,6 +91,11 @@ export interface GgufTensorInfo {
   offset: number;
   /** Bytes of data (ggml_nbytes), or undefined for a type this reader cannot size. */
   byteLength: number | undefined;
+  /**
+   * The exact ne, offset and byte length, present only when one of them is past 2^53 (where `ne`,
+   * `offset` and `byteLength` are rounded): gguf.cpp accepts such a tensor, and no file holds its data.
+   */
+  exact?: { ne: bigint[]; offset: bigint; byteLength: bigint };
 }
 
 /** A parsed GGUF header: everything but the tensor data. */
@@ -126,12 +132,34 @@ export interface GgufOpenOptions extends GgufParseOptions {
   maxHeaderBytes?: number;
 }
 
+/**
+ * What a field is, for a message: a string, or the parts of one, joined only when a message is needed
+ * (a header of 2.5 M keys would otherwise escape and quote every key twice just in case). An object
+ * literal, not a closure: creating one is cheaper.
+ */
+type What = string | { pre?: string; key?: string; index?: number; post?: string };
+const say = (w: What): string =>
+  typeof w === 'string'
+    ? w
+    : `${w.pre ?? ''}${w.key === undefined ? '' : quoted(w.key)}${w.index === undefined ? '' : `[${w.index}]`}${w.post ?? ''}`;
+/** `what` with more words after it. */
+const plus = (w: What, post: string): What =>
+  typeof w === 'string' ? w + post : { ...w, post: (w.post ?? '') + post };
+
 /** Thrown inside the parser when the header runs past the bytes read so far; openGguf reads more. */
 class NeedMore {
   constructor(
     readonly end: number,
     readonly what: string,
   ) {}
+}
+
+// A string this short and plain ASCII is built directly: TextDecoder costs more per call than the bytes.
+const SHORT_STRING = 64;
+
+function isAscii(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length; i++) if (bytes[i]! >= 0x80) return false;
+  return true;
 }
 
 class Cursor {
@@ -147,81 +175,94 @@ class Cursor {
     this.dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
-  need(n: number, what: string): void {
+  need(n: number, what: What): void {
     const end = this.pos + n;
     if (end > this.total) {
       throw new GgufError(
-        `truncated GGUF: ${what} needs ${n} bytes at offset ${this.pos}, but the file ends at ${this.total}`,
+        `truncated GGUF: ${say(what)} needs ${n} bytes at offset ${this.pos}, but the file ends at ${this.total}`,
       );
     }
-    if (end > this.bytes.length) throw new NeedMore(end, what);
+    if (end > this.bytes.length) throw new NeedMore(end, say(what));
   }
-  u32(what: string): number {
+  /** Refuse a claim the file cannot hold (`n` more bytes), without asking for them to be read yet. */
+  fits(n: number, what: What): void {
+    if (this.pos + n > this.total) this.need(n, what);
+  }
+  u32(what: What): number {
     this.need(4, what);
     const v = this.dv.getUint32(this.pos, true);
     this.pos += 4;
     return v;
   }
-  /** A u64 that is a count, length or offset: must fit a JS safe integer. */
-  size(what: string): number {
+  /** A u64 as gguf.cpp reads it (uint64_t), exactly. */
+  u64(what: What): bigint {
     this.need(8, what);
     const v = this.dv.getBigUint64(this.pos, true);
     this.pos += 8;
+    return v;
+  }
+  /** A u64 that is a count, length or offset: must fit a JS safe integer. */
+  size(what: What): number {
+    const v = this.u64(what);
     if (v > BigInt(Number.MAX_SAFE_INTEGER))
-      throw new GgufError(`malformed GGUF: ${what} = ${v} is not a plausible size`);
+      throw new GgufError(`malformed GGUF: ${say(what)} = ${v} is not a plausible size`);
     return Number(v);
   }
   /** A GGUF string; `maxBytes` refuses a longer one before its bytes are read. */
-  string(what: string, maxBytes?: number): string {
-    const len = this.size(`${what} length`);
+  string(what: What, maxBytes?: number): string {
+    const len = this.size(plus(what, ' length'));
     if (maxBytes !== undefined && len > maxBytes) {
-      throw new GgufError(`malformed GGUF: ${what} is ${len} bytes long (at most ${maxBytes})`);
+      throw new GgufError(`malformed GGUF: ${say(what)} is ${len} bytes long (at most ${maxBytes})`);
     }
     this.need(len, what);
-    const s = this.utf8.decode(this.bytes.subarray(this.pos, this.pos + len));
+    const start = this.pos;
     this.pos += len;
-    return s;
+    const bytes = this.bytes.subarray(start, this.pos);
+    if (len <= SHORT_STRING && isAscii(bytes))
+      return String.fromCharCode.apply(null, bytes as unknown as number[]);
+    return this.utf8.decode(bytes);
   }
-  skip(n: number, what: string): void {
+  skip(n: number, what: What): void {
     this.need(n, what);
     this.pos += n;
   }
-  scalar(type: number, what: string): GgufValue {
+  /** Where a fixed-size field of `n` bytes starts (the cursor moves past it). */
+  private at(n: number, what: What): number {
+    this.need(n, what);
+    const p = this.pos;
+    this.pos += n;
+    return p;
+  }
+  scalar(type: number, what: What): GgufValue {
     const dv = this.dv;
-    const at = (n: number) => {
-      this.need(n, what);
-      const p = this.pos;
-      this.pos += n;
-      return p;
-    };
     switch (type) {
       case GgufType.UINT8:
-        return dv.getUint8(at(1));
+        return dv.getUint8(this.at(1, what));
       case GgufType.INT8:
-        return dv.getInt8(at(1));
+        return dv.getInt8(this.at(1, what));
       case GgufType.UINT16:
-        return dv.getUint16(at(2), true);
+        return dv.getUint16(this.at(2, what), true);
       case GgufType.INT16:
-        return dv.getInt16(at(2), true);
+        return dv.getInt16(this.at(2, what), true);
       case GgufType.UINT32:
-        return dv.getUint32(at(4), true);
+        return dv.getUint32(this.at(4, what), true);
       case GgufType.INT32:
-        return dv.getInt32(at(4), true);
+        return dv.getInt32(this.at(4, what), true);
       case GgufType.FLOAT32:
-        return dv.getFloat32(at(4), true);
+        return dv.getFloat32(this.at(4, what), true);
       case GgufType.BOOL:
         // As gguf.cpp reads it: any byte but 0 is true.
-        return dv.getUint8(at(1)) !== 0;
+        return dv.getUint8(this.at(1, what)) !== 0;
       case GgufType.STRING:
         return this.string(what);
       case GgufType.UINT64:
-        return dv.getBigUint64(at(8), true);
+        return dv.getBigUint64(this.at(8, what), true);
       case GgufType.INT64:
-        return dv.getBigInt64(at(8), true);
+        return dv.getBigInt64(this.at(8, what), true);
       case GgufType.FLOAT64:
-        return dv.getFloat64(at(8), true);
+        return dv.getFloat64(this.at(8, what), true);
       default:
-        throw new GgufError(`malformed GGUF: ${what} has unknown value type ${type}`);
+        throw new GgufError(`malformed GGUF: ${say(what)} has unknown value type ${type}`);
     }
   }
 }
@@ -240,10 +281,11 @@ const FIXED_SIZE: Readonly<Record<number, number>> = {
   12: 8,
 };
 
-function readArray(c: Cursor, what: string, maxArray: number): { value: GgufValue; elementType: GgufTypeId } {
-  const elementType = c.u32(`${what} element type`) as GgufTypeId;
-  const length = c.size(`${what} length`);
+function readArray(c: Cursor, key: string, maxArray: number): { value: GgufValue; elementType: GgufTypeId } {
+  const elementType = c.u32({ key, post: ' element type' }) as GgufTypeId;
+  const length = c.size({ key, post: ' length' });
   const fixed = FIXED_SIZE[elementType];
+  const what = say({ key });
   // The least the elements can take: an absurd length from a corrupt file fails here, before any loop.
   if (fixed !== undefined) c.need(length * fixed, `${what} (${length} elements)`);
   else if (elementType === GgufType.STRING) c.need(length * 8, `${what} (${length} elements)`);
@@ -253,16 +295,145 @@ function readArray(c: Cursor, what: string, maxArray: number): { value: GgufValu
   if (length > maxArray) {
     // Walked, not kept: a 150k-entry token list costs no memory beyond the header bytes themselves.
     if (fixed !== undefined) c.skip(length * fixed, what);
-    else for (let i = 0; i < length; i++) c.skip(c.size(`${what}[${i}] length`), `${what}[${i}]`);
+    else
+      for (let i = 0; i < length; i++)
+        c.skip(c.size({ pre: what, index: i, post: ' length' }), { pre: what, index: i });
     return { value: { skipped: true, elementType, length }, elementType };
   }
   const out: GgufValue[] = [];
-  for (let i = 0; i < length; i++) out.push(c.scalar(elementType, `${what}[${i}]`));
+  for (let i = 0; i < length; i++) out.push(c.scalar(elementType, { pre: what, index: i }));
   return { value: out, elementType };
 }
 
+// One type record per scalar type, shared: a header of millions of keys would otherwise hold as many.
+const SCALAR_TYPES = new Map<number, GgufValueType>(
+  Object.values(GgufType).map((type) => [type, Object.freeze({ type })]),
+);
+
+const INT64_MAX = 2n ** 63n - 1n;
+const SIZE_MAX = 2n ** 64n - 1n;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * n_dims, ne and type of a tensor info, checked as gguf.cpp checks them (gguf_init_from_reader): at most
+ * 4 dims, no ne past INT64_MAX (negative as int64), an element count under INT64_MAX, a type id in
+ * [0, GGML_TYPE_COUNT) with a block that divides ne[0], and a byte size within SIZE_MAX. Returns ggml_nbytes
+ * in size_t arithmetic (mod 2^64), as gguf.cpp then packs the tensors with it.
+ */
+function tensorInfo(c: Cursor, name: string): { ne: bigint[]; type: number; nbytes: bigint } {
+  const field = (post: string): What => ({ pre: 'tensor ', key: name, post });
+  const nDims = c.u32(field(' n_dims'));
+  // Only a message needs it; so it is made only for one.
+  const what = () => `tensor ${quoted(name)}`;
+  if (nDims > 4) throw new GgufError(`malformed GGUF: ${what()} has ${nDims} dims (at most 4)`);
+  // ggml gives missing dims (all four of a 0-dim tensor, a scalar) ne = 1.
+  const ne: bigint[] = [];
+  for (let d = 0; d < nDims; d++) {
+    const v = c.u64(field(` ne[${d}]`));
+    if (v > INT64_MAX)
+      throw new GgufError(
+        `malformed GGUF: ${what()} dimension ${d} has invalid number of elements: ${BigInt.asIntN(64, v)} < 0`,
+      );
+    ne.push(v);
+  }
+  if (nDims === 0) ne.push(1n);
+  const [n0, n1, n2, n3] = [0, 1, 2, 3].map((d) => ne[d] ?? 1n) as [bigint, bigint, bigint, bigint];
+  const empty = n0 === 0n || n1 === 0n || n2 === 0n || n3 === 0n;
+  // Every real tensor: its element count and bytes are far inside 2^53, so gguf.cpp's overflow checks
+  // pass and ggml_nbytes is elements / block * size, in plain numbers (BigInt costs more per tensor).
+  const small = Number(n0) * Number(n1) * Number(n2) * Number(n3);
+  if (small < 2 ** 44) {
+    const type = c.u32(field(' type'));
+    const traits = type < GGML_TYPE_COUNT ? ggmlTypeTraits(type) : undefined;
+    if (traits && Number(n0) % traits.blockSize === 0)
+      return { ne, type, nbytes: BigInt((small / traits.blockSize) * traits.typeSize) };
+    c.pos -= 4; // the checks below say what is wrong with it
+  }
+  // gguf.cpp's check, INT64_MAX/ne[1] <= ne[0] || ...; with a 0 in ne it would divide by zero, and a
+  // tensor of no elements is representable, so that case is skipped (as newer ports of it do).
+  if (!empty && (INT64_MAX / n1 <= n0 || INT64_MAX / n2 <= n0 * n1 || INT64_MAX / n3 <= n0 * n1 * n2))
+    throw new GgufError(
+      `malformed GGUF: the number of elements of ${what()} with shape (${n0}, ${n1}, ${n2}, ${n3}) is >= ${INT64_MAX} (gguf.cpp refuses it)`,
+    );
+  const type = c.u32(field(' type'));
+  if (type >= GGML_TYPE_COUNT)
+    throw new GgufError(
+      `malformed GGUF: ${what()} has ggml type ${type | 0}, which ggml does not define (gguf.cpp takes 0 to ${GGML_TYPE_COUNT - 1}, up to ${ggmlTypeName(GGML_TYPE_COUNT - 1)})`,
+    );
+  const traits = ggmlTypeTraits(type);
+  if (!traits)
+    throw new GgufError(
+      `malformed GGUF: ${what()} has ggml type ${type}, removed from ggml (its block size is 0; gguf.cpp refuses it)`,
+    );
+  const [blck, size] = [BigInt(traits.blockSize), BigInt(traits.typeSize)];
+  if (n0 % blck !== 0n) {
+    throw new GgufError(
+      `malformed GGUF: ${what()} (${traits.name}) row length ${n0} is not a multiple of its block ${traits.blockSize}`,
+    );
+  }
+  if ((n0 * n1 * n2 * n3) / blck > SIZE_MAX / size)
+    throw new GgufError(
+      `malformed GGUF: ${what()} with shape (${n0}, ${n1}, ${n2}, ${n3}) has a size in bytes > ${SIZE_MAX} (gguf.cpp refuses it)`,
+    );
+  // ggml_nbytes: 0 for an empty tensor, else ne[0]*nb[0]/blck + sum (ne[i]-1)*nb[i], all in size_t.
+  const mod = (v: bigint) => v & SIZE_MAX;
+  let nbytes = 0n;
+  if (!empty) {
+    const nb1 = mod(size * (n0 / blck));
+    const nb2 = mod(nb1 * n1);
+    const nb3 = mod(nb2 * n2);
+    nbytes =
+      blck === 1n
+        ? mod(size + (n0 - 1n) * size + (n1 - 1n) * nb1 + (n2 - 1n) * nb2 + (n3 - 1n) * nb3)
+        : mod(mod(n0 * size) / blck + (n1 - 1n) * nb1 + (n2 - 1n) * nb2 + (n3 - 1n) * nb3);
+  }
+  return { ne, type, nbytes };
+}
+
+/** Where the parse got to when it ran past the bytes read (openGguf sizes its next read from it). */
+interface ParseProgress {
+  phase: 'metadata' | 'tensors' | 'done';
+  /** Entries of this phase read. */
+  done: number;
+  metadataStart: number;
+  tensorsStart: number;
+  nKv: number;
+  nTensors: number;
+}
+
+const newProgress = (): ParseProgress => ({
+  phase: 'metadata',
+  done: 0,
+  metadataStart: 0,
+  tensorsStart: 0,
+  nKv: 0,
+  nTensors: 0,
+});
+
+// A tensor info's bytes when none has been read yet to tell (a 30-byte name, 2 dims).
+const TENSOR_INFO_GUESS = 64;
+
+/**
+ * Where the header will end, from the entries read so far: a header of millions of keys is then read in
+ * two or three passes instead of one per doubling (each pass parses from the start).
+ */
+function headerEstimate(p: ParseProgress, pos: number): number {
+  if (p.phase === 'done') return pos;
+  if (p.phase === 'tensors') {
+    const per = p.done > 0 ? (pos - p.tensorsStart) / p.done : TENSOR_INFO_GUESS;
+    return p.tensorsStart + per * p.nTensors;
+  }
+  const per = p.done > 0 ? (pos - p.metadataStart) / p.done : 0;
+  return p.metadataStart + per * p.nKv + TENSOR_INFO_GUESS * p.nTensors;
+}
+
 /** Parse the header from `bytes`, a prefix of a `total`-byte file; throws NeedMore when the prefix is short. */
-function parseHeader(bytes: Uint8Array, total: number, opts: GgufParseOptions): GgufFile {
+function parseHeader(
+  bytes: Uint8Array,
+  total: number,
+  opts: GgufParseOptions,
+  progress: ParseProgress = newProgress(),
+): GgufFile {
   const maxArray = opts.maxArrayElements ?? 4096;
   const c = new Cursor(bytes, total);
   if (total < 4) {
@@ -285,50 +456,46 @@ function parseHeader(bytes: Uint8Array, total: number, opts: GgufParseOptions): 
   const nKv = c.size('metadata count');
   // Each KV takes at least 8 (key length) + 4 (type) + 1 bytes, each tensor info at least 8 + 4 + 4 + 8:
   // reject absurd counts from a corrupt header before looping over them.
-  c.need(nKv * 13, `${nKv} metadata entries`);
+  c.fits(nKv * 13, `${nKv} metadata entries`);
+  Object.assign(progress, { phase: 'metadata', done: 0, metadataStart: c.pos, nKv, nTensors });
   const metadata = new Map<string, GgufValue>();
   const metadataTypes = new Map<string, GgufValueType>();
   for (let i = 0; i < nKv; i++) {
-    const key = c.string(`metadata key #${i}`);
+    progress.done = i;
+    const key = c.string({ pre: 'metadata key #', post: String(i) });
     if (key === '') throw new GgufError(`malformed GGUF: metadata key #${i} is empty`);
-    const type = c.u32(`type of ${quoted(key)}`);
+    const type = c.u32({ pre: 'type of ', key });
     if (metadata.has(key)) throw new GgufError(`malformed GGUF: duplicate metadata key ${quoted(key)}`);
     if (type === GgufType.ARRAY) {
-      const a = readArray(c, quoted(key), maxArray);
+      const a = readArray(c, key, maxArray);
       metadata.set(key, a.value);
       metadataTypes.set(key, { type, elementType: a.elementType });
     } else {
-      metadata.set(key, c.scalar(type, quoted(key)));
-      metadataTypes.set(key, { type: type as GgufTypeId });
+      metadata.set(key, c.scalar(type, { key }));
+      metadataTypes.set(key, SCALAR_TYPES.get(type)!);
     }
   }
   const alignment = readAlignment(metadata, metadataTypes);
-  c.need(nTensors * 24, `${nTensors} tensor infos`);
-  const raw: { name: string; ne: number[]; type: number; offset: number }[] = [];
+  c.fits(nTensors * 24, `${nTensors} tensor infos`);
+  progress.phase = 'tensors';
+  progress.tensorsStart = c.pos;
+  const raw: { name: string; ne: bigint[]; type: number; offset: bigint; nbytes: bigint }[] = [];
   const names = new Set<string>();
   for (let i = 0; i < nTensors; i++) {
-    const name = c.string(`tensor #${i} name`, GGUF_MAX_TENSOR_NAME_BYTES);
-    const what = `tensor ${quoted(name)}`;
-    if (names.has(name)) throw new GgufError(`malformed GGUF: duplicate tensor name ${quoted(name)}`);
-    names.add(name);
-    const nDims = c.u32(`${what} n_dims`);
-    if (nDims > 4) throw new GgufError(`malformed GGUF: ${what} has ${nDims} dims (at most 4)`);
-    const ne: number[] = [];
-    for (let d = 0; d < nDims; d++) ne.push(c.size(`${what} ne[${d}]`));
-    // ggml gives a 0-dim tensor ne = [1, 1, 1, 1]: a scalar.
-    if (nDims === 0) ne.push(1);
-    const type = c.u32(`${what} type`);
-    const traits = ggmlTypeTraits(type);
-    if (!traits) {
-      throw new GgufError(`malformed GGUF: ${what} has ggml type ${type}, which ggml does not define`);
-    }
-    if (ne[0]! % traits.blockSize !== 0) {
+    progress.done = i;
+    const stored = c.string({ pre: 'tensor #', post: `${i} name` }, GGUF_MAX_TENSOR_NAME_BYTES);
+    // ggml_set_name copies the name into a C string and gguf.cpp compares names with strcmp: the name
+    // ggml (and llama.cpp) knows a tensor by ends at its first NUL byte.
+    const nul = stored.indexOf('\0');
+    const name = nul < 0 ? stored : stored.slice(0, nul);
+    if (names.has(name))
       throw new GgufError(
-        `malformed GGUF: ${what} (${traits.name}) row length ${ne[0]} is not a multiple of its block ${traits.blockSize}`,
+        `malformed GGUF: duplicate tensor name ${quoted(name)}${nul < 0 ? '' : ` (${quoted(stored)} up to its NUL byte; gguf.cpp compares names as C strings)`}`,
       );
-    }
-    raw.push({ name, ne, type, offset: c.size(`${what} offset`) });
+    names.add(name);
+    raw.push({ name, ...tensorInfo(c, name), offset: c.u64({ pre: 'tensor ', key: name, post: ' offset' }) });
   }
+  progress.phase = 'done';
   const headerBytes = c.pos;
   const dataOffset = Math.ceil(headerBytes / alignment) * alignment;
   if (nTensors > 0 && dataOffset > total) {
@@ -336,32 +503,34 @@ function parseHeader(bytes: Uint8Array, total: number, opts: GgufParseOptions): 
       `truncated GGUF: the tensor data starts at ${dataOffset} (the header padded to ${alignment}), but the file ends at ${total}`,
     );
   }
-  // As gguf.cpp demands: tensors packed in order, each at the previous one's end padded to the alignment.
-  // This also refuses overlapping data (two tensors sharing bytes) and gaps.
-  let packedEnd = 0;
-  const tensors = raw.map(({ name, ne, type, offset }): GgufTensorInfo => {
-    const elements = ne.reduce((a, b) => a * b, 1);
-    const byteLength = ggmlTensorByteLength(type, ne)!;
-    const end = dataOffset + offset + byteLength;
-    if (!Number.isSafeInteger(elements) || !Number.isSafeInteger(end)) {
-      throw new GgufError(
-        `malformed GGUF: tensor ${quoted(name)} (ne [${ne.join(', ')}]) is too large to address`,
-      );
-    }
+  // As gguf.cpp demands: tensors packed in order, each at the previous one's end padded to the alignment
+  // (size_t arithmetic, which it checks for overflow). This also refuses overlapping data and gaps.
+  const align = BigInt(alignment);
+  let packedEnd = 0n;
+  const tensors = raw.map(({ name, ne, type, offset, nbytes }): GgufTensorInfo => {
     if (offset !== packedEnd) {
       throw new GgufError(
         `malformed GGUF: tensor ${quoted(name)} has data offset ${offset}, expected ${packedEnd} (the previous tensor's end, padded to ${alignment}${offset < packedEnd ? '; its data would overlap' : ''})`,
       );
     }
-    packedEnd = Math.ceil((offset + byteLength) / alignment) * alignment;
+    const padded = (nbytes + align - 1n) & ~(align - 1n) & SIZE_MAX;
+    if (SIZE_MAX - packedEnd < padded)
+      throw new GgufError(
+        `malformed GGUF: tensor ${quoted(name)} size overflow, cannot accumulate size ${packedEnd} + ${padded} (gguf.cpp refuses it)`,
+      );
+    packedEnd += padded;
+    const absolute = BigInt(dataOffset) + offset;
+    const safe = [...ne, absolute + nbytes].every((v) => v <= MAX_SAFE);
+    const neNumbers = ne.map(Number);
     return {
       name,
-      ne,
-      shape: [...ne].reverse(),
+      ne: neNumbers,
+      shape: [...neNumbers].reverse(),
       type,
       typeName: ggmlTypeName(type),
-      offset: dataOffset + offset,
-      byteLength,
+      offset: Number(absolute),
+      byteLength: Number(nbytes),
+      ...(safe ? {} : { exact: { ne, offset: absolute, byteLength: nbytes } }),
     };
   });
   const headerHash = fnv1a64(bytes.subarray(0, headerBytes));
@@ -485,8 +654,9 @@ export async function openGguf(src: ByteSource, opts: GgufOpenOptions = {}): Pro
   const first = Math.max(4, opts.initialReadBytes ?? 1 << 20);
   let buf = await readExactly(src, 0, Math.min(src.size, first, cap), 'header');
   for (;;) {
+    const progress = newProgress();
     try {
-      return parseHeader(buf, src.size, opts);
+      return parseHeader(buf, src.size, opts, progress);
     } catch (e) {
       if (!(e instanceof NeedMore)) throw e;
       // Checked before the read: a claimed length the file holds but no real header needs.
@@ -496,7 +666,8 @@ export async function openGguf(src: ByteSource, opts: GgufOpenOptions = {}): Pro
         );
       }
       // NeedMore.end <= src.size (the cursor checked), so each pass grows the buffer: this terminates.
-      const want = Math.min(src.size, cap, Math.max(e.end, buf.length * 2));
+      const guess = Math.ceil(headerEstimate(progress, e.end) * 1.05);
+      const want = Math.min(src.size, cap, Math.max(e.end, buf.length * 2, guess));
       const more = await readExactly(src, buf.length, want - buf.length, 'header');
       const next = new Uint8Array(want);
       next.set(buf);
@@ -527,9 +698,14 @@ export function ggufTensor(file: GgufFile, name: string): GgufTensorInfo {
  * @example tensorDataProblem(ggufTensor(g, 'output.weight'), src.size) // 'truncated GGUF: ...'
  */
 export function tensorDataProblem(t: GgufTensorInfo, size: number): string | undefined {
-  const end = t.offset + (t.byteLength ?? 0);
-  if (end <= size) return undefined;
-  return `truncated GGUF: tensor ${quoted(t.name)} needs bytes [${t.offset}, ${end}) but the data ends at ${size} (${end - Math.max(size, t.offset)} bytes missing)`;
+  // Past 2^53 the numbers are rounded: the exact values say it (such a tensor never fits in a file).
+  const [offset, bytes] = t.exact
+    ? [t.exact.offset, t.exact.byteLength]
+    : [BigInt(t.offset), BigInt(t.byteLength ?? 0)];
+  const end = offset + bytes;
+  if (end <= BigInt(size)) return undefined;
+  const missing = end - (offset > BigInt(size) ? offset : BigInt(size));
+  return `truncated GGUF: tensor ${quoted(t.name)} needs bytes [${offset}, ${end}) but the data ends at ${size} (${missing} bytes missing)`;
 }
 
 /** [offset, end) of a tensor's data, checked against the `size` bytes there are. */

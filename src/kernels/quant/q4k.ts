@@ -193,7 +193,9 @@ export function quantizeQ4K(
     const scw = new Uint32Array(sc.slice().buffer);
     for (let j = 0; j < 8; j++) {
       const d = f(f16BitsToF32(hd) * q4kScale(scw, 0, j));
-      if (!d) continue;
+      // C's `if (!d) continue;` skips only d == 0: when d overflowed f16 to inf and the 6-bit scale is 0,
+      // d = inf * 0 = NaN, which C does not skip (its codes become nearest_int(NaN) = 0); JS's !NaN would.
+      if (d === 0) continue;
       const dm = f(f16BitsToF32(hm) * q4kMin(scw, 0, j));
       for (let ii = 0; ii < 32; ii++) {
         const l = nearestInt(f(f(x[off + 32 * j + ii]! + dm) / d));

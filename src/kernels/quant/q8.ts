@@ -31,20 +31,56 @@ function assertBlocks(k: number): void {
   }
 }
 
-/** amax/127 symmetric block quantization shared by Q8_0 and q8_1 (quantize_row_q8_0_ref). */
-function quantizeBlock(x: Float32Array, off: number, q: Int8Array): { d: number; sum: number } {
+/**
+ * f16 bits of x86's default NaN (0xffc00000, what an invalid operation such as 0 * inf yields on the
+ * x86-64 that ggml's reference outputs come from) through GGML_FP32_TO_FP16, which keeps the sign.
+ */
+export const X86_DEFAULT_NAN_F16 = 0xfe00;
+/** f16 bits of a positive quiet NaN (what fabsf(NaN) and a NaN operand carried through keep). */
+const POSITIVE_NAN_F16 = 0x7e00;
+
+/**
+ * amax/127 symmetric block quantization shared by Q8_0 and q8_1 (quantize_row_q8_0_ref), with the C
+ * semantics spelled out where a NaN or an inf makes JS differ:
+ * - `amax = MAX(amax, fabsf(v))` is `a > b ? a : b`: a NaN element sets amax to NaN and the next element
+ *   replaces it (NaN > x is false), so only a NaN in the last position leaves amax NaN. Math.max would keep it.
+ * - that NaN came from fabsf, so it is positive: d's f16 is 0x7e00 whatever sign V8 gives a NaN.
+ * - `id = d ? 1/d : 0` tests d != 0, which a NaN passes (JS's `d ? :` does not).
+ * - `qs = roundf(x*id)` stored to int8: a NaN or inf converts through cvttss2si to 0x80000000, low byte 0;
+ *   a finite value keeps its low byte, as Int8Array's modular store does.
+ */
+function quantizeBlock(
+  x: Float32Array,
+  off: number,
+  q: Int8Array,
+): { d: number; dBits: number; sum: number } {
   let amax = 0;
-  for (let j = 0; j < QK8; j++) amax = Math.max(amax, Math.abs(x[off + j]!));
+  for (let j = 0; j < QK8; j++) {
+    const ax = Math.abs(x[off + j]!);
+    amax = amax > ax ? amax : ax;
+  }
   const d = Math.fround(amax / 127);
-  const id = d ? Math.fround(1 / d) : 0;
+  const dBits = Number.isNaN(d) ? POSITIVE_NAN_F16 : f32ToF16Bits(d);
+  const id = d !== 0 ? Math.fround(1 / d) : 0;
   let sum = 0;
   for (let j = 0; j < QK8; j++) {
-    const v = Math.round(Math.abs(Math.fround(x[off + j]! * id))) * Math.sign(x[off + j]! * id); // roundf: half away from 0
-    q[off + j] = v;
-    // Sum what was stored, as ggml does: when 1/d overflows to inf, v is inf or NaN but the int8 is 0.
+    const x0 = Math.fround(x[off + j]! * id);
+    // roundf: half away from zero; NaN and +-inf store as 0 (see above), which Int8Array also does.
+    q[off + j] = Number.isFinite(x0) ? Math.sign(x0) * Math.round(Math.abs(x0)) : 0;
+    // Sum what was stored, as ggml does (`sum += y[i].qs[j]`).
     sum += q[off + j]!;
   }
-  return { d, sum };
+  return { d, dBits, sum };
+}
+
+/**
+ * f16 bits of q8_1's `s = sum * d` (an int times a float) with x86's NaN rules: a NaN d is carried
+ * through (positive, see quantizeBlock); 0 * inf is an invalid operation and gives the default NaN.
+ */
+function sumTimesDBits(sum: number, d: number): number {
+  if (Number.isNaN(d)) return POSITIVE_NAN_F16;
+  const s = Math.fround(sum * d);
+  return Number.isNaN(s) ? X86_DEFAULT_NAN_F16 : f32ToF16Bits(s);
 }
 
 /**
@@ -64,7 +100,7 @@ export function quantizeQ8_0(
   const d = new Float32Array(nb);
   for (let b = 0; b < nb; b++) {
     const r = quantizeBlock(x, b * QK8, q);
-    const h = f32ToF16Bits(r.d);
+    const h = r.dBits;
     dv.setUint16(b * Q8_0_BLOCK_BYTES, h, true);
     for (let j = 0; j < QK8; j++) dv.setInt8(b * Q8_0_BLOCK_BYTES + 2 + j, q[b * QK8 + j]!);
     d[b] = f16BitsToF32(h);
@@ -90,8 +126,8 @@ export function quantizeQ8_1(
   const s = new Float32Array(nb);
   for (let b = 0; b < nb; b++) {
     const r = quantizeBlock(x, b * QK8, q);
-    const hd = f32ToF16Bits(r.d);
-    const hs = f32ToF16Bits(Math.fround(r.sum * r.d));
+    const hd = r.dBits;
+    const hs = sumTimesDBits(r.sum, r.d);
     dv.setUint16(b * Q8_1_BLOCK_BYTES, hd, true);
     dv.setUint16(b * Q8_1_BLOCK_BYTES + 2, hs, true);
     for (let j = 0; j < QK8; j++) dv.setInt8(b * Q8_1_BLOCK_BYTES + 4 + j, q[b * QK8 + j]!);
