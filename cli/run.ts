@@ -22,7 +22,15 @@ import {
 import { defaultArm } from '../src/kernels/gpu/arms';
 import { isSoftwareAdapter, type AdapterCaps } from '../src/kernels/gpu/caps';
 import { listTensors, tensorConfig } from '../src/kernels/models';
-import { CONFIRM_MS, estimate, formatMs, rateFor, workOf, type Estimate } from '../src/kernels/perf/estimate';
+import {
+  CONFIRM_MS,
+  estimate,
+  formatMs,
+  guardedMs,
+  rateFor,
+  workOf,
+  type Estimate,
+} from '../src/kernels/perf/estimate';
 import {
   excerpt,
   inflatedSource,
@@ -76,11 +84,11 @@ export function progressOptions(): ProgressOptions {
 }
 
 /**
- * Refuse an action estimated past CONFIRM_MS unless `--yes` was given: one line with the estimate, what
- * it is made of, and how to go on.
+ * Refuse an action whose work (guardedMs: all but compiling, as the app weighs it) is estimated past
+ * CONFIRM_MS unless `--yes` was given: one line with the estimate, what it is made of, and how to go on.
  */
 export function guard(cmd: string, what: string, est: Estimate, yes: boolean, smaller: string): void {
-  if (est.ms <= CONFIRM_MS || yes) return;
+  if (guardedMs(est) <= CONFIRM_MS || yes) return;
   throw new CliError(
     `mmq ${cmd}: ${what} is estimated at ${formatMs(est.ms)} (${est.basis}), past the ${formatMs(CONFIRM_MS)} mmq starts unasked: add --yes to start it, or ${smaller}`,
   );
@@ -352,6 +360,7 @@ export const runCommand = (kernels: Registry<KernelFamily>): Subcommand => ({
           targetMs,
           batches,
           passes: generated.kernel.passes.length,
+          software: isSoftwareAdapter(caps),
         },
       );
       guard(

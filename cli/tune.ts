@@ -11,7 +11,7 @@ import { KERNELS } from '../src/kernels';
 import type { RunConfig } from '../src/kernels/family';
 import { defaultArm } from '../src/kernels/gpu/arms';
 import { isSoftwareAdapter } from '../src/kernels/gpu/caps';
-import { CONFIRM_MS, estimateHunt, formatMs, rateFor, workOf } from '../src/kernels/perf/estimate';
+import { CONFIRM_MS, estimateHunt, formatMs, huntShape, rateFor, workOf } from '../src/kernels/perf/estimate';
 import { comparisonText } from '../src/kernels/perf/spread';
 import {
   ktCacheCsv,
@@ -20,7 +20,6 @@ import {
   toKtCache,
   tuningKeys,
 } from '../src/kernels/perf/ktCache';
-import { CLAIM_ROUNDS, DEFAULT_EVOLUTION } from '../src/kernels/tune';
 import { searchOf } from '../src/kernels/tune/session';
 import type { EvolutionParams, TuneReport, WorkerResponse } from '../src/workers/protocol';
 import { DEFAULT_EVO } from '../src/workers/protocol';
@@ -70,15 +69,6 @@ async function checkOutput(flag: string, path: string): Promise<void> {
       `mmq tune: cannot write ${flag} ${path}: ${s ? 'permission denied' : `no writable directory ${dirname(path)}`}`,
     );
   });
-}
-
-/**
- * The configs a hunt measures at most: the first generation, then each later one's children (all but the
- * elite), never more than the space's feasible configs (each is measured at most once).
- */
-export function plannedConfigs(evo: Pick<EvolutionParams, 'population' | 'generations'>, feasible: number) {
-  const elitism = Math.min(DEFAULT_EVOLUTION.elitism, evo.population - 1);
-  return Math.min(feasible, evo.population + (evo.generations - 1) * (evo.population - elitism));
 }
 
 export const tune: Subcommand = {
@@ -155,7 +145,12 @@ export const tune: Subcommand = {
       if (here.length) throw new CliError(`mmq tune: ${here.join('; ')}`);
       const search = searchOf(family, base, caps);
       const feasible = search.space.enumerate();
-      const planned = plannedConfigs(evo, feasible.length);
+      const hunt = huntShape(evo, {
+        feasible: feasible.length,
+        seeds: search.seeds.length,
+        software: isSoftwareAdapter(caps),
+      });
+      const planned = hunt.configs;
       keys = tuningKeys(family.controls);
       space = searchSpaceValues(
         feasible.map((c) => search.apply(c)),
@@ -164,13 +159,7 @@ export const tune: Subcommand = {
       const est = estimateHunt(
         workOf(family, base),
         rateFor([], family.id, base.arm, isSoftwareAdapter(caps)),
-        {
-          configs: planned,
-          batches: evo.batches,
-          measureMs: evo.measureMs,
-          finalists: DEFAULT_EVOLUTION.finalists + 1 + search.seeds.length,
-          claimRounds: CLAIM_ROUNDS,
-        },
+        hunt,
       );
       guard(
         'tune',

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { startProgress } from '../cli/progress';
 import { guard } from '../cli/run';
-import { plannedConfigs } from '../cli/tune';
+import { plannedConfigs } from '../src/kernels/perf/estimate';
 import { CONFIRM_MS } from '../src/kernels/perf/estimate';
 import { GgmlType, quantizeQ4K } from '../src/kernels/quant';
 import { expectOneLineError, runMmq } from './cliProcess';
@@ -174,20 +174,21 @@ describe('a run or hunt estimated past CONFIRM_MS needs --yes', () => {
     );
   }, 120_000);
 
-  it('tune: the default hunt (8 x 4 generations) on SwiftShader is refused with its estimate', async () => {
-    const r = await bare('tune', '--kernel', 'mmq-q4k-tile', '--m', '16', '--n', '16', '--k', '256');
+  it('tune: the default hunt (8 x 4 generations) of a real-size shape on SwiftShader is refused with its estimate', async () => {
+    const r = await bare('tune', '--kernel', 'mmq-q4k-tile', '--m', '512', '--n', '1024', '--k', '1024');
     expectOneLineError(
       r,
       2,
-      /^mmq: tune: this hunt is estimated at [\d.]+ s \(26 configs, each compiled, checked and timed in 3 batches .*\), past the 5\.0 s mmq starts unasked: add --yes/m,
+      /^mmq: tune: this hunt is estimated at [\d.]+ (s|min) \(26 configs, each compiled, checked and timed in 3 batches .*\), past the 5\.0 s mmq starts unasked: add --yes/m,
     );
   }, 120_000);
 
-  it('guard: under CONFIRM_MS passes, past it throws unless --yes', () => {
-    const est = (ms: number) => ({ ms, untimedMs: ms, kernelMs: 1, basis: 'b' });
+  it('guard: work under CONFIRM_MS passes, past it throws unless --yes; compiling is not weighed', () => {
+    const est = (ms: number, compileMs = 0) => ({ ms, untimedMs: ms, compileMs, kernelMs: 1, basis: 'b' });
     expect(() => guard('run', 'this run', est(CONFIRM_MS), false, 'less')).not.toThrow();
     expect(() => guard('run', 'this run', est(CONFIRM_MS + 1), false, 'less')).toThrow(/add --yes/);
     expect(() => guard('run', 'this run', est(CONFIRM_MS * 100), true, 'less')).not.toThrow();
+    expect(() => guard('run', 'this run', est(CONFIRM_MS + 1000, 1000), false, 'less')).not.toThrow();
   });
 
   it("plannedConfigs: the first generation, then each later one's children, at most the feasible ones", () => {

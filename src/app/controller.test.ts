@@ -513,7 +513,7 @@ describe('controller', () => {
     ctl.tuner.hunt(true);
     await until(() => getApp().confirm?.action === 'hunt', 'the question');
     expect(getApp().confirm!.ms).toBeGreaterThan(5_000);
-    expect(getApp().confirm!.basis).toMatch(/configs, each gated and timed/);
+    expect(getApp().confirm!.basis).toMatch(/configs, each compiled, checked and timed/);
     await settle();
     expect(tunes()).toBe(before); // nothing was sent
     worker.huntEntries = 1;

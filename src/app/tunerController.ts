@@ -1,7 +1,7 @@
 // The tuner's wiring: hunts, resumes and autokernel dispatches go to the worker; their state goes to the
 // store (so a hunt keeps reporting while other tabs are shown) and every measured config to IndexedDB
 // as it arrives (so a reload keeps it, listed as interrupted and resumable).
-import { estimateHunt, HUNT_END_GAME, workOf } from '../kernels/perf/estimate';
+import { estimateHunt, huntShape, workOf } from '../kernels/perf/estimate';
 import { tuneProblemKey } from '../kernels/tune/problem';
 import type { Guard } from './guard';
 import type { RunConfig } from '../kernels/family';
@@ -94,13 +94,11 @@ export function createTunerController(env: {
   ) => {
     const catalog = catalogIn(s, base.kernel);
     if (!catalog) return true;
-    const configs = evo.population * evo.generations;
-    const left = Math.max(1, configs - replayed);
+    // The main thread has the catalog, not the search: the configs are an upper bound, less the replayed.
+    const shape = huntShape(evo, { software: env.guard.software(s) });
     const est = estimateHunt(workOf(catalog, base), env.guard.rateOf(s, base.kernel, base.arm), {
-      ...evo,
-      ...HUNT_END_GAME,
-      generations: left / evo.population,
-      software: env.guard.software(s),
+      ...shape,
+      configs: Math.max(1, shape.configs - replayed),
     });
     return env.guard.allow({ ...est, action: 'hunt', ...what }, confirmed);
   };

@@ -6,6 +6,7 @@ import type { RunConfig } from '../family';
 import { KERNELS } from '..';
 import { defaultArm, resolveConfig } from '../gpu/arms';
 import { SWIFTSHADER_CAPS } from '../gpu/testCaps';
+import { DEFAULT_EVOLUTION } from '../tune/evolution';
 import {
   CONFIRM_MS,
   DEFAULT_COMPILE_MS,
@@ -14,7 +15,9 @@ import {
   estimateSweep,
   formatMs,
   guardedMs,
-  HUNT_END_GAME,
+  huntShape,
+  HUNT_SEARCH,
+  plannedConfigs,
   rateFor,
   rateOfHunt,
   rateOfRun,
@@ -168,7 +171,17 @@ describe('run estimates', () => {
 
   it('estimate a hunt: every config compiled, gated and timed, then its end game', () => {
     const rate = { macsPerMs: 1e5, bytesPerMs: 1e9, compileMs: 2000, basis: 'test' };
-    const hunt = { population: 4, generations: 2, measureMs: 10, batches: 3, ...HUNT_END_GAME };
+    const evo = { population: 4, generations: 3, measureMs: 10, batches: 3 };
+    const hunt = huntShape(evo, { seeds: 1 });
+    // 4 + 2 x (4 - 2 elite) configs; 3 finalists, the incumbent and the seed; 4 checks, 3 rounds.
+    expect(hunt).toEqual({
+      configs: 8,
+      batches: 3,
+      measureMs: 10,
+      finalists: 5,
+      verified: 4,
+      claimRounds: 3,
+    });
     const work = { macs: 1e7, bytes: 0 }; // 100 ms a run
     const e = estimateHunt(work, rate, hunt);
     const timing = (target: number, batches: number) => 100 + batches * 1.25 * Math.max(target, 100) * 1.05;
@@ -177,13 +190,35 @@ describe('run estimates', () => {
     expect(e.ms).toBeCloseTo(
       8 * 2000 +
         8 * (30 + 100 + timing(10, 3)) +
-        4 * timing(40, 3) +
+        5 * timing(40, 3) +
         (4 * 100 + (2 * 1e7) / 2e5) +
         3 * 2 * timing(40, 1),
     );
-    // Twice the configs: about twice the cost; a CPU adapter's timings cost more.
-    expect(estimateHunt(work, rate, { ...hunt, generations: 4 }).ms).toBeGreaterThan(1.8 * e.ms);
+    expect(e.basis).toMatch(/^8 configs, each compiled, checked and timed in 3 batches of 10 ms/);
+    // More configs cost more; a CPU adapter's timings cost more; never more configs than feasible.
+    expect(estimateHunt(work, rate, huntShape({ ...evo, generations: 6 })).ms).toBeGreaterThan(1.5 * e.ms);
     expect(estimateHunt(work, rate, { ...hunt, software: true }).ms).toBeGreaterThan(e.ms);
+    expect(huntShape(evo, { feasible: 5 }).configs).toBe(5);
+  });
+
+  it('plan the configs as the search measures them: the first generation, then the children', () => {
+    expect(plannedConfigs({ population: 8, generations: 4 }, 1000)).toBe(26);
+    expect(plannedConfigs({ population: 8, generations: 4 }, 10)).toBe(10);
+    expect(plannedConfigs({ population: 1, generations: 3 })).toBe(3); // a population of 1 is its own elite
+    // The light copy of the search's numbers agrees with the search's own.
+    expect({ finalists: HUNT_SEARCH.finalists, elitism: HUNT_SEARCH.elitism }).toEqual({
+      finalists: DEFAULT_EVOLUTION.finalists,
+      elitism: DEFAULT_EVOLUTION.elitism,
+    });
+  });
+
+  it('a small hunt (10 configs of a 16 x 16 x 256 GEMM) stays under the guard; a big one does not', () => {
+    const rate = rateFor([], 'mmq-q4k-tile', 'dp4a', true);
+    const evo = { population: 5, generations: 2, measureMs: 10, batches: 3 };
+    const small = estimateHunt({ macs: 16 * 16 * 256, bytes: 0 }, rate, huntShape(evo, { software: true }));
+    expect(guardedMs(small)).toBeLessThan(CONFIRM_MS);
+    const big = estimateHunt({ macs: 2048 ** 3, bytes: 0 }, rate, huntShape(evo, { software: true }));
+    expect(guardedMs(big)).toBeGreaterThan(CONFIRM_MS);
   });
 
   it('do not trust a tiny run below the default (its time is overhead, not work)', () => {

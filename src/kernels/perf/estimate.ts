@@ -248,17 +248,19 @@ export function estimateSweep(
   };
 }
 
-/** What a hunt measures (the tuner's EvolutionParams and the search's end game). */
+/** How a tuning hunt is made: what its time is made of (the tuner's search, finalists and claim). */
 export interface HuntShape {
-  population: number;
-  generations: number;
-  measureMs: number;
+  /** Configs the search measures: population x generations, at most the space's feasible ones. */
+  configs: number;
+  /** Timed batches of each measurement. */
   batches: number;
-  /** Re-timed at the end with 4x the batch (EvolutionOptions.finalists, plus the seeds). */
+  /** GPU time per timed batch of a search measurement, ms (a finalist's is 4x). */
+  measureMs: number;
+  /** Configs re-timed after the search (the fastest few and the seeds). */
   finalists: number;
   /** Configs checked on their whole output before one is stored (at most). */
   verified: number;
-  /** Interleaved re-timings of incumbent and winner (rounds of two). */
+  /** Interleaved rounds of the claim, the incumbent and the winner timed once each per round. */
   claimRounds: number;
   software?: boolean;
 }
@@ -266,21 +268,61 @@ export interface HuntShape {
 /** A hunt config's bookkeeping besides compiling and its runs (its inputs stay resident), ms. */
 const HUNT_CONFIG_MS = 30;
 
-/** The tuner's end game as the worker's hunt runs it (src/workers/tune/handler.ts). */
-export const HUNT_END_GAME = { finalists: 4, verified: 4, claimRounds: 3 } as const;
+/** The end game of the worker's hunt (src/workers/tune/handler.ts): winner checks and claim rounds. */
+const HUNT_VERIFIED = 4;
+const HUNT_CLAIM_ROUNDS = 3;
+/**
+ * The search's own numbers (DEFAULT_EVOLUTION's finalists and elitism: a test keeps them equal; this
+ * module stays light for the app's main thread), and its seeds when not known.
+ */
+export const HUNT_SEARCH = { finalists: 3, elitism: 2, seeds: 2 } as const;
 
 /**
- * A hunt's cost at the base config's work: every config of every generation gated and timed, the
- * finalists re-timed, the winner checked on its whole output (the full oracle on the CPU), and incumbent
- * and winner re-timed interleaved. Configs differ in speed; the rate is the family's on this arm.
- * @example estimateHunt(workOf(catalog, base), rate, { ...DEFAULT_EVO, ...HUNT_END_GAME }).ms
+ * The configs a hunt measures at most: the first generation, then each later one's children (all but the
+ * elite), never more than the space's feasible configs (each is measured at most once).
+ * @example plannedConfigs({ population: 8, generations: 4 }, 1000) // 26
+ */
+export function plannedConfigs(
+  evo: { population: number; generations: number },
+  feasible = Infinity,
+): number {
+  const elitism = Math.min(HUNT_SEARCH.elitism, evo.population - 1);
+  return Math.min(feasible, evo.population + (evo.generations - 1) * (evo.population - elitism));
+}
+
+/**
+ * The shape of a hunt of `evo`: its configs (plannedConfigs, at most the space's `feasible` when known),
+ * its finalists (the search's few, the incumbent and `seeds` when known) and the worker's end game.
+ * @example estimateHunt(work, rate, huntShape(DEFAULT_EVO, { feasible: 198, seeds: 3, software: true }))
+ */
+export function huntShape(
+  evo: { population: number; generations: number; batches: number; measureMs: number },
+  o: { feasible?: number; seeds?: number; software?: boolean } = {},
+): HuntShape {
+  return {
+    configs: plannedConfigs(evo, o.feasible),
+    batches: evo.batches,
+    measureMs: evo.measureMs,
+    finalists: HUNT_SEARCH.finalists + 1 + (o.seeds ?? HUNT_SEARCH.seeds),
+    verified: HUNT_VERIFIED,
+    claimRounds: HUNT_CLAIM_ROUNDS,
+    ...(o.software !== undefined ? { software: o.software } : {}),
+  };
+}
+
+/**
+ * A hunt's cost at the base config's work: each config compiled, gated and timed, the finalists
+ * re-timed with 4x the batch, the winner checked on its whole output (the full oracle on the CPU) and
+ * incumbent and winner re-timed interleaved. Configs the static check rejects cost nothing, so this is
+ * an upper bound; configs differ in speed, and the rate is the family's on this arm.
+ * @example estimateHunt(workOf(catalog, base), rate, huntShape(DEFAULT_EVO)).ms
  */
 export function estimateHunt(work: Work, rate: Rate, hunt: HuntShape): Estimate {
   const kernelMs = Math.max(work.macs / rate.macsPerMs, work.bytes / rate.bytesPerMs);
   const cost = TIMING_COST[hunt.software ? 'software' : 'hardware'];
   const timing = (targetMs: number, batches: number) =>
     kernelMs + batches * cost.batches * Math.max(targetMs, kernelMs) * cost.wall;
-  const configs = hunt.population * hunt.generations;
+  const { configs } = hunt;
   const compileMs = configs * rate.compileMs;
   const searchMs = configs * (HUNT_CONFIG_MS + kernelMs + timing(hunt.measureMs, hunt.batches));
   const finalsMs = hunt.finalists * timing(4 * hunt.measureMs, hunt.batches);
@@ -291,7 +333,7 @@ export function estimateHunt(work: Work, rate: Rate, hunt: HuntShape): Estimate 
     untimedMs: compileMs + configs * (HUNT_CONFIG_MS + kernelMs) + verifyMs,
     compileMs,
     kernelMs,
-    basis: `${configs} configs, each gated and timed (${hunt.batches} batches of ${hunt.measureMs} ms), ${hunt.finalists} finalists re-timed, the winner checked on its whole output; one run about ${formatMs(kernelMs)} at ${(rate.macsPerMs * 1e3).toExponential(1)} multiply-adds/s (${rate.basis})`,
+    basis: `${configs} configs, each compiled, checked and timed in ${hunt.batches} batches of ${hunt.measureMs} ms, then ${hunt.finalists} finalists and ${hunt.claimRounds} claim rounds re-timed, the winner checked on its whole output; one run about ${formatMs(kernelMs)} at ${(rate.macsPerMs * 1e3).toExponential(1)} multiply-adds/s (${rate.basis})`,
   };
 }
 
@@ -308,38 +350,4 @@ export function formatMs(ms: number): string {
   if (ms < 1000) return `${ms.toPrecision(2)} ms`;
   if (ms < 120_000) return `${(ms / 1000).toFixed(1)} s`;
   return `${Math.round(ms / 60_000)} min`;
-}
-
-/** How a tuning hunt is made: what its time is made of (the tuner's search, finalists and claim). */
-export interface HuntShape {
-  /** Configs the search measures: population x generations, at most the space's feasible ones. */
-  configs: number;
-  /** Timed batches of each measurement, each at least `measureMs` and one kernel run. */
-  batches: number;
-  measureMs: number;
-  /** Configs re-timed after the search (the fastest few and the seeds). */
-  finalists: number;
-  /** Interleaved rounds of the claim, the incumbent and the winner timed once each per round. */
-  claimRounds: number;
-}
-
-/**
- * Predict a tuning hunt: the CPU oracle twice (the search's gate, then the winner's check on its whole
- * output), and for each config its compile, its correctness run and its timed batches; then the
- * finalists' re-timing and the claim's rounds, each a measurement of `batches` batches. Configs the
- * static check rejects cost nothing, so this is an upper bound.
- * @example estimateHunt(workOf(catalog, base), rateFor([], base.kernel, base.arm, true), { configs: 32, batches: 3, measureMs: 10, finalists: 5, claimRounds: 3 }).ms
- */
-export function estimateHunt(work: Work, rate: Rate, hunt: HuntShape): Estimate {
-  const kernelMs = Math.max(work.macs / rate.macsPerMs, work.bytes / rate.bytesPerMs);
-  const cpuMs = (2 * work.macs) / CPU_MACS_PER_MS;
-  const measurement = hunt.batches * Math.max(hunt.measureMs, kernelMs);
-  const untimedMs = 2 * cpuMs + hunt.configs * (FIXED_MS + kernelMs) + kernelMs;
-  const timedMs = (hunt.configs + hunt.finalists + 2 * hunt.claimRounds) * measurement;
-  return {
-    ms: untimedMs + timedMs,
-    untimedMs,
-    kernelMs,
-    basis: `${hunt.configs} configs, each compiled, checked and timed in ${hunt.batches} batches of at least ${formatMs(Math.max(hunt.measureMs, kernelMs))}, then ${hunt.finalists} finalists and ${hunt.claimRounds} claim rounds re-timed; one run about ${formatMs(kernelMs)} (${(rate.macsPerMs * 1e3).toExponential(1)} multiply-adds/s: ${rate.basis})`,
-  };
 }
