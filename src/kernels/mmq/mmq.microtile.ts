@@ -7,7 +7,18 @@
 // next stage's global loads are in flight in registers while this one is computed, and one barrier a
 // stage serves both of its blocks. The per-block scales (xs, xsum for rows; D = d*sc and M = dmin*m
 // for columns) are staged once a stage, decoded by one thread each, not per element.
-import type { MmqGeometry, MmqSpec } from './mmq.wgsl';
+import type { Arm } from '../gpu/caps';
+import type { TileParams } from '../tile';
+import type { MmqWeights } from './catalog';
+
+/** What the schedule reads of an MmqSpec (./mmq.wgsl.ts), which imports this module. */
+interface MmqSpec {
+  weights: MmqWeights;
+  arm: Arm;
+  tails: boolean;
+  tile: TileParams;
+  plane: number;
+}
 
 /** How a plane's lanes tile its rm*16 x rn*16 warp tile. */
 export interface MicroGeometry {
@@ -42,7 +53,7 @@ export function microGeometry(spec: Pick<MmqSpec, 'tile' | 'plane'>): MicroGeome
 }
 
 /** Workgroup memory of the micro-tile schedule, bytes: two stages of A and B rows, and their scales. */
-export function microWorkgroupBytes(g: Pick<MmqGeometry, 'bm' | 'bn'>): number {
+export function microWorkgroupBytes(g: { bm: number; bn: number }): number {
   const operands = 2 * (g.bm + g.bn) * MICRO_ROW_VEC4 * 16;
   const scales = 2 * (g.bm + g.bn) * 2 * 8;
   return operands + scales;
