@@ -519,14 +519,14 @@ describe('family searches (fake caps, no GPU: the static tier is the family vali
       params: { wm: 2, wn: 4, rm: 1, rn: 1, schedule: 'subtile' },
     });
     const onH200 = tier('mmq-q4k-tile', h200).search;
-    // The matrix arm has the subtile schedule only.
-    expect(onH200.space.enumerate()).toHaveLength(3 * 99);
+    expect(onH200.space.enumerate()).toHaveLength(4 * 99);
     expect(onH200.apply(onH200.incumbent).arm).toBe('subgroup-matrix');
     // The incumbent tile on every other arm is a seed, so the arm is chosen by measurement; and the
-    // micro-tile schedule's prior on each arm that runs it.
+    // micro-tile schedule's prior on each arm.
     expect(onH200.seeds.map((c) => [onH200.apply(c).arm, onH200.apply(c).params.schedule])).toEqual([
       ['dp4a', 'subtile'],
       ['dp4a', 'microtile'],
+      ['subgroup-matrix', 'microtile'],
     ]);
     for (const c of onH200.space.enumerate().slice(0, 20))
       expect(onH200.choiceOf(onH200.apply(c))).toEqual(c);

@@ -36,7 +36,7 @@ export const SCHEDULE_CONTROL: ControlDecl = {
   key: 'schedule',
   label: 'schedule',
   group: 'tile',
-  hint: "the seed's per-subtile lanes, or lane micro-tiles with double-buffered stages (scalar and dp4a arms)",
+  hint: "the seed's one 32-block a step, or 64-wide double-buffered stages with the scales staged once (lane micro-tiles on the scalar and dp4a arms)",
   // Configs stored and linked before the schedule existed ran the seed's.
   optional: true,
   options: [
@@ -44,14 +44,6 @@ export const SCHEDULE_CONTROL: ControlDecl = {
     { value: 'microtile', label: 'micro-tile' },
   ],
 };
-
-/** Why a schedule cannot run this config (empty: it can). */
-export function scheduleProblems(config: RunConfig): string[] {
-  if (config.params.schedule !== 'microtile') return [];
-  return config.arm === 'subgroup-matrix'
-    ? ['the micro-tile schedule runs the scalar and dp4a arms (a matrix fragment is not a lane block)']
-    : [];
-}
 
 /** The reference's tile of the fixed kernels: 32x64 output tile, 8 planes (2 x 4 subtiles, one per plane). */
 export const MMQ_BLK_TILE: TileParams = { wm: 2, wn: 4, rm: 1, rn: 1 };
@@ -176,12 +168,7 @@ function denseCatalog(def: DenseDef): FamilyCatalog {
           ...multipleProblem('n', q.n, bn, `the ${bn}-column output tile: this kernel has no tail guards`),
         );
       }
-      return [
-        ...out,
-        ...scheduleProblems(config),
-        ...armPlaneProblems(catalog, config, caps),
-        ...dataProblems(config.data, catalog),
-      ];
+      return [...out, ...armPlaneProblems(catalog, config, caps), ...dataProblems(config.data, catalog)];
     },
     ...(def.id === 'mmq-q4k-tile'
       ? { tuning: { op: 'mmq_q4k_tile', label: 'int8 MMQ Q4_K tile (mmq_q4k_tile)' } }

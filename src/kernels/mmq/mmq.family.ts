@@ -150,11 +150,6 @@ function tileSearch(catalog: FamilyCatalog) {
       .param(
         'ARM',
         arms.map((_, i) => i),
-      )
-      .constraint(
-        (c, s) =>
-          !(MMQ_SCHEDULES[s.get(c, 'SCHED')] === 'microtile' && arms[s.get(c, 'ARM')] === 'subgroup-matrix'),
-        'the micro-tile schedule runs the scalar and dp4a arms',
       );
     const apply = (cfg: Config): RunConfig => ({
       ...base,
@@ -168,10 +163,8 @@ function tileSearch(catalog: FamilyCatalog) {
     const at = (tile: TileParams, arm: Arm, schedule: MmqSchedule) =>
       space.config({ ...tileValues(tile), SCHED: MMQ_SCHEDULES.indexOf(schedule), ARM: arms.indexOf(arm) });
     const incumbent = at(MMQ_BLK_TILE, arms.at(-1)!, 'subtile')!;
-    // The micro-tile seeds: a 64x64 block of 4 planes of 32x32 on each arm that runs it.
-    const micro = arms
-      .filter((a) => a !== 'subgroup-matrix')
-      .map((a) => at({ wm: 2, wn: 2, rm: 2, rn: 2 }, a, 'microtile'));
+    // The micro-tile seeds: a 64x64 block of 4 planes of 32x32 on each arm.
+    const micro = arms.map((a) => at({ wm: 2, wn: 2, rm: 2, rn: 2 }, a, 'microtile'));
     return {
       space,
       apply,

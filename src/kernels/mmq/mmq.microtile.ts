@@ -53,10 +53,11 @@ export function microGeometry(spec: Pick<MmqSpec, 'tile' | 'plane'>): MicroGeome
 }
 
 /** Workgroup memory of the micro-tile schedule, bytes: two stages of A and B rows, and their scales. */
-export function microWorkgroupBytes(g: { bm: number; bn: number }): number {
+export function microWorkgroupBytes(g: { bm: number; bn: number }, arm?: Arm): number {
   const operands = 2 * (g.bm + g.bn) * MICRO_ROW_VEC4 * 16;
   const scales = 2 * (g.bm + g.bn) * 2 * 8;
-  return operands + scales;
+  const fragments = arm === 'subgroup-matrix' ? g.bm * g.bn * 4 : 0;
+  return operands + scales + fragments;
 }
 
 const ind = (lines: readonly string[], depth = 1) => lines.map((l) => `${'  '.repeat(depth)}${l}`);
@@ -81,11 +82,21 @@ export function microConstants(spec: MmqSpec, mg: MicroGeometry): string[] {
   ];
 }
 
-/** The workgroup arrays: two stages each. */
-export function microWorkgroupDecls(): string[] {
+/** The workgroup arrays: two stages each (the matrix arm's as words its loads can stride, and its scratch). */
+export function microWorkgroupDecls(spec: MmqSpec): string[] {
+  const operands =
+    spec.arm === 'subgroup-matrix'
+      ? [
+          'var<workgroup> sa: array<u32, 2u * BM * SV * 4u>; // A stages [2][BM][SV*4 words]: int8 x 64, 4 per word',
+          'var<workgroup> sb: array<u32, 2u * BN * SV * 4u>; // B stages [2][BN][SV*4 words]: the same for weight rows',
+          "var<workgroup> ci: array<i32, BM * BN>; // each plane's i32 fragments of one 32-block, its lanes' to scale",
+        ]
+      : [
+          'var<workgroup> sa: array<vec4<u32>, 2u * BM * SV>; // A stages [2][BM][SV]: int8 x 64, 4 per word',
+          'var<workgroup> sb: array<vec4<u32>, 2u * BN * SV>; // B stages [2][BN][SV]: the same for weight rows',
+        ];
   return [
-    'var<workgroup> sa: array<vec4<u32>, 2u * BM * SV>; // A stages [2][BM][SV]: int8 x 64, 4 per word',
-    'var<workgroup> sb: array<vec4<u32>, 2u * BN * SV>; // B stages [2][BN][SV]: the same for weight rows',
+    ...operands,
     'var<workgroup> sx: array<vec2f, 2u * BM * 2u>; // row scales [2][BM][2 blocks]: (xs, xsum)',
     'var<workgroup> sw: array<vec2f, 2u * BN * 2u>; // column scales [2][BN][2 blocks]: (D, M) or (wd, 0)',
   ];
@@ -152,16 +163,32 @@ function storeStage(spec: MmqSpec): string[] {
   const bStore = q4k
     ? [
         '// One qs word: the low nibbles are sub-block 2g (block 0), the high ones 2g+1 (block 1).',
-        'sb[(buf * BN + c) * SV + h] = pb[t] & vec4<u32>(0x0f0f0f0fu);',
-        'sb[(buf * BN + c) * SV + 2u + h] = (pb[t] >> vec4<u32>(4u)) & vec4<u32>(0x0f0f0f0fu);',
+        'put_b((buf * BN + c) * SV + h, pb[t] & vec4<u32>(0x0f0f0f0fu));',
+        'put_b((buf * BN + c) * SV + 2u + h, (pb[t] >> vec4<u32>(4u)) & vec4<u32>(0x0f0f0f0fu));',
       ]
-    : ['sb[(buf * BN + c) * SV + h] = pb[t];'];
+    : ['put_b((buf * BN + c) * SV + h, pb[t]);'];
+  // The matrix arm keeps its stages as words (subgroupMatrixLoad strides over u32 elements).
+  const put = (name: string, arr: string) =>
+    spec.arm === 'subgroup-matrix'
+      ? [
+          `fn ${name}(at: u32, v: vec4<u32>) {`,
+          `  ${arr}[4u * at] = v.x;`,
+          `  ${arr}[4u * at + 1u] = v.y;`,
+          `  ${arr}[4u * at + 2u] = v.z;`,
+          `  ${arr}[4u * at + 3u] = v.w;`,
+          '}',
+        ]
+      : [`fn ${name}(at: u32, v: vec4<u32>) { ${arr}[at] = v; }`];
   return [
+    '// Stores into the stages, by vec4 index.',
+    ...put('put_a', 'sa'),
+    ...put('put_b', 'sb'),
+    '',
     'fn store_stage(buf: u32, tid: u32) {',
     ...ind([
       'for (var t = 0u; t < A_ITEMS; t++) {',
       '  let i = tid + t * NTHREAD;',
-      '  if (i < BM * 4u) { sa[(buf * BM + i / 4u) * SV + i % 4u] = pa[t]; }',
+      '  if (i < BM * 4u) { put_a((buf * BM + i / 4u) * SV + i % 4u, pa[t]); }',
       '}',
       'for (var t = 0u; t < B_ITEMS; t++) {',
       '  let i = tid + t * NTHREAD;',
@@ -230,8 +257,82 @@ function epilogueBlock(spec: MmqSpec): string[] {
   ];
 }
 
+/**
+ * The matrix arm's block: each plane's rm x rn i8 x i8 -> i32 16x16x32 products of the block into its
+ * `ci` region (the fragment layout is opaque), a barrier, then each lane scales its PER elements of each
+ * subtile (the seed's partition) into its register accumulator; before the next block overwrites `ci`,
+ * another barrier (the stage's own barrier serves the stage's last block).
+ */
+function matrixBlock(spec: MmqSpec): string[] {
+  const q4k = spec.weights === 'q4k';
+  const update = q4k
+    ? 'acc[sub * PER + e] += no_fuse(x.x * w.x * f32(isum)) - no_fuse(w.y * x.y);'
+    : 'acc[sub * PER + e] += no_fuse(f32(isum) * x.x * w.x);';
+  return [
+    '// Contraction island, subgroup-matrix arm: the int8 matrix core, one product per subtile.',
+    'for (var im = 0u; im < RM; im++) {',
+    '  let a = subgroupMatrixLoad<subgroup_matrix_left<i8, 32, 16>, row_major>(&sa, (buf * BM + warp_m * RM * 16u + im * 16u) * SV * 4u + 8u * b, SV * 4u);',
+    '  for (var jn = 0u; jn < RN; jn++) {',
+    '    let w = subgroupMatrixLoad<subgroup_matrix_right<i8, 16, 32>, col_major>(&sb, (buf * BN + warp_n * RN * 16u + jn * 16u) * SV * 4u + 8u * b, SV * 4u);',
+    '    subgroupMatrixStore<row_major>(&ci, (warp * RM * RN + im * RN + jn) * 256u, subgroupMatrixMultiply<i32>(a, w), 16u);',
+    '  }',
+    '}',
+    'workgroupBarrier();',
+    "// Epilogue: each lane's PER elements of each of its plane's subtiles, the oracle's f32 order.",
+    'for (var im = 0u; im < RM; im++) {',
+    '  for (var jn = 0u; jn < RN; jn++) {',
+    '    let sub = im * RN + jn;',
+    '    for (var e = 0u; e < PER; e++) {',
+    '      let p = lane * PER + e;',
+    '      let isum = ci[(warp * RM * RN + sub) * 256u + p];',
+    '      let x = sx[(buf * BM + warp_m * RM * 16u + im * 16u + p / 16u) * 2u + b];',
+    '      let w = sw[(buf * BN + warp_n * RN * 16u + jn * 16u + p % 16u) * 2u + b];',
+    `      ${update}`,
+    '    }',
+    '  }',
+    '}',
+    '// The next block stores into ci again: every lane must have read this one.',
+    'if (b == 0u) { workgroupBarrier(); }',
+  ];
+}
+
+/** The matrix arm's staged K loop and store (the seed's lane partition, fragments through `ci`). */
+function matrixBody(spec: MmqSpec): string[] {
+  const guard = spec.tails ? 'arow < m && ncol < n' : 'true';
+  return [
+    'var acc: array<f32, RM * RN * PER>;',
+    'let stages = k / 64u;',
+    'load_stage(0u, tid);',
+    'store_stage(0u, tid);',
+    'workgroupBarrier();',
+    'for (var s = 0u; s < stages; s++) {',
+    ...ind([
+      'let buf = s % 2u;',
+      'if (s + 1u < stages) { load_stage(s + 1u, tid); }',
+      'for (var b = 0u; b < 2u; b++) {',
+      ...ind(matrixBlock(spec)),
+      '}',
+      'if (s + 1u < stages) { store_stage(1u - buf, tid); }',
+      'workgroupBarrier();',
+    ]),
+    '}',
+    '// Store: every output element exactly once, by its owner lane.',
+    'for (var im = 0u; im < RM; im++) {',
+    '  for (var jn = 0u; jn < RN; jn++) {',
+    '    for (var e = 0u; e < PER; e++) {',
+    '      let p = lane * PER + e;',
+    '      let arow = mrow0 + warp_m * RM * 16u + im * 16u + p / 16u;',
+    '      let ncol = ncol0 + warp_n * RN * 16u + jn * 16u + p % 16u;',
+    `      if (${guard}) { store_out(arow * n + ncol, acc[(im * RN + jn) * PER + e]); }`,
+    '    }',
+    '  }',
+    '}',
+  ];
+}
+
 /** The entry point's body after the shared prologue: the staged K loop and the store. */
 export function microBody(spec: MmqSpec): string[] {
+  if (spec.arm === 'subgroup-matrix') return matrixBody(spec);
   const rowOk = spec.tails ? ' && arow < m && ncol < n' : '';
   return [
     "let row0 = warp_m * RM * 16u + lane / LC; // this lane's first row in the block (then every LR)",

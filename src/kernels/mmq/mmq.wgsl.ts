@@ -131,8 +131,6 @@ export function mmqSpecProblems(spec: MmqSpec): string[] {
     if (![m, n, k].every(posInt)) p.push(`static dims (${m},${n},${k}) must be positive integers`);
   }
   if (spec.schedule === 'microtile') {
-    if (spec.arm === 'subgroup-matrix')
-      p.push('the micro-tile schedule runs the scalar and dp4a arms (a matrix fragment is not a lane block)');
     if (spec.indexed)
       p.push('the micro-tile schedule is dense: the expert-indexed kernel keeps the subtile one');
     if (spec.staging !== 'shared') p.push('the micro-tile schedule stages A and B in workgroup memory');
@@ -171,7 +169,7 @@ function assertSpec(spec: MmqSpec): void {
  * @example mmqWorkgroupBytes(q4kRtSpec) // 32*32 + 64*32 + 32*64*4 = 11264 for the scalar arm
  */
 export function mmqWorkgroupBytes(spec: MmqSpec): number {
-  if (spec.schedule === 'microtile') return microWorkgroupBytes(mmqGeometry(spec));
+  if (spec.schedule === 'microtile') return microWorkgroupBytes(mmqGeometry(spec), spec.arm);
   return workgroupArrays(spec).reduce((s, a) => s + a.words * 4, 0);
 }
 
@@ -678,9 +676,15 @@ export function mmqWgsl(spec: MmqSpec): string {
 function microWgsl(spec: MmqSpec, g: MmqGeometry): string {
   const mg = microGeometry(spec)!;
   const rt = spec.dims.kind === 'runtime';
+  const matrix = spec.arm === 'subgroup-matrix';
   const main = [
-    'let warp = tid / PLANE; // plane index (one plane per warp-grid cell)',
-    'let lane = tid % PLANE;',
+    ...(matrix
+      ? [
+          '// Matrix operands must be subgroup-uniform: the hardware subgroup id is, tid / PLANE is not provably so.',
+          'let warp = sg_id; // plane index (one plane per warp-grid cell)',
+          'let lane = sg_lane;',
+        ]
+      : ['let warp = tid / PLANE; // plane index (one plane per warp-grid cell)', 'let lane = tid % PLANE;']),
     ...gridSliceLets('wid', 'nwg'),
     'let warp_m = warp / WN;',
     'let warp_n = warp % WN;',
@@ -700,7 +704,7 @@ function microWgsl(spec: MmqSpec, g: MmqGeometry): string {
     header(spec, g),
     [...constants(spec, g), ...microConstants(spec, mg)],
     bindingDecls(spec),
-    microWorkgroupDecls(),
+    microWorkgroupDecls(spec),
     noFuseHelpers(),
   ];
   if (spec.weights === 'q4k') sections.push(q4kHelpers());
@@ -708,7 +712,7 @@ function microWgsl(spec: MmqSpec, g: MmqGeometry): string {
   sections.push(microHelpers(spec));
   sections.push([
     `@compute @workgroup_size(${g.nthread})`,
-    `fn main(@builtin(local_invocation_index) tid: u32, ${GRID_SLICE_PARAM}) {`,
+    `fn main(@builtin(local_invocation_index) tid: u32, ${GRID_SLICE_PARAM}${matrix ? ', @builtin(subgroup_id) sg_id: u32, @builtin(subgroup_invocation_id) sg_lane: u32' : ''}) {`,
     ...ind(main),
     '}',
   ]);
