@@ -17,6 +17,11 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   retries: 0,
+  // Under CI (.ci/run sets CI=true) a .only fails the run, and a missing screenshot fails its test without a
+  // baseline being written for the next run to pass on (elsewhere Playwright's default: write it, and fail);
+  // .ci/verdict.ts checks both settings in the report.
+  forbidOnly: !!process.env.CI,
+  updateSnapshots: process.env.CI ? 'none' : 'default',
   timeout: 90_000,
   expect: {
     timeout: 30_000,

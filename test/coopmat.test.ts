@@ -24,6 +24,7 @@ import { decodeOwnership } from '../src/kernels/gpu/instrument';
 import { runPlan } from '../src/kernels/gpu/runner';
 import { f32ToF16Bits } from '../src/kernels/quant';
 import { getTestGpu, withValidation } from './gpu';
+import { skipBecause } from './skip';
 
 /** Indices (at most 10) where two f16 bit arrays differ. */
 function bitMismatchesU16(got: Uint16Array, want: Uint16Array): number[] {
@@ -322,8 +323,7 @@ describe('coopmat-f16 on the GPU', async () => {
       expect(coopmatWgsl({ ...coopmatSpecOf(c('prepass'), caps), f16: 'native' })).toContain(
         'subgroupMatrixMultiplyAccumulate',
       );
-      ctx.skip(`${caps.description || 'this adapter'}: ${errs.join('; ')}`);
-      return;
+      await skipBecause(ctx, 'no-subgroup-matrix', errs.join('; '), { matrixComponent: 'f16' });
     }
     for (const s of stagings)
       await check(coopmatF16Family.build(c(s), caps), `subgroup-matrix (2,2,2,2) 64x64x256 ${s}`);

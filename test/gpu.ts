@@ -7,6 +7,16 @@ import { readAdapterCaps, wantedFeatures, type AdapterCaps } from '../src/kernel
 export interface TestGpu {
   device: GPUDevice;
   caps: AdapterCaps;
+  /** What the adapter itself reports, read without the product's caps (test/skip.ts checks skips on it). */
+  adapter: { features: ReadonlySet<string>; info: RawAdapterInfo };
+}
+
+/** adapter.info as Dawn fills it, the fields test/skip.ts reads (subgroup matrices are Chromium's own). */
+export interface RawAdapterInfo {
+  description?: string;
+  subgroupMinSize?: number;
+  subgroupMaxSize?: number;
+  subgroupMatrixConfigs?: readonly { componentType: string; resultComponentType: string }[];
 }
 
 let pending: Promise<TestGpu> | undefined;
@@ -64,7 +74,8 @@ async function open(): Promise<TestGpu> {
   device.addEventListener('uncapturederror', (e) => {
     throw new Error(`uncaptured WebGPU error: ${(e as GPUUncapturedErrorEvent).error.message}`);
   });
-  return { device, caps };
+  const adapterInfo = { features: new Set(adapter.features), info: adapter.info as RawAdapterInfo };
+  return { device, caps, adapter: adapterInfo };
 }
 
 /** Run `fn` inside a validation error scope and fail if WebGPU reported anything. */
