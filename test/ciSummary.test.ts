@@ -4,7 +4,7 @@
 // cut-short report must all read FAIL. So must the runs that pass without running (issue 44): skips the
 // product decided, a .only, a snapshot written or left obsolete, a screenshot with no baseline, and a file
 // stopped at its wall-clock limit. The reports fed here have the shape vitest 3.2 and Playwright 1.65 write.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,7 +24,7 @@ import {
   type VitestReport,
   type VitestSnapshots,
 } from '../.ci/verdict';
-import { ROOT } from './cliProcess';
+import { ROOT, runProcess } from './cliProcess';
 
 const root = '/repo';
 const unitFiles = ['src/a.test.ts', 'test/b.test.ts', 'test/c.test.ts'];
@@ -449,5 +449,64 @@ describe('reading what the runners left', () => {
     const owned = snapshots.filter((f) => snapshotOwner(f) !== undefined);
     expect(owned.length).toBeGreaterThan(0);
     expect(owned.filter((f) => ![...unit, ...e2e].includes(snapshotOwner(f)!))).toEqual([]);
+  });
+});
+
+/** Whether a process runs: killed, it is gone or a zombie its new parent has not reaped yet. */
+function running(pid: string): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('the per-file wall-clock limit (.ci/fileLimit.ts)', () => {
+  it('stops a file whose test spins without yielding, in seconds, naming it, with what it started', async () => {
+    // A vitest run of its own, in a folder under the root (so `vitest` resolves), on a 3 s limit: its one
+    // test starts a child, then never yields, so no timer in its fork can fire.
+    mkdirSync(join(ROOT, '.test-results'), { recursive: true });
+    const dir = mkdtempSync(join(ROOT, '.test-results', 'file-limit-'));
+    try {
+      const started = Date.now();
+      writeFileSync(
+        join(dir, 'spin.test.mjs'),
+        `import { it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+it('spins', () => {
+  writeFileSync(${JSON.stringify(join(dir, 'child.pid'))}, String(spawn('sleep', ['120']).pid));
+  for (;;);
+});
+`,
+      );
+      writeFileSync(
+        join(dir, 'vitest.config.mjs'),
+        `import { defineConfig } from 'vitest/config';
+import FileLimitReporter from ${JSON.stringify(join(ROOT, '.ci', 'fileLimit.ts'))};
+export default defineConfig({ test: { include: ['*.test.mjs'], pool: 'forks',
+  poolOptions: { forks: { singleFork: true } }, reporters: [new FileLimitReporter(3)] } });
+`,
+      );
+      const vitest = join(ROOT, 'node_modules', 'vitest', 'vitest.mjs');
+      const r = await runProcess(process.execPath, [vitest, 'run', '--root', dir], {
+        cwd: dir,
+        timeoutMs: 90_000,
+      });
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toMatch(
+        /\[file limit\] spin\.test\.mjs has run \d+ s, past its 3 s limit .*killing the test fork/,
+      );
+      expect(parseStopped(readFileSync(join(dir, '.test-results', 'file-limit.jsonl'), 'utf8'))).toEqual([
+        { file: 'spin.test.mjs', limitS: 3, elapsedS: expect.any(Number) },
+      ]);
+      // Within a minute even on a loaded machine, not at .ci/run's tier limit; the child went with the fork.
+      expect(Date.now() - started).toBeLessThan(60_000);
+      const child = readFileSync(join(dir, 'child.pid'), 'utf8');
+      expect(running(child)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
