@@ -23,7 +23,7 @@ import { fragmentTileIndex as tiledIndex } from '../src/kernels/gpu/prepass';
 import { decodeOwnership } from '../src/kernels/gpu/instrument';
 import { runPlan } from '../src/kernels/gpu/runner';
 import { f32ToF16Bits } from '../src/kernels/quant';
-import { getTestGpu, withValidation } from './gpu';
+import { getFastTestGpu, withValidation } from './gpu';
 import { skipBecause } from './skip';
 
 /** Indices (at most 10) where two f16 bit arrays differ. */
@@ -62,7 +62,7 @@ function cfg(
 }
 
 describe('coopmat-f16 on the GPU', async () => {
-  const { device, caps } = await getTestGpu();
+  const { device, caps } = await getFastTestGpu();
   const plane = planeWidth(caps);
   // The scalar arm reproduces the f16 emulation bit for bit, under the decode rounding the compiler
   // chose (SwiftShader rounds d*sc*q and - dmin*m separately; the H200's compiler fuses them).
