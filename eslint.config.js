@@ -52,7 +52,7 @@ const NO_FOCUS_OR_SKIP = [
   },
   {
     selector:
-      "MemberExpression[object.name=/^(it|test|describe|suite)$/][property.name=/^(skip|skipIf|runIf|todo|fixme)$/]",
+      'MemberExpression[object.name=/^(it|test|describe|suite)$/][property.name=/^(skip|skipIf|runIf|todo|fixme)$/]',
     message:
       'CI fails undeclared skips: skip inside the test with skipBecause(ctx, reason, detail) from test/skip.ts, with a reason .ci/skips.ts declares.',
   },
@@ -69,6 +69,8 @@ export default tseslint.config(
       'bench-out',
       '.gl',
       '.gpu',
+      'reports',
+      '.stryker-tmp',
     ],
   },
   js.configs.recommended,

@@ -2,14 +2,17 @@
 // verdict, which is this process's exit code. The logic is in ./verdict.ts (test/ciSummary.test.ts).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { isMutationReport, readStrykerSettings } from './mutation';
 import {
   ciVerdict,
   isPlaywrightReport,
   isVitestReport,
   listTestFiles,
   parseExits,
+  parseSmoke,
   parseStopped,
   readReport,
+  type SmokeRecord,
 } from './verdict';
 
 const root = process.cwd();
@@ -37,6 +40,18 @@ try {
 } catch {
   // No record: .ci/fileLimit.ts stopped no file.
 }
+let smoke: SmokeRecord | undefined;
+try {
+  smoke = parseSmoke(readFileSync(`${results}/mutation-smoke.txt`, 'utf8'));
+} catch {
+  // The smoke never started: its tier's exit code and its missing report say so.
+}
+let breakAt: number | null = null;
+try {
+  breakAt = (await readStrykerSettings(root)).breakAt;
+} catch {
+  // No readable stryker.config.mjs: the smoke failed on it too.
+}
 const { pass, lines } = ciVerdict({
   exits,
   root,
@@ -47,6 +62,9 @@ const { pass, lines } = ciVerdict({
   snapshotFiles: given.snapshots,
   untrackedSnapshots: untracked(given.snapshots),
   stopped,
+  mutation: readReport(`${results}/mutation-smoke.json`, isMutationReport),
+  smoke,
+  breakAt,
 });
 for (const line of lines) console.log(line);
 process.exit(pass ? 0 : 1);

@@ -5,12 +5,15 @@
 // running: a skip that .ci/skips.ts does not declare (a .only, a .skip, an arm the product wrongly calls
 // unavailable), a snapshot written, overwritten or left obsolete by the run, a Playwright run free to write
 // missing screenshots or to honour .only, and a test file stopped by its wall-clock limit (.ci/fileLimit.ts).
+// Last, the mutation smoke's score (.ci/mutationSmoke.ts), which fails only under stryker.config.mjs's
+// `break` threshold, and a smoke that did not run or ran out of time.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { percent, scoreByArea, survivors, type MutationReport } from './mutation';
 import { allowedSkip } from './skips';
 
 /** The tiers .ci/run runs, in order; each records its exit code. */
-export const TIERS = ['check', 'unit', 'build', 'e2e'] as const;
+export const TIERS = ['check', 'unit', 'build', 'e2e', 'mutate'] as const;
 
 /** Vitest's JSON reporter, the fields read here. */
 export interface VitestReport {
@@ -96,6 +99,31 @@ export interface CiInputs {
   untrackedSnapshots: readonly string[] | { problem: string };
   /** The test files .ci/fileLimit.ts stopped at their wall-clock limit (none: an empty list). */
   stopped: readonly FileLimitRecord[];
+  /** The mutation smoke's Stryker report, what it chose (undefined: no record), and the break threshold. */
+  mutation: Read<MutationReport>;
+  smoke: SmokeRecord | undefined;
+  breakAt: number | null;
+}
+
+/** What .ci/mutationSmoke.ts wrote: why it chose its files, the files, and its time limit if it hit it. */
+export interface SmokeRecord {
+  why: string;
+  files: string[];
+  timedOutS?: number;
+}
+
+/**
+ * Parse .test-results/mutation-smoke.txt: the reason, one file a line, and `TIMEOUT <s>` if it ran out.
+ * @example parseSmoke('changed by 1a2b3c4\ncli/args.ts\n') // { why: 'changed by 1a2b3c4', files: ['cli/args.ts'] }
+ */
+export function parseSmoke(text: string): SmokeRecord {
+  const [why = '', ...rest] = text.split('\n').filter(Boolean);
+  const timeout = rest.map((l) => /^TIMEOUT (\d+)$/.exec(l)).find((m) => m);
+  return {
+    why,
+    files: rest.filter((l) => !/^TIMEOUT \d+$/.test(l)),
+    ...(timeout ? { timedOutS: Number(timeout[1]) } : {}),
+  };
 }
 
 export interface Verdict {
@@ -385,10 +413,30 @@ function checkE2e(r: PlaywrightReport, root: string, fail: (line: string) => voi
   return counts;
 }
 
+/** The smoke's line: its score, what it mutated and why; a FAIL when it did not run, or scored under break. */
+function checkMutation(inputs: CiInputs, fail: (line: string) => void, lines: string[]) {
+  const { smoke, breakAt } = inputs;
+  if (smoke?.timedOutS)
+    fail(`mutate: the smoke ran past its ${smoke.timedOutS} s limit and was stopped (MMQ_MUTATE_LIMIT_S)`);
+  if ('problem' in inputs.mutation) return fail(`mutate: ${inputs.mutation.problem}`);
+  const report = inputs.mutation.report;
+  const all = scoreByArea(report).get('all')!;
+  const valid = all.killed + all.timeout + all.survived + all.noCoverage;
+  lines.push(
+    `mutate: ${percent(all.score)} of ${valid} mutants killed in ${some(Object.keys(report.files))}` +
+      ` (${smoke?.why ?? 'no record of why'}): ${all.killed} killed, ${all.timeout} timed out, ${all.survived} survived, ${all.noCoverage} run by no test; break threshold ${breakAt ?? 'none yet'}`,
+  );
+  if (!valid) return fail('mutate: the smoke scored no mutant');
+  const missed = survivors(report);
+  if (missed.length) lines.push(`mutate: not killed: ${some(missed)}`);
+  if (breakAt !== null && all.score < breakAt)
+    fail(`mutate: the smoke scored ${percent(all.score)}, under the break threshold ${breakAt}%`);
+}
+
 /**
  * PASS only when every tier exited 0 and both reports account for every test file given, every test
- * finished, none failed, every skip is one .ci/skips.ts allows, and no snapshot was written, overwritten,
- * left obsolete or left uncommitted.
+ * finished, none failed, every skip is one .ci/skips.ts allows, no snapshot was written, overwritten,
+ * left obsolete or left uncommitted, and the mutation smoke ran and scored at least its break threshold.
  * @example ciVerdict(inputs).lines.at(-1) // 'CI: PASS' or 'CI: FAIL (3 problems)'
  */
 export function ciVerdict(inputs: CiInputs): Verdict {
@@ -433,6 +481,7 @@ export function ciVerdict(inputs: CiInputs): Verdict {
   });
   if (orphans.length)
     fail(`snapshots: ${orphans.length} snapshot files belong to no test file: ${some(orphans)}`);
+  checkMutation(inputs, fail, lines);
   const untracked = inputs.untrackedSnapshots;
   if ('problem' in untracked) fail(`snapshots: ${untracked.problem}`);
   else if (untracked.length)

@@ -4,10 +4,21 @@
 // cut-short report must all read FAIL. So must the runs that pass without running (issue 44): skips the
 // product decided, a .only, a snapshot written or left obsolete, a screenshot with no baseline, and a file
 // stopped at its wall-clock limit. The reports fed here have the shape vitest 3.2 and Playwright 1.65 write.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import {
+  areaOf,
+  globRegExp,
+  mutatedOf,
+  readStrykerSettings,
+  scoreByArea,
+  scoreTable,
+  survivors,
+  type Mutant,
+  type MutationReport,
+} from '../.ci/mutation';
 import { EXPECTED_SKIPS } from '../.ci/skips';
 import {
   ciVerdict,
@@ -15,6 +26,7 @@ import {
   isVitestReport,
   listTestFiles,
   parseExits,
+  parseSmoke,
   parseStopped,
   readReport,
   snapshotOwner,
@@ -86,12 +98,34 @@ function playwright(files: Record<string, [status: string, results: string[]][]>
   };
 }
 
+/** A mutant of Stryker's JSON report at `line` with `status`. */
+const mutant = (status: string, line = 1, replacement = 'false'): Mutant => ({
+  mutatorName: 'ConditionalExpression',
+  status,
+  replacement,
+  location: { start: { line, column: 5 } },
+});
+
+/** The smoke's report: 8 killed, a timeout and a survivor in one file. */
+const smokeReport: MutationReport = {
+  files: {
+    'src/kernels/tune/rounds.ts': {
+      mutants: [
+        ...Array.from({ length: 8 }, (_, i) => mutant('Killed', i + 1)),
+        mutant('Timeout', 9),
+        mutant('Survived', 12),
+      ],
+    },
+  },
+};
+
 const green: CiInputs = {
   exits: new Map([
     ['check', 0],
     ['unit', 0],
     ['build', 0],
     ['e2e', 0],
+    ['mutate', 0],
   ]),
   root,
   unitFiles,
@@ -115,6 +149,12 @@ const green: CiInputs = {
   snapshotFiles: ['src/__snapshots__/a.test.ts.snap', 'e2e/app.spec.ts-snapshots/app.png'],
   untrackedSnapshots: [],
   stopped: [],
+  mutation: { report: smokeReport },
+  smoke: {
+    why: 'no product file changed by 1a2b3c4: the default module',
+    files: ['src/kernels/tune/rounds.ts'],
+  },
+  breakAt: null,
 };
 
 const failLines = (inputs: CiInputs) => ciVerdict(inputs).lines.filter((l) => l.startsWith('FAIL: '));
@@ -124,9 +164,11 @@ describe('CI verdict', () => {
     const v = ciVerdict(green);
     expect(v.pass).toBe(true);
     expect(v.lines).toEqual([
-      'tiers: check 0, unit 0, build 0, e2e 0',
+      'tiers: check 0, unit 0, build 0, e2e 0, mutate 0',
       'unit: 4 passed, 0 failed, 0 skipped, in 3 of 3 files',
       'e2e: 3 passed, 0 failed, 0 skipped, in 2 of 2 files',
+      'mutate: 90.0% of 10 mutants killed in src/kernels/tune/rounds.ts (no product file changed by 1a2b3c4: the default module): 8 killed, 1 timed out, 1 survived, 0 run by no test; break threshold none yet',
+      'mutate: not killed: src/kernels/tune/rounds.ts:12:5 ConditionalExpression -> false',
       'CI: PASS',
     ]);
   });
@@ -205,7 +247,7 @@ describe('CI verdict', () => {
     const v = ciVerdict({ ...green, exits: new Map(), unit: { problem: 'a' }, e2e: { problem: 'b' } });
     expect(v.pass).toBe(false);
     expect(v.lines[0]).toBe(
-      'tiers: check did not finish, unit did not finish, build did not finish, e2e did not finish',
+      'tiers: check did not finish, unit did not finish, build did not finish, e2e did not finish, mutate did not finish',
     );
   });
 });
@@ -396,6 +438,123 @@ describe('ways to pass without running (issue 44)', () => {
       failLines({ ...green, stopped: [{ file: 'test/b.test.ts', limitS: 300, elapsedS: 301 }] }),
     ).toEqual([
       'FAIL: unit: test/b.test.ts was stopped at its wall-clock limit (301 s of 300 s): a test that never yields, or one too slow for this machine',
+    ]);
+  });
+});
+
+describe('the mutation smoke (.ci/mutationSmoke.ts, stryker.config.mjs)', () => {
+  it('reports its score and survivors; fails when it did not run, ran out of time, or scored under break', () => {
+    expect(
+      failLines({ ...green, mutation: { problem: '.test-results/mutation-smoke.json is missing' } }),
+    ).toEqual(['FAIL: mutate: .test-results/mutation-smoke.json is missing']);
+    expect(failLines({ ...green, smoke: { ...green.smoke!, timedOutS: 360 } })).toEqual([
+      'FAIL: mutate: the smoke ran past its 360 s limit and was stopped (MMQ_MUTATE_LIMIT_S)',
+    ]);
+    expect(failLines({ ...green, breakAt: 95 })).toEqual([
+      'FAIL: mutate: the smoke scored 90.0%, under the break threshold 95%',
+    ]);
+    expect(ciVerdict({ ...green, breakAt: 90 }).pass).toBe(true);
+    expect(
+      failLines({
+        ...green,
+        mutation: { report: { files: { 'cli/args.ts': { mutants: [mutant('CompileError')] } } } },
+      }),
+    ).toEqual(['FAIL: mutate: the smoke scored no mutant']);
+  });
+
+  it('what the smoke wrote: why, the files, and its time limit if it hit it', () => {
+    expect(parseSmoke('changed by 1a2b3c4\ncli/args.ts\nsrc/kernels/tune/rounds.ts\n')).toEqual({
+      why: 'changed by 1a2b3c4',
+      files: ['cli/args.ts', 'src/kernels/tune/rounds.ts'],
+    });
+    expect(parseSmoke('changed by 1a2b3c4\ncli/args.ts\nTIMEOUT 360\n')).toEqual({
+      why: 'changed by 1a2b3c4',
+      files: ['cli/args.ts'],
+      timedOutS: 360,
+    });
+  });
+
+  it('scores per area: each kernels folder, the shared kernel files, app logic, workers, cli', () => {
+    expect(
+      [
+        'src/kernels/quant/q4k.ts',
+        'src/kernels/mmq/mmq.plan.ts',
+        'src/kernels/compare.ts',
+        'src/app/store/state.ts',
+        'src/workers/run.ts',
+        'cli/run.ts',
+      ].map(areaOf),
+    ).toEqual(['kernels/quant', 'kernels/mmq', 'kernels (shared)', 'app logic', 'workers', 'cli']);
+    const report: MutationReport = {
+      files: {
+        'src/kernels/perf/spread.ts': { mutants: [mutant('Killed'), mutant('Survived', 2)] },
+        'src/kernels/perf/estimate.ts': {
+          mutants: [mutant('Timeout'), mutant('NoCoverage', 3), mutant('CompileError')],
+        },
+        'cli/args.ts': { mutants: [mutant('Killed')] },
+      },
+    };
+    const scores = scoreByArea(report);
+    expect([...scores.keys()]).toEqual(['cli', 'kernels/perf', 'all']);
+    expect(scores.get('kernels/perf')).toEqual({
+      files: 2,
+      killed: 1,
+      timeout: 1,
+      survived: 1,
+      noCoverage: 1,
+      errors: 1,
+      score: 50,
+    });
+    expect(scores.get('all')!.score).toBe(60);
+    expect(scoreTable(scores)).toEqual([
+      'area          files  killed  timeout  survived  no cov  errors   score',
+      'cli               1       1        0         0       0       0  100.0%',
+      'kernels/perf      2       1        1         1       1       1   50.0%',
+      'all               3       2        1         1       1       1   60.0%',
+    ]);
+    expect(survivors(report)).toEqual([
+      'src/kernels/perf/spread.ts:2:5 ConditionalExpression -> false',
+      'src/kernels/perf/estimate.ts:3:5 (no test) ConditionalExpression -> false',
+    ]);
+  });
+
+  it("stryker.config.mjs's globs: each selects a file, and a commit's product files are picked from its changes", async () => {
+    expect(globRegExp('src/kernels/*/*.{plan,oracle}.ts').test('src/kernels/mmq/mmq.plan.ts')).toBe(true);
+    expect(globRegExp('src/kernels/quant/**/*.ts').test('src/kernels/quant/q4k.ts')).toBe(true);
+    expect(globRegExp('src/kernels/quant/**/*.ts').test('src/kernels/quantx/q4k.ts')).toBe(false);
+    const { mutate } = await readStrykerSettings(ROOT);
+    const { unit } = listTestFiles(ROOT);
+    const tree = [
+      ...unit,
+      ...['src', 'cli'].flatMap((d) =>
+        readdirSync(join(ROOT, d), { recursive: true, encoding: 'utf8' }).map((f) => `${d}/${f}`),
+      ),
+    ];
+    for (const glob of mutate.filter((g) => !g.startsWith('!')))
+      expect(
+        tree.some((f) => globRegExp(glob).test(f)),
+        glob,
+      ).toBe(true);
+    expect(
+      mutatedOf(
+        [
+          'README.md',
+          'src/kernels/perf/spread.ts',
+          'src/kernels/mmq/mmq.wgsl.ts',
+          'src/kernels/perf/estimate.test.ts',
+          'src/app/App.tsx',
+          'src/kernels/index.ts',
+          'cli/run.ts',
+          'src/kernels/mmq/mmq.plan.ts',
+          'src/app/store/state.ts',
+        ],
+        mutate,
+      ),
+    ).toEqual([
+      'src/kernels/perf/spread.ts',
+      'cli/run.ts',
+      'src/kernels/mmq/mmq.plan.ts',
+      'src/app/store/state.ts',
     ]);
   });
 });
