@@ -8,7 +8,7 @@
 // Incremental: the results of the last run are kept in reports/mutation/incremental.json (git-ignored),
 // and a mutant whose code and covering tests did not change is not run again. The file is not committed:
 // it records every mutant of every area (megabytes that change on each run and would conflict between
-// branches), and CI's smoke mutates only the files a commit changed.
+// branches), and CI's smoke mutates only the lines a commit changed.
 import process from 'node:process';
 
 // Tests that run the CLI in-process open Dawn; on SwiftShader where no other Vulkan driver is named (as

@@ -191,3 +191,47 @@ export function mutatedOf(changed: readonly string[], mutate: readonly string[])
   const exclude = mutate.filter((g) => g.startsWith('!')).map((g) => globRegExp(g.slice(1)));
   return changed.filter((f) => include.some((r) => r.test(f)) && !exclude.some((r) => r.test(f)));
 }
+
+/** Lines a commit added or changed in one file, first to last, inclusive. */
+export interface LineRange {
+  file: string;
+  from: number;
+  to: number;
+}
+
+/**
+ * The added or changed lines of a `git diff -U0` (new-side line numbers), by file; pure deletions add none.
+ * @example changedRanges('+++ b/cli/args.ts\n@@ -10,2 +10,3 @@\n') // [{ file: 'cli/args.ts', from: 10, to: 12 }]
+ */
+export function changedRanges(diff: string): LineRange[] {
+  const out: LineRange[] = [];
+  let file: string | undefined;
+  for (const line of diff.split('\n')) {
+    const name = /^\+\+\+ (?:b\/(.*)|\/dev\/null)$/.exec(line);
+    if (name) file = name[1];
+    const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/.exec(line);
+    if (hunk && file) {
+      const from = Number(hunk[1]);
+      const count = hunk[2] === undefined ? 1 : Number(hunk[2]);
+      if (count > 0) out.push({ file, from, to: from + count - 1 });
+    }
+  }
+  return out;
+}
+
+/**
+ * At most `maxLines` changed lines, in the order given (a range that would pass it is cut short), as
+ * Stryker's `--mutate` entries (`file:from-to`).
+ * @example mutateSpecs([{ file: 'cli/args.ts', from: 10, to: 12 }], 100) // ['cli/args.ts:10-12']
+ */
+export function mutateSpecs(ranges: readonly LineRange[], maxLines: number): string[] {
+  const out: string[] = [];
+  let left = maxLines;
+  for (const r of ranges) {
+    if (left <= 0) break;
+    const to = Math.min(r.to, r.from + left - 1);
+    out.push(`${r.file}:${r.from}-${to}`);
+    left -= to - r.from + 1;
+  }
+  return out;
+}

@@ -10,8 +10,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   areaOf,
+  changedRanges,
   globRegExp,
   mutatedOf,
+  mutateSpecs,
   readStrykerSettings,
   scoreByArea,
   scoreTable,
@@ -460,6 +462,40 @@ describe('the mutation smoke (.ci/mutationSmoke.ts, stryker.config.mjs)', () => 
         mutation: { report: { files: { 'cli/args.ts': { mutants: [mutant('CompileError')] } } } },
       }),
     ).toEqual(['FAIL: mutate: the smoke scored no mutant']);
+  });
+
+  it("a commit's added and changed lines, as Stryker ranges, at most so many", () => {
+    const diff = [
+      'diff --git a/cli/args.ts b/cli/args.ts',
+      '--- a/cli/args.ts',
+      '+++ b/cli/args.ts',
+      '@@ -10,2 +10,3 @@ export function parse',
+      '@@ -40 +41 @@',
+      '@@ -50,4 +52,0 @@',
+      'diff --git a/src/kernels/tune/gone.ts b/src/kernels/tune/gone.ts',
+      '--- a/src/kernels/tune/gone.ts',
+      '+++ /dev/null',
+      '@@ -1,9 +0,0 @@',
+      '+++ b/src/kernels/tune/rounds.ts',
+      '@@ -0,0 +1,30 @@',
+    ].join('\n');
+    const ranges = changedRanges(diff);
+    expect(ranges).toEqual([
+      { file: 'cli/args.ts', from: 10, to: 12 },
+      { file: 'cli/args.ts', from: 41, to: 41 },
+      { file: 'src/kernels/tune/rounds.ts', from: 1, to: 30 },
+    ]);
+    expect(mutateSpecs(ranges, 100)).toEqual([
+      'cli/args.ts:10-12',
+      'cli/args.ts:41-41',
+      'src/kernels/tune/rounds.ts:1-30',
+    ]);
+    expect(mutateSpecs(ranges, 10)).toEqual([
+      'cli/args.ts:10-12',
+      'cli/args.ts:41-41',
+      'src/kernels/tune/rounds.ts:1-6',
+    ]);
+    expect(mutateSpecs(ranges, 3)).toEqual(['cli/args.ts:10-12']);
   });
 
   it('what the smoke wrote: why, the files, and its time limit if it hit it', () => {
