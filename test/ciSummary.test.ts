@@ -39,6 +39,7 @@ import {
   type VitestSnapshots,
 } from '../.ci/verdict';
 import { ROOT, runProcess } from './cliProcess';
+import { skipBecause } from './skip';
 
 const root = '/repo';
 const unitFiles = ['src/a.test.ts', 'test/b.test.ts', 'test/c.test.ts'];
@@ -441,6 +442,36 @@ describe('ways to pass without running (issue 44)', () => {
     ).toEqual([
       'FAIL: unit: test/b.test.ts was stopped at its wall-clock limit (301 s of 300 s): a test that never yields, or one too slow for this machine',
     ]);
+  });
+});
+
+describe('skipping through test/skip.ts', () => {
+  it('refuses a skip whose reason does not hold here, and records none', async () => {
+    // ONNX Runtime "installed" where bench/ort.ts looks first: 'no-onnxruntime' is then false.
+    const dir = mkdtempSync(join(tmpdir(), 'ci-skip-'));
+    mkdirSync(join(dir, 'node_modules', 'onnxruntime-node'), { recursive: true });
+    writeFileSync(
+      join(dir, 'node_modules', 'onnxruntime-node', 'package.json'),
+      '{"name":"onnxruntime-node"}',
+    );
+    const saved = process.env.MMQ_ORT_DIR;
+    process.env.MMQ_ORT_DIR = dir;
+    const skipped: string[] = [];
+    const ctx = {
+      task: { meta: {} },
+      skip: (note?: string) => skipped.push(note ?? ''),
+    } as unknown as Parameters<typeof skipBecause>[0];
+    try {
+      await expect(skipBecause(ctx, 'no-onnxruntime', 'it failed to load')).rejects.toThrow(
+        `this test would skip because ONNX Runtime is not installed ($MMQ_ORT_DIR or bench/.ort, from bench/install-ort.sh; CI never installs it), but here onnxruntime-node is installed in ${dir}; it says: it failed to load`,
+      );
+      expect(skipped).toEqual([]);
+      expect(ctx.task.meta).toEqual({});
+    } finally {
+      if (saved === undefined) delete process.env.MMQ_ORT_DIR;
+      else process.env.MMQ_ORT_DIR = saved;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
