@@ -41,6 +41,23 @@ const NO_BLOCKING_CHILD_PROCESS = [
   },
 ];
 
+// A focused or skipped test leaves the others unrun while the run still passes: .ci/run sets CI=true (vitest
+// and Playwright then refuse .only) and .ci/verdict.ts fails any skip .ci/skips.ts does not declare; this
+// says so where the code is written. A test skips through skipBecause (test/skip.ts), with its reason.
+const NO_FOCUS_OR_SKIP = [
+  {
+    selector:
+      "MemberExpression[object.name=/^(it|test|describe|suite|bench)$/][property.name='only'], MemberExpression[object.property.name=/^(describe|step)$/][property.name='only']",
+    message: '.only leaves the other tests unrun: remove it before committing (CI=true fails it anyway).',
+  },
+  {
+    selector:
+      'MemberExpression[object.name=/^(it|test|describe|suite)$/][property.name=/^(skip|skipIf|runIf|todo|fixme)$/]',
+    message:
+      'CI fails undeclared skips: skip inside the test with skipBecause(ctx, reason, detail) from test/skip.ts, with a reason .ci/skips.ts declares.',
+  },
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -52,6 +69,8 @@ export default tseslint.config(
       'bench-out',
       '.gl',
       '.gpu',
+      'reports',
+      '.stryker-tmp',
     ],
   },
   js.configs.recommended,
@@ -187,7 +206,7 @@ export default tseslint.config(
   },
   {
     files: ['test/**/*.ts', 'e2e/**/*.ts', 'src/**/*.test.{ts,tsx}'],
-    rules: { 'no-restricted-syntax': NO_BLOCKING_CHILD_PROCESS },
+    rules: { 'no-restricted-syntax': [...NO_BLOCKING_CHILD_PROCESS, ...NO_FOCUS_OR_SKIP] },
   },
   {
     // `npm run test:gpu` is a standalone command, never loaded by vitest: reading the commit with git blocks

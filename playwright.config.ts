@@ -17,7 +17,17 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   retries: 0,
+  // Under CI (.ci/run sets CI=true) a .only fails the run, and a missing screenshot fails its test without a
+  // baseline being written for the next run to pass on (elsewhere Playwright's default: write it, and fail);
+  // .ci/verdict.ts checks both settings in the report.
+  forbidOnly: !!process.env.CI,
+  updateSnapshots: process.env.CI ? 'none' : 'default',
   timeout: 90_000,
+  // A test's timeout is a timer in Playwright's worker, which code that spins there would block (a page
+  // that spins does not: the browser is another process). The runner's process keeps this one: the whole
+  // suite under CI, well past its length on a loaded machine, stopped with the running test named as
+  // interrupted (.ci/verdict.ts: 'never ran') instead of at .ci/run's tier limit.
+  globalTimeout: process.env.CI ? 25 * 60_000 : 0,
   expect: {
     timeout: 30_000,
     toHaveScreenshot: { maxDiffPixelRatio: 0.02, animations: 'disabled', caret: 'hide', scale: 'css' },

@@ -10,10 +10,10 @@ import type { BenchRow } from '../bench/result';
 import { sampleIndices } from '../bench/oracle';
 import { batchesAgree, timedBatches, TIMING_DEFAULTS } from '../src/kernels/gpu/timing';
 import { fastInt8, fastQ4kData } from '../src/kernels/quant/synthetic';
-import { getTestGpu } from './gpu';
+import { getFastTestGpu } from './gpu';
 
 async function benchGpu(): Promise<BenchGpu> {
-  const { device, caps } = await getTestGpu();
+  const { device, caps } = await getFastTestGpu();
   // The harness reads adapter.info only to recognise the adapter's datasheet peak.
   const adapter = { info: { device: caps.description } } as unknown as GPUAdapter;
   return { gpu: undefined as unknown as GPU, device, adapter, caps, flags: [] };

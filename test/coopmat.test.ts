@@ -23,7 +23,8 @@ import { fragmentTileIndex as tiledIndex } from '../src/kernels/gpu/prepass';
 import { decodeOwnership } from '../src/kernels/gpu/instrument';
 import { runPlan } from '../src/kernels/gpu/runner';
 import { f32ToF16Bits } from '../src/kernels/quant';
-import { getTestGpu, withValidation } from './gpu';
+import { getFastTestGpu, withValidation } from './gpu';
+import { skipBecause } from './skip';
 
 /** Indices (at most 10) where two f16 bit arrays differ. */
 function bitMismatchesU16(got: Uint16Array, want: Uint16Array): number[] {
@@ -61,7 +62,7 @@ function cfg(
 }
 
 describe('coopmat-f16 on the GPU', async () => {
-  const { device, caps } = await getTestGpu();
+  const { device, caps } = await getFastTestGpu();
   const plane = planeWidth(caps);
   // The scalar arm reproduces the f16 emulation bit for bit, under the decode rounding the compiler
   // chose (SwiftShader rounds d*sc*q and - dmin*m separately; the H200's compiler fuses them).
@@ -322,8 +323,7 @@ describe('coopmat-f16 on the GPU', async () => {
       expect(coopmatWgsl({ ...coopmatSpecOf(c('prepass'), caps), f16: 'native' })).toContain(
         'subgroupMatrixMultiplyAccumulate',
       );
-      ctx.skip(`${caps.description || 'this adapter'}: ${errs.join('; ')}`);
-      return;
+      await skipBecause(ctx, 'no-subgroup-matrix', errs.join('; '), { matrixComponent: 'f16' });
     }
     for (const s of stagings)
       await check(coopmatF16Family.build(c(s), caps), `subgroup-matrix (2,2,2,2) 64x64x256 ${s}`);

@@ -8,6 +8,7 @@ import { decodeOwnership } from '../src/kernels/gpu/instrument';
 import { runPlan } from '../src/kernels/gpu/runner';
 import { helloMmaFamily, helloWgsl, helloWmmaFamily, helloParams } from '../src/kernels/hello';
 import { getTestGpu, withValidation } from './gpu';
+import { skipBecause } from './skip';
 
 const families = [helloWmmaFamily, helloMmaFamily];
 
@@ -108,10 +109,7 @@ describe('hello kernels on the GPU', async () => {
         expect(() => family.build(cfg, caps)).toThrow(ShapeError);
         // The WGSL is still generated (and snapshot-tested in src/kernels/hello/hello.test.ts).
         expect(helloWgsl(helloParams(cfg, caps))).toContain('enable chromium_experimental_subgroup_matrix;');
-        ctx.skip(
-          `${caps.description || 'this adapter'} has no i8 subgroup-matrix config: ${errs.join('; ')}`,
-        );
-        return;
+        await skipBecause(ctx, 'no-subgroup-matrix', errs.join('; '), { matrixComponent: 'i8' });
       }
       const prep = family.build(cfg, caps);
       const r = await withValidation(device, () => runPlan(device, prep.plan));

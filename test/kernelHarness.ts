@@ -8,7 +8,8 @@ import { planeWidth, type Arm } from '../src/kernels/gpu/caps';
 import { decodeOwnership, type OwnershipMap } from '../src/kernels/gpu/instrument';
 import type { KernelPlan } from '../src/kernels/gpu/plan';
 import { runPlan } from '../src/kernels/gpu/runner';
-import { getTestGpu, type TestGpu } from './gpu';
+import { getFastTestGpu, type TestGpu } from './gpu';
+import { skipBecause } from './skip';
 
 export const REL: Gate = { kind: 'rel-to-max', tol: 1e-6 };
 export const BIT: Gate = { kind: 'bit-exact' };
@@ -26,30 +27,10 @@ export const SEED_TAIL_SHAPES: readonly (readonly [number, number, number])[] = 
   [1, 64, 256],
 ];
 
-/**
- * Open the shared test device with one more Dawn toggle, restoring DAWN_FLAGS afterwards so the other
- * test files of this process (each gets its own device) keep the default configuration.
- * @example const gpu = await withDawnFeature('disable_workgroup_init', getTestGpu);
- */
-export async function withDawnFeature<T>(feature: string, open: () => Promise<T>): Promise<T> {
-  const saved = process.env.DAWN_FLAGS;
-  const flags = (saved ?? '').split(' ').filter(Boolean);
-  const at = flags.findIndex((f) => f.startsWith('enable-dawn-features='));
-  if (at >= 0) flags[at] += `,${feature}`;
-  else flags.push(`enable-dawn-features=${feature}`);
-  process.env.DAWN_FLAGS = flags.join(' ');
-  try {
-    return await open();
-  } finally {
-    if (saved === undefined) delete process.env.DAWN_FLAGS;
-    else process.env.DAWN_FLAGS = saved;
-  }
-}
-
 export interface KernelHarness extends TestGpu {
   /** The plane each arm partitions by: the hardware width for the matrix arm, the adapter's otherwise. */
   planeFor(arm: Arm): number;
-  /** Register a test per arm; an arm the adapter lacks is skipped with the reason in its name. */
+  /** Register a test per arm, named `name [arm]`; the matrix arm skips where the adapter has none. */
   perArm(name: string, fn: (arm: Arm) => Promise<void>): void;
   /** Run a plan (optionally with replaced pass WGSL) and return its f32 output. */
   runOut(plan: KernelPlan, wgslOverride?: Record<number, string>): Promise<Float32Array>;
@@ -65,11 +46,9 @@ export interface KernelHarness extends TestGpu {
  * @example const { device, caps, perArm, check } = await openKernelHarness('mmq gpu');
  */
 export async function openKernelHarness(tag: string): Promise<KernelHarness> {
-  // Dawn zero-fills workgroup memory for every kernel unless told not to; on SwiftShader that polyfill
-  // costs ~1.4 s of compile per kernel with a shared f32 tile (8x the kernel itself). These kernels write
-  // every workgroup word before reading it, so this device turns it off: the suites run in a fraction of
-  // the time, and a read of unwritten workgroup memory would now return garbage and fail.
-  const { device, caps } = await withDawnFeature('disable_workgroup_init', getTestGpu);
+  // Workgroup memory is not zero-filled on this device (getFastTestGpu says why).
+  const gpu = await getFastTestGpu();
+  const { device, caps } = gpu;
   // Beyond the seed's gates: WGSL's f32 + - * are correctly rounded and the kernels round every product
   // on its own (no_fuse blocks FMA contraction, which NVIDIA applies and SwiftShader does not), so each
   // arm reproduces the oracle's f32 order bit for bit on any adapter. A reordered epilogue could still
@@ -83,15 +62,19 @@ export async function openKernelHarness(tag: string): Promise<KernelHarness> {
   const runOut = async (plan: KernelPlan, wgslOverride?: Record<number, string>) =>
     new Float32Array((await runPlan(device, plan, wgslOverride ? { wgslOverride } : {})).output);
   return {
-    device,
-    caps,
+    ...gpu,
     planeFor: (arm) => (arm === 'subgroup-matrix' ? caps.subgroupMaxSize : planeWidth(caps)),
     perArm(name, fn) {
-      for (const { arm, unavailable } of MMQ_ARMS) {
-        const why = unavailable(caps, {});
-        if (!why) it(`${name} [${arm}]`, () => fn(arm));
-        else it.skip(`${name} [${arm}: skipped, ${why}]`, () => fn(arm));
-      }
+      for (const { arm, unavailable } of MMQ_ARMS)
+        it(`${name} [${arm}]`, async (ctx) => {
+          // Only the matrix arm may skip, and only where the adapter itself has no int8 subgroup matrices:
+          // any other arm the product calls unavailable here fails with its reason (test/skip.ts).
+          const why = unavailable(caps, {});
+          if (why && arm !== 'subgroup-matrix')
+            throw new Error(`the ${arm} arm says it cannot run here: ${why}`);
+          if (why) await skipBecause(ctx, 'no-subgroup-matrix', why, { matrixComponent: 'i8' });
+          await fn(arm);
+        });
     },
     runOut,
     check(got, want, gate, label) {

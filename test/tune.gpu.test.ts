@@ -16,9 +16,9 @@ import {
   type Evaluator,
 } from '../src/kernels/tune';
 import { PlanEvaluator } from '../src/kernels/tune/session';
-import { useTestGpu } from './gpu';
+import { getFastTestGpu, useTestGpu } from './gpu';
 
-const gpu = useTestGpu();
+const gpu = useTestGpu(getFastTestGpu);
 const family = (id: string) => KERNELS.get(id);
 const base = (id: string, params: Record<string, number | string> = {}): RunConfig => ({
   kernel: id,

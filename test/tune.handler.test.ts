@@ -9,13 +9,13 @@ import { deviceId } from '../src/kernels/gpu/caps';
 import type { TuneHandler } from '../src/workers/core';
 import type { EvolutionParams, TuneReport, WorkerResponse } from '../src/workers/protocol';
 import { handleTuneRequest } from '../src/workers/tune';
-import { useTestGpu } from './gpu';
+import { getFastTestGpu, useTestGpu } from './gpu';
 
 // The worker core mounts the handler through its TuneHandler slot: this must type-check.
 const mounted: TuneHandler = (req, ctx) =>
   handleTuneRequest({ ...ctx, isCancelled: () => ctx.isCancelled() }, req, ctx.post);
 
-const gpu = useTestGpu();
+const gpu = useTestGpu(getFastTestGpu);
 const base = (kernel: string, params: Record<string, number | string> = {}): RunConfig => ({
   kernel,
   arm: 'scalar',
@@ -180,25 +180,45 @@ describe('worker handler on SwiftShader', () => {
     expect(report.winnerVerdict?.pass).toBe(false);
   });
 
-  it("a coopmat 'tune' starts from the incumbent at every staging, then the priors, each run as a whole plan", async () => {
+  // The coopmat search has 15 seeds, each a whole plan of up to three passes that SwiftShader compiles on
+  // the CPU: one hunt over all of them came closest of any test to the 120 s timeout on a loaded machine.
+  // Two hunts, each over half the seeds (the first half holds every staging), still run every seed.
+  const SEED_HALVES = [
+    ['the incumbent at every staging, then the first priors', 0, 7],
+    ['the incumbent, then the other priors', 7, Infinity],
+  ] as const;
+  it.for(SEED_HALVES)("a coopmat 'tune' starts from %s, each run as a whole plan", async ([, from, to]) => {
     const family = KERNELS.get('coopmat-f16');
     const b = base('coopmat-f16', { m: 32, n: 64 });
-    const search = family.search!(b, gpu().caps);
-    const msgs = await call({
-      type: 'tune',
-      id: 8,
-      base: b,
-      evo: { ...evo, population: 1 + search.seeds.length, generations: 1 },
-    });
+    const halved: KernelFamily = {
+      ...family,
+      search: (config, caps) => {
+        const s = family.search!(config, caps);
+        return { ...s, seeds: s.seeds.slice(from, to) };
+      },
+    };
+    const search = halved.search!(b, gpu().caps);
+    expect(search.seeds.length).toBeGreaterThan(0);
+    const msgs = await call(
+      {
+        type: 'tune',
+        id: 8,
+        base: b,
+        evo: { ...evo, population: 1 + search.seeds.length, generations: 1 },
+      },
+      Infinity,
+      createRegistry([halved]),
+    );
     const report = reportOf(msgs);
     expect(report.entries.map((e) => e.config)).toEqual(
       [search.incumbent, ...search.seeds].map((c) => search.space.name(c)),
     );
     // Every seed runs here (the scalar arm's split plans, block tails included) and passes the gate.
     for (const e of report.entries) expect(e.verdict, `${e.config}: ${e.reason ?? ''}`).toBe('measured');
-    expect(new Set(report.entries.map((e) => e.params.staging))).toEqual(
-      new Set(['one-pass', 'prepass', 'fused-prepass', 'in-gemm', 'stream']),
-    );
+    if (from === 0)
+      expect(new Set(report.entries.map((e) => e.params.staging))).toEqual(
+        new Set(['one-pass', 'prepass', 'fused-prepass', 'in-gemm', 'stream']),
+      );
     expect(report.worstRel).toBeLessThan(1e-5);
     expect(report.winnerVerdict?.pass).toBe(true);
     // Every measured seed is re-timed among the finalists, so one spoiled search timing cannot drop it.
