@@ -419,8 +419,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'wgsl-no-fuse-zero-constant',
     file: MMQ_WGSL,
-    from: "'nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z',",
-    to: "'nofuse_zero = 0u;',",
+    from: "const SET_NOFUSE_ZERO = 'nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z';",
+    to: "const SET_NOFUSE_ZERO = 'nofuse_zero = 0u;';",
     tests: MMQ_GPU,
   },
   {

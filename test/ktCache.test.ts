@@ -18,7 +18,16 @@ const schema = JSON.parse(
   readFileSync(new URL('./fixtures/kernel_tuner/cache-1.1.0.schema.json', import.meta.url), 'utf8'),
 ) as JsonSchema;
 
-const tile = (wm: number, wn: number) => ({ m: 64, n: 128, k: 512, wm, wn, rm: 1, rn: 1 });
+const tile = (wm: number, wn: number) => ({
+  m: 64,
+  n: 128,
+  k: 512,
+  wm,
+  wn,
+  rm: 1,
+  rn: 1,
+  schedule: 'subtile',
+});
 const BASE = {
   kernel: 'mmq-q4k-tile',
   arm: 'dp4a',
@@ -85,17 +94,29 @@ describe('Kernel Tuner cache 1.1.0', () => {
   const file = toKtCache(RUN, { keys, deviceName: 'SwiftShader' });
 
   it('keys the tuned params readably, the arm by name', () => {
-    expect(keys).toEqual(['wm', 'wn', 'rm', 'rn', 'arm']);
-    expect(readableConfig(RUN.entries[0]!, keys)).toBe('wm=2,wn=4,rm=1,rn=1,arm=dp4a');
-    expect(Object.keys(file.cache)).toEqual(['2,4,1,1,dp4a', '1,2,1,1,dp4a', '4,4,1,1,dp4a', '1,1,1,1,dp4a']);
-    expect(file.tune_params).toEqual({ wm: [1, 2, 4], wn: [1, 2, 4], rm: [1], rn: [1], arm: ['dp4a'] });
+    expect(keys).toEqual(['wm', 'wn', 'rm', 'rn', 'schedule', 'arm']);
+    expect(readableConfig(RUN.entries[0]!, keys)).toBe('wm=2,wn=4,rm=1,rn=1,schedule=subtile,arm=dp4a');
+    expect(Object.keys(file.cache)).toEqual([
+      '2,4,1,1,subtile,dp4a',
+      '1,2,1,1,subtile,dp4a',
+      '4,4,1,1,subtile,dp4a',
+      '1,1,1,1,subtile,dp4a',
+    ]);
+    expect(file.tune_params).toEqual({
+      wm: [1, 2, 4],
+      wn: [1, 2, 4],
+      rm: [1],
+      rn: [1],
+      schedule: ['subtile'],
+      arm: ['dp4a'],
+    });
   });
 
   it('validates against the published schema', () => {
     const json = JSON.parse(JSON.stringify(file)) as unknown;
     expect(schemaErrors(schema, json)).toEqual([]);
     expect(file.problem_size).toEqual([64, 128, 512]);
-    const e = file.cache['2,4,1,1,dp4a']!;
+    const e = file.cache['2,4,1,1,subtile,dp4a']!;
     // time is Kernel Tuner's: the mean of times; the runner's figure (the fastest batch) is mmq_time.
     expect(e.time).toBeCloseTo((2 + 2.1 + 2.4) / 3, 12);
     expect(e).toMatchObject({
@@ -106,17 +127,17 @@ describe('Kernel Tuner cache 1.1.0', () => {
       benchmark_time: 40,
     });
     expect(e['GFLOP/s']).toBeCloseTo((2 * 64 * 128 * 512) / (((2 + 2.1 + 2.4) / 3) * 1e6));
-    expect(file.cache['4,4,1,1,dp4a']!.time).toBe('InvalidConfig');
-    expect(file.cache['1,1,1,1,dp4a']!.time).toBe('RuntimeFailedConfig');
+    expect(file.cache['4,4,1,1,subtile,dp4a']!.time).toBe('InvalidConfig');
+    expect(file.cache['1,1,1,1,subtile,dp4a']!.time).toBe('RuntimeFailedConfig');
   });
 
   it('the schema check catches a broken file', () => {
     const json = JSON.parse(JSON.stringify(file)) as { cache: Record<string, Record<string, unknown>> };
-    delete json.cache['2,4,1,1,dp4a']!.timestamp;
-    json.cache['1,2,1,1,dp4a']!.time = 'slow';
+    delete json.cache['2,4,1,1,subtile,dp4a']!.timestamp;
+    json.cache['1,2,1,1,subtile,dp4a']!.time = 'slow';
     expect(schemaErrors(schema, json)).toEqual([
-      '$.cache["2,4,1,1,dp4a"]: missing timestamp',
-      '$.cache["1,2,1,1,dp4a"].time: matches none of anyOf',
+      '$.cache["2,4,1,1,subtile,dp4a"]: missing timestamp',
+      '$.cache["1,2,1,1,subtile,dp4a"].time: matches none of anyOf',
     ]);
   });
 
@@ -194,10 +215,12 @@ describe('Kernel Tuner cache 1.1.0', () => {
   it('exports CSV: a header and one row per config', () => {
     const lines = ktCacheCsv(file).trim().split('\n');
     expect(lines[0]).toBe(
-      'wm,wn,rm,rn,arm,time,times,compile_time,verification_time,benchmark_time,GFLOP/s,timestamp',
+      'wm,wn,rm,rn,schedule,arm,time,times,compile_time,verification_time,benchmark_time,GFLOP/s,timestamp',
     );
-    expect(lines[1]).toMatch(/^2,4,1,1,dp4a,2.1666\d*,2 2.1 2.4,30,5,40,[\d.]+,2026-12-05T18:00:01.000Z$/);
-    expect(lines[3]).toBe('4,4,1,1,dp4a,InvalidConfig,,0,0,0,,2026-12-05T18:00:00.000Z');
+    expect(lines[1]).toMatch(
+      /^2,4,1,1,subtile,dp4a,2.1666\d*,2 2.1 2.4,30,5,40,[\d.]+,2026-12-05T18:00:01.000Z$/,
+    );
+    expect(lines[3]).toBe('4,4,1,1,subtile,dp4a,InvalidConfig,,0,0,0,,2026-12-05T18:00:00.000Z');
     expect(lines).toHaveLength(5);
   });
 });

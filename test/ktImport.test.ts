@@ -6,7 +6,7 @@ import { parseTuneRunsJson, runOf, TuneImportError } from '../src/app/persistenc
 import { ktExport, speedup } from '../src/app/tuner/tunerData';
 import type { TuneReport } from '../src/workers/protocol';
 
-const params = (wm: number) => ({ m: 16, n: 16, k: 256, wm, wn: 4, rm: 1, rn: 1 });
+const params = (wm: number) => ({ m: 16, n: 16, k: 256, wm, wn: 4, rm: 1, rn: 1, schedule: 'subtile' });
 const REPORT: TuneReport = {
   op: 'mmq_q4k_tile',
   kernel: 'mmq-q4k-tile',
@@ -25,7 +25,7 @@ const REPORT: TuneReport = {
   entries: [
     {
       config: 'WM=2,WN=4,RM=1,RN=1,ARM=0',
-      label: 'wm=2,wn=4,rm=1,rn=1,arm=dp4a',
+      label: 'wm=2,wn=4,rm=1,rn=1,schedule=subtile,arm=dp4a',
       params: params(2),
       arm: 'dp4a',
       generation: 0,
@@ -72,9 +72,9 @@ describe('Kernel Tuner cache in the app', () => {
   it('exports a stored run and imports it back as the same run', () => {
     const text = ktExport(REPORT, 'json');
     expect(Object.keys((JSON.parse(text) as { cache: object }).cache)).toEqual([
-      '2,4,1,1,dp4a',
-      '1,4,1,1,dp4a',
-      '4,4,1,1,dp4a',
+      '2,4,1,1,subtile,dp4a',
+      '1,4,1,1,subtile,dp4a',
+      '4,4,1,1,subtile,dp4a',
     ]);
     const [run] = parseTuneRunsJson(text);
     const { label: _label, ...first } = REPORT.entries[0]!;
@@ -90,7 +90,7 @@ describe('Kernel Tuner cache in the app', () => {
       }),
     );
     // time: Kernel Tuner's mean of the batches (1.5, 1.6); the run's own 1.5 rides in mmq_time.
-    expect(ktExport(REPORT, 'csv').split('\n')[1]).toMatch(/^2,4,1,1,dp4a,1.55,1.5 1.6,10,1,5,/);
+    expect(ktExport(REPORT, 'csv').split('\n')[1]).toMatch(/^2,4,1,1,subtile,dp4a,1.55,1.5 1.6,10,1,5,/);
   });
 
   it('refuses a Kernel Tuner file that does not say which problem it tuned', () => {

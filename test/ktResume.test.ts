@@ -13,7 +13,16 @@ import {
   type KtSourceRun,
 } from '../src/kernels/perf/ktCache';
 
-const tile = (wm: number, wn: number) => ({ m: 64, n: 128, k: 512, wm, wn, rm: 1, rn: 1 });
+const tile = (wm: number, wn: number) => ({
+  m: 64,
+  n: 128,
+  k: 512,
+  wm,
+  wn,
+  rm: 1,
+  rn: 1,
+  schedule: 'subtile',
+});
 const RUN = {
   kernel: 'mmq-q4k-tile',
   deviceId: 'swiftshader',
@@ -50,18 +59,18 @@ describe("Kernel Tuner's cache file, as Kernel Tuner reads and writes it", () =>
   it('writes cache last, so entries a resumed Kernel Tuner run appends land in cache', () => {
     const text = ktCacheText(toKtCache(RUN, { keys }));
     const added = { wm: 1, wn: 1, rm: 1, rn: 1, arm: 'dp4a', time: 1.5, times: [1.5] };
-    const resumed = JSON.parse(resumeAndAppend(text, '1,1,1,1,dp4a', added)) as {
+    const resumed = JSON.parse(resumeAndAppend(text, '1,1,1,1,subtile,dp4a', added)) as {
       cache: Record<string, unknown>;
       mmq_run: Record<string, unknown>;
     };
-    expect(Object.keys(resumed.cache)).toEqual(['2,4,1,1,dp4a', '1,1,1,1,dp4a']);
-    expect(resumed.mmq_run).not.toHaveProperty('1,1,1,1,dp4a');
+    expect(Object.keys(resumed.cache)).toEqual(['2,4,1,1,subtile,dp4a', '1,1,1,1,subtile,dp4a']);
+    expect(resumed.mmq_run).not.toHaveProperty('1,1,1,1,subtile,dp4a');
     // And the object itself keeps cache last, whatever JSON.stringify is handed.
     expect(Object.keys(toKtCache(RUN, { keys })).at(-1)).toBe('cache');
   });
 
   it('time is the mean of times; the runner figure (the fastest batch) rides in mmq_time and reads back', () => {
-    const e = toKtCache(RUN, { keys }).cache['2,4,1,1,dp4a']!;
+    const e = toKtCache(RUN, { keys }).cache['2,4,1,1,subtile,dp4a']!;
     expect(e.time).toBe(3);
     expect(e.mmq_time).toBe(2);
     expect(readKtCache(JSON.parse(ktCacheText(toKtCache(RUN, { keys })))).run.entries[0]!.ms).toBe(2);
@@ -80,6 +89,7 @@ describe("Kernel Tuner's cache file, as Kernel Tuner reads and writes it", () =>
       wn: [1, 2],
       rm: [1],
       rn: [1],
+      schedule: ['subtile'],
       arm: ['dp4a', 'subgroup-matrix'],
     });
     const file = toKtCache(RUN, { keys, space });
@@ -88,6 +98,7 @@ describe("Kernel Tuner's cache file, as Kernel Tuner reads and writes it", () =>
       wn: [1, 2, 4],
       rm: [1],
       rn: [1],
+      schedule: ['subtile'],
       arm: ['dp4a', 'subgroup-matrix'],
     });
   });
@@ -147,7 +158,16 @@ describe('a cache file Kernel Tuner wrote alone, imported onto a family', () => 
     const [measured, compileFailed, runtimeFailed] = r.run.entries;
     expect(measured).toMatchObject({ verdict: 'measured', ms: 1.25, arm: 'dp4a' });
     // The family's defaults (rm, rn), the file's problem size (m, n, k), the tuned wm and wn.
-    expect(measured!.params).toEqual({ m: 64, n: 128, k: 512, wm: 1, wn: 2, rm: 1, rn: 1 });
+    expect(measured!.params).toEqual({
+      m: 64,
+      n: 128,
+      k: 512,
+      wm: 1,
+      wn: 2,
+      rm: 1,
+      rn: 1,
+      schedule: 'subtile',
+    });
     expect(compileFailed).toMatchObject({
       verdict: 'rejected',
       ms: Infinity,

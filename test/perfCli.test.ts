@@ -64,7 +64,7 @@ describe('mmq tune and mmq probe', () => {
     const back = fromKtCache(cache);
     expect(back.kernel).toBe('mmq-q4k-tile');
     expect(back.entries.map((e) => e.config)).toEqual(report.entries.map((e) => e.config));
-    expect(readFileSync(csv, 'utf8').split('\n')[0]).toMatch(/^wm,wn,rm,rn,arm,time,times,/);
+    expect(readFileSync(csv, 'utf8').split('\n')[0]).toMatch(/^wm,wn,rm,rn,schedule,arm,time,times,/);
     // cache is the file's last key (Kernel Tuner appends to it when it resumes), the whole space listed.
     const text = readFileSync(kt, 'utf8');
     expect(Object.keys(JSON.parse(text) as object).at(-1)).toBe('cache');

@@ -61,7 +61,7 @@ describe('worker handler on SwiftShader', () => {
     const entries = msgs.filter((m) => m.type === 'tune-progress' && m.entry);
     expect(entries).toHaveLength(report.entries.length);
     expect(report.entries.length).toBe(3 + 1); // generation 0, then population - elitism children
-    expect(report.entries[0]).toMatchObject({ config: 'WM=2,WN=4,RM=1,RN=1,ARM=0', bm: 32, bn: 64 });
+    expect(report.entries[0]).toMatchObject({ config: 'WM=2,WN=4,RM=1,RN=1,SCHED=0,ARM=0', bm: 32, bn: 64 });
     expect(report.entries[0]!.params).toMatchObject({ wm: 2, wn: 4, rm: 1, rn: 1, m: 16 });
     expect(report).toMatchObject({
       op: 'mmq_q4k_tile',
@@ -72,10 +72,10 @@ describe('worker handler on SwiftShader', () => {
     expect(report.incumbentMs).toBeGreaterThan(0);
     // The finalists include the incumbent; the winner is the fastest re-timing that passes the family's gate.
     const finals = report.finals!;
-    expect(finals.map((f) => f.config)).toContain('WM=2,WN=4,RM=1,RN=1,ARM=0');
-    const incumbentFinal = finals.find((f) => f.config === 'WM=2,WN=4,RM=1,RN=1,ARM=0')!.ms;
+    expect(finals.map((f) => f.config)).toContain('WM=2,WN=4,RM=1,RN=1,SCHED=0,ARM=0');
+    const incumbentFinal = finals.find((f) => f.config === 'WM=2,WN=4,RM=1,RN=1,SCHED=0,ARM=0')!.ms;
     const claim = report.claim;
-    if (report.winner === 'WM=2,WN=4,RM=1,RN=1,ARM=0' && !claim) {
+    if (report.winner === 'WM=2,WN=4,RM=1,RN=1,SCHED=0,ARM=0' && !claim) {
       expect(report.incumbentMs).toBe(incumbentFinal);
       expect(report.bestMs).toBe(incumbentFinal);
     } else {
@@ -92,7 +92,7 @@ describe('worker handler on SwiftShader', () => {
     expect(arms.size).toBe(1);
     expect(report.base.arm).toBe([...arms][0]);
     expect(report.base.arm).not.toBe('scalar');
-    expect(report.entries[0]!.label).toBe(`wm=2,wn=4,rm=1,rn=1,arm=${report.base.arm}`);
+    expect(report.entries[0]!.label).toBe(`wm=2,wn=4,rm=1,rn=1,schedule=subtile,arm=${report.base.arm}`);
     expect(report.entries[0]!.samples).toHaveLength(1);
     expect(report.ops).toBe(2 * 16 * 16 * 256);
     expect(report.winnerVerdict).toEqual({ pass: true, gate: 'bit-exact', relToMax: 0, mismatches: 0 });

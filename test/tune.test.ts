@@ -113,6 +113,15 @@ describe('Space', () => {
     }
   });
 
+  it('a parameter added later parses a stored name without it at its absent value, and only that one', () => {
+    const s = new Space().param('A', [1, 2]).param('S', [0, 1], { absent: 0 }).param('B', [3]);
+    expect(s.parse('A=2,B=3')).toEqual([2, 0, 3]); // a winner stored before S existed
+    expect(s.parse('A=2,S=1,B=3')).toEqual([2, 1, 3]);
+    expect(s.parse('S=1,B=3')).toBeUndefined(); // A has no absent value: still required
+    expect(s.parse('A=2,S=1,B=3,X=1')).toBeUndefined();
+    expect(() => new Space().param('S', [1, 2], { absent: 0 })).toThrow(/absent value 0 is not one of/);
+  });
+
   it('constraints decide feasibility and report their labels', () => {
     const s = new Space()
       .param('A', [1, 2, 4])

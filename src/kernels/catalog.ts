@@ -4,6 +4,7 @@
 // must list the same families in the same order (kernelRegistry checks it when it loads).
 import { coopmatCatalog } from './coopmat/catalog';
 import { helloMmaCatalog, helloWmmaCatalog } from './hello/catalog';
+import { matvecQ4kCatalog } from './matvec/catalog';
 import { MMQ_CATALOGS } from './mmq/catalog';
 import { moeCatalog } from './moe/catalog';
 import { createRegistry } from './registry';
@@ -12,6 +13,7 @@ export const CATALOG = createRegistry([
   helloWmmaCatalog,
   helloMmaCatalog,
   ...MMQ_CATALOGS,
+  matvecQ4kCatalog,
   moeCatalog,
   coopmatCatalog,
 ]);

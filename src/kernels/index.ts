@@ -4,6 +4,7 @@
 import { CATALOG } from './catalog';
 import { coopmatF16Family } from './coopmat';
 import { helloMmaFamily, helloWmmaFamily } from './hello';
+import { matvecQ4kFamily } from './matvec';
 import { mmqFamilies } from './mmq';
 import { moeFamily } from './moe';
 import { kernelRegistry } from './registry';
@@ -12,6 +13,7 @@ export const KERNELS = kernelRegistry(CATALOG, [
   helloWmmaFamily,
   helloMmaFamily,
   ...mmqFamilies,
+  matvecQ4kFamily,
   moeFamily,
   coopmatF16Family,
 ]);

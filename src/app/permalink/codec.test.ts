@@ -11,7 +11,7 @@ const config: RunConfig = {
   arm: 'dp4a',
   plane: 16,
   data: { source: 'random', seed: 1234 },
-  params: { m: 48, n: 80, k: 256, wm: 2, wn: 2, rm: 1, rn: 2 },
+  params: { m: 48, n: 80, k: 256, wm: 2, wn: 2, rm: 1, rn: 2, schedule: 'microtile' },
 };
 
 const raw = (body: unknown, v = 2) => `#v=${v}&s=${compressToEncodedURIComponent(JSON.stringify(body))}`;

@@ -143,9 +143,11 @@ function tileSearch(catalog: FamilyCatalog) {
   return (base: RunConfig, caps: AdapterCaps): TuningSearch => {
     const arms = fastArms(catalog, caps, base.params);
     const space = tileSpace([1, 2, 4])
+      // Winners stored before the schedule was searched ran the seed's (index 0).
       .param(
         'SCHED',
         MMQ_SCHEDULES.map((_, i) => i),
+        { absent: 0 },
       )
       .param(
         'ARM',

@@ -344,6 +344,9 @@ function noFuseHelpers(): string[] {
   ];
 }
 
+/** Sets no_fuse's opaque zero at the top of main (both schedules). */
+const SET_NOFUSE_ZERO = 'nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z';
+
 /** The normative arm's int8 dot: unpack bytes with shifts, i32 MACs (the seed's `default` arm). */
 function scalarDotHelpers(): string[] {
   return [
@@ -600,7 +603,7 @@ function mainFn(spec: MmqSpec, g: MmqGeometry): string[] {
     'let warp_m = warp / WN;',
     'let warp_n = warp % WN;',
     'set_owner(wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y, warp, lane);',
-    'nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z',
+    SET_NOFUSE_ZERO,
     // m is the dense row count; an indexed kernel bounds rows by its expert's count instead.
     ...(spec.indexed ? [] : [`let m = ${rt ? 'dims.m' : 'M'};`]),
     `let n = ${rt ? 'dims.n' : 'N'};`,
@@ -689,7 +692,7 @@ function microWgsl(spec: MmqSpec, g: MmqGeometry): string {
     'let warp_m = warp / WN;',
     'let warp_n = warp % WN;',
     'set_owner(wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y, warp, lane);',
-    'nofuse_zero = nwg.z >> 31u; // a grid never has 2^31 workgroups in z',
+    SET_NOFUSE_ZERO,
     `m = ${rt ? 'dims.m' : 'M'};`,
     `n = ${rt ? 'dims.n' : 'N'};`,
     `let k = ${rt ? 'dims.k' : 'K'};`,

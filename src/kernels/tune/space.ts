@@ -9,6 +9,11 @@ export type Config = readonly number[];
 export interface SpaceParam {
   readonly name: string;
   readonly values: readonly number[];
+  /**
+   * The value a name without this parameter parses to: a parameter added to a space after winners were
+   * stored under names without it (their configs ran at this value). Absent: the parameter is required.
+   */
+  readonly absent?: number;
 }
 
 /** A feasibility predicate over a config; `label` is what a violation reports. */
@@ -35,15 +40,25 @@ export class Space {
     this.constraints = constraints;
   }
 
-  /** Add a parameter. Names are identifiers, unique; values are distinct integers (at least one). */
-  param(name: string, values: readonly number[]): Space {
+  /**
+   * Add a parameter. Names are identifiers, unique; values are distinct integers (at least one).
+   * `absent`: the value a name without it parses to (a parameter added after names were stored).
+   */
+  param(name: string, values: readonly number[], opts: { absent?: number } = {}): Space {
     if (!PARAM_NAME.test(name)) throw new RangeError(`parameter name "${name}" is not an identifier`);
     if (this.params.some((p) => p.name === name)) throw new RangeError(`parameter ${name} is declared twice`);
     if (values.length === 0) throw new RangeError(`parameter ${name} has no values`);
     if (!values.every((v) => Number.isSafeInteger(v)))
       throw new RangeError(`parameter ${name}: values must be integers`);
     if (new Set(values).size !== values.length) throw new RangeError(`parameter ${name} lists a value twice`);
-    return new Space([...this.params, { name, values: [...values] }], this.constraints);
+    if (opts.absent !== undefined && !values.includes(opts.absent))
+      throw new RangeError(`parameter ${name}: its absent value ${opts.absent} is not one of its values`);
+    const param = {
+      name,
+      values: [...values],
+      ...(opts.absent !== undefined ? { absent: opts.absent } : {}),
+    };
+    return new Space([...this.params, param], this.constraints);
   }
 
   /** Add a feasibility constraint (the label names it in `violations`). */
@@ -115,13 +130,14 @@ export class Space {
 
   /**
    * Parse a config name. Every parameter must appear exactly once (any order, spaces around tokens
-   * allowed) with one of its listed values; anything else -- unknown or missing parameter, duplicate,
-   * non-integer, unlisted value -- is undefined. Feasibility is not checked (see `feasible`).
+   * allowed) with one of its listed values, or be missing and have an `absent` value; anything else --
+   * unknown or missing parameter, duplicate, non-integer, unlisted value -- is undefined. Feasibility
+   * is not checked (see `feasible`).
    */
   parse(name: string): Config | undefined {
     const cfg: (number | undefined)[] = this.params.map(() => undefined);
     const parts = name.split(',');
-    if (parts.length !== this.params.length) return undefined;
+    if (parts.length > this.params.length) return undefined;
     for (const part of parts) {
       const eq = part.indexOf('=');
       if (eq < 0) return undefined;
@@ -133,6 +149,7 @@ export class Space {
       if (!this.params[i]!.values.includes(v)) return undefined;
       cfg[i] = v;
     }
+    this.params.forEach((p, i) => (cfg[i] ??= p.absent));
     return cfg.every((v) => v !== undefined) ? (cfg as number[]) : undefined;
   }
 

@@ -1,0 +1,103 @@
+// The decode matvec family: its catalog (./catalog.ts), the spec of a config, the MMQ family's Q4_K data
+// and oracle (the matvec is the same math in another schedule, so the same exact oracle gates it), the
+// plan, the ownership, and the tuner's search over planes x columns x arm.
+import type { Gate } from '../compare';
+import { defineFamily, familyRoute } from '../define';
+import { intParam, type ResolvedConfig, type RunConfig, type TuningSearch } from '../family';
+import { fastArms } from '../gpu/arms';
+import type { AdapterCaps } from '../gpu/caps';
+import {
+  fullPrecisionOf,
+  INT8_TUNE_GATE,
+  mmqDataset,
+  mmqOracle,
+  mmqPartials,
+  mmqTensorDataset,
+  mmqWeightBytes,
+  OWNER_BUFFER,
+} from '../mmq';
+import { Space, type Config } from '../tune/space';
+import { MATVEC_COLS, MATVEC_PLANES, matvecQ4kCatalog } from './catalog';
+import { matvecOwnership, matvecPlan } from './matvec.plan';
+import type { MatvecSpec } from './matvec.wgsl';
+
+const BIT_EXACT: Gate = { kind: 'bit-exact' };
+
+function specOf(config: ResolvedConfig): MatvecSpec {
+  const arm = config.arm === 'dp4a' ? 'dp4a' : 'scalar';
+  return {
+    m: intParam(config.params, 'm'),
+    n: intParam(config.params, 'n'),
+    k: intParam(config.params, 'k'),
+    planes: intParam(config.params, 'planes'),
+    cols: intParam(config.params, 'cols'),
+    plane: config.plane,
+    arm,
+  };
+}
+
+/** The search: planes x columns x the accelerated arms here; the incumbent is the defaults' 4 x 1. */
+function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
+  const arms = fastArms(matvecQ4kCatalog, caps, base.params);
+  const space = new Space()
+    .param('PLANES', [...MATVEC_PLANES])
+    .param('COLS', [...MATVEC_COLS])
+    .param(
+      'ARM',
+      arms.map((_, i) => i),
+    );
+  const apply = (cfg: Config): RunConfig => ({
+    ...base,
+    arm: arms[space.get(cfg, 'ARM')]!,
+    params: { ...base.params, planes: space.get(cfg, 'PLANES'), cols: space.get(cfg, 'COLS') },
+  });
+  const at = (planes: number, cols: number, arm: number) =>
+    space.config({ PLANES: planes, COLS: cols, ARM: arm });
+  const incumbent = at(4, 1, arms.length - 1)!;
+  return {
+    space,
+    apply,
+    choiceOf(config) {
+      const i = arms.indexOf(config.arm);
+      const planes = config.params.planes;
+      const cols = config.params.cols;
+      return i < 0 || typeof planes !== 'number' || typeof cols !== 'number'
+        ? undefined
+        : space.config({ PLANES: planes, COLS: cols, ARM: i });
+    },
+    incumbent,
+    seeds: [at(8, 1, arms.length - 1), at(2, 2, arms.length - 1)].filter((c): c is Config => c !== undefined),
+    gate: INT8_TUNE_GATE,
+  };
+}
+
+export const matvecQ4kFamily = defineFamily({
+  catalog: matvecQ4kCatalog,
+  route: familyRoute('matvec-q4k', {
+    spec: specOf,
+    dataKey: (s: MatvecSpec) => ['q4k', s.m, s.n, s.k],
+    data: (s, config) => mmqDataset('q4k', s.m, s.n, s.k, config.data.source, config.data.seed),
+    tensorData: (s, weight, tensor, seed) => mmqTensorDataset(weight, s.m, tensor.activation, seed),
+    plan: (s, data, { instrument }) =>
+      matvecPlan(() => data().inputs, s, {
+        instrument,
+        ...(instrument ? { label: 'matvec-q4k (instrumented)' } : {}),
+      }),
+    ownerBuffer: OWNER_BUFFER,
+    oracle: (s, d) => mmqOracle(d.inputs, s.n, s.k, s.m),
+    oracleRows: (s, d, rows) => mmqOracle(d.inputs, s.n, s.k, s.m, rows),
+    partials: (s, d, row, col) => mmqPartials(d.inputs, row, col, s.k),
+    phases: () => ['scalar-epilogue'],
+    ownership: (s) => matvecOwnership(s),
+    facts: (s, data) => ({
+      rows: s.m,
+      cols: s.n,
+      fullPrecision: () => fullPrecisionOf(data(), s.n),
+      gate: BIT_EXACT,
+      ops: 2 * s.m * s.n * s.k,
+      weightBytes: mmqWeightBytes('q4k', s.n, s.k),
+      outputTile: { rows: s.m, cols: s.planes * s.cols },
+    }),
+  }),
+  search,
+});
