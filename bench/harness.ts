@@ -22,7 +22,7 @@ import {
 } from './cases';
 import type { BenchGpu } from './dawn';
 import { deriveRatios, headline } from './derive';
-import { moeRatioLines, table } from './format';
+import { moeRatioLines, rowShape, table } from './format';
 import { benchProblem, peakOf, tuneAt, type BenchRun } from './measure';
 import type { BenchResult, BenchRow, MoeCase, Shape } from './result';
 
@@ -117,6 +117,14 @@ async function benchDenseShape(
   bench.log(`\n== ${m} x ${n} x ${k} ==`);
   for (const f of BENCHED.filter((x) => !x.takes!.bank)) {
     const { base, list } = candidatesOf(caps, quick, f, shapeParams(f, f.defaults, { n, k, rows: m }));
+    // A family that does not take this shape (the decode matvec past its rows) says so in one row.
+    const refused = f.validate(base, caps);
+    if (refused.length) {
+      const row = rowOf(f, shape)(base, 'incumbent');
+      if (bench.want(`${row.id}@${rowShape(row)}`))
+        bench.result.rows.push({ ...row, skipped: refused.join('; ') });
+      continue;
+    }
     const won = tuneHere && f.search ? await tuneAt(bench, f, base, shape) : undefined;
     const tuned = won ? [{ config: won, role: 'tuned' }] : [];
     await benchProblem(bench, f, base, [...list, ...tuned], rowOf(f, shape), passing);

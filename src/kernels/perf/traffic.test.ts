@@ -48,6 +48,8 @@ const EXPECTED: Record<string, { params?: FamilyParams; passes: [number, number]
   'mmq-q4k-blk': [{ passes: [[q8_1(32, 256) + q4k(64, 256), 32 * 64 * 4]], ops: 2 * 32 * 64 * 256 }],
   // The runtime-dims kernel's `dims` uniform is parameters, not traffic.
   'mmq-q4k-rt': [{ passes: [[q8_1(17, 256) + q4k(50, 256), 17 * 50 * 4]], ops: 2 * 17 * 50 * 256 }],
+  // One pass: q8_1 rows and the Q4_K weight in, [2, 64] f32 out (the grid slice is the runner's uniform).
+  'matvec-q4k': [{ passes: [[q8_1(2, 256) + q4k(64, 256), 2 * 64 * 4]], ops: 2 * 2 * 64 * 256 }],
   'mmq-q4k-tile': [{ passes: [[q8_1(20, 256) + q4k(40, 256), 20 * 40 * 4]], ops: 2 * 20 * 40 * 256 }],
   // tokens 8, top-2 of 4 experts: 16 slots; every expert's Q4_K bank of [64, 256] is bound.
   'moe-q4k-id': [
