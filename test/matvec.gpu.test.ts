@@ -57,8 +57,8 @@ describe('matvec-q4k (decode, one dispatch)', () => {
     const b = built(arm, { m: 2, n: 64, k: 2048, planes: 2, cols: 1 });
     const main = b.plan.passes[0]!.wgsl;
     const reversed = main.replace(
-      'for (var j = 0u; j < n_terms; j++) { acc[a] += terms[base + j]; }',
-      'for (var j = n_terms; j > 0u; j--) { acc[a] += terms[base + j - 1u]; }',
+      'acc[a] = acc[a] + v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];',
+      'acc[a] = acc[a] + v[7] + v[6] + v[5] + v[4] + v[3] + v[2] + v[1] + v[0];',
     );
     expect(reversed).not.toBe(main);
     const got = await runOut(b.plan, { 0: reversed });

@@ -188,13 +188,18 @@ ${gridSliceLets('wg', 'nwg')
       }
     }
     workgroupBarrier();
-    // One lane per (row, column) adds the chunk's terms in K order (a constant count in one chunk).
+    // One lane per (row, column) adds the chunk's terms in K order (a constant count in one chunk; a
+    // multiple of 8: K is of 256-blocks, a chunk of plane widths).
     let n_terms = ${c.chunks === 1 ? 'KBC' : 'min(TB, 2u * (UNITS - ch * CHUNK))'};
     for (var a = 0u; a < SUMS; a++) {
       let o = lane + PLANE * a;
       if (o < M * COLS) {
         let base = (((buf * PLANES + warp) * COLS + o % COLS) * M + o / COLS) * TB;
-        for (var j = 0u; j < n_terms; j++) { acc[a] += terms[base + j]; }
+        // Eight terms loaded together, then added in order: the loads do not wait on the sum.
+        for (var j = 0u; j < n_terms; j += 8u) {
+          let v = array<f32, 8>(${[0, 1, 2, 3, 4, 5, 6, 7].map((i) => `terms[base + j${i ? ` + ${i}u` : ''}]`).join(', ')});
+          acc[a] = acc[a] + v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+        }
       }
     }
     // The next chunk writes the other buffer; the one after it this one, past the next barrier.
