@@ -4,7 +4,8 @@
 // kernel, each matching its oracle; a permalink to a tensor asks for its file and says when the file
 // picked is another one; a file that is not a GGUF gets one clear message, one cut short lists the tensor
 // it cuts; a sparse file over 4 GiB opens from its header and its tensor past 2^32 runs.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { expect, test, type Page } from '@playwright/test';
 import { writeSparseGguf } from '../test/ggufSparse';
@@ -159,6 +160,44 @@ test('a file that is not a GGUF gets one clear message; one cut short lists its 
   await expect(cutRows).toHaveCount(1);
   await expect(page.getByTestId('tensor-row')).toHaveCount(8);
   await expect(page.getByTestId('verdict')).toContainText('matches oracle');
+});
+
+test('two files with one header hash (a copy cut short) are listed apart and each can be shown', async ({
+  page,
+}) => {
+  const errors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  await openApp(page);
+  await page.getByTestId('tab-model').click();
+  const whole = gunzipSync(readFileSync(PEER));
+  const [wholePath, cutPath] = ['whole', 'cut'].map((dir) => test.info().outputPath(dir, 'peer.gguf'));
+  mkdirSync(dirname(wholePath!), { recursive: true });
+  mkdirSync(dirname(cutPath!), { recursive: true });
+  writeFileSync(wholePath!, whole);
+  writeFileSync(cutPath!, whole.subarray(0, whole.length - 100));
+  await page.getByTestId('model-file-input').setInputFiles(wholePath!);
+  await expect(page.getByTestId('tensor-row')).toHaveCount(8);
+  await page.getByTestId('model-file-input').setInputFiles(cutPath!);
+  const select = page.getByTestId('model-file-select');
+  const options = select.locator('option');
+  await expect(options).toHaveCount(2);
+  const labels = await options.allTextContents();
+  expect(new Set(labels).size).toBe(2);
+  expect(labels.join(' | ')).toContain(`${whole.length.toLocaleString('en-US')} bytes`);
+  // Each file can be picked and shows its own tensors: only the cut copy has a cut tensor.
+  const cutRows = page.getByTestId('tensor-row').filter({ hasText: 'cut short' });
+  for (const [i, cutTensors] of [
+    [0, 1],
+    [1, 0],
+    [0, 1],
+  ] as const) {
+    await select.selectOption({ index: i });
+    await expect(page.getByTestId('model-file')).toContainText(labels[i]!);
+    await expect(cutRows).toHaveCount(cutTensors);
+  }
+  expect(errors.filter((e) => /same key/i.test(e))).toEqual([]);
 });
 
 test('a GGUF over 4 GiB (a sparse file) opens at once and its tensor past 2^32 runs', async ({ page }) => {

@@ -7,7 +7,17 @@ import { useServices } from '../appContext';
 import { NumberField } from '../components/NumberField';
 import { OpenModelButton } from './OpenModelButton';
 import { bytesText, tensorMatches } from './tensorFilter';
-import { act, catalogIn, setActivation, setDataSeed, setModelFilter, setModelRows, useApp } from '../store';
+import {
+  act,
+  catalogIn,
+  modelFileKey,
+  modelFileLabels,
+  setActivation,
+  setDataSeed,
+  setModelFilter,
+  setModelRows,
+  useApp,
+} from '../store';
 
 const SHOWN = 400;
 
@@ -18,7 +28,13 @@ export function ModelPanel() {
   const current = useApp((s) => (s.config.data.source === 'tensor' ? s.config.data.tensor : undefined));
   const seed = useApp((s) => s.config.data.seed);
   const [which, setWhich] = useState<string>();
-  const file = models.files.find((f) => f.file.headerHash === which) ?? models.files[0];
+  // Files are told apart by header hash and size: a file and a copy cut short share the header hash.
+  const fileIndex = Math.max(
+    0,
+    models.files.findIndex((f) => modelFileKey(f.file) === which),
+  );
+  const file = models.files[fileIndex];
+  const labels = modelFileLabels(models.files.map((f) => f.file));
   const tensors = (file?.tensors ?? []).filter((t) => tensorMatches(t, models.filter));
 
   return (
@@ -30,12 +46,12 @@ export function ModelPanel() {
           <select
             aria-label="opened file"
             data-testid="model-file-select"
-            value={file?.file.headerHash ?? ''}
+            value={file ? modelFileKey(file.file) : ''}
             onChange={(e) => setWhich(e.target.value)}
           >
-            {models.files.map((f) => (
-              <option key={f.file.headerHash} value={f.file.headerHash}>
-                {f.file.name}
+            {models.files.map((f, i) => (
+              <option key={modelFileKey(f.file)} value={modelFileKey(f.file)}>
+                {labels[i]}
               </option>
             ))}
           </select>
@@ -56,7 +72,7 @@ export function ModelPanel() {
       ) : (
         <>
           <p className="small" data-testid="model-file">
-            <strong>{file.file.name}</strong> · {bytesText(file.file.size)} · GGUF v{file.version} ·{' '}
+            <strong>{labels[fileIndex]}</strong> · {bytesText(file.file.size)} · GGUF v{file.version} ·{' '}
             {file.tensors.length} tensors · {bytesText(file.bytesRead)} read to open it · header{' '}
             {file.file.headerHash}
             {file.preset ? (
@@ -118,7 +134,7 @@ export function ModelPanel() {
               <tbody>
                 {tensors.slice(0, SHOWN).map((t) => {
                   const chosen =
-                    current?.tensor === t.name && current.file.headerHash === file.file.headerHash;
+                    current?.tensor === t.name && modelFileKey(current.file) === modelFileKey(file.file);
                   return (
                     <tr
                       key={t.name}

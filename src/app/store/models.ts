@@ -6,18 +6,36 @@ import { defaultArm } from '../../kernels/gpu/arms';
 import { MODEL_PRESETS, type ModelGemm, type ModelPreset } from '../../kernels/models/presets';
 import { shapeParams, tensorConfig, weightShape, type TensorListing } from '../../kernels/models/tensors';
 import type { OpenedModel } from '../../workers/protocol';
-import { clipText } from '../permalink/codec';
+import { excerpt } from '../../kernels/quant/untrustedText';
 import { currentCatalog, loadConfig, type AppState, type ModelsState } from './state';
 
 const models = (s: AppState, p: Partial<ModelsState>): Partial<AppState> => ({
   models: { ...s.models, ...p },
 });
 
-const sameFile = (a: GgufFileRef, b: GgufFileRef) => a.headerHash === b.headerHash && a.size === b.size;
+/**
+ * An opened file's identity, as the worker keys its files: the header hash and the size. The hash covers
+ * the header only, so a file and a copy cut short (or grown) share it.
+ * @example modelFileKey({ name: 'm.gguf', size: 1234, headerHash: '0123456789abcdef' }) // '0123456789abcdef:1234'
+ */
+export const modelFileKey = (f: GgufFileRef): string => `${f.headerHash}:${f.size}`;
+
+const sameFile = (a: GgufFileRef, b: GgufFileRef) => modelFileKey(a) === modelFileKey(b);
 
 /** "name (1,234 bytes, header a1b2c3d4e5f60718)": a file as the mismatch message names it. */
 export function fileText(f: GgufFileRef): string {
-  return `${clipText(f.name)} (${f.size.toLocaleString('en-US')} bytes, header ${f.headerHash})`;
+  return `${excerpt(f.name)} (${f.size.toLocaleString('en-US')} bytes, header ${f.headerHash})`;
+}
+
+/**
+ * How the app names each opened file (the same order): its name, escaped, and for files that share a
+ * name, also the size and header hash that tell them apart.
+ * @example modelFileLabels([a, b]) // ['m.gguf (1,234 bytes, header …)', 'm.gguf (999 bytes, header …)'] for two m.gguf
+ */
+export function modelFileLabels(files: readonly GgufFileRef[]): string[] {
+  const named = new Map<string, number>();
+  for (const f of files) named.set(f.name, (named.get(f.name) ?? 0) + 1);
+  return files.map((f) => (named.get(f.name)! > 1 ? fileText(f) : excerpt(f.name)));
 }
 
 export function modelOpening(s: AppState, name: string): Partial<AppState> {
@@ -58,18 +76,20 @@ export function wantTensor(s: AppState, choice: TensorChoice | undefined): Parti
 
 /**
  * The presets to pick from: each opened file's own (named after the file), then the built-in ones. Two
- * files of one architecture derive the same preset id, so the file's header hash keeps them apart.
- * @example modelPresets(state.models.files).map((p) => p.id) // ['gguf:llama:0123456789abcdef', 'llama-3.1-8b', ...]
+ * files of one architecture derive the same preset id, so the file's key (header hash and size) keeps
+ * them apart.
+ * @example modelPresets(state.models.files).map((p) => p.id) // ['gguf:llama:0123456789abcdef:1234', 'llama-3.1-8b', ...]
  */
 export function modelPresets(files: readonly OpenedModel[]): ModelPreset[] {
+  const labels = modelFileLabels(files.map((f) => f.file));
   return [
-    ...files.flatMap((f) =>
+    ...files.flatMap((f, i) =>
       f.preset
         ? [
             {
               ...f.preset,
-              id: `${f.preset.id}:${f.file.headerHash}`,
-              name: `${f.preset.name} (${f.file.name})`,
+              id: `${f.preset.id}:${modelFileKey(f.file)}`,
+              name: `${f.preset.name} (${labels[i]!})`,
             },
           ]
         : [],

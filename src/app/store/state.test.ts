@@ -8,7 +8,15 @@ import type { TensorListing } from '../../kernels/models/tensors';
 import type { GeneratedKernel, OpenedModel, RunOutcome, TuneReport } from '../../workers/protocol';
 import { SWIFTSHADER_CAPS } from './caps.fixture';
 import { draftProblems, parseDraft, stepValue } from './drafts';
-import { applyGemm, chooseTensor, modelOpened, wantTensor } from './models';
+import {
+  applyGemm,
+  chooseTensor,
+  modelFileKey,
+  modelFileLabels,
+  modelOpened,
+  modelPresets,
+  wantTensor,
+} from './models';
 import {
   applyPermalink,
   bufferIsStale,
@@ -392,6 +400,27 @@ describe('models', () => {
     expect(s.models.mismatch).toBeUndefined();
     expect(s.models.files.map((f) => f.file.headerHash)).toEqual([file.headerHash]);
     expect(s.tab).toBe('model');
+  });
+
+  it('two files with one header hash (a copy cut short) stay two: keys, names and presets apart', () => {
+    let s = ready('mmq-q4k-rt');
+    const preset = { id: 'gguf:llama', name: 'tiny', gemms: [], prefillM: [16] };
+    const cut = { ...file, size: 1000 };
+    s = apply(s, modelOpened(s, { ...model(), preset }));
+    s = apply(s, modelOpened(s, { ...model(cut), preset }));
+    const refs = s.models.files.map((f) => f.file);
+    expect(refs).toEqual([cut, file]);
+    expect(new Set(refs.map(modelFileKey)).size).toBe(2);
+    const labels = modelFileLabels(refs);
+    expect(labels).toEqual([
+      'm.gguf (1,000 bytes, header 0123456789abcdef)',
+      'm.gguf (1,234 bytes, header 0123456789abcdef)',
+    ]);
+    const ids = modelPresets(s.models.files).map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(modelPresets(s.models.files)[0]!.name).toBe(`tiny (${labels[0]!})`);
+    // A name alone where it is unique, escaped as the CLI prints names from files.
+    expect(modelFileLabels([{ ...file, name: 'a\u202elive.gguf' }])).toEqual(['a\\u202elive.gguf']);
   });
 });
 
