@@ -8,7 +8,9 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { expect, test, type Page } from '@playwright/test';
+import { GgmlType, quantizeQ4K } from '../src/kernels/quant';
 import { writeSparseGguf } from '../test/ggufSparse';
+import { writeGguf } from '../test/ggufWriter';
 import { openApp } from './helpers';
 
 const PEER = 'test/golden/gguf/peer_default.gguf.gz';
@@ -198,6 +200,60 @@ test('two files with one header hash (a copy cut short) are listed apart and eac
     await expect(cutRows).toHaveCount(cutTensors);
   }
   expect(errors.filter((e) => /same key/i.test(e))).toEqual([]);
+});
+
+test('names from the file are shown escaped: bidi overrides, BEL, ESC and newlines stay visible', async ({
+  page,
+}) => {
+  const [rows, k] = [8, 256];
+  const { bytes } = quantizeQ4K(
+    new Float32Array(rows * k).map((_, i) => Math.sin(i)),
+    rows,
+    k,
+  );
+  // "blk.0.<RLO>evil.weight" would read "blk.0.thgiew.live" raw; the others ring, repaint, break the row.
+  // The plain GEMM tensor gives the file a model preset, named from general.name.
+  const names = ['blk.0.\u202eevil.weight', 'bell\x07esc\x1b[2J', 'two\nlines', 'blk.0.ffn_down.weight'];
+  const hostile = test.info().outputPath('hostile.gguf');
+  writeFileSync(
+    hostile,
+    writeGguf({
+      kv: [
+        ['general.architecture', { t: 'str', v: 'llama' }],
+        ['general.name', { t: 'str', v: 'model\u202eevil' }],
+      ],
+      tensors: names.map((name) => ({ name, dims: [k, rows], type: GgmlType.Q4_K, data: bytes })),
+    }),
+  );
+  await openApp(page);
+  await page.getByTestId('tab-model').click();
+  await page.getByTestId('model-file-input').setInputFiles(hostile);
+  const table = page.getByTestId('tensor-table');
+  await expect(page.getByTestId('tensor-row')).toHaveCount(4);
+  await expect(table).toContainText('blk.0.\\u202eevil.weight');
+  await expect(table).toContainText('bell\\x07esc\\x1b[2J');
+  await expect(table).toContainText('two\\nlines');
+  // No raw control or bidi character reaches the page: not in the table, not in the preset's name.
+  // eslint-disable-next-line no-control-regex
+  const raw = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+  expect(await table.textContent()).not.toMatch(raw);
+  const presets = await page.getByTestId('shape-preset-model').locator('option').allTextContents();
+  expect(presets.join('|')).toContain('model\\u202eevil');
+  expect(presets.join('|')).not.toMatch(raw);
+  // Each row is one line: the newline in a name does not break it.
+  const heights = await page
+    .getByTestId('tensor-row')
+    .evaluateAll((trs) => trs.map((tr) => tr.getBoundingClientRect().height));
+  expect(new Set(heights).size).toBe(1);
+  // Run one: the controls and the results name the weight escaped too.
+  await page.getByTestId('model-rows').fill('16');
+  await page.getByTestId('tensor-row').first().getByTestId('run-on-mmq-q4k-rt').click();
+  await expect(page.getByTestId('tensor-read')).toContainText('blk.0.\\u202eevil.weight', {
+    timeout: 60_000,
+  });
+  await expect(page.getByTestId('tensor-choice')).toContainText('blk.0.\\u202eevil.weight');
+  for (const part of ['results', 'tensor-choice', 'runbar'])
+    expect(await page.getByTestId(part).textContent()).not.toMatch(raw);
 });
 
 test('a GGUF over 4 GiB (a sparse file) opens at once and its tensor past 2^32 runs', async ({ page }) => {

@@ -7,6 +7,7 @@ import { lazy, Suspense } from 'react';
 import type { RunOutcome } from '../../workers/protocol';
 import { spreadOf } from '../../kernels/perf/spread';
 import { gateText } from '../../kernels/compare';
+import { excerpt } from '../../kernels/quant/untrustedText';
 import { useServices } from '../appContext';
 import { catalogIn, configKey, isCurrentResult, useApp } from '../store';
 import { errorSplit, fmt, passSlowerNote } from '../views/analysis';
@@ -264,8 +265,8 @@ export function ResultsPanel() {
           <Split o={o} />
           {o.tensorRead && (
             <p className="small muted" data-testid="tensor-read">
-              weight <code>{o.tensorRead.tensor}</code>: {o.tensorRead.bytes.toLocaleString('en-US')} bytes
-              read from its file once, in {duration(o.tensorRead.ms)} (kept for the next runs)
+              weight <code>{excerpt(o.tensorRead.tensor)}</code>: {o.tensorRead.bytes.toLocaleString('en-US')}{' '}
+              bytes read from its file once, in {duration(o.tensorRead.ms)} (kept for the next runs)
             </p>
           )}
           {o.warnings.length > 0 && (

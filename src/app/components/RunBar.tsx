@@ -1,5 +1,6 @@
 // The run bar, always in view at the top: Run (Ctrl/Alt+Enter anywhere) and Cancel, why a run cannot
 // start, the progress of the run in flight (or that it waits behind the tuner's hunt), and how it ended.
+import { safeText } from '../../kernels/quant/untrustedText';
 import { useServices } from '../appContext';
 import { draftProblems, runBlockers, useApp } from '../store';
 
@@ -72,6 +73,7 @@ export function RunBar() {
             The edited WGSL does not compile (see the editor).
           </span>
         ) : run.status === 'error' && run.error ? (
+          // The worker's message may quote a tensor or file name: escaped, its own line breaks kept.
           <span className="bad" role="alert" data-testid="run-error">
             {run.error.kind === 'shape'
               ? 'Config rejected'
@@ -80,7 +82,7 @@ export function RunBar() {
                 : run.error.kind === 'file'
                   ? 'Model file problem'
                   : 'Run failed'}
-            : {run.error.message}
+            : {safeText(run.error.message, { keepNewlines: true })}
           </span>
         ) : null}
       </div>

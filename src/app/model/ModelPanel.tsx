@@ -3,6 +3,7 @@
 // is; "not taken by these kernels (Q8_0, Q4_K)" for other types) --, and the activation a tensor runs
 // with. Choosing "run on <kernel>" makes the tensor the weight operand of that family's config.
 import { Fragment, useState } from 'react';
+import { excerpt, safeText } from '../../kernels/quant/untrustedText';
 import { useServices } from '../appContext';
 import { NumberField } from '../components/NumberField';
 import { OpenModelButton } from './OpenModelButton';
@@ -78,7 +79,7 @@ export function ModelPanel() {
             {file.preset ? (
               <> · presets: {file.preset.gemms.length} GEMMs (shape controls)</>
             ) : file.presetProblem ? (
-              <span className="muted"> · no model preset: {file.presetProblem}</span>
+              <span className="muted"> · no model preset: {safeText(file.presetProblem)}</span>
             ) : null}
           </p>
           <div className="grid3 model-data">
@@ -143,22 +144,24 @@ export function ModelPanel() {
                       className={chosen ? 'chosen' : ''}
                     >
                       <td className="mono">
-                        {t.name.split('.').map((part, i) => (
-                          <Fragment key={i}>
-                            {i > 0 && (
-                              <>
-                                .<wbr />
-                              </>
-                            )}
-                            {part}
-                          </Fragment>
-                        ))}
+                        {excerpt(t.name)
+                          .split('.')
+                          .map((part, i) => (
+                            <Fragment key={i}>
+                              {i > 0 && (
+                                <>
+                                  .<wbr />
+                                </>
+                              )}
+                              {part}
+                            </Fragment>
+                          ))}
                       </td>
-                      <td className="mono">{t.typeName}</td>
+                      <td className="mono">{excerpt(t.typeName)}</td>
                       <td className="num">{t.shape.join(' × ')}</td>
                       <td className="num">{bytesText(t.bytes)}</td>
                       <td>
-                        {t.note && <span className="muted small">{t.note}</span>}
+                        {t.note && <span className="muted small">{safeText(t.note)}</span>}
                         {t.kernels.map((k) => {
                           const catalog = catalogIn({ catalogs }, k.kernel);
                           return (
@@ -170,7 +173,7 @@ export function ModelPanel() {
                                 title={
                                   k.problems.length
                                     ? `at its default rows: ${k.problems.join('; ')}`
-                                    : `run ${t.name} on ${k.title}`
+                                    : `run ${excerpt(t.name)} on ${k.title}`
                                 }
                                 onClick={() => {
                                   if (!catalog) return;

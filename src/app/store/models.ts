@@ -53,7 +53,7 @@ export function modelOpened(s: AppState, model: OpenedModel): Partial<AppState> 
     // The wrong file is not kept: it would list its tensors and its model preset as if it were the link's.
     return models(s, {
       opening: undefined,
-      mismatch: `The file picked, ${fileText(model.file)}, is not the file this link names: ${fileText(wanted.file)}. Pick that file to run ${wanted.tensor}.`,
+      mismatch: `The file picked, ${fileText(model.file)}, is not the file this link names: ${fileText(wanted.file)}. Pick that file to run ${excerpt(wanted.tensor)}.`,
     });
   return {
     ...models(s, { files, opening: undefined, wanted: undefined, mismatch: undefined }),

@@ -24,6 +24,7 @@ import {
 } from '../store';
 import { tunerBlockers } from '../tunerController';
 import { shapeParams } from '../../kernels/models/tensors';
+import { excerpt } from '../../kernels/quant/untrustedText';
 import { ConfigTable } from './ConfigTable';
 import { RunHistory } from './RunHistory';
 import { ConfigScatter, ConvergenceChart } from './TunerCharts';
@@ -156,7 +157,7 @@ function Form() {
                 {DATA_LABEL[d].label}
               </option>
             ))}
-            {form.data.tensor && <option value="tensor">tensor {form.data.tensor.tensor}</option>}
+            {form.data.tensor && <option value="tensor">tensor {excerpt(form.data.tensor.tensor)}</option>}
           </select>
         </label>
         <NumberField
