@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { expect, test, type Page } from '@playwright/test';
-import { GgmlType, quantizeQ4K } from '../src/kernels/quant';
+import { GgmlType, quantizeQ4K, quantizeQ8_0 } from '../src/kernels/quant';
 import { writeSparseGguf } from '../test/ggufSparse';
 import { writeGguf } from '../test/ggufWriter';
 import { openApp } from './helpers';
@@ -92,6 +92,48 @@ test('opens a .gguf.gz, lists its tensors, and runs its Q4_K matrix and expert b
     k: 256,
     experts: 4,
   });
+});
+
+test('a kernel is offered for a tensor only at rows it runs: else it says which rows it needs', async ({
+  page,
+}) => {
+  // A Q8_0 weight the tiled 32x64 kernel takes (n = 64), beside the peer file's narrow Q4_K one.
+  const [n, k] = [64, 64];
+  const { bytes } = quantizeQ8_0(
+    new Float32Array(n * k).map((_, i) => Math.cos(i)),
+    n,
+    k,
+  );
+  const path = test.info().outputPath('q8.gguf');
+  writeFileSync(
+    path,
+    writeGguf({
+      kv: [['general.architecture', { t: 'str', v: 'llama' }]],
+      tensors: [{ name: 'blk.0.attn_q.weight', dims: [k, n], type: GgmlType.Q8_0, data: bytes }],
+    }),
+  );
+  await openApp(page);
+  await page.getByTestId('tab-model').click();
+  await page.getByTestId('model-file-input').setInputFiles(path);
+  await page.getByTestId('model-rows').fill('16');
+  const q8 = page.locator('[data-testid="tensor-row"][data-name="blk.0.attn_q.weight"]');
+  // The tiled kernel's 32-row tile cannot take 16 rows (the run used to fail so after the click): the
+  // offer says so and is for 32 rows; the naive kernel runs at 16.
+  await expect(q8.getByTestId('offer-why-mmq-q8-tiled')).toHaveText(
+    /^ \(not at 16 rows: m = 16 is not a multiple of 32/,
+  );
+  await expect(q8.getByTestId('run-on-mmq-q8-tiled')).toHaveText(/at 32 rows$/);
+  await expect(q8.getByTestId('run-on-mmq-q8-naive')).toHaveAttribute('data-rows', '16');
+  await runTensor(page, 'blk.0.attn_q.weight', 'mmq-q8-tiled');
+  expect(await page.evaluate(() => window.__mmq!.status().params)).toMatchObject({ m: 32, n, k });
+  await expect(page.getByTestId('model-rows')).toHaveValue('32');
+  await expect(page.getByTestId('problems')).toHaveCount(0);
+
+  // A problem no row count fixes (the fixed 32x64 kernel and n = 10): not offered, and says why.
+  await page.getByTestId('model-file-input').setInputFiles(PEER);
+  const down = page.locator('[data-testid="tensor-row"][data-name="blk.0.ffn_down.weight"]');
+  await expect(down.getByTestId('run-on-mmq-q4k-blk')).toBeDisabled();
+  await expect(down.getByTestId('offer-why-mmq-q4k-blk')).toContainText('n = 10 is not a multiple of 64');
 });
 
 test('a link to a tensor asks for its file, says when another file is picked, and runs with the right one', async ({

@@ -1,8 +1,10 @@
 // The Model tab: open a local GGUF (picker or drop; .gguf.gz is inflated by the worker), its tensors with
-// a filter box -- name, type, shape, bytes, and the kernels that take each (or why one cannot run it as
-// is; "not taken by these kernels (Q8_0, Q4_K)" for other types) --, and the activation a tensor runs
-// with. Choosing "run on <kernel>" makes the tensor the weight operand of that family's config.
-import { Fragment, useState } from 'react';
+// a filter box -- name, type, shape, bytes, and the kernels that take each at the activation rows chosen
+// (or the rows one needs, or why it cannot run it; "not taken by these kernels (Q8_0, Q4_K)" for other
+// types) --, and the activation a tensor runs with. Choosing "run on <kernel>" makes the tensor the
+// weight operand of that family's config. Names from the file are shown escaped.
+import { Fragment, useMemo, useState } from 'react';
+import type { TensorListing } from '../../kernels/models/tensors';
 import { excerpt, safeText } from '../../kernels/quant/untrustedText';
 import { useServices } from '../appContext';
 import { NumberField } from '../components/NumberField';
@@ -17,7 +19,9 @@ import {
   setDataSeed,
   setModelFilter,
   setModelRows,
+  tensorOffers,
   useApp,
+  type TensorOffer,
 } from '../store';
 
 const SHOWN = 400;
@@ -26,6 +30,9 @@ export function ModelPanel() {
   const { controller } = useServices();
   const models = useApp((s) => s.models);
   const catalogs = useApp((s) => s.catalogs);
+  const config = useApp((s) => s.config);
+  const panel = useApp((s) => ({ rows: s.models.rows, activation: s.models.activation }));
+  const device = useApp((s) => s.device);
   const current = useApp((s) => (s.config.data.source === 'tensor' ? s.config.data.tensor : undefined));
   const seed = useApp((s) => s.config.data.seed);
   const [which, setWhich] = useState<string>();
@@ -37,6 +44,18 @@ export function ModelPanel() {
   const file = models.files[fileIndex];
   const labels = modelFileLabels(models.files.map((f) => f.file));
   const tensors = (file?.tensors ?? []).filter((t) => tensorMatches(t, models.filter));
+  // Each family's offer is validated as "run on" would load it (the panel's rows, the current tile),
+  // once per tensor shown while those stay the same.
+  const offersOf = useMemo(() => {
+    const cache = new Map<TensorListing, TensorOffer[]>();
+    return (t: TensorListing): TensorOffer[] => {
+      if (!file) return [];
+      let offers = cache.get(t);
+      if (!offers)
+        cache.set(t, (offers = tensorOffers({ catalogs, config, models: panel, device }, file.file, t)));
+      return offers;
+    };
+  }, [catalogs, config, panel, device, file]);
 
   return (
     <div className="view model-view" data-testid="model-view">
@@ -162,21 +181,25 @@ export function ModelPanel() {
                       <td className="num">{bytesText(t.bytes)}</td>
                       <td>
                         {t.note && <span className="muted small">{safeText(t.note)}</span>}
-                        {t.kernels.map((k) => {
+                        {offersOf(t).map((k) => {
                           const catalog = catalogIn({ catalogs }, k.kernel);
+                          // Refused at the panel's rows: offered at the next rows it runs at, else not.
+                          const rows = k.problems.length ? k.runsAt : models.rows;
+                          const name = excerpt(t.name);
                           return (
                             <div key={k.kernel} className="takes">
                               <button
                                 type="button"
                                 className="link"
-                                disabled={!catalog}
+                                disabled={!catalog || rows === undefined}
                                 title={
-                                  k.problems.length
-                                    ? `at its default rows: ${k.problems.join('; ')}`
-                                    : `run ${excerpt(t.name)} on ${k.title}`
+                                  rows === undefined
+                                    ? `${k.title} cannot run ${name}: ${safeText(k.problems.join('; '))}`
+                                    : `run ${name} on ${k.title} with ${rows} activation rows`
                                 }
                                 onClick={() => {
-                                  if (!catalog) return;
+                                  if (!catalog || rows === undefined) return;
+                                  if (rows !== models.rows) act(setModelRows, rows);
                                   controller.models.choose(catalog, file.file, t);
                                   // The verdict is what comes next: bring the results into view.
                                   document
@@ -184,11 +207,17 @@ export function ModelPanel() {
                                     ?.scrollIntoView({ block: 'nearest' });
                                 }}
                                 data-testid={`run-on-${k.kernel}`}
+                                data-rows={rows}
                               >
                                 {k.title}
+                                {k.problems.length && rows !== undefined ? ` at ${rows} rows` : ''}
                               </button>
                               {k.problems.length > 0 && (
-                                <small className="muted"> ({k.problems.join('; ')})</small>
+                                <small className="muted" data-testid={`offer-why-${k.kernel}`}>
+                                  {' '}
+                                  ({rows === undefined ? '' : `not at ${models.rows} rows: `}
+                                  {safeText(k.problems.join('; '))})
+                                </small>
                               )}
                             </div>
                           );
