@@ -11,7 +11,16 @@ import { useApp } from '../store';
 import { fmt } from '../views/analysis';
 import { MeasurePeaksButton, useAdapterPeaks } from './adapterPeaks';
 import './perf.css';
-import { peaksFor, percent, perfRows, rooflineChart, si, type PerfRow } from './perfView';
+import {
+  honestPeak,
+  missingRoofText,
+  peaksFor,
+  percent,
+  perfRows,
+  rooflineChart,
+  si,
+  type PerfRow,
+} from './perfView';
 import { CHART_AXIS as AXIS, RooflineChart } from './RooflineChart';
 
 function Method({ probe }: { probe: ProbeResult }) {
@@ -68,18 +77,41 @@ function Histogram({ samples }: { samples: readonly number[] }) {
   );
 }
 
+/** % of peak and the roof that bounds it; none without the peaks, or without a compute roof for the arm. */
+function PeakCell({ point }: { point: PerfRow['point'] }) {
+  const peak = honestPeak(point);
+  const title = peak
+    ? `${peak.bound}-bound`
+    : point
+      ? 'no compute peak measured for this arm: its bandwidth share alone is no % of peak'
+      : 'measure the peaks first';
+  return (
+    <td className="num" title={title} data-testid="perf-peak">
+      {percent(peak?.fraction)}
+      {peak ? (
+        <span className="muted"> {peak.bound}</span>
+      ) : point ? (
+        <span className="muted"> no roof</span>
+      ) : null}
+    </td>
+  );
+}
+
 /** The run's roofline, with the tuner's measured configs of the same family. */
 function Roofline({
   rows,
   roof,
   kernel,
+  why,
 }: {
   rows: PerfRow[];
   roof: { bandwidthGBs: number; ops?: number };
   kernel: string;
+  /** Why the arm has no compute roof, when it has none. */
+  why: string;
 }) {
   const report = useApp((s) => (s.tuner.hunt?.report?.kernel === kernel ? s.tuner.hunt.report : undefined));
-  const chart = rooflineChart(rows, roof, report?.entries ?? [], report?.ops ?? 0);
+  const chart = rooflineChart(rows, roof, report?.entries ?? [], report?.ops ?? 0, why);
   return <RooflineChart chart={chart} runName="this run" testId="perf-roofline" />;
 }
 
@@ -153,10 +185,7 @@ export function PerfPanel({ o }: { o: RunOutcome }) {
               <td className="num">{fmt(r.bytes / (r.spread.median * 1e6))}</td>
               <td className="num">{r.ops ? si(r.ops / (r.spread.median / 1e3)) : '–'}</td>
               <td className="num">{r.bytes ? fmt(r.ops / r.bytes) : '–'}</td>
-              <td className="num" title={r.point ? `${r.point.bound}-bound` : 'measure the peaks first'}>
-                {percent(r.point?.peakFraction)}
-                {r.point ? <span className="muted"> {r.point.bound}</span> : null}
-              </td>
+              <PeakCell point={r.point} />
             </tr>
           ))}
         </tbody>
@@ -169,7 +198,14 @@ export function PerfPanel({ o }: { o: RunOutcome }) {
         {show.histogram ? 'hide histogram' : 'histogram of the batches'}
       </button>
       {show.histogram && o.timing ? <Histogram samples={o.timing.samples} /> : null}
-      {roof ? <Roofline rows={rows} roof={roof} kernel={o.config.kernel} /> : null}
+      {roof && probe ? (
+        <Roofline
+          rows={rows}
+          roof={roof}
+          kernel={o.config.kernel}
+          why={missingRoofText(o.arithmetic ?? 'int8', o.config.arm, probe.skipped)}
+        />
+      ) : null}
     </div>
   );
 }
