@@ -2,7 +2,7 @@
 // adapter in IndexedDB, its method shown), per pass and for the plan the batches' median and spread,
 // GB/s, ops/s, arithmetic intensity and % of peak, a histogram of the batches on demand, and the
 // roofline with the run, its passes and the tuner's configs. Loaded lazily with recharts.
-import { useState } from 'react';
+import { useState, type ReactNode } from 'react';
 import { Bar, BarChart, ResponsiveContainer, XAxis, YAxis } from 'recharts';
 import type { ProbeResult } from '../../kernels/perf/probe.run';
 import { histogram } from '../../kernels/perf/spread';
@@ -23,42 +23,51 @@ import {
 } from './perfView';
 import { CHART_AXIS as AXIS, RooflineChart } from './RooflineChart';
 
+/** A cell's second line: the detail under its figure. */
+const Sub = ({ children }: { children: ReactNode }) => <span className="sub">{children}</span>;
+
+/** How each roof was measured: three columns, each detail under its figure, so it fits the pane. */
 function Method({ probe }: { probe: ProbeResult }) {
   return (
-    <table className="perf-method small" data-testid="perf-method">
-      <thead>
-        <tr>
-          <th>roof</th>
-          <th>kernel</th>
-          <th>size</th>
-          <th>batches × runs</th>
-          <th>median [min–max] ms/run</th>
-          <th>figure</th>
-        </tr>
-      </thead>
-      <tbody>
-        {probe.measurements.map((m) => (
-          <tr key={m.kind}>
-            <td className="mono">{m.kind}</td>
-            <td>{m.what}</td>
-            <td>{m.size}</td>
-            <td className="num">
-              {m.spread.n} × {m.runsPerBatch} ({m.method})
-            </td>
-            <td className="num">
-              {fmt(m.spread.median)} [{fmt(m.spread.min)}–{fmt(m.spread.max)}]
-            </td>
-            <td className="num">{m.kind === 'bandwidth' ? `${fmt(m.value)} GB/s` : `${si(m.value)}ops/s`}</td>
+    <div className="perf-scroll">
+      <table className="perf-method small" data-testid="perf-method">
+        <thead>
+          <tr>
+            <th>roof</th>
+            <th>
+              kernel <Sub>size</Sub>
+            </th>
+            <th>
+              figure <Sub>median [min–max] ms/run, batches × runs</Sub>
+            </th>
           </tr>
-        ))}
-        {probe.skipped.map((s) => (
-          <tr key={s.kind} className="muted">
-            <td className="mono">{s.kind}</td>
-            <td colSpan={5}>not measured: {s.why}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {probe.measurements.map((m) => (
+            <tr key={m.kind}>
+              <td className="mono">{m.kind}</td>
+              <td>
+                {m.what}
+                <Sub>{m.size}</Sub>
+              </td>
+              <td className="num">
+                {m.kind === 'bandwidth' ? `${fmt(m.value)} GB/s` : `${si(m.value)}ops/s`}
+                <Sub>
+                  {fmt(m.spread.median)} [{fmt(m.spread.min)}–{fmt(m.spread.max)}], {m.spread.n} ×{' '}
+                  {m.runsPerBatch} ({m.method})
+                </Sub>
+              </td>
+            </tr>
+          ))}
+          {probe.skipped.map((s) => (
+            <tr key={s.kind} className="muted">
+              <td className="mono">{s.kind}</td>
+              <td colSpan={2}>not measured: {s.why}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
@@ -88,11 +97,7 @@ function PeakCell({ point }: { point: PerfRow['point'] }) {
   return (
     <td className="num" title={title} data-testid="perf-peak">
       {percent(peak?.fraction)}
-      {peak ? (
-        <span className="muted"> {peak.bound}</span>
-      ) : point ? (
-        <span className="muted"> no roof</span>
-      ) : null}
+      <Sub>{peak ? peak.bound : point ? 'no roof' : ''}</Sub>
     </td>
   );
 }
@@ -161,35 +166,51 @@ export function PerfPanel({ o }: { o: RunOutcome }) {
         </p>
       ) : null}
       {probe && show.method ? <Method probe={probe} /> : null}
-      <table className="perf-table small" data-testid="perf-table">
-        <thead>
-          <tr>
-            <th></th>
-            <th>median ms [min–p90, max] (n)</th>
-            <th>bytes</th>
-            <th>GB/s</th>
-            <th>ops/s</th>
-            <th>ops/byte</th>
-            <th>% of peak</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr key={r.label} data-testid="perf-row">
-              <td>{r.label}</td>
-              <td className="num">
-                {fmt(r.spread.median)} [{fmt(r.spread.min)}–{fmt(r.spread.p90)}, {fmt(r.spread.max)}] (
-                {r.spread.n})
-              </td>
-              <td className="num">{si(r.bytes)}B</td>
-              <td className="num">{fmt(r.bytes / (r.spread.median * 1e6))}</td>
-              <td className="num">{r.ops ? si(r.ops / (r.spread.median / 1e3)) : '–'}</td>
-              <td className="num">{r.bytes ? fmt(r.ops / r.bytes) : '–'}</td>
-              <PeakCell point={r.point} />
+      {/* Five columns, each figure over its detail, so the table fits the results pane (from 1024 px wide
+          the pane never scrolls sideways); the wrapper scrolls it alone should a pane be narrower. */}
+      <div className="perf-scroll">
+        <table className="perf-table small" data-testid="perf-table">
+          <thead>
+            <tr>
+              <th></th>
+              <th>
+                ms per run <Sub>median [min–p90, max] (n)</Sub>
+              </th>
+              <th>
+                GB/s <Sub>bytes</Sub>
+              </th>
+              <th>
+                ops/s <Sub>ops/byte</Sub>
+              </th>
+              <th>
+                % of peak <Sub>bound</Sub>
+              </th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={r.label} data-testid="perf-row">
+                <td className="perf-label">{r.label}</td>
+                <td className="num">
+                  {fmt(r.spread.median)}
+                  <Sub>
+                    [{fmt(r.spread.min)}–{fmt(r.spread.p90)}, {fmt(r.spread.max)}] ({r.spread.n})
+                  </Sub>
+                </td>
+                <td className="num">
+                  {fmt(r.bytes / (r.spread.median * 1e6))}
+                  <Sub>{si(r.bytes)}B</Sub>
+                </td>
+                <td className="num">
+                  {r.ops ? si(r.ops / (r.spread.median / 1e3)) : '–'}
+                  <Sub>{r.bytes ? fmt(r.ops / r.bytes) : '–'}</Sub>
+                </td>
+                <PeakCell point={r.point} />
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       <button
         type="button"
         data-testid="perf-histogram-toggle"
