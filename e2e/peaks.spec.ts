@@ -39,6 +39,11 @@ test('measure peaks, then the run on the roofline', async ({ page }) => {
   await expect(page.getByTestId('perf-method')).toContainText('dot4I8Packed');
   await page.getByTestId('perf-histogram-toggle').click();
   await expect(page.getByTestId('perf-histogram').locator('svg')).toBeVisible();
+  // Its axes say what they count.
+  await expect(page.getByTestId('perf-histogram').locator('.recharts-label')).toContainText([
+    'ms per run (a batch)',
+    'batches',
+  ]);
 
   await perf.scrollIntoViewIfNeeded();
   await expect(perf).toHaveScreenshot('perf-roofline.png', {

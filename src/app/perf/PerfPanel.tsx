@@ -21,7 +21,7 @@ import {
   si,
   type PerfRow,
 } from './perfView';
-import { CHART_AXIS as AXIS, RooflineChart } from './RooflineChart';
+import { CHART_AXIS as AXIS, axisTitle, RooflineChart } from './RooflineChart';
 
 /** A cell's second line: the detail under its figure. */
 const Sub = ({ children }: { children: ReactNode }) => <span className="sub">{children}</span>;
@@ -71,15 +71,16 @@ function Method({ probe }: { probe: ProbeResult }) {
   );
 }
 
+/** The batches' times as a histogram: how many batches (y) took each ms per run (x, the bin's middle). */
 function Histogram({ samples }: { samples: readonly number[] }) {
   const data = histogram(samples, 8).map((b) => ({ ms: fmt((b.from + b.to) / 2), count: b.count }));
   return (
     <div className="perf-histogram" data-testid="perf-histogram">
-      <ResponsiveContainer width="100%" height={120}>
-        <BarChart data={data} margin={{ top: 4, right: 8, bottom: 4, left: 0 }}>
-          <XAxis dataKey="ms" {...AXIS} />
-          <YAxis {...AXIS} allowDecimals={false} width={28} />
-          <Bar dataKey="count" fill="#5ec4ff" isAnimationActive={false} />
+      <ResponsiveContainer width="100%" height={150}>
+        <BarChart data={data} margin={{ top: 4, right: 8, bottom: 16, left: 12 }}>
+          <XAxis dataKey="ms" {...AXIS} label={axisTitle('ms per run (a batch)', 'insideBottom', -10)} />
+          <YAxis {...AXIS} allowDecimals={false} width={36} label={axisTitle('batches', 'insideLeft', -2)} />
+          <Bar dataKey="count" name="batches" fill="#5ec4ff" isAnimationActive={false} />
         </BarChart>
       </ResponsiveContainer>
     </div>
