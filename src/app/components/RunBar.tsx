@@ -3,14 +3,7 @@
 import { safeText } from '../../kernels/quant/untrustedText';
 import { useServices } from '../appContext';
 import { draftProblems, runBlockers, useApp } from '../store';
-
-function blockerText(blockers: string[], drafts: number): string {
-  if (!blockers.length) return '';
-  if (blockers[0]!.startsWith('WebGPU is not available')) return blockers[0]!;
-  if (drafts)
-    return `a field holds an invalid value (${drafts === 1 ? 'marked below it' : `${drafts} fields, marked`})`;
-  return `the config has ${blockers.length === 1 ? 'a problem' : `${blockers.length} problems`} (listed under Results)`;
-}
+import { blockerText } from './runBlocked';
 
 export function RunBar() {
   const { controller } = useServices();
