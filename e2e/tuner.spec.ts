@@ -31,6 +31,10 @@ test('a small hunt runs, charts its configs, keeps going behind other tabs, and 
   await expect(page.getByTestId('tuner-summary')).toBeVisible({ timeout: 150_000 });
   const winner = await page.getByTestId('tuner-summary').getAttribute('data-winner');
   expect(winner).toBeTruthy();
+  // A fresh hunt's winner beat the incumbent measurably, or is the incumbent (said without a ratio).
+  const kind = await page.getByTestId('tuner-summary').getAttribute('data-kind');
+  expect(kind).toMatch(/^(challenger|incumbent)$/);
+  if (kind === 'incumbent') await expect(page.getByTestId('tuner-versus')).not.toContainText(/\dx\b/);
   const finals = page.getByTestId('tuner-finals');
   await expect(finals).toBeVisible();
   await expect(finals.locator(`[data-config="${winner}"]`)).toHaveCount(1);
