@@ -15,6 +15,7 @@ import {
   act,
   catalogIn,
   formFor,
+  importRead,
   setTunerData,
   setTunerEvo,
   setTunerForm,
@@ -26,6 +27,7 @@ import { tunerBlockers } from '../tunerController';
 import { shapeParams } from '../../kernels/models/tensors';
 import { excerpt } from '../../kernels/quant/untrustedText';
 import { ConfigTable } from './ConfigTable';
+import { importSummaryText, readImport } from './importSummary';
 import { RunHistory } from './RunHistory';
 import { ConfigScatter, ConvergenceChart } from './TunerCharts';
 import { bestPerGenerationOf, finalsWallMs, formatMs, formatRel, huntSummary, ktExport } from './tunerData';
@@ -472,9 +474,15 @@ export function TunerDashboard() {
         onDelete={(run) => controller.tuner.remove(run)}
         onExport={() => void doExport()}
         onExportRun={exportRun}
-        onImport={(f) => controller.tuner.importJson(f)}
+        onImport={(f) => {
+          act(importRead, undefined);
+          controller.tuner.importJson(f);
+          // What the file holds, said beside the import's own note (the controller stores it).
+          void f.text().then((text) => act(importRead, readImport(f.name, text)));
+        }}
         importError={tuner.importError}
         importNote={tuner.importNote}
+        importRead={tuner.importRead ? importSummaryText(tuner.importRead) : undefined}
       />
     </section>
   );
