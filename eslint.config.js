@@ -8,13 +8,13 @@ const ZUSTAND_ONLY_IN_STORE = { name: 'zustand', message: 'Import the store from
 const IDB_ONLY_IN_PERSISTENCE = { name: 'idb', message: 'IndexedDB lives in src/app/persistence only.' };
 
 // The app's main thread stays light: at run time it imports only the families' catalogs and the light
-// modules they are made of (declarations, validation, tile and adapter rules, model presets); the
-// generators, oracles and quant code load in the GPU worker. Type imports are fine from anywhere
+// modules they are made of (declarations, validation, tile and adapter rules, model presets, the escaping
+// of text from files); the generators, oracles and quant code load in the GPU worker. Type imports are fine from anywhere
 // (they vanish from the bundle); e2e/bundle.spec.ts checks the built main chunk as well.
 const LIGHT_MAIN_THREAD = [
   {
     regex:
-      '^(\\.{1,2}/)+([^/]+/)*kernels(?!/(catalog|registry|family|controls|tile|work|compare|partials|gpu/arms|gpu/caps|models/presets|models/tensors|tune/problem|tune/finals|perf/(?:roofline|spread|traffic|ktCache|probe|estimate)|[\\w-]+/catalog)$)(/.*)?$',
+      '^(\\.{1,2}/)+([^/]+/)*kernels(?!/(catalog|registry|family|controls|tile|work|compare|partials|gpu/arms|gpu/caps|models/presets|models/tensors|quant/untrustedText|tune/problem|tune/finals|perf/(?:roofline|spread|traffic|ktCache|probe|estimate)|[\\w-]+/catalog)$)(/.*)?$',
     allowTypeImports: true,
     message:
       'The main thread imports only the light kernel catalogs (kernels/catalog.ts and its modules); generators, oracles and quant code load in the worker. `import type` is fine.',

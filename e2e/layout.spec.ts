@@ -2,7 +2,7 @@
 // cut off; at 1440 px the editor shows at least 80 columns; the splitter moves; a heatmap click brings
 // the inspector into view. Screenshot baselines at 1024x768 and 1440x900 (run timings masked).
 import { expect, test, type Locator, type Page } from '@playwright/test';
-import { openApp, waitForRun } from './helpers';
+import { openApp, pickKernel, waitForRun } from './helpers';
 
 async function inViewport(page: Page, el: Locator) {
   const box = await el.boundingBox();
@@ -92,5 +92,38 @@ test.describe('at 1440x900', () => {
     // Hiding the controls gives the editor their width.
     await page.getByTestId('toggle-controls').click();
     await expect.poll(() => page.evaluate(() => window.__mmq!.editor()!.columns())).toBeGreaterThan(cols);
+  });
+
+  test('the performance tables fit the results pane: it does not scroll sideways', async ({ page }) => {
+    test.setTimeout(120_000);
+    await openApp(page);
+    // The widest case: a plan of three passes with long labels, the peaks measured, the method shown.
+    const size = await pickKernel(page, 'coopmat-f16');
+    await waitForRun(page, 'coopmat-f16', size);
+    await page.getByTestId('perf-probe').click();
+    await expect(page.getByTestId('perf')).toHaveAttribute('data-peaks', 'measured', { timeout: 60_000 });
+    await page.getByTestId('perf-method-toggle').click();
+    await expect(page.getByTestId('perf-row')).toHaveCount(4);
+    const widths = await page.evaluate(() => {
+      const side = document.querySelector<HTMLElement>('.side')!;
+      const box = side.getBoundingClientRect();
+      return {
+        side: side.scrollWidth - side.clientWidth,
+        tables: ['perf-table', 'perf-method'].map((id) => {
+          const t = document.querySelector<HTMLElement>(`[data-testid="${id}"]`)!;
+          const r = t.getBoundingClientRect();
+          return {
+            id,
+            overRight: r.right - box.right,
+            overWrap: t.scrollWidth - t.parentElement!.clientWidth,
+          };
+        }),
+      };
+    });
+    expect(widths.side).toBeLessThanOrEqual(0);
+    for (const t of widths.tables) {
+      expect(t.overRight, t.id).toBeLessThanOrEqual(0);
+      expect(t.overWrap, t.id).toBeLessThanOrEqual(0);
+    }
   });
 });

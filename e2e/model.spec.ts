@@ -4,10 +4,13 @@
 // kernel, each matching its oracle; a permalink to a tensor asks for its file and says when the file
 // picked is another one; a file that is not a GGUF gets one clear message, one cut short lists the tensor
 // it cuts; a sparse file over 4 GiB opens from its header and its tensor past 2^32 runs.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { expect, test, type Page } from '@playwright/test';
+import { GgmlType, quantizeQ4K, quantizeQ8_0 } from '../src/kernels/quant';
 import { writeSparseGguf } from '../test/ggufSparse';
+import { writeGguf } from '../test/ggufWriter';
 import { openApp } from './helpers';
 
 const PEER = 'test/golden/gguf/peer_default.gguf.gz';
@@ -91,6 +94,48 @@ test('opens a .gguf.gz, lists its tensors, and runs its Q4_K matrix and expert b
   });
 });
 
+test('a kernel is offered for a tensor only at rows it runs: else it says which rows it needs', async ({
+  page,
+}) => {
+  // A Q8_0 weight the tiled 32x64 kernel takes (n = 64), beside the peer file's narrow Q4_K one.
+  const [n, k] = [64, 64];
+  const { bytes } = quantizeQ8_0(
+    new Float32Array(n * k).map((_, i) => Math.cos(i)),
+    n,
+    k,
+  );
+  const path = test.info().outputPath('q8.gguf');
+  writeFileSync(
+    path,
+    writeGguf({
+      kv: [['general.architecture', { t: 'str', v: 'llama' }]],
+      tensors: [{ name: 'blk.0.attn_q.weight', dims: [k, n], type: GgmlType.Q8_0, data: bytes }],
+    }),
+  );
+  await openApp(page);
+  await page.getByTestId('tab-model').click();
+  await page.getByTestId('model-file-input').setInputFiles(path);
+  await page.getByTestId('model-rows').fill('16');
+  const q8 = page.locator('[data-testid="tensor-row"][data-name="blk.0.attn_q.weight"]');
+  // The tiled kernel's 32-row tile cannot take 16 rows (the run used to fail so after the click): the
+  // offer says so and is for 32 rows; the naive kernel runs at 16.
+  await expect(q8.getByTestId('offer-why-mmq-q8-tiled')).toHaveText(
+    /^ \(not at 16 rows: m = 16 is not a multiple of 32/,
+  );
+  await expect(q8.getByTestId('run-on-mmq-q8-tiled')).toHaveText(/at 32 rows$/);
+  await expect(q8.getByTestId('run-on-mmq-q8-naive')).toHaveAttribute('data-rows', '16');
+  await runTensor(page, 'blk.0.attn_q.weight', 'mmq-q8-tiled');
+  expect(await page.evaluate(() => window.__mmq!.status().params)).toMatchObject({ m: 32, n, k });
+  await expect(page.getByTestId('model-rows')).toHaveValue('32');
+  await expect(page.getByTestId('problems')).toHaveCount(0);
+
+  // A problem no row count fixes (the fixed 32x64 kernel and n = 10): not offered, and says why.
+  await page.getByTestId('model-file-input').setInputFiles(PEER);
+  const down = page.locator('[data-testid="tensor-row"][data-name="blk.0.ffn_down.weight"]');
+  await expect(down.getByTestId('run-on-mmq-q4k-blk')).toBeDisabled();
+  await expect(down.getByTestId('offer-why-mmq-q4k-blk')).toContainText('n = 10 is not a multiple of 64');
+});
+
 test('a link to a tensor asks for its file, says when another file is picked, and runs with the right one', async ({
   page,
   browser,
@@ -159,6 +204,98 @@ test('a file that is not a GGUF gets one clear message; one cut short lists its 
   await expect(cutRows).toHaveCount(1);
   await expect(page.getByTestId('tensor-row')).toHaveCount(8);
   await expect(page.getByTestId('verdict')).toContainText('matches oracle');
+});
+
+test('two files with one header hash (a copy cut short) are listed apart and each can be shown', async ({
+  page,
+}) => {
+  const errors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  await openApp(page);
+  await page.getByTestId('tab-model').click();
+  const whole = gunzipSync(readFileSync(PEER));
+  const [wholePath, cutPath] = ['whole', 'cut'].map((dir) => test.info().outputPath(dir, 'peer.gguf'));
+  mkdirSync(dirname(wholePath!), { recursive: true });
+  mkdirSync(dirname(cutPath!), { recursive: true });
+  writeFileSync(wholePath!, whole);
+  writeFileSync(cutPath!, whole.subarray(0, whole.length - 100));
+  await page.getByTestId('model-file-input').setInputFiles(wholePath!);
+  await expect(page.getByTestId('tensor-row')).toHaveCount(8);
+  await page.getByTestId('model-file-input').setInputFiles(cutPath!);
+  const select = page.getByTestId('model-file-select');
+  const options = select.locator('option');
+  await expect(options).toHaveCount(2);
+  const labels = await options.allTextContents();
+  expect(new Set(labels).size).toBe(2);
+  expect(labels.join(' | ')).toContain(`${whole.length.toLocaleString('en-US')} bytes`);
+  // Each file can be picked and shows its own tensors: only the cut copy has a cut tensor.
+  const cutRows = page.getByTestId('tensor-row').filter({ hasText: 'cut short' });
+  for (const [i, cutTensors] of [
+    [0, 1],
+    [1, 0],
+    [0, 1],
+  ] as const) {
+    await select.selectOption({ index: i });
+    await expect(page.getByTestId('model-file')).toContainText(labels[i]!);
+    await expect(cutRows).toHaveCount(cutTensors);
+  }
+  expect(errors.filter((e) => /same key/i.test(e))).toEqual([]);
+});
+
+test('names from the file are shown escaped: bidi overrides, BEL, ESC and newlines stay visible', async ({
+  page,
+}) => {
+  const [rows, k] = [8, 256];
+  const { bytes } = quantizeQ4K(
+    new Float32Array(rows * k).map((_, i) => Math.sin(i)),
+    rows,
+    k,
+  );
+  // "blk.0.<RLO>evil.weight" would read "blk.0.thgiew.live" raw; the others ring, repaint, break the row.
+  // The plain GEMM tensor gives the file a model preset, named from general.name.
+  const names = ['blk.0.\u202eevil.weight', 'bell\x07esc\x1b[2J', 'two\nlines', 'blk.0.ffn_down.weight'];
+  const hostile = test.info().outputPath('hostile.gguf');
+  writeFileSync(
+    hostile,
+    writeGguf({
+      kv: [
+        ['general.architecture', { t: 'str', v: 'llama' }],
+        ['general.name', { t: 'str', v: 'model\u202eevil' }],
+      ],
+      tensors: names.map((name) => ({ name, dims: [k, rows], type: GgmlType.Q4_K, data: bytes })),
+    }),
+  );
+  await openApp(page);
+  await page.getByTestId('tab-model').click();
+  await page.getByTestId('model-file-input').setInputFiles(hostile);
+  const table = page.getByTestId('tensor-table');
+  await expect(page.getByTestId('tensor-row')).toHaveCount(4);
+  await expect(table).toContainText('blk.0.\\u202eevil.weight');
+  await expect(table).toContainText('bell\\x07esc\\x1b[2J');
+  await expect(table).toContainText('two\\nlines');
+  // No raw control or bidi character reaches the page: not in the table, not in the preset's name.
+  // eslint-disable-next-line no-control-regex
+  const raw = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+  expect(await table.textContent()).not.toMatch(raw);
+  const presets = await page.getByTestId('shape-preset-model').locator('option').allTextContents();
+  expect(presets.join('|')).toContain('model\\u202eevil');
+  expect(presets.join('|')).not.toMatch(raw);
+  // Each row is one line: the newline in a name does not break it.
+  const heights = await page
+    .getByTestId('tensor-row')
+    .evaluateAll((trs) => trs.map((tr) => tr.getBoundingClientRect().height));
+  expect(new Set(heights).size).toBe(1);
+  // Run one: the controls and the results name the weight escaped too.
+  await page.getByTestId('model-rows').fill('16');
+  await page.getByTestId('tensor-row').first().getByTestId('run-on-mmq-q4k-rt').click();
+  await expect(page.getByTestId('tensor-read')).toContainText('blk.0.\\u202eevil.weight', {
+    timeout: 60_000,
+  });
+  await expect(page.getByTestId('tensor-choice')).toContainText('blk.0.\\u202eevil.weight');
+  for (const part of ['results', 'tensor-choice', 'runbar'])
+    expect(await page.getByTestId(part).textContent()).not.toMatch(raw);
 });
 
 test('a GGUF over 4 GiB (a sparse file) opens at once and its tensor past 2^32 runs', async ({ page }) => {

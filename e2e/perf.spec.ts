@@ -89,6 +89,38 @@ test('A/B: a pinned run against an edited kernel, side by side, and in the perma
   await expect(page.getByTestId('ab-side-a')).toContainText('not run here');
 });
 
+test('A/B: a new B while the WGSL diff is still computing throws nothing', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  // Hold Monaco's editor worker back so the first diff is still being computed when the next run
+  // replaces B (on a loaded machine this happens by itself; here it happens every time).
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route(/editor\.worker-[^/]*\.js$/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await openApp(page);
+  const size = await pickKernel(page, 'mmq-q4k-tile');
+  await waitForRun(page, 'mmq-q4k-tile', size);
+  await page.getByTestId('tab-ab').click();
+  await page.getByTestId('ab-pin').click();
+  for (const [field, value] of [
+    ['wm', 1],
+    ['rm', 2],
+  ] as const) {
+    const before = await runId(page);
+    await page.getByTestId(`param-${field}`).fill(String(value));
+    expect(await waitForNewRun(page, before)).toBe('done');
+    await expect(page.getByTestId('ab-wgsl-diff')).toBeVisible();
+  }
+  release();
+  // The diff of the last B arrives, and the one it replaced was cancelled, not thrown.
+  await expect(page.getByTestId('ab-wgsl-diff')).toHaveAttribute('data-changes', /^[1-9]/);
+  await page.waitForTimeout(1000);
+  expect(errors).toEqual([]);
+});
+
 test('the shape sweep runs a list of m, refuses what the kernel cannot run, and is stored', async ({
   page,
 }) => {

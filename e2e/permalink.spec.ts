@@ -40,6 +40,12 @@ test('a copied link restores kernel, shape, plane, data, tab and the edited WGSL
   });
   // A link from someone else is shown, not run, and nothing of it is stored until accepted.
   await expect(other.getByTestId('link-preview')).toContainText('with WGSL edited by whoever made the link');
+  // The run bar and the results say the link waits for approval, and where to give it.
+  await expect(other.getByTestId('run-blocked')).toHaveText(
+    'Cannot run: this config came from a link and waits for your approval ("Run this linked kernel" above)',
+  );
+  await expect(other.getByTestId('results-link-waiting')).toContainText('"Run this linked kernel"');
+  await expect(other.getByTestId('results')).not.toContainText('No run yet');
   await expect.poll(() => other.evaluate(() => window.__mmq!.editor()?.getValue())).toBe(text);
   await other.waitForTimeout(1500); // the debounced auto-run would have started by now
   expect(await other.evaluate(() => window.__mmq!.status().runId)).toBe(0);

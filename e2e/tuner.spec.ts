@@ -1,8 +1,11 @@
 // The tuner in the browser: a small hunt on SwiftShader, its charts, the hunt going on while another tab
 // is shown, a run asked for meanwhile queued behind it (and said so), every measured config saved as it
 // arrives, so a reload mid-hunt lists the run as interrupted and 'resume' finishes it without measuring
-// again what was measured.
+// again what was measured; importing a Kernel Tuner cache file says what it read.
+import { writeFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
+import { ktExport } from '../src/app/tuner/tunerData';
+import type { TuneRecordEntry, TuneReport } from '../src/workers/protocol';
 import { openApp } from './helpers';
 
 async function fillHunt(page: Page, evo: Record<string, string>) {
@@ -31,6 +34,10 @@ test('a small hunt runs, charts its configs, keeps going behind other tabs, and 
   await expect(page.getByTestId('tuner-summary')).toBeVisible({ timeout: 150_000 });
   const winner = await page.getByTestId('tuner-summary').getAttribute('data-winner');
   expect(winner).toBeTruthy();
+  // A fresh hunt's winner beat the incumbent measurably, or is the incumbent (said without a ratio).
+  const kind = await page.getByTestId('tuner-summary').getAttribute('data-kind');
+  expect(kind).toMatch(/^(challenger|incumbent)$/);
+  if (kind === 'incumbent') await expect(page.getByTestId('tuner-versus')).not.toContainText(/\dx\b/);
   const finals = page.getByTestId('tuner-finals');
   await expect(finals).toBeVisible();
   await expect(finals.locator(`[data-config="${winner}"]`)).toHaveCount(1);
@@ -89,4 +96,55 @@ test('a reload mid-hunt keeps what was measured: the run is listed interrupted a
   await expect(page.getByTestId('tuner-summary')).toBeVisible({ timeout: 200_000 });
   await expect(page.getByTestId('tuner-history-row')).toHaveAttribute('data-status', 'complete');
   expect(await page.evaluate(() => window.__mmq!.tuner().runs[0]!.entries)).toBeGreaterThan(kept);
+});
+
+test('importing a Kernel Tuner cache file says what it read and what had no timing, and why', async ({
+  page,
+}) => {
+  const params = (wm: number) => ({ m: 16, n: 16, k: 256, wm, wn: 4, rm: 1, rn: 1 });
+  const entry = (wm: number, verdict: TuneRecordEntry['verdict'], ms: number, reason?: string) => ({
+    config: `WM=${wm},WN=4,RM=1,RN=1,ARM=0`,
+    params: params(wm),
+    arm: 'dp4a' as const,
+    generation: 0,
+    verdict,
+    ms,
+    ...(reason ? { reason } : {}),
+  });
+  const report: TuneReport = {
+    op: 'mmq_q4k_tile',
+    kernel: 'mmq-q4k-tile',
+    deviceId: 'elsewhere#plane32',
+    problem: 'm=16,n=16,k=256',
+    base: { kernel: 'mmq-q4k-tile', arm: 'dp4a', data: { source: 'reference', seed: 0 }, params: params(2) },
+    winner: 'WM=1,WN=4,RM=1,RN=1,ARM=0',
+    bestMs: 1.2,
+    entries: [
+      entry(2, 'measured', 1.5),
+      entry(1, 'measured', 1.2),
+      entry(4, 'rejected', Infinity, 'workgroup storage 40 KiB > 32 KiB'),
+    ],
+    bestPerGeneration: [1.2],
+    evo: { population: 3, generations: 1, seed: 1, measureMs: 1, batches: 1, banks: 1 },
+    startedAt: '2026-12-05T19:00:00.000Z',
+    durationMs: 1000,
+    status: 'complete',
+  };
+  const path = test.info().outputPath('run.kt.json');
+  writeFileSync(path, ktExport(report, 'json'));
+  await openApp(page);
+  await page.getByTestId('tab-tuner').click();
+  await page.getByTestId('tuner-import-file').setInputFiles(path);
+  await expect(page.getByTestId('tuner-import-read')).toHaveText(
+    'read run.kt.json (Kernel Tuner cache): 1 run, 3 configs, 2 measured; without a timing: 1 config (workgroup storage 40 KiB > 32 KiB); nothing skipped',
+  );
+  await expect(page.getByTestId('tuner-history-row')).toHaveCount(1);
+  // A file that is not one says so, and no stale summary stays beside the error.
+  const bad = test.info().outputPath('notes.json');
+  writeFileSync(bad, '{"hello": 1}');
+  await page.getByTestId('tuner-import-file').setInputFiles(bad);
+  await expect(page.getByTestId('tuner-import-error')).toContainText(
+    'not an MMQ Playground tune-runs export',
+  );
+  await expect(page.getByTestId('tuner-import-read')).toHaveCount(0);
 });

@@ -13,9 +13,9 @@ import { Glossary } from './components/Glossary';
 import { Header } from './components/Header';
 import { ResultsPanel } from './components/ResultsPanel';
 import { Splitter } from './components/Splitter';
+import { TAB_LABEL, TAB_PANEL_ID, tabId, ViewTabList } from './components/ViewTabList';
 import { ModelPanel } from './model/ModelPanel';
-import { VIEW_TABS, type ViewTab } from './permalink/codec';
-import { act, selectElement, setTab, useApp } from './store';
+import { act, selectElement, useApp } from './store';
 import { ErrorView } from './views/ErrorView';
 import { OwnershipView } from './views/OwnershipView';
 
@@ -24,16 +24,6 @@ const TunerDashboard = lazy(() => import('./tuner/TunerDashboard'));
 
 const AbView = lazy(() => import('./views/AbView'));
 const SweepView = lazy(() => import('./views/SweepView'));
-
-const TAB_LABEL: Record<ViewTab, string> = {
-  ownership: 'Ownership',
-  errors: 'Errors',
-  ab: 'A/B',
-  sweep: 'Shape sweep',
-  tuner: 'Tuner',
-  model: 'Model file',
-  config: 'Config JSON',
-};
 
 /** Below this width the editor and the results stack instead of sitting side by side. */
 export const STACK_BELOW_PX = 1200;
@@ -52,26 +42,10 @@ function useStacked(): boolean {
 
 function Tabs() {
   const tab = useApp((s) => s.tab);
-  const hunting = useApp((s) => s.tuner.hunt?.status === 'running');
   return (
     <section className="views">
-      <nav className="tabs" role="tablist">
-        {VIEW_TABS.map((t) => (
-          <button
-            key={t}
-            type="button"
-            role="tab"
-            aria-selected={tab === t}
-            className={tab === t ? 'on' : ''}
-            onClick={() => act(setTab, t)}
-            data-testid={`tab-${t}`}
-          >
-            {TAB_LABEL[t]}
-            {t === 'tuner' && hunting ? ' (hunting…)' : ''}
-          </button>
-        ))}
-      </nav>
-      <div className="tab-body" role="tabpanel">
+      <ViewTabList />
+      <div className="tab-body" role="tabpanel" id={TAB_PANEL_ID} aria-labelledby={tabId(tab)}>
         <ErrorBoundary
           label={`${TAB_LABEL[tab]} view`}
           onReset={() => act(selectElement, undefined)}

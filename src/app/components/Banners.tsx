@@ -2,8 +2,8 @@
 // the wrong one picked), a run expected to take long, a lost or missing device.
 import { useServices } from '../appContext';
 import { OpenModelButton } from '../model/OpenModelButton';
-import { clipText } from '../permalink/codec';
 import { formatMs } from '../../kernels/perf/estimate';
+import { excerpt } from '../../kernels/quant/untrustedText';
 import { act, currentCatalog, dismissConfirm, dismissLinkError, fileText, useApp } from '../store';
 
 /**
@@ -49,7 +49,7 @@ function WantedFile() {
       <span>
         {mismatch ?? (
           <>
-            This config runs tensor <code>{clipText(wanted.tensor)}</code> of the model file{' '}
+            This config runs tensor <code>{excerpt(wanted.tensor)}</code> of the model file{' '}
             {fileText(wanted.file)}. Open that file to run it (it stays on your machine).
           </>
         )}

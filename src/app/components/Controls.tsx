@@ -3,6 +3,7 @@
 // when one cannot run), plane width, data source and data seed, and how a run is timed. Every change is a
 // store action; the controller regenerates and re-runs. Problems are listed once, in the family's words.
 import type { ControlDecl, DataSource, FamilyCatalog } from '../../kernels/family';
+import { excerpt } from '../../kernels/quant/untrustedText';
 import { PLANE_CHOICES } from '../permalink/codec';
 import {
   act,
@@ -158,8 +159,8 @@ function DataControls({ catalog }: { catalog: FamilyCatalog }) {
       </div>
       {data.source === 'tensor' && data.tensor && (
         <p className="small tensor-choice" data-testid="tensor-choice">
-          weight <code>{data.tensor.tensor}</code> of <code>{data.tensor.file.name}</code>, activation{' '}
-          {data.tensor.activation === 'outliers' ? 'normal with outlier channels' : 'normal'}
+          weight <code>{excerpt(data.tensor.tensor)}</code> of <code>{excerpt(data.tensor.file.name)}</code>,
+          activation {data.tensor.activation === 'outliers' ? 'normal with outlier channels' : 'normal'}
         </p>
       )}
       <NumberField
@@ -233,6 +234,9 @@ function RunOptions() {
   );
 }
 
+/** A problem message is cut here: it may quote a name from a file or a link of any length. */
+const PROBLEM_CHARS = 400;
+
 export function Problems() {
   const problems = useApp(configProblems);
   const generatedProblems = useApp((s) =>
@@ -246,8 +250,9 @@ export function Problems() {
     <section className="problems" role="alert" data-testid="problems">
       <h2>Cannot run this config</h2>
       <ul>
+        {/* Messages may quote names from a model file or a link: shown escaped. */}
         {shown.map((p) => (
-          <li key={p}>{p}</li>
+          <li key={p}>{excerpt(p, PROBLEM_CHARS)}</li>
         ))}
       </ul>
       {drafts.length > 0 && (

@@ -1,5 +1,7 @@
 // A short glossary of the words the playground uses, with a link to the README (deployed next to the app).
+import { useEffect, useRef } from 'react';
 import { act, setGlossary, useApp } from '../store';
+import { dialogTabTarget } from './keys';
 
 const TERMS: readonly [string, string][] = [
   [
@@ -68,23 +70,64 @@ const TERMS: readonly [string, string][] = [
   ],
 ];
 
+/** What can take focus inside the dialog, in tab order. */
+const FOCUSABLE = 'button, [href], input, select, textarea, [tabindex]:not([tabindex="-1"])';
+
+/**
+ * The glossary as a modal dialog: focus moves into it when it opens, Tab and Shift+Tab cycle inside it,
+ * Escape (or a click outside, or Close) closes it and returns focus to what had it before.
+ */
 export function Glossary() {
   const open = useApp((s) => s.glossaryOpen);
+  const dialog = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : undefined;
+    dialog.current?.querySelector<HTMLElement>(FOCUSABLE)?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      const box = dialog.current;
+      if (!box) return;
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        act(setGlossary, false);
+        return;
+      }
+      if (e.key !== 'Tab') return;
+      const items = [...box.querySelectorAll<HTMLElement>(FOCUSABLE)];
+      const active = document.activeElement;
+      const next =
+        items[
+          dialogTabTarget(
+            items.findIndex((el) => el === active),
+            items.length,
+            e.shiftKey,
+          )
+        ];
+      e.preventDefault();
+      next?.focus();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => {
+      document.removeEventListener('keydown', onKey);
+      // Closed: focus goes back where it was (the Glossary button, usually).
+      if (opener?.isConnected) opener.focus();
+    };
+  }, [open]);
   if (!open) return null;
   return (
     <div className="overlay" role="presentation" onClick={() => act(setGlossary, false)}>
       <div
+        ref={dialog}
         className="dialog"
         role="dialog"
         aria-modal="true"
         aria-label="Glossary"
         data-testid="glossary"
         onClick={(e) => e.stopPropagation()}
-        onKeyDown={(e) => e.key === 'Escape' && act(setGlossary, false)}
       >
         <header>
           <h2>Glossary</h2>
-          <button type="button" onClick={() => act(setGlossary, false)} autoFocus>
+          <button type="button" onClick={() => act(setGlossary, false)} data-testid="glossary-close">
             Close
           </button>
         </header>

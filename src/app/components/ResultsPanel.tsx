@@ -7,10 +7,12 @@ import { lazy, Suspense } from 'react';
 import type { RunOutcome } from '../../workers/protocol';
 import { spreadOf } from '../../kernels/perf/spread';
 import { gateText } from '../../kernels/compare';
+import { excerpt } from '../../kernels/quant/untrustedText';
 import { useServices } from '../appContext';
 import { catalogIn, configKey, isCurrentResult, useApp } from '../store';
 import { errorSplit, fmt, passSlowerNote } from '../views/analysis';
 import { Problems } from './Controls';
+import { LINK_WAITING } from './runBlocked';
 
 /** A duration with a unit that keeps it readable: 12.3 µs, 0.456 ms, 1.23 s. */
 export function duration(ms: number): string {
@@ -193,6 +195,7 @@ function OraclePreview() {
 export function ResultsPanel() {
   const outcome = useApp((s) => s.outcome);
   const run = useApp((s) => s.run);
+  const linkWaiting = useApp((s) => s.pendingLink !== undefined);
   const current = useApp((s) => (s.outcome ? isCurrentResult(s, s.outcome.config) : true));
   // A config's arithmetic: the worker's throughput unit says it (a family may have routes of both
   // kinds); an untimed run falls back to the family's.
@@ -264,8 +267,8 @@ export function ResultsPanel() {
           <Split o={o} />
           {o.tensorRead && (
             <p className="small muted" data-testid="tensor-read">
-              weight <code>{o.tensorRead.tensor}</code>: {o.tensorRead.bytes.toLocaleString('en-US')} bytes
-              read from its file once, in {duration(o.tensorRead.ms)} (kept for the next runs)
+              weight <code>{excerpt(o.tensorRead.tensor)}</code>: {o.tensorRead.bytes.toLocaleString('en-US')}{' '}
+              bytes read from its file once, in {duration(o.tensorRead.ms)} (kept for the next runs)
             </p>
           )}
           {o.warnings.length > 0 && (
@@ -276,6 +279,10 @@ export function ResultsPanel() {
             </ul>
           )}
         </>
+      ) : linkWaiting ? (
+        <p className="muted" data-testid="results-link-waiting">
+          {LINK_WAITING}
+        </p>
       ) : (
         run.status !== 'error' && <p className="muted">No run yet.</p>
       )}

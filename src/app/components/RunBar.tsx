@@ -1,15 +1,9 @@
 // The run bar, always in view at the top: Run (Ctrl/Alt+Enter anywhere) and Cancel, why a run cannot
 // start, the progress of the run in flight (or that it waits behind the tuner's hunt), and how it ended.
+import { safeText } from '../../kernels/quant/untrustedText';
 import { useServices } from '../appContext';
 import { draftProblems, runBlockers, useApp } from '../store';
-
-function blockerText(blockers: string[], drafts: number): string {
-  if (!blockers.length) return '';
-  if (blockers[0]!.startsWith('WebGPU is not available')) return blockers[0]!;
-  if (drafts)
-    return `a field holds an invalid value (${drafts === 1 ? 'marked below it' : `${drafts} fields, marked`})`;
-  return `the config has ${blockers.length === 1 ? 'a problem' : `${blockers.length} problems`} (listed under Results)`;
-}
+import { blockerText } from './runBlocked';
 
 export function RunBar() {
   const { controller } = useServices();
@@ -72,6 +66,7 @@ export function RunBar() {
             The edited WGSL does not compile (see the editor).
           </span>
         ) : run.status === 'error' && run.error ? (
+          // The worker's message may quote a tensor or file name: escaped, its own line breaks kept.
           <span className="bad" role="alert" data-testid="run-error">
             {run.error.kind === 'shape'
               ? 'Config rejected'
@@ -80,7 +75,7 @@ export function RunBar() {
                 : run.error.kind === 'file'
                   ? 'Model file problem'
                   : 'Run failed'}
-            : {run.error.message}
+            : {safeText(run.error.message, { keepNewlines: true })}
           </span>
         ) : null}
       </div>

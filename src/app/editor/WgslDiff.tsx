@@ -21,7 +21,11 @@ export default function WgslDiff({ original, modified }: { original: string; mod
       scrollBeyondLastLine: false,
       fontSize: 12,
     });
-    diff.setModel({ original: a, modified: b });
+    // The view model is ours to dispose: given plain models, Monaco keeps one reference to the view model
+    // it creates that nothing releases, so a diff still computing when the sides change (a new B) is not
+    // cancelled and throws "no diff result available" once the models are gone. Disposing it cancels.
+    const viewModel = diff.createViewModel({ original: a, modified: b });
+    diff.setModel(viewModel);
     // Bring the first change into view (a kernel is longer than the pane), and say how many there are.
     const shown = diff.onDidUpdateDiff(() => {
       const changes = diff.getLineChanges() ?? [];
@@ -32,6 +36,7 @@ export default function WgslDiff({ original, modified }: { original: string; mod
     return () => {
       shown.dispose();
       diff.dispose();
+      viewModel.dispose();
       a.dispose();
       b.dispose();
     };

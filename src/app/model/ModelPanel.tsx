@@ -1,13 +1,28 @@
 // The Model tab: open a local GGUF (picker or drop; .gguf.gz is inflated by the worker), its tensors with
-// a filter box -- name, type, shape, bytes, and the kernels that take each (or why one cannot run it as
-// is; "not taken by these kernels (Q8_0, Q4_K)" for other types) --, and the activation a tensor runs
-// with. Choosing "run on <kernel>" makes the tensor the weight operand of that family's config.
-import { Fragment, useState } from 'react';
+// a filter box -- name, type, shape, bytes, and the kernels that take each at the activation rows chosen
+// (or the rows one needs, or why it cannot run it; "not taken by these kernels (Q8_0, Q4_K)" for other
+// types) --, and the activation a tensor runs with. Choosing "run on <kernel>" makes the tensor the
+// weight operand of that family's config. Names from the file are shown escaped.
+import { Fragment, useMemo, useState } from 'react';
+import type { TensorListing } from '../../kernels/models/tensors';
+import { excerpt, safeText } from '../../kernels/quant/untrustedText';
 import { useServices } from '../appContext';
 import { NumberField } from '../components/NumberField';
 import { OpenModelButton } from './OpenModelButton';
 import { bytesText, tensorMatches } from './tensorFilter';
-import { act, catalogIn, setActivation, setDataSeed, setModelFilter, setModelRows, useApp } from '../store';
+import {
+  act,
+  catalogIn,
+  modelFileKey,
+  modelFileLabels,
+  setActivation,
+  setDataSeed,
+  setModelFilter,
+  setModelRows,
+  tensorOffers,
+  useApp,
+  type TensorOffer,
+} from '../store';
 
 const SHOWN = 400;
 
@@ -15,11 +30,32 @@ export function ModelPanel() {
   const { controller } = useServices();
   const models = useApp((s) => s.models);
   const catalogs = useApp((s) => s.catalogs);
+  const config = useApp((s) => s.config);
+  const panel = useApp((s) => ({ rows: s.models.rows, activation: s.models.activation }));
+  const device = useApp((s) => s.device);
   const current = useApp((s) => (s.config.data.source === 'tensor' ? s.config.data.tensor : undefined));
   const seed = useApp((s) => s.config.data.seed);
   const [which, setWhich] = useState<string>();
-  const file = models.files.find((f) => f.file.headerHash === which) ?? models.files[0];
+  // Files are told apart by header hash and size: a file and a copy cut short share the header hash.
+  const fileIndex = Math.max(
+    0,
+    models.files.findIndex((f) => modelFileKey(f.file) === which),
+  );
+  const file = models.files[fileIndex];
+  const labels = modelFileLabels(models.files.map((f) => f.file));
   const tensors = (file?.tensors ?? []).filter((t) => tensorMatches(t, models.filter));
+  // Each family's offer is validated as "run on" would load it (the panel's rows, the current tile),
+  // once per tensor shown while those stay the same.
+  const offersOf = useMemo(() => {
+    const cache = new Map<TensorListing, TensorOffer[]>();
+    return (t: TensorListing): TensorOffer[] => {
+      if (!file) return [];
+      let offers = cache.get(t);
+      if (!offers)
+        cache.set(t, (offers = tensorOffers({ catalogs, config, models: panel, device }, file.file, t)));
+      return offers;
+    };
+  }, [catalogs, config, panel, device, file]);
 
   return (
     <div className="view model-view" data-testid="model-view">
@@ -30,12 +66,12 @@ export function ModelPanel() {
           <select
             aria-label="opened file"
             data-testid="model-file-select"
-            value={file?.file.headerHash ?? ''}
+            value={file ? modelFileKey(file.file) : ''}
             onChange={(e) => setWhich(e.target.value)}
           >
-            {models.files.map((f) => (
-              <option key={f.file.headerHash} value={f.file.headerHash}>
-                {f.file.name}
+            {models.files.map((f, i) => (
+              <option key={modelFileKey(f.file)} value={modelFileKey(f.file)}>
+                {labels[i]}
               </option>
             ))}
           </select>
@@ -56,13 +92,13 @@ export function ModelPanel() {
       ) : (
         <>
           <p className="small" data-testid="model-file">
-            <strong>{file.file.name}</strong> · {bytesText(file.file.size)} · GGUF v{file.version} ·{' '}
+            <strong>{labels[fileIndex]}</strong> · {bytesText(file.file.size)} · GGUF v{file.version} ·{' '}
             {file.tensors.length} tensors · {bytesText(file.bytesRead)} read to open it · header{' '}
             {file.file.headerHash}
             {file.preset ? (
               <> · presets: {file.preset.gemms.length} GEMMs (shape controls)</>
             ) : file.presetProblem ? (
-              <span className="muted"> · no model preset: {file.presetProblem}</span>
+              <span className="muted"> · no model preset: {safeText(file.presetProblem)}</span>
             ) : null}
           </p>
           <div className="grid3 model-data">
@@ -118,7 +154,7 @@ export function ModelPanel() {
               <tbody>
                 {tensors.slice(0, SHOWN).map((t) => {
                   const chosen =
-                    current?.tensor === t.name && current.file.headerHash === file.file.headerHash;
+                    current?.tensor === t.name && modelFileKey(current.file) === modelFileKey(file.file);
                   return (
                     <tr
                       key={t.name}
@@ -127,37 +163,43 @@ export function ModelPanel() {
                       className={chosen ? 'chosen' : ''}
                     >
                       <td className="mono">
-                        {t.name.split('.').map((part, i) => (
-                          <Fragment key={i}>
-                            {i > 0 && (
-                              <>
-                                .<wbr />
-                              </>
-                            )}
-                            {part}
-                          </Fragment>
-                        ))}
+                        {excerpt(t.name)
+                          .split('.')
+                          .map((part, i) => (
+                            <Fragment key={i}>
+                              {i > 0 && (
+                                <>
+                                  .<wbr />
+                                </>
+                              )}
+                              {part}
+                            </Fragment>
+                          ))}
                       </td>
-                      <td className="mono">{t.typeName}</td>
+                      <td className="mono">{excerpt(t.typeName)}</td>
                       <td className="num">{t.shape.join(' × ')}</td>
                       <td className="num">{bytesText(t.bytes)}</td>
                       <td>
-                        {t.note && <span className="muted small">{t.note}</span>}
-                        {t.kernels.map((k) => {
+                        {t.note && <span className="muted small">{safeText(t.note)}</span>}
+                        {offersOf(t).map((k) => {
                           const catalog = catalogIn({ catalogs }, k.kernel);
+                          // Refused at the panel's rows: offered at the next rows it runs at, else not.
+                          const rows = k.problems.length ? k.runsAt : models.rows;
+                          const name = excerpt(t.name);
                           return (
                             <div key={k.kernel} className="takes">
                               <button
                                 type="button"
                                 className="link"
-                                disabled={!catalog}
+                                disabled={!catalog || rows === undefined}
                                 title={
-                                  k.problems.length
-                                    ? `at its default rows: ${k.problems.join('; ')}`
-                                    : `run ${t.name} on ${k.title}`
+                                  rows === undefined
+                                    ? `${k.title} cannot run ${name}: ${safeText(k.problems.join('; '))}`
+                                    : `run ${name} on ${k.title} with ${rows} activation rows`
                                 }
                                 onClick={() => {
-                                  if (!catalog) return;
+                                  if (!catalog || rows === undefined) return;
+                                  if (rows !== models.rows) act(setModelRows, rows);
                                   controller.models.choose(catalog, file.file, t);
                                   // The verdict is what comes next: bring the results into view.
                                   document
@@ -165,11 +207,17 @@ export function ModelPanel() {
                                     ?.scrollIntoView({ block: 'nearest' });
                                 }}
                                 data-testid={`run-on-${k.kernel}`}
+                                data-rows={rows}
                               >
                                 {k.title}
+                                {k.problems.length && rows !== undefined ? ` at ${rows} rows` : ''}
                               </button>
                               {k.problems.length > 0 && (
-                                <small className="muted"> ({k.problems.join('; ')})</small>
+                                <small className="muted" data-testid={`offer-why-${k.kernel}`}>
+                                  {' '}
+                                  ({rows === undefined ? '' : `not at ${models.rows} rows: `}
+                                  {safeText(k.problems.join('; '))})
+                                </small>
                               )}
                             </div>
                           );

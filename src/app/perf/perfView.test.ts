@@ -1,7 +1,7 @@
 // The run's performance rows and roofline points, by hand.
 import { describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../workers/protocol';
-import { perfRows, rooflineChart, si } from './perfView';
+import { honestPeak, missingRoofText, peaksFor, perfRows, rooflineChart, si } from './perfView';
 
 const outcome = {
   config: {
@@ -65,10 +65,69 @@ describe('perfRows', () => {
     expect(chart.run).toHaveLength(1);
     expect(chart.passes.map((p) => p.label)).toEqual(['2. gemm']);
     expect(chart.configs).toEqual([{ x: 2000, y: 5e11, label: 'wm=1' }]);
-    // The ridge at 1e12 / 1e10 = 100 ops/B; the roof climbs to it, then is flat.
-    expect(chart.roofs[1]).toEqual({ x: 100, y: 1e12, label: 'roof' });
-    expect(chart.roofs[2]!.y).toBe(1e12);
-    expect(chart.roofs[0]!.y).toBeCloseTo(chart.roofs[0]!.x * 1e10);
+    // The ridge at 1e12 / 1e10 = 100 ops/B; the memory roof climbs to it, the compute roof is flat from it.
+    expect(chart.memoryRoof.at(-1)).toEqual({ x: 100, y: 1e12, label: 'ridge' });
+    expect(chart.memoryRoof[0]!.y).toBeCloseTo(chart.memoryRoof[0]!.x * 1e10);
+    expect(chart.computeRoof.map((p) => [p.x, p.y])).toEqual([
+      [100, 1e12],
+      [chart.domain.x[1], 1e12],
+    ]);
+    // Each roof is named with its figure.
+    expect(chart.names).toEqual({ memory: 'memory roof 10.0 GB/s', compute: 'compute roof 1.00 T ops/s' });
+  });
+
+  it('spans whole decades that hold every point and the roofs, and marks a point far below', () => {
+    const rows = perfRows(outcome, { bandwidthGBs: 10, ops: { 'f16-vector': 1e12 } })!;
+    const chart = rooflineChart(rows, { bandwidthGBs: 10, ops: 1e12 });
+    const [x0, x1] = chart.domain.x;
+    const [y0, y1] = chart.domain.y;
+    for (const p of [...chart.run, ...chart.passes, ...chart.memoryRoof, ...chart.computeRoof]) {
+      expect(p.x).toBeGreaterThanOrEqual(x0);
+      expect(p.x).toBeLessThanOrEqual(x1);
+      expect(p.y).toBeGreaterThanOrEqual(y0);
+      expect(p.y).toBeLessThanOrEqual(y1);
+    }
+    expect(chart.ticks.y[0]).toBe(y0);
+    expect(chart.ticks.y.at(-1)).toBe(y1);
+    expect(chart.outside).toEqual([]);
+    // A tiny run on a fast adapter: 1e4 ops/s under a 1e15 roof, more than ROOFLINE_DECADES below the
+    // top: drawn on the lower edge and listed as outside, not on the axis as if it were there.
+    const slow = rooflineChart(
+      [
+        {
+          label: 'whole plan',
+          kind: 'plan',
+          point: { ...rows[0]!.point!, intensity: 10, opsPerSec: 1e4 },
+        },
+      ],
+      { bandwidthGBs: 1000, ops: 1e15 },
+    );
+    expect(slow.domain.y).toEqual([1e10, 1e16]);
+    expect(slow.run).toEqual([]);
+    expect(slow.outside).toEqual([
+      { x: 10, y: 1e10, measuredY: 1e4, label: 'whole plan', side: 'below', series: 'run' },
+    ]);
+    // The memory roof enters at the bottom edge rather than below it.
+    expect(slow.memoryRoof[0]!.y).toBeGreaterThanOrEqual(1e10);
+  });
+
+  it('draws no roofline for an arm without a measured compute roof, and says what is missing', () => {
+    const peaks = { bandwidthGBs: 10, ops: { 'int8-dot4': 1e12 } };
+    const rows = perfRows(outcome, peaks)!; // an f16 run: no f16-vector roof measured
+    const why = missingRoofText('f16', 'scalar', [
+      { kind: 'f16-vector', why: 'no shader-f16 on this adapter' },
+    ]);
+    expect(why).toBe('no f16-vector compute peak (no shader-f16 on this adapter)');
+    const chart = rooflineChart(rows, peaksFor(peaks, 'f16', 'scalar'), [], 0, why);
+    expect(chart.missing).toMatch(
+      /^No roofline: no f16-vector compute peak \(no shader-f16 on this adapter\)/,
+    );
+    expect([...chart.memoryRoof, ...chart.computeRoof, ...chart.run, ...chart.passes]).toEqual([]);
+    // Nor a "% of peak" that is the bandwidth share of compute-heavy work, called memory-bound.
+    expect(rows[0]!.point!.bound).toBe('memory'); // what roofline.ts says without a compute roof
+    expect(honestPeak(rows[0]!.point)).toBeUndefined();
+    // A pass that only moves data is held to the bandwidth, which is measured.
+    expect(honestPeak(rows[1]!.point)).toEqual({ fraction: expect.closeTo(0.4) as number, bound: 'memory' });
   });
 
   it('formats rates', () => {

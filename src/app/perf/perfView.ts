@@ -76,6 +76,33 @@ export function perfRows(
   return rows;
 }
 
+/**
+ * The share of peak a point can claim, and against which roof: undefined without a point, and for work
+ * with arithmetic whose arm has no measured compute roof (its bandwidth share alone would call a
+ * compute-heavy run "memory-bound"). A pass that only moves data is held to the bandwidth.
+ * @example honestPeak(row.point)?.fraction // 0.42
+ */
+export function honestPeak(
+  point: RooflinePoint | undefined,
+): { fraction: number; bound: RooflinePoint['bound'] } | undefined {
+  if (!point || (point.ops > 0 && point.attainable === undefined)) return undefined;
+  return { fraction: point.peakFraction, bound: point.bound };
+}
+
+/**
+ * Why an arm has no compute roof, in words: the probe's own reason for the roof it skipped.
+ * @example missingRoofText('f16', 'scalar', probe.skipped) // 'no f16-vector compute peak (no shader-f16 on this adapter)'
+ */
+export function missingRoofText(
+  arithmetic: 'int8' | 'f16',
+  arm: Arm,
+  skipped: readonly { kind: string; why: string }[],
+): string {
+  const roof = roofOf(arithmetic, arm);
+  const why = skipped.find((s) => s.kind === roof)?.why;
+  return `no ${roof} compute peak${why ? ` (${why})` : ' was measured'}`;
+}
+
 /** A point of the roofline chart: intensity (ops/B) and ops/s, with what it is. */
 export interface ChartPoint {
   x: number;
@@ -83,44 +110,134 @@ export interface ChartPoint {
   label: string;
 }
 
-/** The roofline chart's series: the roofs' polyline, the run (or a sweep's points), its passes, the tuner's configs. */
+/** A point drawn at the edge of the plotted range because it lies outside it. */
+export interface OutsidePoint extends ChartPoint {
+  /** Its measured ops/s (y is the edge it is drawn on). */
+  measuredY: number;
+  side: 'below';
+  series: 'run' | 'passes' | 'configs';
+}
+
+/** The roofline chart's series, or why there is none. */
 export interface RooflineChartData {
-  roofs: ChartPoint[];
+  /** Why no roofline is drawn (a roof of the arm not measured); everything else is empty then. */
+  missing?: string;
+  /** The memory roof (intensity x bandwidth, up to the ridge) and the compute roof (flat from it). */
+  memoryRoof: ChartPoint[];
+  computeRoof: ChartPoint[];
+  /** The roofs' names with their figures, for the legend. */
+  names: { memory: string; compute: string };
   run: ChartPoint[];
   passes: ChartPoint[];
   configs: ChartPoint[];
+  /** Points of any series below the plotted range, drawn on its lower edge and marked. */
+  outside: OutsidePoint[];
+  /** The plotted range (whole decades, log axes) and its decade ticks. */
+  domain: { x: [number, number]; y: [number, number] };
+  ticks: { x: number[]; y: number[] };
 }
 
+/** The plot spans at most this many decades of ops/s below its top: a point further down is marked. */
+export const ROOFLINE_DECADES = 6;
+
+const decadeBelow = (v: number) => 10 ** Math.floor(Math.log10(v));
+const decadeAbove = (v: number) => 10 ** Math.ceil(Math.log10(v));
+const decades = (lo: number, hi: number) => {
+  const out: number[] = [];
+  for (let e = Math.round(Math.log10(lo)); e <= Math.round(Math.log10(hi)); e++) out.push(10 ** e);
+  return out;
+};
+
+const NO_CHART = {
+  memoryRoof: [],
+  computeRoof: [],
+  names: { memory: '', compute: '' },
+  run: [],
+  passes: [],
+  configs: [],
+  outside: [],
+  domain: { x: [1, 10] as [number, number], y: [1, 10] as [number, number] },
+  ticks: { x: [], y: [] },
+};
+
 /**
- * The roofs as a polyline over [xMin, xMax] (the memory slope to the ridge, then the compute roof) and
- * the points: the run's plan and passes (or a sweep's points, each a whole plan) (a pass without ops has no place on a log intensity axis and is
- * left to the table), and the tuner's measured configs that carry bytes.
+ * The roofline of a run (or a sweep): the memory roof up to the ridge and the compute roof from it, each
+ * named with its figure, over whole decades that hold every point, the ridge and the roofs; the run's plan
+ * and passes (or a sweep's points, each a whole plan) (a pass without ops has no place on a log intensity
+ * axis and is left to the table), and the tuner's measured configs that carry bytes. Points more than
+ * ROOFLINE_DECADES below the top are drawn on the lower edge and listed in `outside`. Without a compute
+ * roof for the arm there is no honest roofline: `missing` says so (with `why`, the probe's reason).
+ * @example rooflineChart(rows, { bandwidthGBs: 10, ops: 1e12 }).names.compute // 'compute roof 1.00 T ops/s'
  */
 export function rooflineChart(
   rows: readonly Pick<PerfRow, 'label' | 'kind' | 'point'>[],
   roof: { bandwidthGBs: number; ops?: number },
   tuned: readonly Pick<TuneRecordEntry, 'ms' | 'bytes' | 'verdict' | 'config' | 'label'>[] = [],
   tunedOps = 0,
+  why?: string,
 ): RooflineChartData {
+  const peak = roof.ops;
+  if (peak === undefined || !(peak > 0) || !(roof.bandwidthGBs > 0))
+    return {
+      ...NO_CHART,
+      missing: `No roofline: ${why ?? 'no compute peak was measured for this arm'}. A roofline needs both roofs measured for the arm; the table has the bandwidth.`,
+    };
   const at = (r: Pick<PerfRow, 'label' | 'point'>): ChartPoint | undefined =>
-    r.point && r.point.intensity > 0
+    r.point && r.point.intensity > 0 && r.point.opsPerSec > 0
       ? { x: r.point.intensity, y: r.point.opsPerSec, label: r.label }
       : undefined;
   const run = rows.filter((r) => r.kind === 'plan').flatMap((r) => at(r) ?? []);
   const passes = rows.filter((r) => r.kind === 'pass').flatMap((r) => at(r) ?? []);
   const configs = tuned.flatMap((e) =>
-    e.verdict === 'measured' && e.bytes && tunedOps > 0 && Number.isFinite(e.ms)
+    e.verdict === 'measured' && e.bytes && tunedOps > 0 && Number.isFinite(e.ms) && e.ms > 0
       ? [{ x: tunedOps / e.bytes, y: tunedOps / (e.ms / 1e3), label: e.label ?? e.config }]
       : [],
   );
-  const xs = [...run, ...passes, ...configs].map((p) => p.x);
+  const points = [...run, ...passes, ...configs];
   const bw = roof.bandwidthGBs * 1e9;
-  const ridge = roof.ops !== undefined ? roof.ops / bw : undefined;
-  const xMin = Math.min(...xs, ridge ?? Infinity, 1) / 4;
-  const xMax = Math.max(...xs, ridge ?? 0, 1) * 4;
-  const y = (x: number) => Math.min(roof.ops ?? Infinity, x * bw);
-  const roofXs = ridge !== undefined && ridge > xMin && ridge < xMax ? [xMin, ridge, xMax] : [xMin, xMax];
-  return { roofs: roofXs.map((x) => ({ x, y: y(x), label: 'roof' })), run, passes, configs };
+  const ridge = peak / bw;
+  const xs = [...points.map((p) => p.x), ridge];
+  const x: [number, number] = [decadeBelow(Math.min(...xs) / 2), decadeAbove(Math.max(...xs) * 2)];
+  const yTop = decadeAbove(Math.max(peak, ...points.map((p) => p.y)) * 1.5);
+  const yLow = Math.max(
+    decadeBelow(Math.min(x[0] * bw, ...points.map((p) => p.y))),
+    yTop / 10 ** ROOFLINE_DECADES,
+  );
+  const y: [number, number] = [yLow, yTop];
+  // The memory roof enters the plot at its left edge, or at its bottom edge where that is higher.
+  const memoryStart = Math.max(x[0], y[0] / bw);
+  const memoryRoof =
+    memoryStart < ridge
+      ? [
+          { x: memoryStart, y: memoryStart * bw, label: 'memory roof' },
+          { x: ridge, y: peak, label: 'ridge' },
+        ]
+      : [];
+  const computeRoof = [
+    { x: Math.max(ridge, x[0]), y: peak, label: 'compute roof' },
+    { x: x[1], y: peak, label: 'compute roof' },
+  ];
+  const inside = (p: ChartPoint) => p.y >= y[0];
+  const bySeries = { run, passes, configs };
+  const outside = (['run', 'passes', 'configs'] as const).flatMap((series) =>
+    bySeries[series]
+      .filter((p) => !inside(p))
+      .map((p): OutsidePoint => ({ ...p, y: y[0], measuredY: p.y, side: 'below', series })),
+  );
+  return {
+    memoryRoof,
+    computeRoof,
+    names: {
+      memory: `memory roof ${roof.bandwidthGBs.toPrecision(3)} GB/s`,
+      compute: `compute roof ${si(peak)} ops/s`,
+    },
+    run: run.filter(inside),
+    passes: passes.filter(inside),
+    configs: configs.filter(inside),
+    outside,
+    domain: { x, y },
+    ticks: { x: decades(...x), y: decades(...y) },
+  };
 }
 
 /** A fraction as a percentage of three significant digits ('41.7%'), '–' when there is none. */

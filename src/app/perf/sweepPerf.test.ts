@@ -130,6 +130,10 @@ describe('sweepView and sweepRoofline', () => {
       { value: 32, ms: 3, medianMs: 4, throughput: 0.53, pctPeak: expect.closeTo(40, 6) as number },
     ]);
     expect(sweepView(record(points)).chart.every((r) => r.pctPeak === undefined)).toBe(true);
+    // Peaks without a compute roof for the arm: no % of peak (not the bandwidth share, called memory-bound).
+    const bandwidthOnly = sweepView(record(points), { bandwidthGBs: 100, ops: {} });
+    expect(bandwidthOnly.perf[1]?.point?.bound).toBe('memory');
+    expect(bandwidthOnly.chart.every((r) => r.pctPeak === undefined)).toBe(true);
   });
 
   it('one roofline point per point on it, labelled with its value, under the roofs of its arm', () => {
@@ -140,7 +144,7 @@ describe('sweepView and sweepRoofline', () => {
     expect(chart.run.map((p) => p.label)).toEqual(['m=16', 'm=32', 'm=64']);
     expect(chart.run[0]).toEqual({ x: 200, y: expect.closeTo(4e11, -6) as number, label: 'm=16' });
     // The ridge at 10 ops/B lies on the roof polyline.
-    expect(chart.roofs.map((r) => r.x)).toContain(10);
+    expect(chart.memoryRoof.at(-1)!.x).toBe(10);
     expect(sweepRoofline(record(points), sweepView(record(points)).perf, PEAKS)).toBeUndefined();
   });
 

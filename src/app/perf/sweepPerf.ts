@@ -3,12 +3,13 @@
 // GB/s, intensity and % of peak at the batches' median (as the run's performance panel has it), the
 // chart's rows, and the roofline's points. Stored points from before sweeps kept bytes and ops, points
 // that did not finish and points with figures that cannot be plotted are left out, never thrown on.
+import type { Arm } from '../../kernels/gpu/caps';
 import { rooflinePoint, type Peaks, type RooflinePoint } from '../../kernels/perf/roofline';
 import { totalTraffic } from '../../kernels/perf/traffic';
 import type { RunOutcome } from '../../workers/protocol';
 import type { SweepPoint, SweepRecord } from '../store/sweep';
 import { batchStats } from '../views/abCompare';
-import { peaksFor, type PerfRow } from './perfView';
+import { honestPeak, peaksFor, type PerfRow } from './perfView';
 
 /**
  * A finished run as the sweep keeps it: the batches' fastest and median ms, the throughput, the verdict,
@@ -125,7 +126,7 @@ export function sweepView(
   const perf = record.points.map((p) => sweepPointPerf(record.axis, p, peaks));
   const chart = record.points.flatMap((p, i): SweepChartRow[] => {
     if (p.status !== 'done' || !positive(p.ms)) return [];
-    const fraction = perf[i]?.point?.peakFraction;
+    const fraction = honestPeak(perf[i]?.point)?.fraction;
     return [
       {
         value: p.value,
@@ -148,12 +149,21 @@ export function sweepRoofline(
   record: Pick<SweepRecord, 'points'>,
   perf: readonly (SweepPointPerf | undefined)[],
   peaks: Peaks,
-): { rows: Pick<PerfRow, 'label' | 'kind' | 'point'>[]; roof: ReturnType<typeof peaksFor> } | undefined {
+):
+  | {
+      rows: Pick<PerfRow, 'label' | 'kind' | 'point'>[];
+      roof: ReturnType<typeof peaksFor>;
+      arithmetic: 'int8' | 'f16';
+      arm: Arm;
+    }
+  | undefined {
   const on = perf.flatMap((p) => (p?.point ? [p.point] : []));
   const first = record.points.find((p, i) => perf[i]?.point && p.arithmetic && p.arm);
   if (!on.length || !first?.arithmetic || !first.arm) return undefined;
   return {
     rows: on.map((point) => ({ label: point.label, kind: 'plan', point })),
     roof: peaksFor(peaks, first.arithmetic, first.arm),
+    arithmetic: first.arithmetic,
+    arm: first.arm,
   };
 }

@@ -8,7 +8,17 @@ import type { TensorListing } from '../../kernels/models/tensors';
 import type { GeneratedKernel, OpenedModel, RunOutcome, TuneReport } from '../../workers/protocol';
 import { SWIFTSHADER_CAPS } from './caps.fixture';
 import { draftProblems, parseDraft, stepValue } from './drafts';
-import { applyGemm, chooseTensor, modelOpened, wantTensor } from './models';
+import {
+  applyGemm,
+  chooseTensor,
+  modelFileKey,
+  modelFileLabels,
+  modelOpened,
+  modelPresets,
+  tensorOffers,
+  tensorRunConfig,
+  wantTensor,
+} from './models';
 import {
   applyPermalink,
   bufferIsStale,
@@ -392,6 +402,58 @@ describe('models', () => {
     expect(s.models.mismatch).toBeUndefined();
     expect(s.models.files.map((f) => f.file.headerHash)).toEqual([file.headerHash]);
     expect(s.tab).toBe('model');
+  });
+
+  it('offers a family for a tensor at the rows it can run, or says which rows it needs', () => {
+    let s = ready('mmq-q4k-rt');
+    const q8 = {
+      ...listing('blk.0.attn_q.weight', [64, 64], ['mmq-q8-naive', 'mmq-q8-tiled']),
+      typeName: 'Q8_0',
+    };
+    s = apply(s, { models: { ...s.models, rows: 16 } });
+    const offers = tensorOffers(s, file, q8);
+    // The tiled kernel's 32-row tile refuses 16 rows (what the run said after the click) and runs at 32.
+    expect(offers.find((o) => o.kernel === 'mmq-q8-tiled')).toMatchObject({
+      problems: [expect.stringMatching(/m = 16 is not a multiple of 32/)],
+      runsAt: 32,
+    });
+    expect(offers.find((o) => o.kernel === 'mmq-q8-naive')).toEqual({
+      kernel: 'mmq-q8-naive',
+      title: 'mmq-q8-naive',
+      problems: [],
+    });
+    // What it offers is what the click loads: runs at its rows, and the same config fails at the panel's.
+    const tiled = family('mmq-q8-tiled');
+    expect(tiled.validate(tensorRunConfig(s, tiled, file, q8, 32), s.device.caps)).toEqual([]);
+    expect(tiled.validate(tensorRunConfig(s, tiled, file, q8), s.device.caps)).not.toEqual([]);
+    s = apply(s, { models: { ...s.models, rows: 64 } });
+    expect(tensorOffers(s, file, q8).every((o) => o.problems.length === 0)).toBe(true);
+    // A problem no row count fixes (the fixed 32x64 kernel and n = 10) offers no rows.
+    const narrow = listing('blk.0.ffn_down.weight', [512, 10], ['mmq-q4k-blk']);
+    const blk = tensorOffers(s, file, narrow)[0]!;
+    expect(blk.problems.join()).toMatch(/n = 10/);
+    expect(blk.runsAt).toBeUndefined();
+  });
+
+  it('two files with one header hash (a copy cut short) stay two: keys, names and presets apart', () => {
+    let s = ready('mmq-q4k-rt');
+    const preset = { id: 'gguf:llama', name: 'tiny', gemms: [], prefillM: [16] };
+    const cut = { ...file, size: 1000 };
+    s = apply(s, modelOpened(s, { ...model(), preset }));
+    s = apply(s, modelOpened(s, { ...model(cut), preset }));
+    const refs = s.models.files.map((f) => f.file);
+    expect(refs).toEqual([cut, file]);
+    expect(new Set(refs.map(modelFileKey)).size).toBe(2);
+    const labels = modelFileLabels(refs);
+    expect(labels).toEqual([
+      'm.gguf (1,000 bytes, header 0123456789abcdef)',
+      'm.gguf (1,234 bytes, header 0123456789abcdef)',
+    ]);
+    const ids = modelPresets(s.models.files).map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(modelPresets(s.models.files)[0]!.name).toBe(`tiny (${labels[0]!})`);
+    // A name alone where it is unique, escaped as the CLI prints names from files.
+    expect(modelFileLabels([{ ...file, name: 'a\u202elive.gguf' }])).toEqual(['a\\u202elive.gguf']);
   });
 });
 

@@ -19,6 +19,7 @@ import {
 
 export { DEFAULT_EVO };
 import type { TuneRun } from '../persistence/tuneRuns';
+import type { ImportSummary } from '../tuner/importSummary';
 import { bestPerGenerationOf } from '../tuner/tunerData';
 
 /** The hunt form: a tunable family's problem (its params besides what the search sets, and data) and the search. */
@@ -69,6 +70,8 @@ export interface TunerState {
   auto?: { status: 'running' | 'done' | 'error'; result?: AutokernelResult; error?: string } | undefined;
   importNote?: string | undefined;
   importError?: string | undefined;
+  /** What the last import read (runs, configs, what had no timing or was skipped, and why). */
+  importRead?: ImportSummary | undefined;
 }
 
 /** The families that declare a tuning search. */
@@ -258,6 +261,11 @@ export function autoFinished(s: WithTuner, result: AutokernelResult | { error: s
   return patch(s, {
     auto: 'error' in result ? { status: 'error', error: result.error } : { status: 'done', result },
   });
+}
+
+/** What an import read, or undefined while a new one starts (or when the file could not be read). */
+export function importRead(s: WithTuner, summary: ImportSummary | undefined): Partial<WithTuner> {
+  return patch(s, { importRead: summary });
 }
 
 export function importFinished(

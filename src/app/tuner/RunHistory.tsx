@@ -17,6 +17,8 @@ export interface RunHistoryProps {
   onImport(file: File): void;
   importError: string | undefined;
   importNote: string | undefined;
+  /** What the last import read, in words (importSummaryText). */
+  importRead?: string | undefined;
 }
 
 /** The history list (data-testid tuner-history; rows tuner-history-row with data-status). */
@@ -63,6 +65,11 @@ export function RunHistory(props: RunHistoryProps) {
         </div>
       ) : null}
       {props.importNote ? <div className="tuner-note">{props.importNote}</div> : null}
+      {props.importRead && !props.importError ? (
+        <div className="tuner-note" data-testid="tuner-import-read" role="status">
+          {props.importRead}
+        </div>
+      ) : null}
       {props.runs.length === 0 ? (
         <div className="tuner-empty">
           no stored runs: every measured config of a hunt is saved here as it completes and survives a reload

@@ -15,6 +15,7 @@ import {
   act,
   catalogIn,
   formFor,
+  importRead,
   setTunerData,
   setTunerEvo,
   setTunerForm,
@@ -24,10 +25,12 @@ import {
 } from '../store';
 import { tunerBlockers } from '../tunerController';
 import { shapeParams } from '../../kernels/models/tensors';
+import { excerpt } from '../../kernels/quant/untrustedText';
 import { ConfigTable } from './ConfigTable';
+import { importSummaryText, readImport } from './importSummary';
 import { RunHistory } from './RunHistory';
 import { ConfigScatter, ConvergenceChart } from './TunerCharts';
-import { bestPerGenerationOf, finalsWallMs, formatMs, formatRel, ktExport, speedup } from './tunerData';
+import { bestPerGenerationOf, finalsWallMs, formatMs, formatRel, huntSummary, ktExport } from './tunerData';
 import './tuner.css';
 
 const EVO_FIELDS: readonly {
@@ -156,7 +159,7 @@ function Form() {
                 {DATA_LABEL[d].label}
               </option>
             ))}
-            {form.data.tensor && <option value="tensor">tensor {form.data.tensor.tensor}</option>}
+            {form.data.tensor && <option value="tensor">tensor {excerpt(form.data.tensor.tensor)}</option>}
           </select>
         </label>
         <NumberField
@@ -265,6 +268,7 @@ function Status() {
       </div>
     );
   const r = hunt.report;
+  const summary = r ? huntSummary(r) : undefined;
   const load = (e: TuneRecordEntry | undefined) =>
     e && controller.tuner.load({ ...hunt.base, arm: e.arm, params: { ...hunt.base.params, ...e.params } });
   return (
@@ -299,28 +303,27 @@ function Status() {
         <span className="tuner-error" role="alert" data-testid="tuner-error">
           {hunt.error}
         </span>
-      ) : r ? (
-        <span data-testid="tuner-summary" data-winner={r.winner} data-from-cache={String(!!hunt.fromCache)}>
+      ) : r && summary ? (
+        <span
+          data-testid="tuner-summary"
+          data-winner={r.winner}
+          data-kind={summary.kind}
+          data-from-cache={String(!!hunt.fromCache)}
+        >
           {hunt.fromCache ? (
             <span className="tuner-badge tuner-badge-cache" data-testid="tuner-from-cache">
               from cache
             </span>
           ) : null}{' '}
-          winner <b className="mono">{r.winner || 'none passed the gate'}</b>{' '}
-          <span className="num">{formatMs(r.bestMs)}</span>
-          {r.incumbentMs !== undefined ? (
-            <>
-              {' '}
-              &middot; incumbent <span className="num">{formatMs(r.incumbentMs)}</span>
-              {speedup(r) ? <span className="num"> ({speedup(r)})</span> : null}
-            </>
-          ) : null}{' '}
+          {summary.label} <b className="mono">{r.winner || 'none passed the gate'}</b>{' '}
+          {r.winner ? <span className="num">{formatMs(r.bestMs)}</span> : null}
+          {summary.versus ? <span data-testid="tuner-versus"> &middot; {summary.versus}</span> : null}{' '}
           &middot; {r.entries.length} evaluated, {r.entries.filter((e) => e.verdict === 'rejected').length}{' '}
           rejected, {r.entries.filter((e) => e.verdict === 'failed-gate').length} failed the gate &middot;
           worst rel {formatRel(r.worstRel)}
           {r.gatedRows !== undefined ? ` (gate on ${r.gatedRows} sampled rows)` : ''}
           {r.winnerVerdict
-            ? ` \u00b7 winner ${r.winnerVerdict.pass ? 'passes' : 'FAILS'} ${r.winnerVerdict.gate} on its whole output`
+            ? ` \u00b7 ${summary.kind === 'unproven' ? 'pick' : 'winner'} ${r.winnerVerdict.pass ? 'passes' : 'FAILS'} ${r.winnerVerdict.gate} on its whole output`
             : ''}
           {r.timing ? ` \u00b7 ${r.timing} timing` : ''} &middot;{' '}
           <span className="num">{(r.durationMs / 1000).toFixed(1)} s</span>
@@ -334,7 +337,7 @@ function Status() {
                 data-testid="tuner-load-winner"
                 onClick={() => r.winnerConfig && controller.tuner.load(r.winnerConfig)}
               >
-                load winner
+                load {summary.kind === 'unproven' ? 'pick' : 'winner'}
               </button>
             </>
           ) : (
@@ -344,7 +347,7 @@ function Status() {
               hidden={!r.winner}
               onClick={() => load(r.entries.find((e) => e.config === r.winner))}
             >
-              load winner
+              load {summary.kind === 'unproven' ? 'pick' : 'winner'}
             </button>
           )}
         </span>
@@ -405,7 +408,7 @@ export function TunerDashboard() {
       <Status />
       {r?.finals?.length ? (
         <div className="tuner-finals" data-testid="tuner-finals">
-          finalists re-timed (the fastest wins
+          finalists re-timed in turns (the fastest median of their re-timings is held against the incumbent
           {finalsWallMs(r.finals) === undefined
             ? ''
             : `; ${((finalsWallMs(r.finals) ?? 0) / 1000).toFixed(1)} s in all`}
@@ -471,9 +474,15 @@ export function TunerDashboard() {
         onDelete={(run) => controller.tuner.remove(run)}
         onExport={() => void doExport()}
         onExportRun={exportRun}
-        onImport={(f) => controller.tuner.importJson(f)}
+        onImport={(f) => {
+          act(importRead, undefined);
+          controller.tuner.importJson(f);
+          // What the file holds, said beside the import's own note (the controller stores it).
+          void f.text().then((text) => act(importRead, readImport(f.name, text)));
+        }}
         importError={tuner.importError}
         importNote={tuner.importNote}
+        importRead={tuner.importRead ? importSummaryText(tuner.importRead) : undefined}
       />
     </section>
   );

@@ -193,3 +193,77 @@ export function speedup(report: Pick<TuneReport, 'bestMs' | 'incumbentMs' | 'cla
     return undefined;
   return `${(inc / report.bestMs).toFixed(2)}x`;
 }
+
+/**
+ * A hunt's incumbent: its first entry. The worker seeds generation 0 with the incumbent first
+ * (workers/tune/handler.ts), so every hunt's report starts with it; undefined for a report without one.
+ */
+export function incumbentOf(report: Pick<TuneReport, 'entries'>): string | undefined {
+  const first = report.entries[0];
+  return first?.generation === 0 ? first.config : undefined;
+}
+
+/** A hunt's outcome in words, for the summary line: one that never contradicts itself. */
+export interface HuntSummary {
+  /**
+   * 'challenger': a config beat the incumbent; 'incumbent': the incumbent is the winner; 'unproven': a
+   * run hunted before a pick had to beat the incumbent measurably, whose pick did not; 'none': nothing
+   * passed the gate.
+   */
+  kind: 'challenger' | 'incumbent' | 'unproven' | 'none';
+  /** What the winner is called ("winner", "winner: the incumbent", "pick"). */
+  label: string;
+  /** What was found against the incumbent; never a ratio when the winner is the incumbent. */
+  versus?: string;
+}
+
+const range = (s: { median: number; min: number; max: number }) =>
+  `${formatMs(s.median)} [${formatMs(s.min)}–${formatMs(s.max)}]`;
+
+/**
+ * The summary of a report: the winner, and against the incumbent what the deciding measurement showed
+ * (the interleaved claim, else the finalists' median re-timings). A winner that is the incumbent is said
+ * to be so, without a ratio; a pick not measurably faster than the incumbent is not called a winner.
+ * @example huntSummary(report) // { kind: 'challenger', label: 'winner', versus: 'incumbent 1.500 ms: 1.25x faster, ...' }
+ */
+export function huntSummary(
+  report: Pick<TuneReport, 'winner' | 'bestMs' | 'incumbentMs' | 'claim' | 'entries'>,
+): HuntSummary {
+  if (!report.winner) return { kind: 'none', label: 'no winner' };
+  const incumbent = incumbentOf(report);
+  const c = report.claim;
+  const inc = report.incumbentMs;
+  if (report.winner === incumbent)
+    return {
+      kind: 'incumbent',
+      label: 'winner: the incumbent',
+      versus: c
+        ? `no finalist was measurably faster (the best, ${range(c.b)}, against the incumbent's ${range(c.a)} over ${c.a.n} interleaved rounds)`
+        : 'no config was faster than it',
+    };
+  if (c)
+    return c.verdict === 'faster'
+      ? {
+          kind: 'challenger',
+          label: 'winner',
+          versus: `incumbent ${formatMs(c.a.median)}: ${speedup(report)}`,
+        }
+      : {
+          kind: 'unproven',
+          label: 'pick',
+          versus: `not measurably faster than the incumbent (${range(c.b)} against ${range(c.a)} over ${c.a.n} interleaved rounds); hunted before a pick had to be: hunt again`,
+        };
+  if (inc === undefined || !Number.isFinite(inc))
+    return { kind: 'challenger', label: 'winner', versus: 'the incumbent was not measured' };
+  return report.bestMs < inc
+    ? {
+        kind: 'challenger',
+        label: 'winner',
+        versus: `incumbent ${formatMs(inc)}: ${(inc / report.bestMs).toFixed(2)}x faster by the finalists' median re-timings`,
+      }
+    : {
+        kind: 'unproven',
+        label: 'pick',
+        versus: `not faster than the incumbent (${formatMs(inc)}); hunted before a pick had to be: hunt again`,
+      };
+}

@@ -97,8 +97,14 @@ export function ErrorView() {
   if (!a || !field) return <p className="muted pad">Run a kernel to see where it differs from the oracle.</p>;
   const o = a.outcome;
   const cols = o.cols;
-  const hi = hover && hover.row < o.rows && hover.col < cols ? hover.row * cols + hover.col : undefined;
   const s = a.badSummary;
+  // What hovering an element shows, and what the keyboard's highlight announces.
+  const describe = (c: { row: number; col: number }) => {
+    if (c.row >= o.rows || c.col >= cols)
+      return `(${c.row}, ${c.col}) is outside the ${o.rows}×${cols} output (tail of the edge tile)`;
+    const i = c.row * cols + c.col;
+    return `(${c.row}, ${c.col}) GPU ${fmt(o.output[i], 6)} vs oracle ${fmt(o.oracle[i], 6)} · error ${fmt(field[i])}${owner ? ` · workgroup ${owner.workgroup[i]}, plane ${owner.plane[i]}, lane ${owner.lane[i]}` : ''}`;
+  };
 
   return (
     <div className="view error-view" data-testid="error-view" ref={viewRef}>
@@ -152,17 +158,14 @@ export function ErrorView() {
           selected={selected}
           onHover={setHover}
           onPick={(c) => act(selectElement, c.row * cols + c.col)}
+          describe={describe}
           maxPx={canvasPx(viewWidth)}
           testId="heatmap-canvas"
           label="error heatmap"
         />
       </div>
       <p className="hover-info" data-testid="heatmap-hover">
-        {hi !== undefined
-          ? `(${hover!.row}, ${hover!.col}) GPU ${fmt(o.output[hi], 6)} vs oracle ${fmt(o.oracle[hi], 6)} · error ${fmt(field[hi])}${owner ? ` · workgroup ${owner.workgroup[hi]}, plane ${owner.plane[hi]}, lane ${owner.lane[hi]}` : ''}`
-          : hover
-            ? `(${hover.row}, ${hover.col}) is outside the ${o.rows}×${cols} output (tail of the edge tile)`
-            : 'hover an element for its values; click it to inspect'}
+        {hover ? describe(hover) : 'hover an element for its values; click it to inspect'}
       </p>
       <Legend />
       <div className="summary-grid">

@@ -1,9 +1,13 @@
 // One canvas for both views: an output grid (rows x cols, padded up to whole workgroup tiles) with a
 // colour per element, region boundaries (planes), tile boundaries (workgroups), hatching outside m/n,
 // per-element marks and a selection. Drawing is a pure function of the props, so a screenshot is
-// deterministic for a given run.
-import { useEffect, useRef, type MouseEvent } from 'react';
+// deterministic for a given run. A grid that can be picked from takes focus too: the arrow keys move a
+// highlighted element (as hovering does), Enter or Space picks it (as a click does), and a live region
+// announces it.
+import { useEffect, useRef, useState, type KeyboardEvent, type MouseEvent } from 'react';
+import { cellAfterKey, type GridCell } from '../components/keys';
 import { OUTSIDE_COLOR, type Rgb } from './analysis';
+import './grid.css';
 
 export const MARK_NONE = 0;
 export const MARK_NEVER = 1;
@@ -35,6 +39,8 @@ export interface GridCanvasProps {
   selected?: number | undefined;
   onHover?: (cell: { row: number; col: number } | undefined) => void;
   onPick?: (cell: { row: number; col: number }) => void;
+  /** What the live region says of the element the keyboard highlights (default "(row, col)"). */
+  describe?: (cell: GridCell) => string;
   /** Longest side in CSS pixels. */
   maxPx?: number;
   testId: string;
@@ -52,6 +58,28 @@ export function GridCanvas(props: GridCanvasProps) {
   const cs = cellSize(view, props.maxPx ?? 512);
   const width = view.cols * cs;
   const height = view.rows * cs;
+  // The keyboard's highlighted element, drawn only while the keyboard drives the canvas (not after a
+  // click, which selects).
+  const [cursor, setCursor] = useState<GridCell>();
+  const [keyboard, setKeyboard] = useState(false);
+  const bounds = {
+    r0: view.r0,
+    c0: view.c0,
+    r1: Math.min(rows, view.r0 + view.rows),
+    c1: Math.min(cols, view.c0 + view.cols),
+  };
+  const inWindow = (c: GridCell | undefined): c is GridCell =>
+    !!c && c.row >= bounds.r0 && c.row < bounds.r1 && c.col >= bounds.c0 && c.col < bounds.c1;
+  const selectedCell =
+    selected !== undefined ? { row: Math.floor(selected / cols), col: selected % cols } : undefined;
+  const shown = inWindow(cursor)
+    ? cursor
+    : inWindow(selectedCell)
+      ? selectedCell
+      : { row: bounds.r0, col: bounds.c0 };
+  const highlight = keyboard && bounds.r1 > bounds.r0 && bounds.c1 > bounds.c0 ? shown : undefined;
+  const highlightRow = highlight?.row;
+  const highlightCol = highlight?.col;
 
   useEffect(() => {
     const canvas = ref.current;
@@ -213,7 +241,34 @@ export function GridCanvas(props: GridCanvasProps) {
         ctx.strokeRect(c * cs - 1, r * cs - 1, cs + 2, cs + 2);
       }
     }
-  }, [rows, cols, view, tileRows, tileCols, color, region, marks, selected, cs, width, height]);
+
+    // The keyboard's highlight: a dashed yellow box, apart from the selection's white one.
+    if (highlightRow !== undefined && highlightCol !== undefined) {
+      const x = (highlightCol - view.c0) * cs;
+      const y = (highlightRow - view.r0) * cs;
+      ctx.save();
+      ctx.setLineDash([3, 2]);
+      ctx.strokeStyle = '#ffd166';
+      ctx.lineWidth = 2;
+      ctx.strokeRect(x - 2, y - 2, cs + 4, cs + 4);
+      ctx.restore();
+    }
+  }, [
+    rows,
+    cols,
+    view,
+    tileRows,
+    tileCols,
+    color,
+    region,
+    marks,
+    selected,
+    cs,
+    width,
+    height,
+    highlightRow,
+    highlightCol,
+  ]);
 
   const cellAt = (e: MouseEvent<HTMLCanvasElement>) => {
     const box = e.currentTarget.getBoundingClientRect();
@@ -224,21 +279,66 @@ export function GridCanvas(props: GridCanvasProps) {
       : undefined;
   };
 
+  const interactive = !!props.onPick;
+  const onKeyDown = (e: KeyboardEvent<HTMLCanvasElement>) => {
+    if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      props.onPick?.(shown);
+      return;
+    }
+    const next = cellAfterKey(shown, e.key, bounds, tileRows);
+    if (!next) return;
+    e.preventDefault();
+    setKeyboard(true);
+    setCursor(next);
+    props.onHover?.(next);
+  };
+  const describe = props.describe ?? ((c: GridCell) => `(${c.row}, ${c.col})`);
+
   return (
-    <canvas
-      ref={ref}
-      className="grid-canvas"
-      style={{ width, height }}
-      data-testid={props.testId}
-      data-cell={cs}
-      aria-label={props.label}
-      role="img"
-      onMouseMove={(e) => props.onHover?.(cellAt(e))}
-      onMouseLeave={() => props.onHover?.(undefined)}
-      onClick={(e) => {
-        const cell = cellAt(e);
-        if (cell && cell.row < rows && cell.col < cols) props.onPick?.(cell);
-      }}
-    />
+    <>
+      <canvas
+        ref={ref}
+        className="grid-canvas"
+        style={{ width, height }}
+        data-testid={props.testId}
+        data-cell={cs}
+        aria-label={
+          interactive
+            ? `${props.label}: arrow keys move between elements, Enter inspects the highlighted one`
+            : props.label
+        }
+        role={interactive ? 'application' : 'img'}
+        aria-roledescription={interactive ? 'element grid' : undefined}
+        tabIndex={interactive ? 0 : undefined}
+        onKeyDown={interactive ? onKeyDown : undefined}
+        onFocus={(e) => {
+          // Focus from the keyboard (Tab) shows the highlight at once; a click's focus does not.
+          if (!interactive || !e.currentTarget.matches(':focus-visible')) return;
+          setKeyboard(true);
+          props.onHover?.(shown);
+        }}
+        onBlur={() => {
+          if (!interactive || !keyboard) return;
+          setKeyboard(false);
+          props.onHover?.(undefined);
+        }}
+        onMouseDown={() => setKeyboard(false)}
+        onMouseMove={(e) => props.onHover?.(cellAt(e))}
+        onMouseLeave={() => props.onHover?.(highlight)}
+        onClick={(e) => {
+          const cell = cellAt(e);
+          if (cell && cell.row < rows && cell.col < cols) {
+            setCursor(cell);
+            props.onPick?.(cell);
+          }
+        }}
+      />
+      {interactive ? (
+        <span className="sr-only" aria-live="polite" data-testid={`${props.testId}-live`}>
+          {highlight ? describe(highlight) : ''}
+        </span>
+      ) : null}
+    </>
   );
 }

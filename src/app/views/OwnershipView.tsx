@@ -127,8 +127,15 @@ export function OwnershipView() {
         .map(([p, m]) => [p, ownershipDiff(rec, m)] as const)
     : [];
   const cols = a.outcome.cols;
-  const hi =
-    hover && hover.row < a.outcome.rows && hover.col < cols ? hover.row * cols + hover.col : undefined;
+  // What hovering an element shows, and what the keyboard's highlight announces.
+  const describe = (c: { row: number; col: number }) => {
+    if (c.row >= a.outcome.rows || c.col >= cols)
+      return `(${c.row}, ${c.col}) is outside the ${a.outcome.rows}×${cols} output (tail of the edge tile)`;
+    const i = c.row * cols + c.col;
+    return map && laneIdx
+      ? `(${c.row}, ${c.col}) → workgroup ${map.workgroup[i]}, plane ${map.plane[i]}, lane ${map.lane[i]}, element #${laneIdx[i]} of its lane · stored ${map.count[i]}×`
+      : `(${c.row}, ${c.col})`;
+  };
 
   return (
     <div className="view ownership-view" data-testid="ownership-view" ref={viewRef}>
@@ -221,17 +228,14 @@ export function OwnershipView() {
               selected={selected}
               onHover={setHover}
               onPick={(c) => act(selectElement, c.row * cols + c.col)}
+              describe={describe}
               maxPx={canvasPx(viewWidth)}
               testId="ownership-canvas"
               label="ownership grid"
             />
           </div>
           <p className="hover-info" data-testid="ownership-hover">
-            {hi !== undefined && laneIdx
-              ? `(${hover!.row}, ${hover!.col}) → workgroup ${map.workgroup[hi]}, plane ${map.plane[hi]}, lane ${map.lane[hi]}, element #${laneIdx[hi]} of its lane · stored ${map.count[hi]}×`
-              : hover
-                ? `(${hover.row}, ${hover.col}) is outside the ${a.outcome.rows}×${cols} output (tail of the edge tile)`
-                : 'hover an element: (row, col) → (workgroup, plane, lane, element)'}
+            {hover ? describe(hover) : 'hover an element: (row, col) → (workgroup, plane, lane, element)'}
           </p>
           <PlaneLegend map={map} lanes={lanes} />
         </>

@@ -7,7 +7,7 @@ import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, X
 import { useEffect } from 'react';
 import { useServices } from '../appContext';
 import { MeasurePeaksButton, useAdapterPeaks, type AdapterPeaks } from '../perf/adapterPeaks';
-import { percent, rooflineChart, si } from '../perf/perfView';
+import { honestPeak, missingRoofText, percent, rooflineChart, si } from '../perf/perfView';
 import { CHART_AXIS as AXIS, RooflineChart } from '../perf/RooflineChart';
 import {
   sweepPeaksUse,
@@ -259,9 +259,15 @@ function PointTable({
                     <td
                       className="num timing"
                       data-testid={`sweep-pct-${p.value}`}
-                      title={at?.point ? `${at.point.bound}-bound` : undefined}
+                      title={
+                        honestPeak(at?.point)
+                          ? `${honestPeak(at?.point)!.bound}-bound`
+                          : at?.point
+                            ? 'no compute peak measured for this arm: the bandwidth alone is no % of peak'
+                            : undefined
+                      }
                     >
-                      {percent(at?.point?.peakFraction)}
+                      {percent(honestPeak(at?.point)?.fraction)}
                     </td>
                     <td className={p.pass === false ? 'bad' : p.pass ? 'good' : ''}>
                       {p.pass === undefined ? '–' : p.pass ? 'pass' : 'FAIL'}
@@ -291,7 +297,13 @@ function SweepResult({ record }: { record: SweepRecord }) {
       <SweepChart record={record} rows={view.chart} withPeak={held !== undefined} />
       {roofline ? (
         <RooflineChart
-          chart={rooflineChart(roofline.rows, roofline.roof)}
+          chart={rooflineChart(
+            roofline.rows,
+            roofline.roof,
+            [],
+            0,
+            missingRoofText(roofline.arithmetic, roofline.arm, peaks.probe?.skipped ?? []),
+          )}
           runName={`${record.axis} values`}
           testId="sweep-roofline"
           labelRun

@@ -7,11 +7,13 @@
 // ONCE (a timing is expensive and a re-measure would only add noise), and every evaluation -- measured,
 // rejected by the static tier or failed at the correctness gate -- lands in the report with its
 // generation, so the dashboard can show the whole trail. At the end the fastest few and every seed
-// are re-timed with more dispatches (the finalists), and the fastest re-timing wins: a single short
-// timing is a few percent noisy, and one spoiled by a clock dip must not drop a seed for good. Same
-// seed + same fitnesses = same search.
+// are re-timed with more dispatches (the finalists), in several rounds that take turns (a clock dip lands
+// on one round of several finalists, not on every round of one), and the finalist with the fastest median
+// re-timing wins: a single timing is a few percent noisy, one can be spoiled 3x by a clock dip, and
+// neither may decide the pick nor drop a seed for good. Same seed + same fitnesses = same search.
 import type { Evaluator } from './evaluator';
 import { CancelledError } from '../cancel';
+import { measurementMs } from './rounds';
 import { TuneRng } from './rng';
 import type { Config, Space } from './space';
 
@@ -68,14 +70,19 @@ export interface EvolutionReport {
   finals: FinalTiming[];
 }
 
-/** A finalist re-timed with longer batches (`finalMs`) after the search (Infinity if it failed then). */
+/**
+ * A finalist re-timed with longer batches (`finalMs`) in `finalRounds` rounds after the search (Infinity
+ * if it failed its gate or its dispatch in any of them).
+ */
 export interface FinalTiming {
   config: string;
-  /** The longer re-timing, ms per dispatch. */
+  /** The median of its re-timings' figures, ms per dispatch: what finalists are ranked by. */
   ms: number;
+  /** Each re-timing's figure (its batches' median), in round order. */
+  rounds?: number[];
   /** What the search measured for it. */
   searchMs: number;
-  /** Wall-clock ms the re-timing took (its gate, warm-up and timed dispatches): what it added to the hunt. */
+  /** Wall-clock ms its re-timings took (gates, warm-ups and timed dispatches): what it added to the hunt. */
   wallMs: number;
 }
 
@@ -103,6 +110,11 @@ export interface EvolutionOptions {
   finalists: number;
   /** GPU time per timed batch of a finalist re-timing, ms; 0 = 4 x measureMs. */
   finalMs: number;
+  /**
+   * Re-timings per finalist, taken in turns; the median of their figures ranks the finalists, so one
+   * noisy re-timing neither makes nor breaks a pick (>= 1; docs/decisions/0017-finalists-by-median.md).
+   */
+  finalRounds: number;
 }
 
 export const DEFAULT_EVOLUTION: Readonly<EvolutionOptions> = {
@@ -115,6 +127,7 @@ export const DEFAULT_EVOLUTION: Readonly<EvolutionOptions> = {
   measureMs: 10,
   finalists: 3,
   finalMs: 0,
+  finalRounds: 3,
 };
 
 export interface EvolutionHooks {
@@ -130,6 +143,13 @@ export interface EvolutionHooks {
 
 // How many bred children to try before falling back to a random unevaluated config.
 const BREED_ATTEMPTS = 64;
+
+/** The median of a non-empty list. */
+function medianOf(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
 
 function better(a: Evaluation, b: Evaluation): boolean {
   return a.ms < b.ms || (a.ms === b.ms && a.order < b.order);
@@ -151,7 +171,7 @@ export class Evolution {
   constructor(options: Partial<EvolutionOptions> = {}) {
     const o = { ...DEFAULT_EVOLUTION, ...options };
     if (options.elitism === undefined) o.elitism = Math.min(DEFAULT_EVOLUTION.elitism, o.population - 1);
-    const positive = ['population', 'generations', 'tournament'] as const;
+    const positive = ['population', 'generations', 'tournament', 'finalRounds'] as const;
     if (!Number.isInteger(o.finalists) || o.finalists < 0)
       throw new RangeError(`Evolution finalists = ${o.finalists}: need an integer >= 0`);
     if (!(o.measureMs > 0) || !(o.finalMs >= 0) || !Number.isFinite(o.measureMs + o.finalMs))
@@ -304,8 +324,8 @@ export class Evolution {
       bestPerGeneration.push(best?.ms ?? Infinity);
     }
 
-    // Finalists: the fastest measured configs and every measured seed, re-timed longer; the fastest
-    // re-timing wins.
+    // Finalists: the fastest measured configs and every measured seed, re-timed longer in rounds that take
+    // turns; the fastest median re-timing wins.
     const finals: FinalTiming[] = [];
     const measured = entries.filter((e) => e.verdict === 'measured');
     if (o.finalists > 0 && measured.length > 1) {
@@ -315,18 +335,32 @@ export class Evolution {
         const e = seen.get(space.name(seed));
         if (e?.verdict === 'measured' && !picks.includes(e)) picks.push(e);
       }
-      for (const e of picks) {
-        if (hooks.cancelled?.()) throw new CancelledError();
-        const t0 = performance.now();
-        let ms = Infinity;
-        try {
-          const m = await evaluator.measure(e.values, o.finalMs || 4 * o.measureMs);
-          ms = m.ms;
-        } catch (err) {
-          if (err instanceof CancelledError) throw err;
+      const rounds = picks.map(() => [] as number[]);
+      const wallMs = picks.map(() => 0);
+      for (let r = 0; r < o.finalRounds; r++)
+        for (const [i, e] of picks.entries()) {
+          // A finalist that failed once is out: its later rounds are not timed.
+          if (rounds[i]!.length < r) continue;
+          if (hooks.cancelled?.()) throw new CancelledError();
+          const t0 = performance.now();
+          try {
+            const m = await evaluator.measure(e.values, o.finalMs || 4 * o.measureMs);
+            if (Number.isFinite(m.ms)) rounds[i]!.push(measurementMs(m));
+          } catch (err) {
+            if (err instanceof CancelledError) throw err;
+          }
+          wallMs[i]! += performance.now() - t0;
         }
-        finals.push({ config: e.config, ms, searchMs: e.ms, wallMs: performance.now() - t0 });
-      }
+      picks.forEach((e, i) => {
+        const got = rounds[i]!;
+        finals.push({
+          config: e.config,
+          ms: got.length === o.finalRounds ? medianOf(got) : Infinity,
+          rounds: got,
+          searchMs: e.ms,
+          wallMs: wallMs[i]!,
+        });
+      });
     }
     const fastestFinal = finals.reduce<FinalTiming | undefined>(
       (f, x) => (Number.isFinite(x.ms) && (!f || x.ms < f.ms) ? x : f),

@@ -15,12 +15,14 @@ import {
   MemoryTuneCache,
   interleavedClaim,
   pickAutokernel,
+  settleWinner,
   Tuner,
   tuneProblemKey,
   type Config,
   type Evaluation,
   type Evaluator,
   type Measurement,
+  type SettledWinner,
   type StaticVerdict,
   type TuneCacheRecord,
 } from '../../kernels/tune';
@@ -202,29 +204,40 @@ async function tune(
     const incName = space.name(search.incumbent);
     const incFinal = rep.finals.find((f) => f.config === incName);
     const inc = rep.entries.find((e) => e.config === incName);
-    let incumbentMs =
-      incFinal && Number.isFinite(incFinal.ms)
-        ? incFinal.ms
-        : inc?.verdict === 'measured'
-          ? inc.ms
-          : undefined;
-    // The claim: incumbent and winner re-timed interleaved; the figures shown are its medians, so the
-    // convergence chart and the claim agree, and an incumbent that stays measurably faster keeps the crown.
+    const incumbent = {
+      name: incName,
+      ms:
+        incFinal && Number.isFinite(incFinal.ms)
+          ? incFinal.ms
+          : inc?.verdict === 'measured'
+            ? inc.ms
+            : undefined,
+    };
+    // The claim: incumbent and winner re-timed interleaved. The challenger is picked only when it is
+    // measurably faster there (settleWinner), and the figures shown are the claim's medians, so the
+    // convergence chart, the summary and the autokernel's pick all agree.
     let claim: TuneReport['claim'];
-    if (winner && winner.name !== incName && incumbentMs !== undefined) {
-      stage('re-timing incumbent and winner interleaved');
-      claim = await interleavedClaim(ev, search.incumbent, space.parse(winner.name)!, {
-        batchMs: 4 * evo.measureMs,
-        cancelled,
-      });
-      if (claim) {
-        incumbentMs = claim.a.median;
-        winner =
-          claim.verdict === 'slower'
-            ? { name: incName, ms: claim.a.median }
-            : { name: winner.name, ms: claim.b.median };
+    let settled: SettledWinner | undefined;
+    if (winner) {
+      if (winner.name !== incName && incumbent.ms !== undefined) {
+        stage('re-timing incumbent and winner interleaved');
+        claim = await interleavedClaim(ev, search.incumbent, space.parse(winner.name)!, {
+          batchMs: 4 * evo.measureMs,
+          cancelled,
+        });
       }
+      settled = settleWinner(winner, incumbent, claim);
+      if (settled.winner !== winner.name) {
+        // The incumbent stays: it is held to the family's gate on its whole output as any winner is.
+        const v = await ev.verify(search.incumbent);
+        const gate =
+          v.gate.kind === 'bit-exact' ? 'bit-exact' : `rel_to_max < ${v.gate.tol.toExponential(0)}`;
+        if (v.pass) winnerVerdict = { pass: v.pass, gate, relToMax: v.relToMax, mismatches: v.mismatches };
+        else settled = { winner: winner.name, ms: winner.ms };
+      }
+      winner = { name: settled.winner, ms: settled.ms };
     }
+    const incumbentMs = settled ? settled.incumbentMs : incumbent.ms;
     // The arm the entries ran (the search sets it; the base config's own arm did not run).
     const arms = [
       ...new Set(rep.entries.filter((e) => e.verdict !== 'rejected').map((e) => ev.configOf(e.values).arm)),
