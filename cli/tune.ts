@@ -49,10 +49,13 @@ export const reportJson = (r: TuneReport): string =>
 function summary(r: TuneReport): string {
   const measured = r.entries.filter((e) => e.verdict === 'measured').length;
   const winner = r.entries.find((e) => e.config === r.winner);
+  // The hunt's first entry is its incumbent (the worker seeds generation 0 with it).
+  const incumbent = r.entries[0]?.generation === 0 ? r.entries[0].config : undefined;
+  const who = r.winner && r.winner === incumbent ? 'winner: the incumbent' : 'winner:';
   return (
     [
       `${r.kernel} ${r.problem} on ${r.deviceId}: ${r.entries.length} configs, ${measured} measured`,
-      `winner: ${winner?.label ?? (r.winner || 'none passed the gate')} ${Number.isFinite(r.bestMs) ? `${r.bestMs.toPrecision(4)} ms` : ''}`,
+      `${who} ${winner?.label ?? (r.winner || 'none passed the gate')} ${Number.isFinite(r.bestMs) ? `${r.bestMs.toPrecision(4)} ms` : ''}`,
       r.claim
         ? `against the incumbent: ${comparisonText(r.claim)}`
         : 'the incumbent won (no other config to compare)',

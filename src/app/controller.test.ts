@@ -6,9 +6,12 @@
 import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../kernels/catalog';
+import { judge } from '../kernels/compare';
+import { compareRounds } from '../kernels/perf/spread';
 import { tuneProblemKey } from '../kernels/tune/problem';
 import type { TuneRecordEntry, WorkerResponse } from '../workers/protocol';
 import { createController, type Controller } from './controller';
+import { tunerBlockers } from './tunerController';
 import { decodePermalink, encodePermalink } from './permalink/codec';
 import { openTuneRuns, type TuneRunStore } from './persistence/tuneRuns';
 import {
@@ -155,6 +158,18 @@ class ScriptedWorker implements WorkerClient {
         );
       case 'tune':
         return this.hunt(body, id);
+      case 'autokernel':
+        return this.emit(
+          id,
+          {
+            type: 'autokernel-result',
+            id,
+            served: body.cachedWinner ?? 'incumbent',
+            config: body.base,
+            verdict: judge(new Float32Array(1), new Float32Array(1), { kind: 'bit-exact' }),
+          },
+          true,
+        );
       case 'lose-device':
         this.waiting.delete(id);
         return setTimeout(
@@ -503,6 +518,31 @@ describe('controller', () => {
     expect(getApp().config.params.wm).toBe(1);
     expect(getApp().tab).toBe('ownership');
   }, 20_000);
+
+  it('the autokernel serves a stored pick only when it beat the incumbent measurably', async () => {
+    const key = getApp().tuner.hunt!.key;
+    const stored = (await tuneStore.get(key))!.report;
+    expect(tunerBlockers(getApp())).toEqual([]);
+    const autokernelSent = async () => {
+      const before = worker.sent.length;
+      ctl.tuner.autokernel();
+      await until(() => worker.sent.slice(before).some((r) => r.type === 'autokernel'), 'the request');
+      const r = worker.sent.slice(before).find((x) => x.type === 'autokernel')!;
+      await until(() => getApp().tuner.auto?.status !== 'running', 'done');
+      return r.type === 'autokernel' ? r.cachedWinner : 'none';
+    };
+    const rounds = (a: number[], b: number[]) => ({
+      ...compareRounds(a, b),
+      rounds: { incumbentMs: a, winnerMs: b },
+    });
+    // A pick the interleaved rounds did not show faster (a run hunted before that was required).
+    await tuneStore.put({ ...stored, winner: 'C1', bestMs: 2, claim: rounds([2, 2.1, 2], [2, 2.05, 1.9]) });
+    expect(await autokernelSent()).toBeUndefined();
+    // A pick they showed faster is served.
+    await tuneStore.put({ ...stored, winner: 'C1', bestMs: 1, claim: rounds([2, 2.1, 2], [1, 1.05, 1]) });
+    expect(await autokernelSent()).toBe('C1');
+    await tuneStore.put(stored);
+  });
 
   it('asks before a hunt estimated past the limit, and starts it on the go-ahead', async () => {
     const form = getApp().tuner.form;

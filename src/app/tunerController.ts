@@ -4,6 +4,7 @@
 import { estimateHunt, huntShape, workOf } from '../kernels/perf/estimate';
 import { tuneProblemKey } from '../kernels/tune/problem';
 import type { Guard } from './guard';
+import { huntSummary } from './tuner/tunerData';
 import type { RunConfig } from '../kernels/family';
 import type { TuneRecordEntry, TuneReport, WorkerResponse } from '../workers/protocol';
 import { runKey, type TuneRun, type TuneRunStore } from './persistence/tuneRuns';
@@ -244,7 +245,10 @@ export function createTunerController(env: {
       void (async () => {
         let cachedWinner: string | undefined;
         try {
-          cachedWinner = (await (await store()).cachedReport(key))?.winner;
+          const cached = await (await store()).cachedReport(key);
+          // A stored pick the incumbent was not measurably slower than is not served (runs hunted
+          // before a pick had to beat the incumbent): the incumbent is.
+          cachedWinner = cached && huntSummary(cached).kind !== 'unproven' ? cached.winner : undefined;
         } catch {
           cachedWinner = undefined;
         }

@@ -68,7 +68,10 @@ export function compareRounds(a: readonly number[], b: readonly number[]): Compa
   return { verdict, ratio: sa.median / sb.median, a: sa, b: sb };
 }
 
-/** A comparison in words: "1.32x faster (A 1.20 ms [1.18-1.25], B 0.91 ms [0.90-0.93], 4 rounds)". */
+/**
+ * A comparison in words: "1.32x faster (incumbent 1.20 ms [1.18-1.25], challenger 0.91 ms [0.90-0.93],
+ * 4 rounds)": the challenger is the hunt's best finalist, which is the winner only when it is faster.
+ */
 export function comparisonText(
   c: Comparison,
   fmt: (ms: number) => string = (ms) => `${ms.toPrecision(3)} ms`,
@@ -80,5 +83,5 @@ export function comparisonText(
       : c.verdict === 'slower'
         ? `${(1 / c.ratio).toFixed(2)}x slower`
         : 'no measurable difference';
-  return `${head} (incumbent ${range(c.a)}, winner ${range(c.b)}, ${c.a.n} rounds)`;
+  return `${head} (incumbent ${range(c.a)}, challenger ${range(c.b)}, ${c.a.n} rounds)`;
 }
