@@ -59,7 +59,7 @@ describe('spread', () => {
     const ten = [10, 9, 8, 7, 6, 5, 4, 3, 2, 1];
     expect(spreadOf(ten).p90).toBe(9);
     expect(() => spreadOf([])).toThrow(/no samples/);
-    expect(() => spreadOf([1, Infinity])).toThrow(/finite/);
+    expect(() => spreadOf([1, Infinity])).toThrow('samples must be finite numbers (got 1, Infinity)');
   });
 
   it('a histogram of equal-width bins holding every sample', () => {
@@ -67,6 +67,13 @@ describe('spread', () => {
     expect(h.map((b) => b.count)).toEqual([3, 0, 1, 1]);
     expect(h[0]!.from).toBe(1);
     expect(h[3]!.to).toBe(3);
+    // Every bin's bounds, not just the outer ones: the chart labels each bar with them.
+    expect(h.map((b) => [b.from, b.to])).toEqual([
+      [1, 1.5],
+      [1.5, 2],
+      [2, 2.5],
+      [2.5, 3],
+    ]);
     expect(histogram([2, 2, 2])).toEqual([{ from: 2, to: 2, count: 3 }]);
   });
 
@@ -80,5 +87,17 @@ describe('spread', () => {
     expect(compareRounds([1, 1.01], [1.2, 1.3]).verdict).toBe('slower');
     expect(comparisonText(faster)).toMatch(/^1\.41x faster \(incumbent 1\.00 ms \[0\.990 ms-1\.02 ms\]/);
     expect(comparisonText(noisy)).toMatch(/^no measurable difference/);
+  });
+
+  it('intervals that only touch make no claim either way', () => {
+    expect(compareRounds([1, 1.1], [1.1, 1.2]).verdict).toBe('no measurable difference');
+    expect(compareRounds([1.1, 1.2], [1, 1.1]).verdict).toBe('no measurable difference');
+  });
+
+  it('words a slower challenger by how much slower, not by the ratio', () => {
+    const slower = compareRounds([1, 1.01, 0.99], [2, 2.02, 1.98]);
+    expect(comparisonText(slower)).toBe(
+      '2.00x slower (incumbent 1.00 ms [0.990 ms-1.01 ms], challenger 2.00 ms [1.98 ms-2.02 ms], 3 rounds)',
+    );
   });
 });
