@@ -49,6 +49,40 @@ describe('rooflinePoint', () => {
     expect(peakOpsOf(peaks, 'int8-matrix')).toBe(5);
     expect(peakOpsOf(peaks, 'int8-scalar')).toBe(2);
     expect(peakOpsOf(peaks, 'f16-matrix')).toBeUndefined();
+    expect(roofOf('int8', 'subgroup-matrix')).toBe('int8-matrix');
+  });
+
+  it('falls back one unit at a time, each roof to its own units only', () => {
+    const only = (roof: keyof Peaks['ops'], v = 7): Peaks => ({ bandwidthGBs: 1, ops: { [roof]: v } });
+    expect(peakOpsOf(only('f16-vector'), 'f16-matrix')).toBe(7);
+    expect(peakOpsOf(only('f16-matrix'), 'f16-matrix')).toBe(7);
+    expect(peakOpsOf(only('f16-matrix'), 'f16-vector')).toBeUndefined();
+    expect(peakOpsOf(only('int8-matrix'), 'int8-matrix')).toBe(7);
+    expect(peakOpsOf(only('int8-scalar'), 'int8-matrix')).toBe(7);
+    expect(peakOpsOf(only('int8-dot4'), 'int8-dot4')).toBe(7);
+    expect(peakOpsOf(only('int8-scalar'), 'int8-dot4')).toBe(7);
+    expect(peakOpsOf(only('int8-matrix'), 'int8-dot4')).toBeUndefined();
+    expect(peakOpsOf(only('f16-vector'), 'int8-scalar')).toBeUndefined();
+  });
+
+  it('a zero peak is no figure: the next unit counts', () => {
+    const peaks: Peaks = { bandwidthGBs: 1, ops: { 'int8-dot4': 0, 'int8-scalar': 2 } };
+    expect(peakOpsOf(peaks, 'int8-dot4')).toBe(2);
+    expect(peakOpsOf({ bandwidthGBs: 1, ops: { 'f16-vector': 0 } }, 'f16-vector')).toBeUndefined();
+  });
+
+  it('work that moves no bytes has intensity 0, not infinity', () => {
+    const p = rooflinePoint({ label: 'registers', ms: 1, bytes: 0, ops: 1e6 }, 100, 1e12);
+    expect(p.intensity).toBe(0);
+    expect(p.attainable).toBe(0);
+    expect(p.bound).toBe('memory');
+  });
+
+  it('at the ridge exactly, the compute roof binds', () => {
+    // 200 GB/s and 1e12 ops/s meet at 5 ops/B: the two roofs are equal there.
+    const p = rooflinePoint({ label: 'gemm', ms: 1, bytes: 1e6, ops: 5e6 }, 200, 1e12);
+    expect(p.attainable).toBe(1e12);
+    expect(p.bound).toBe('compute');
   });
 });
 
