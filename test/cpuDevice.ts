@@ -102,6 +102,8 @@ export function cpuDevice(opts: CpuDeviceOptions = {}): { device: GPUDevice; log
   let clock = 1_000_000n;
   const buffers: CpuBuffer[] = [];
   const dispatches = new Map<string, number>();
+  let loseDevice: (info: { reason: string; message: string }) => void = () => {};
+  const lost = new Promise<{ reason: string; message: string }>((resolve) => (loseDevice = resolve));
   const run = (cmds: readonly Command[]) => {
     for (const c of cmds)
       if (c.kind === 'copy')
@@ -204,7 +206,10 @@ export function cpuDevice(opts: CpuDeviceOptions = {}): { device: GPUDevice; log
         new Uint8Array(b.data, offset, bytes.byteLength).set(bytes);
       },
     },
-    destroy() {},
+    lost,
+    destroy() {
+      loseDevice({ reason: 'destroyed', message: 'the device was destroyed' });
+    },
   };
   return {
     device: device as unknown as GPUDevice,
@@ -214,4 +219,41 @@ export function cpuDevice(opts: CpuDeviceOptions = {}): { device: GPUDevice; log
       clockNs: () => clock,
     },
   };
+}
+
+/** What a CPU adapter reports: SwiftShader's limits, a CPU's description, timestamps as asked. */
+export interface CpuAdapterOptions extends CpuDeviceOptions {
+  /** The adapter's info (vendor, architecture, description). */
+  info?: { vendor?: string; architecture?: string; description?: string };
+  limits?: Partial<Record<string, number>>;
+}
+
+/**
+ * A WebGPU entry point (what `navigator.gpu` is) whose adapter opens cpuDevice()s; `devices` logs each
+ * device opened, in order.
+ * @example const { gpu } = cpuGpu({ kernel }); createGpuCore({ gpu, kernels, post });
+ */
+export function cpuGpu(opts: CpuAdapterOptions = {}): { gpu: GPU; devices: CpuDeviceLog[] } {
+  const devices: CpuDeviceLog[] = [];
+  const adapter = {
+    info: { vendor: 'cpu', architecture: 'twin', description: 'CPU twins (test)', ...opts.info },
+    features: new Set(opts.timestamps === false ? [] : ['timestamp-query']),
+    limits: {
+      maxComputeInvocationsPerWorkgroup: 256,
+      maxComputeWorkgroupStorageSize: 32768,
+      maxComputeWorkgroupSizeX: 256,
+      maxComputeWorkgroupsPerDimension: 65535,
+      maxStorageBufferBindingSize: 2 ** 27,
+      maxBufferSize: 2 ** 28,
+      maxStorageBuffersPerShaderStage: 8,
+      ...opts.limits,
+    },
+    requestDevice: () => {
+      const { device, log } = cpuDevice(opts);
+      devices.push(log);
+      return Promise.resolve(device);
+    },
+  };
+  const gpu = { requestAdapter: () => Promise.resolve(adapter), wgslLanguageFeatures: new Set<string>() };
+  return { gpu: gpu as unknown as GPU, devices };
 }
