@@ -402,6 +402,12 @@ describe('the claim decides between incumbent and winner', () => {
     expect(report.winnerVerdict!.relToMax).toBeGreaterThan(0);
   });
 
+  it("an incumbent kept under a bit-exact gate shows that gate's name", async () => {
+    const report = reportOf((await tune({ cost: noFaster })).msgs);
+    expect(report.winner).toBe(INCUMBENT);
+    expect(report.winnerVerdict).toEqual({ pass: true, gate: 'bit-exact', relToMax: 0, mismatches: 0 });
+  });
+
   it('an incumbent that fails the whole-output gate does not stay: the challenger does', async () => {
     const report = reportOf(
       (
