@@ -17,10 +17,10 @@ import type {
 import { handleTuneRequest } from '../src/workers/tune';
 import { cpuDevice } from './cpuDevice';
 import { TOY_ID, TOY_KERNELS, toyCatalog, toyFamily } from './toyFamily';
+import { toyScheduleOf, toyTwin } from './toyTwin';
 
 /** A toy config's name in the search space, from its WGSL. */
-const nameOf = (code: string) =>
-  name(Number(/@workgroup_size\((\d+)\)/.exec(code)?.[1]), Number(/j < (\d+)u/.exec(code)?.[1]));
+const nameOf = (code: string) => name(toyScheduleOf(code).wx, toyScheduleOf(code).cols);
 const name = (wx: number, cols: number) => `WX=${wx},COLS=${cols}`;
 
 /** The toy's 12 configs, fastest first: the incumbent (8x1) is 7th, the seed (4x2) 8th. */
@@ -95,8 +95,8 @@ afterEach(() => {
 });
 
 /**
- * A CPU device running the toy's twin: out = A @ B^T (m, n, k from the buffers' sizes), with the first
- * `wrong(config, phase)` elements one too large; a run costs `cost(config, phase)` GPU ns.
+ * A CPU device running the toy's twin (test/toyTwin.ts), the first `wrong(config, phase)` elements one
+ * too large; a run costs `cost(config, phase)` GPU ns.
  */
 function toyDevice(
   phase: () => Phase = () => 'search',
@@ -104,21 +104,7 @@ function toyDevice(
   wrong?: (config: string, phase: Phase) => number,
 ) {
   return cpuDevice({
-    kernel: (code) => (b) => {
-      const a = new Int32Array(b.get(0)!);
-      const w = new Int32Array(b.get(1)!);
-      const out = new Int32Array(b.get(2)!);
-      const n = Math.round(Math.sqrt((out.length * w.length) / a.length));
-      const k = w.length / n;
-      const m = a.length / k;
-      const off = wrong?.(nameOf(code), phase()) ?? 0;
-      for (let r = 0; r < m; r++)
-        for (let c = 0; c < n; c++) {
-          let acc = r * n + c < off ? 1 : 0;
-          for (let l = 0; l < k; l++) acc += a[r * k + l]! * w[c * k + l]!;
-          out[r * n + c] = acc;
-        }
-    },
+    kernel: toyTwin((code) => wrong?.(nameOf(code), phase()) ?? 0),
     dispatchNs: (code) => cost(nameOf(code), phase()),
   });
 }
