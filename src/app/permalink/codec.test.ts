@@ -201,6 +201,25 @@ describe('permalink codec', () => {
     expect(!r.ok && r.error).toMatch(/^This link is invalid: [^;]*\.$/);
   });
 
+  it('keeps an edited WGSL that is empty: the user cleared the kernel, which is not the generated one', () => {
+    const r = decode(encodePermalink({ config, wgsl: '', tab: 'ownership' }));
+    expect(r).toEqual({ ok: true, state: { config, wgsl: '', tab: 'ownership' } });
+    const ab = decode(encodePermalink({ config, tab: 'ab', ab: { a: { config, wgsl: '' }, b: { config } } }));
+    expect(ab).toEqual({
+      ok: true,
+      state: { config, tab: 'ab', ab: { a: { config, wgsl: '' }, b: { config } } },
+    });
+  });
+
+  it.each(['0123456789abcdef0', 'x0123456789abcdef', '0123456789ABCDEF', '0123456789abcde'])(
+    'refuses the header hash %s: exactly 16 lowercase hex digits, nothing around them',
+    (headerHash) => {
+      const t = { file: { name: 'a.gguf', size: 10, headerHash }, tensor: 't', activation: 'normal' };
+      const r = decode(raw({ c: { ...config, data: { source: 'tensor', seed: 0, tensor: t } } }));
+      expect(!r.ok && r.error).toMatch(/headerHash is not a valid name/);
+    },
+  );
+
   it('rejects a bad tab and non-string WGSL; drops unknown fields', () => {
     expect(decode(raw({ c: config, t: 'settings' })).ok).toBe(false);
     expect(decode(raw({ c: config, w: 42 })).ok).toBe(false);
