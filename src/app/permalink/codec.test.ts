@@ -220,6 +220,45 @@ describe('permalink codec', () => {
     },
   );
 
+  it('reads a v=1 link whose rows param is set over its m, with a plane, and refuses a v=1 link without a config', () => {
+    const v1 = { ...config, kernel: 'moe-q4k-id', m: 8, tokens: 16, n: 64, k: 256, arm: 'scalar', plane: 8 };
+    const r = decode(raw({ c: { ...v1, dataSource: 'random', dataSeed: 3 } }, 1));
+    expect(r.ok && r.state.config.params.tokens).toBe(16);
+    expect(r.ok && r.state.config.plane).toBe(8);
+    expect(r.ok && r.state.config.data).toEqual({ source: 'random', seed: 3 });
+    expect(decode(raw({ c: 5 }, 1))).toEqual({
+      ok: false,
+      error: 'This link is invalid: config is missing.',
+    });
+    const unknown = decode(raw({ c: { ...v1, kernel: 'mmq-q9' } }, 1));
+    expect(!unknown.ok && unknown.error).toMatch(/kernel must be one of .* \(got "mmq-q9"\)/);
+  });
+
+  it('takes a name of exactly the cap and refuses one that is not a string', () => {
+    const t = (tensorName: unknown) => ({
+      ...config,
+      data: {
+        source: 'tensor',
+        seed: 0,
+        tensor: {
+          file: { name: 'a.gguf', size: 1, headerHash: '0123456789abcdef' },
+          tensor: tensorName,
+          activation: 'normal',
+        },
+      },
+    });
+    expect(decode(raw({ c: t('t'.repeat(LIMITS.nameChars)) })).ok).toBe(true);
+    expect(decode(raw({ c: t(42) }))).toEqual({
+      ok: false,
+      error: 'This link is invalid: data.tensor.tensor is not a valid name (got 42).',
+    });
+  });
+
+  it('clips a message at the cap, counting only what is cut', () => {
+    expect(clipText('x'.repeat(10), 10)).toBe('x'.repeat(10));
+    expect(clipText('abcdefghijkl', 10)).toBe('abcdefghij… (2 more characters)');
+  });
+
   it('rejects a bad tab and non-string WGSL; drops unknown fields', () => {
     expect(decode(raw({ c: config, t: 'settings' })).ok).toBe(false);
     expect(decode(raw({ c: config, w: 42 })).ok).toBe(false);
