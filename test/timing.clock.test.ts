@@ -3,7 +3,13 @@
 // after an idle one, when it stops, the batch's run count, the probe, and sliced runs. No GPU, no Dawn.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SUBMIT_BUDGET_MS } from '../src/kernels/gpu/gridSlice';
-import { CLOCK_WARM_MS, clockWarmMs, timeWork, type TimedWork } from '../src/kernels/gpu/timing';
+import {
+  CLOCK_WARM_MS,
+  clockWarmMs,
+  timedBatches,
+  timeWork,
+  type TimedWork,
+} from '../src/kernels/gpu/timing';
 import { fakeCaps } from '../src/kernels/gpu/testCaps';
 
 Object.assign(globalThis, {
@@ -16,9 +22,11 @@ afterEach(() => vi.restoreAllMocks());
  * A device whose `n`th run takes `runMs(n)` of wall time (advanced when its submission is waited for) and
  * whose timestamps span the timed runs exactly. Logs each encoded batch's run count, timed or untimed.
  */
-function fakeDevice(runMs: (n: number) => number, timestamps = true) {
+function fakeDevice(runMs: (n: number) => number, timestamps = true, tickMs = 0) {
   let clock = 10_000;
-  vi.spyOn(performance, 'now').mockImplementation(() => clock);
+  let calls = 0;
+  // A host clock of `tickMs` steps: it moves on every third read.
+  vi.spyOn(performance, 'now').mockImplementation(() => (clock += ++calls % 3 === 0 ? tickMs : 0));
   let done = 0;
   let pendingMs = 0;
   let lastTimedMs = 0;
@@ -49,7 +57,7 @@ function fakeDevice(runMs: (n: number) => number, timestamps = true) {
     read: async () => {
       clock += pendingMs;
       pendingMs = 0;
-      const t0 = 1_000_000n;
+      const t0 = 7_000n;
       return new BigUint64Array([t0, t0 + BigInt(Math.round(lastTimedMs * 1e6))]).buffer;
     },
   };
@@ -141,6 +149,54 @@ describe('a timed batch', () => {
     expect(t.runs).toBe(50);
     expect(t.ms).toBeCloseTo(0.04, 9);
     expect(d.log.untimed).toEqual([2, 50, 50]);
+  });
+
+  it("reports the wall clock's step as the resolution, and a batch of under 10 steps as coarse", async () => {
+    const d = fakeDevice(() => 0.001, false, 0.002);
+    const t = await timeWork(d.work, { targetMs: 0.01, batches: 1, estimateMs: 0.001 });
+    expect(t.resolutionNs).toBe(2000);
+    expect(t.runs).toBe(10);
+    // 10 runs of 1 us and the step's share: at least 10 us, under 10 steps of 2 us.
+    expect(t.coarse).toBe(t.ms * t.runs * 1e6 < 20_000);
+    const fine = fakeDevice(() => 0.01, false, 0.002);
+    const f = await timeWork(fine.work, { targetMs: 2, batches: 1, estimateMs: 0.01 });
+    expect(f.resolutionNs).toBe(2000);
+    expect(f.coarse).toBe(false);
+  });
+});
+
+it('a timed batch of exactly 10 timer steps is not coarse; of fewer, it is', async () => {
+  // Timestamps 7 us apart from 0 and 10 us spans: the step is 1 us.
+  const ten = await timeWork(fakeDevice(() => 0.001).work, { targetMs: 0.01, batches: 1, estimateMs: 0.001 });
+  expect([ten.resolutionNs, ten.runs, ten.coarse]).toEqual([1000, 10, false]);
+  const nine = await timeWork(fakeDevice(() => 0.001).work, {
+    targetMs: 0.009,
+    batches: 1,
+    estimateMs: 0.001,
+  });
+  expect([nine.resolutionNs, nine.runs, nine.coarse]).toEqual([1000, 9, true]);
+});
+
+describe('timedBatches', () => {
+  it('plans the given batches until they are all in, then twice as many while they disagree', async () => {
+    const seq = [1, 2, 1, 1, 1, 1];
+    let i = 0;
+    const planned: [number, number][] = [];
+    const samples = await timedBatches(
+      3,
+      async () => seq[i++]!,
+      undefined,
+      (done, plan) => void planned.push([done, plan]),
+    );
+    expect(samples).toEqual(seq);
+    expect(planned).toEqual([
+      [1, 3],
+      [2, 3],
+      [3, 6],
+      [4, 6],
+      [5, 6],
+      [6, 6],
+    ]);
   });
 });
 
