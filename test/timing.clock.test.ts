@@ -189,6 +189,8 @@ describe('timedBatches', () => {
       (done, plan) => void planned.push([done, plan]),
     );
     expect(samples).toEqual(seq);
+    // Batches that agree: just the given number.
+    expect(await timedBatches(2, async () => 1)).toEqual([1, 1]);
     expect(planned).toEqual([
       [1, 3],
       [2, 3],
