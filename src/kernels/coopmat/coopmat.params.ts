@@ -1,6 +1,6 @@
 // The coopmat generators' parameters and the geometry all its kernels derive from them; the rules live
 // once in catalog.ts (coopmatRuleProblems).
-import type { Binding } from '../gpu/plan';
+import type { BindingTable } from '../gpu/bindings';
 import type { TileParams } from '../tile';
 import { coopmatRuleProblems, STAGING_FLAGS, type CoopmatArm, type CoopmatStaging } from './catalog';
 
@@ -35,7 +35,7 @@ export interface RowMap {
   /** Weight matrices [n, k] in the bank, one after another. */
   banks: number;
   /** Bindings after the GEMM's own. */
-  bindings: readonly Binding[];
+  bindings: BindingTable;
   /** Module-scope WGSL after the kernel's constants. */
   decls: string;
   /** Top of main: sets the private `w_bank` workgroup-uniformly; returns (uniformly) for an empty tile. */

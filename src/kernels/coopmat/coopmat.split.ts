@@ -4,8 +4,8 @@
 // B (pre-passed rows, or Q4_K decoded with the pre-pass's arithmetic: the same f16 operand) into two
 // row-padded buffers. The scalar arm sums each 32-block in K order, as mmqQ4kF16RoundedRef. Also the
 // emitters the one-pass and stream GEMMs share.
-import { GRID_SLICE_BINDING, GRID_SLICE_PARAM, gridSliceDecl, gridSliceLets } from '../gpu/gridSlice';
-import { bindingDecls, bindingNames, type Binding } from '../gpu/plan';
+import { bindingLayout, readOnly, readWrite, type BindingTable } from '../gpu/bindings';
+import { GRID_SLICE_PARAM, gridSliceLets, withGridSlice } from '../gpu/gridSlice';
 import { f16TilesPart, prePassKernel, type PrePassPart, type SplitPrePass } from '../gpu/prepass';
 import * as quant from '../quant/q4k.wgsl';
 import {
@@ -25,12 +25,6 @@ export const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 export const lines = (n: number, line: (i: number) => string) => range(n).map(line).join('\n');
 /** `part(i)` for i in 0..n-1 on one line. */
 const inline = (n: number, part: (i: number) => string) => range(n).map(part).join(' ');
-export const readOnly = (name: string, type: string, comment: string): Binding => ({
-  name,
-  access: 'read',
-  type,
-  comment,
-});
 /** `pad` + each line, joined: the emitters place their blocks at the indent where they go. */
 export const at = (pad: string, lines: readonly string[]) => lines.map((l) => pad + l).join('\n');
 /** A statement whose body spans lines: its first line at `pad`, the rest one level in. */
@@ -79,12 +73,8 @@ export const outRows = (spec: CoopmatSpec): OutRows =>
   };
 
 /** The f32 output [M, N], bound as `part` where it holds split-K partial sums. */
-export const outBinding = (spec: CoopmatSpec): Binding => ({
-  name: 'out',
-  ...(partSums(spec) ? { buffer: 'part' } : {}),
-  access: 'read_write',
-  type: 'array<f32>',
-  comment: '[M, N] row-major',
+export const outBinding = (spec: CoopmatSpec): BindingTable => ({
+  out: { ...readWrite('array<f32>', '[M, N] row-major'), ...(partSums(spec) ? { buffer: 'part' } : {}) },
 });
 
 /** The entry point, through set_owner; `place` finds the plane's place in the grid. */
@@ -243,7 +233,7 @@ export function coopmatPrePasses(
 }
 
 /** A split or stream GEMM's B (f16 rows, or Q4_K decoded in the GEMM): what it adds to the module. */
-export type BOperand = { consts?: string; bindings: Binding[]; decls?: string; head?: string };
+export type BOperand = { consts?: string; bindings: BindingTable; decls?: string; head?: string };
 /** A weight row `r` (WGSL) of this workgroup's matrix. */
 const weightRow = (spec: CoopmatSpec, r: string) => (spec.rowMap ? `(w0 + ${r})` : r);
 const NSB = 'const NSB = K / 256u; // Q4_K super-blocks per weight row\n';
@@ -252,7 +242,7 @@ const NSB = 'const NSB = K / 256u; // Q4_K super-blocks per weight row\n';
 export function scalarB(spec: CoopmatSpec): BOperand {
   if (stagingOf(spec).b === 'rows')
     return {
-      bindings: [readOnly('wh', 'array<u32>', 'f16 pairs, [NP, K] row-major')],
+      bindings: { wh: readOnly('array<u32>', 'f16 pairs, [NP, K] row-major') },
       decls: `
 // f16 pair (k, k+1), k even, of weight row c.
 fn wh_pair(c: u32, k: u32) -> vec2f { return unpack2x16float(wh[(${weightRow(spec, 'c')} * K + k) / 2u]); }`,
@@ -302,9 +292,13 @@ export function gemmModule(
 ): GemmModule {
   const xt =
     spec.arm === 'scalar'
-      ? readOnly('xt', 'array<u32>', 'f16 pairs, 16x16 fragment tiles')
-      : readOnly('xt', 'array<array<f16, 256>>', '16x16 fragment tiles [MP/16][KT][16][16]');
-  const bindings = [...b.bindings, outBinding(spec), ...(spec.rowMap?.bindings ?? [])];
+      ? readOnly('array<u32>', 'f16 pairs, 16x16 fragment tiles')
+      : readOnly('array<array<f16, 256>>', '16x16 fragment tiles [MP/16][KT][16][16]');
+  // A's binding is declared apart from the rest (the matrix arm's B constants go between).
+  const layout = bindingLayout(
+    { xt },
+    withGridSlice({ ...b.bindings, ...outBinding(spec), ...spec.rowMap?.bindings }),
+  );
   const map = spec.rowMap;
   const splitK = partSums(spec)
     ? `const KSPLIT = ${spec.ksplit}u; // K parts: workgroup z sums K / KSPLIT into partial sums out[z][M][N]
@@ -323,11 +317,12 @@ ${map.decls}`
       ? '  kz0 = wg.z * M * N;\n'
       : '';
   return {
-    bindings: [...bindingNames([xt, ...bindings]), GRID_SLICE_BINDING],
+    bindings: layout.names,
     wgsl: `${spec.arm === 'scalar' ? '' : `${MATRIX_ENABLES}\n`}${o.title}
 ${tileConsts(spec, g)}const KB = K / 32u; // 32-wide K blocks (the scalar arm's sums; the trip count of 32-wide stages)
 const KT = K / 16u; // 16-wide fragment tiles of xt per 16 rows
-${splitK}${mapped}${o.consts}${bindingDecls([xt])}${o.between ?? ''}${b.consts ?? ''}${bindingDecls(bindings, 1)}${gridSliceDecl(bindings.length + 1)}
+${splitK}${mapped}${o.consts}${layout.decls[0]}
+${o.between ?? ''}${b.consts ?? ''}${layout.decls[1]}
 ${b.decls ?? ''}
 ${o.decls}${o.head}${b.head ?? ''}${prologue}${o.body}`,
   };
@@ -385,7 +380,7 @@ function rowsSource(spec: CoopmatSpec): BSource {
   const load = (kb: string, it: number) =>
     `${reg('gb', it)} = wh[((${spec.rowMap ? 'w0 + ' : ''}ncol0 + (${who(it)}) / 8u) * K + (${stageAt(spec, kb)}) * ${SPLIT_K_STAGE}u + ((${who(it)}) % 8u) * 8u) / 8u];`;
   return {
-    bindings: [readOnly('wh', 'array<vec4u>', 'f16 [NP, K] row-major, 8 halves per vec4')],
+    bindings: { wh: readOnly('array<vec4u>', 'f16 [NP, K] row-major, 8 halves per vec4') },
     regs: lines(n, (it) => `  var ${reg('gb', it)} = vec4u(0u);`),
     fetch: (kb, pad) =>
       lines(n, (it) => `${pad}${guard(it) ? `${guard(it)}{ ${load(kb, it)} }` : load(kb, it)}`),

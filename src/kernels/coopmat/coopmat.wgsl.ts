@@ -4,8 +4,9 @@
 // spills its results and stores them per lane: the fragment's lane map is opaque, and the tail guards and
 // ownership hooks (set_owner / store_out, the host's suffix: gpu/instrument.ts) need element stores.
 import { ownerSuffix } from '../gpu/instrument';
-import { GRID_SLICE_BINDING, gridSliceDecl } from '../gpu/gridSlice';
-import { bindingDecls, bindingNames, type KernelLaunch } from '../gpu/plan';
+import { bindingDecls, bindingNames, readOnly } from '../gpu/bindings';
+import { withGridSlice } from '../gpu/gridSlice';
+import type { KernelLaunch } from '../gpu/plan';
 import { NO_FUSE_DECODE, q4kDecode, Q4K_SCALES_WGSL, q4kWeight, SET_NO_FUSE } from '../quant/q4k.wgsl';
 import {
   coopmatGeometry,
@@ -113,20 +114,20 @@ ${gemm.spillStores(spec, '  ')}
 
 function onePassModule(spec: CoopmatSpec): gemm.GemmModule {
   const g = coopmatGeometry(spec);
-  const bindings = [
-    gemm.readOnly('x', 'array<f32>', 'activation [M, K] row-major'),
+  const bindings = withGridSlice({
+    x: readOnly('array<f32>', 'activation [M, K] row-major'),
     ...q4kWeight('u32'),
-    gemm.outBinding(spec),
-  ];
+    ...gemm.outBinding(spec),
+  });
   const enables =
     spec.arm === 'scalar' ? (spec.f16 === 'native' ? 'enable f16;\n' : '') : gemm.MATRIX_ENABLES;
   return {
-    bindings: [...bindingNames(bindings), GRID_SLICE_BINDING],
+    bindings: bindingNames(bindings),
     wgsl: `${enables ? `${enables}\n` : ''}${header(spec)}
 ${gemm.tileConsts(spec, g)}const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
 const NSB = K / 256u; // Q4_K super-blocks per weight row
 
-${bindingDecls(bindings)}${gridSliceDecl(bindings.length)}
+${bindingDecls(bindings)}
 ${Q4K_SCALES_WGSL}${NO_FUSE_DECODE}
 ${tileStorage(spec)}
 ${spec.arm === 'scalar' ? `${SCALAR_MAIN}${gemm.scalarStore(gemm.outRows(spec))}` : matrixMain(spec)}`,

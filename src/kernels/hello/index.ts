@@ -18,7 +18,7 @@ export { helloI8Ref, mmaHelloRef, helloRef, helloData } from './hello.oracle';
 export { HELLO_SHAPES, helloMatrixShape, type HelloKernelId, type HelloShape } from './catalog';
 export { helloWgsl, helloPerLane, helloParamErrors } from './hello.wgsl';
 export type { HelloWgslParams } from './hello.wgsl';
-export { helloPlan, helloAnalyticOwnership, HELLO_BINDINGS, HELLO_OWNER_BUFFER } from './hello.plan';
+export { helloPlan, helloAnalyticOwnership, HELLO_OWNER_BUFFER } from './hello.plan';
 
 /** Generator parameters of a config on an adapter (the matrix arm's K comes from the adapter's configs). */
 export function helloParams(config: ResolvedConfig, caps: AdapterCaps): HelloWgslParams {

@@ -6,7 +6,6 @@ export {
   mmqSpecProblems,
   mmqWgsl,
   mmqWorkgroupBytes,
-  type MmqBinding,
   type MmqDims,
   type MmqGeometry,
   type MmqKernel,

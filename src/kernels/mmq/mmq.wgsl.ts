@@ -10,14 +10,8 @@
 // written in exactly the oracle's f32 order, each product rounded on its own (no_fuse), so every arm can
 // match the oracle bit for bit on any compiler, contracting to FMA or not.
 import type { Arm } from '../gpu/caps';
-import {
-  GRID_SLICE_BINDING,
-  GRID_SLICE_COMMENT,
-  GRID_SLICE_PARAM,
-  GRID_SLICE_STRUCT,
-  GRID_SLICE_VAR,
-  gridSliceLets,
-} from '../gpu/gridSlice';
+import { bindingDecls, bindingNames, readOnly, readWrite, type BindingTable } from '../gpu/bindings';
+import { GRID_SLICE_PARAM, GRID_SLICE_STRUCT, gridSliceLets, withGridSlice } from '../gpu/gridSlice';
 import { ShapeError } from '../family';
 import { Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
 import type { TileParams } from '../tile';
@@ -92,13 +86,6 @@ export interface MmqKernel {
   /** Workgroup memory the kernel declares, in bytes. */
   workgroupBytes: number;
   geometry: MmqGeometry;
-}
-
-/** A WGSL declaration of one binding. */
-export interface MmqBinding {
-  name: string;
-  decl: string;
-  comment: string;
 }
 
 /**
@@ -209,53 +196,54 @@ function workgroupArrays(spec: MmqSpec): WorkgroupArray[] {
 }
 
 /**
- * The bindings of a spec, in binding order (seed argument order; `dims` last when runtime). Values read
- * together are interleaved into one binding (xs|xsum, d|dmin, counts|rows) because WebGPU's default
+ * The binding table of a spec, in binding order (seed argument order; `dims` last when runtime). Values
+ * read together are interleaved into one binding (xs|xsum, d|dmin, counts|rows) because WebGPU's default
  * maxStorageBuffersPerShaderStage is 8 (SwiftShader in Chromium and many real adapters report just
  * that), and an instrumented run adds the owner buffer: MoE binds 7 + owner, dense Q4_K 6 + owner.
- * @example mmqBindings(q8Spec).map((b) => b.name) // ['xq', 'xs', 'wq', 'wd', 'out']
+ * @example bindingNames(mmqBindings(q8Spec)) // ['xq', 'xs', 'wq', 'wd', 'out', 'grid_slice']
  */
-export function mmqBindings(spec: MmqSpec): MmqBinding[] {
-  const ro = (name: string, elem: string, comment: string): MmqBinding => ({
-    name,
-    decl: `var<storage, read> ${name}: array<${elem}>;`,
-    comment,
-  });
+export function mmqBindings(spec: MmqSpec): BindingTable {
+  const ro = (elem: string, comment: string) => readOnly(`array<${elem}>`, comment);
   // The micro-tile schedule reads the packed int8 operands 16 bytes at a time (rows are 64-byte aligned).
-  const packed = (name: string, comment: string): MmqBinding =>
+  const packed = (name: string, comment: string): BindingTable =>
     spec.schedule === 'microtile'
-      ? { name, decl: `var<storage, read> ${name}4: array<vec4<u32>>;`, comment: `${comment}, 16 per vec4` }
-      : ro(name, 'u32', `${comment}, 4 per word`);
-  const b: MmqBinding[] = [packed('xq', 'q8_1 activation int8 [rows, k]')];
-  if (spec.weights === 'q8_0') {
-    b.push(ro('xs', 'f32', 'activation scale per 32-block [rows, k/32]'));
-    b.push(packed('wq', 'Q8_0 weight int8 [n, k]'));
-    b.push(ro('wd', 'f32', 'Q8_0 weight scale per 32-block [n, k/32]'));
-  } else {
-    b.push(ro('xs_xsum', 'vec2f', '[rows, k/32] (xs, xsum = xs * sum(xq)) per 32-block, interleaved'));
-    b.push(
-      spec.schedule === 'microtile'
-        ? packed('wqs', 'Q4_K qs: 128 B per super-block')
-        : ro('wqs', 'u32', 'Q4_K qs: 32 words (128 B) per super-block'),
-    );
-    b.push(ro('wsc', 'u32', 'Q4_K packed 6-bit scales/mins: 3 words per super-block'));
-    b.push(ro('wd_dmin', 'vec2f', 'Q4_K (d, dmin) per super-block, interleaved'));
-  }
-  if (spec.indexed) {
-    b.push(
-      ro('routing', 'u32', '[experts] rows per expert, then [experts * cap] slot per (expert, local row)'),
-    );
-  }
-  b.push({ name: 'out', decl: 'var<storage, read_write> out: array<f32>;', comment: 'output [rows, n]' });
-  if (spec.dims.kind === 'runtime') {
-    b.push({
-      name: 'dims',
-      decl: 'var<uniform> dims: Dims;',
-      comment: 'm, n, k, cap (`meta` is a WGSL reserved word)',
-    });
-  }
-  b.push({ name: GRID_SLICE_BINDING, decl: GRID_SLICE_VAR, comment: GRID_SLICE_COMMENT });
-  return b;
+      ? { [`${name}4`]: { ...ro('vec4<u32>', `${comment}, 16 per vec4`), buffer: name } }
+      : { [name]: ro('u32', `${comment}, 4 per word`) };
+  const weights: BindingTable =
+    spec.weights === 'q8_0'
+      ? {
+          xs: ro('f32', 'activation scale per 32-block [rows, k/32]'),
+          ...packed('wq', 'Q8_0 weight int8 [n, k]'),
+          wd: ro('f32', 'Q8_0 weight scale per 32-block [n, k/32]'),
+        }
+      : {
+          xs_xsum: ro('vec2f', '[rows, k/32] (xs, xsum = xs * sum(xq)) per 32-block, interleaved'),
+          ...(spec.schedule === 'microtile'
+            ? packed('wqs', 'Q4_K qs: 128 B per super-block')
+            : { wqs: ro('u32', 'Q4_K qs: 32 words (128 B) per super-block') }),
+          wsc: ro('u32', 'Q4_K packed 6-bit scales/mins: 3 words per super-block'),
+          wd_dmin: ro('vec2f', 'Q4_K (d, dmin) per super-block, interleaved'),
+        };
+  return withGridSlice(
+    {
+      ...packed('xq', 'q8_1 activation int8 [rows, k]'),
+      ...weights,
+      ...(spec.indexed
+        ? {
+            routing: ro(
+              'u32',
+              '[experts] rows per expert, then [experts * cap] slot per (expert, local row)',
+            ),
+          }
+        : {}),
+      out: readWrite('array<f32>', 'output [rows, n]'),
+      ...(spec.dims.kind === 'runtime'
+        ? { dims: { uniform: 'Dims', comment: 'm, n, k, cap (`meta` is a WGSL reserved word)' } }
+        : {}),
+    },
+    // The module declares GridSlice with its other structs, above the bindings.
+    { struct: false },
+  );
 }
 
 // ------------------------------------------------------------------------------------------ text pieces
@@ -303,11 +291,10 @@ function constants(spec: MmqSpec, g: MmqGeometry): string[] {
   return lines;
 }
 
-function bindingDecls(spec: MmqSpec): string[] {
+function bindingLines(spec: MmqSpec): string[] {
   const lines: string[] = [];
   if (spec.dims.kind === 'runtime') lines.push('struct Dims { m: u32, n: u32, k: u32, cap: u32 }');
-  lines.push(GRID_SLICE_STRUCT, '');
-  mmqBindings(spec).forEach((b, i) => lines.push(`@group(0) @binding(${i}) ${b.decl} // ${b.comment}`));
+  lines.push(GRID_SLICE_STRUCT, '', bindingDecls(mmqBindings(spec)));
   return lines;
 }
 
@@ -665,7 +652,7 @@ export function mmqWgsl(spec: MmqSpec): string {
   const sections: string[][] = [
     header(spec, g),
     constants(spec, g),
-    bindingDecls(spec),
+    bindingLines(spec),
     workgroupDecls(spec),
   ];
   sections.push(noFuseHelpers());
@@ -706,7 +693,7 @@ function microWgsl(spec: MmqSpec, g: MmqGeometry): string {
   const sections: string[][] = [
     header(spec, g),
     [...constants(spec, g), ...microConstants(spec, mg)],
-    bindingDecls(spec),
+    bindingLines(spec),
     microWorkgroupDecls(spec),
     noFuseHelpers(),
   ];
@@ -733,7 +720,7 @@ function microWgsl(spec: MmqSpec, g: MmqGeometry): string {
 export function buildMmqKernel(spec: MmqSpec): MmqKernel {
   const wgsl = mmqWgsl(spec);
   const geometry = mmqGeometry(spec);
-  const bindings = mmqBindings(spec).map((b) => b.name);
+  const bindings = bindingNames(mmqBindings(spec));
   return {
     spec,
     wgsl,
