@@ -5,6 +5,7 @@ import { armPlaneProblems, DP4A_ARM, int8MatrixArm, SCALAR_ARM } from '../gpu/ar
 import type { AdapterCaps } from '../gpu/caps';
 import { multipleProblem, shapeControl } from '../controls';
 import {
+  ARM_KNOB,
   controlProblems,
   dataProblems,
   type ConformanceCheck,
@@ -13,7 +14,15 @@ import {
   type RunConfig,
 } from '../family';
 import { gemmWork, WEIGHT_BYTES, workParam } from '../work';
-import { REGISTER_TILE, TILE_CONTROLS, tileGeometry, tileOf, type TileParams } from '../tile';
+import {
+  REGISTER_TILE,
+  TILE_CONSTRAINTS,
+  TILE_KEYS,
+  tileControls,
+  tileGeometry,
+  tileOf,
+  type TileParams,
+} from '../tile';
 
 export type MmqKernelId =
   'mmq-q8-naive' | 'mmq-q8-tiled' | 'mmq-q4k-blk' | 'mmq-q4k-rt' | 'mmq-q4k-tile' | 'mmq-q4k-id';
@@ -39,6 +48,7 @@ export const SCHEDULE_CONTROL: ControlDecl = {
   hint: "the seed's one 32-block a step, or 64-wide double-buffered stages with the scales staged once (lane micro-tiles on the scalar and dp4a arms)",
   // Configs stored and linked before the schedule existed ran the seed's.
   optional: true,
+  tune: { name: 'SCHED' },
   options: [
     { value: 'subtile', label: "subtile (the seed's)" },
     { value: 'microtile', label: 'micro-tile' },
@@ -132,7 +142,7 @@ function denseCatalog(def: DenseDef): FamilyCatalog {
       step: () => block,
       hint: `the reduction; a multiple of ${block} (${blockName(p.weights)})`,
     }),
-    ...(p.tileIsParam ? [...TILE_CONTROLS, SCHEDULE_CONTROL] : []),
+    ...(p.tileIsParam ? [...tileControls([1, 2, 4]), SCHEDULE_CONTROL] : []),
   ];
   const catalog: FamilyCatalog = {
     id: def.id,
@@ -171,7 +181,14 @@ function denseCatalog(def: DenseDef): FamilyCatalog {
       return [...out, ...armPlaneProblems(catalog, config, caps), ...dataProblems(config.data, catalog)];
     },
     ...(def.id === 'mmq-q4k-tile'
-      ? { tuning: { op: 'mmq_q4k_tile', label: 'int8 MMQ Q4_K tile (mmq_q4k_tile)' } }
+      ? {
+          tuning: {
+            op: 'mmq_q4k_tile',
+            label: 'int8 MMQ Q4_K tile (mmq_q4k_tile)',
+            knobs: [...TILE_KEYS, 'schedule', ARM_KNOB],
+            constraints: TILE_CONSTRAINTS,
+          },
+        }
       : {}),
   };
   return catalog;
