@@ -16,7 +16,7 @@ import {
   type RunConfig,
   type TuningSearch,
 } from '../src/kernels/family';
-import { armPlaneProblems, SCALAR_ARM } from '../src/kernels/gpu/arms';
+import { armPlaneProblems, SCALAR_ARM } from '../src/kernels/arms';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { emptyOwnership, ownerBufferSpec, suffixedPass } from '../src/kernels/gpu/instrument';
 import { singlePassPlan, type BufferSpec } from '../src/kernels/gpu/plan';

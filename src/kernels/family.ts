@@ -12,7 +12,7 @@ import type { AdapterCaps, Arm } from './gpu/caps';
 import type { OwnershipMap } from './gpu/instrument';
 import type { KernelPlan } from './gpu/plan';
 import type { ElementPartials } from './partials';
-import type { Config, Space } from './tune/space';
+import type { Config, Space } from './space';
 
 export type { Arm } from './gpu/caps';
 

@@ -1,7 +1,7 @@
 // The f32 baseline GEMM's only public entry: generator, plan, oracles, and the baseline as a family the
 // bench runs beside the product's (ratio (a): the quantized kernels against plain f32). Not in the
 // registries: the app does not offer it.
-import { SCALAR_ARM } from '../gpu/arms';
+import { SCALAR_ARM } from '../arms';
 import { shapeControl } from '../controls';
 import { defineFamily, familyRoute } from '../define';
 import { choiceParam, controlProblems, intParam, type ControlDecl, type FamilyCatalog } from '../family';

@@ -1,6 +1,6 @@
 // What the app knows of the f16 coopmat twin before any WGSL exists: its stagings, tile, arms and rules.
 // Light: no generator, oracle or quant code (see ../family.ts).
-import { armPlaneProblems, F16_MATRIX_ARM, SCALAR_ARM } from '../gpu/arms';
+import { armPlaneProblems, F16_MATRIX_ARM, SCALAR_ARM } from '../arms';
 import { planeWidth, type AdapterCaps } from '../gpu/caps';
 import { multipleProblem, shapeControl } from '../controls';
 import {

@@ -19,7 +19,7 @@ import { knobSearch } from '../tune/knobs';
 import { modelActivation } from '../quant/gen';
 import { dequantizeQ4K } from '../quant/q4k';
 import { tileOf, type TileParams } from '../tile';
-import type { Config } from '../tune/space';
+import type { Config } from '../space';
 import { coopmatCatalog, COOPMAT_STAGINGS, type CoopmatStaging } from './catalog';
 import { coopmatData, mmqQ4kF16RoundedRef, type CoopmatData, type DecodeRounding } from './coopmat.oracle';
 import { coopmatAnalyticOwnership, coopmatPlan, COOPMAT_OWNER_BUFFER } from './coopmat.plan';

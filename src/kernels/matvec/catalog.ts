@@ -1,7 +1,7 @@
 // What the app knows of the decode matvec before any WGSL exists: its shape (a few activation rows
 // against a Q4_K weight), its two knobs (planes per workgroup, columns per plane), arms and rules.
 // Light: no generator, oracle or quant code (see ../family.ts).
-import { DP4A_ARM, SCALAR_ARM, armPlaneProblems } from '../gpu/arms';
+import { DP4A_ARM, SCALAR_ARM, armPlaneProblems } from '../arms';
 import type { AdapterCaps } from '../gpu/caps';
 import { multipleProblem, shapeControl } from '../controls';
 import {

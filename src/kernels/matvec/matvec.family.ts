@@ -16,7 +16,7 @@ import {
   OWNER_BUFFER,
 } from '../mmq';
 import { knobSearch } from '../tune/knobs';
-import type { Config } from '../tune/space';
+import type { Config } from '../space';
 import { matvecQ4kCatalog } from './catalog';
 import { matvecOwnership, matvecPlan } from './matvec.plan';
 import type { MatvecSpec } from './matvec.wgsl';

@@ -1,7 +1,7 @@
 // What the app knows of the dense int8 MMQ families before any WGSL exists: each is a preset of the one
 // MMQ generator (mmq.wgsl.ts) with the reference's tile, staging and dims, and its controls, steps and
 // rules. Light: no generator, oracle or quant code (see ../family.ts).
-import { armPlaneProblems, DP4A_ARM, int8MatrixArm, SCALAR_ARM } from '../gpu/arms';
+import { armPlaneProblems, DP4A_ARM, int8MatrixArm, SCALAR_ARM } from '../arms';
 import type { AdapterCaps } from '../gpu/caps';
 import { multipleProblem, shapeControl } from '../controls';
 import {

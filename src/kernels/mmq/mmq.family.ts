@@ -14,7 +14,7 @@ import {
 } from '../family';
 import type { AdapterCaps, Arm } from '../gpu/caps';
 import { emptyOwnership, type OwnershipMap } from '../gpu/instrument';
-import type { Config } from '../tune/space';
+import type { Config } from '../space';
 import { knobSearch } from '../tune/knobs';
 import type { TileParams } from '../tile';
 import {

@@ -41,7 +41,7 @@ export interface MmqSpec {
   tails: boolean;
   /** MoE: rows gathered/scattered through the `routing` lists, expert on workgroup_id.z, grid-stride over row tiles. */
   indexed: boolean;
-  /** The contraction island's arm (the family's default on the adapter: gpu/arms.ts defaultArm). */
+  /** The contraction island's arm (the family's default on the adapter: arms.ts defaultArm). */
   arm: Arm;
   /**
    * Plane width every partition divides by (planeWidth(caps)); must divide 256. The scalar arms treat it

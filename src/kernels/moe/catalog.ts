@@ -1,6 +1,6 @@
 // What the app knows of the MoE family before any WGSL exists: routed tokens, experts and top-k, its two
 // routes and their arms and rules. Light: no generator, oracle or quant code (see ../family.ts).
-import { armPlaneProblems, DP4A_ARM, F16_MATRIX_ARM, int8MatrixArm, SCALAR_ARM } from '../gpu/arms';
+import { armPlaneProblems, DP4A_ARM, F16_MATRIX_ARM, int8MatrixArm, SCALAR_ARM } from '../arms';
 import { planeWidth, type AdapterCaps } from '../gpu/caps';
 import { multipleProblem, shapeControl } from '../controls';
 import {

@@ -12,7 +12,7 @@ import {
   type TuningSearch,
   type WeightOperand,
 } from '../family';
-import { defaultArm, fastArms } from '../gpu/arms';
+import { defaultArm, fastArms } from '../arms';
 import type { AdapterCaps, Arm } from '../gpu/caps';
 import {
   coopmatData,
@@ -28,7 +28,7 @@ import {
 } from '../coopmat';
 import { modelActivation } from '../quant/gen';
 import { tileOf, type TileParams } from '../tile';
-import type { Config } from '../tune/space';
+import type { Config } from '../space';
 import { knobSearch } from '../tune/knobs';
 import {
   fullPrecisionOf,

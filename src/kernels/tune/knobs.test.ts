@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CATALOG } from '../catalog';
 import { ARM_KNOB, controlProblems, type ControlDecl, type FamilyCatalog, type RunConfig } from '../family';
-import { DP4A_ARM, SCALAR_ARM } from '../gpu/arms';
+import { DP4A_ARM, SCALAR_ARM } from '../arms';
 import { fakeCaps, H200_F16_CONFIGS, H200_INT8_CONFIGS, SWIFTSHADER_CAPS } from '../gpu/testCaps';
 import { knobSearch } from './knobs';
 

@@ -12,9 +12,9 @@ import {
   type ParamValue,
   type RunConfig,
 } from '../family';
-import { fastArms } from '../gpu/arms';
+import { fastArms } from '../arms';
 import type { AdapterCaps, Arm } from '../gpu/caps';
-import { Space, type Config } from './space';
+import { Space, type Config } from '../space';
 
 /** A searched control and how its space parameter reads. */
 interface Knob {

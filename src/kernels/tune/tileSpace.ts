@@ -2,7 +2,7 @@
 // the warp grid WM x WN and the per-warp register tile RM x RN. Device-independent feasibility only; a
 // config's adapter limits are checked from its generated plan (gpu/plan.ts planLimitProblems).
 import { TILE_CONSTRAINTS, tileControls, type TileParams } from '../tile';
-import { Space, type Config } from './space';
+import { Space, type Config } from '../space';
 
 /**
  * The register-tile space alone, as the tiled families declare it (tile.ts tileControls and
