@@ -60,7 +60,7 @@ export const partSums = (spec: CoopmatSpec) => (spec.ksplit ?? 1) > 1 && !stagin
 
 /** Where a GEMM's output element goes: dense, a mapped row, or a split-K part. */
 export const outRows = (spec: CoopmatSpec): OutRows =>
-  spec.rowMap?.out ?? {
+  spec.rowMap?.outSlot({ row: 'orow', col: 'ocol' }) ?? {
     lookup: '',
     guard: 'orow < M && ocol < N',
     index: `${partSums(spec) ? 'kz0 + ' : ''}orow * N + ocol`,

@@ -108,9 +108,10 @@ var<private> kz0: u32; // out offset of this part
 const NP = ${coopmatSplitExtents(spec).np}u; // weight rows of a matrix, padded to whole tiles
 ${map.decls}`
     : '';
-  // A mapped GEMM runs its map's prologue and finds its matrix's first weight row; split-K its part's offset.
+  // A mapped GEMM finds its matrix in the bank through its map's hook, then the matrix's first weight row;
+  // split-K its part's offset.
   const prologue = map
-    ? `${map.prologue}  w0 = w_bank * ${stagingOf(spec).b === 'q4k' ? 'N' : 'NP'};\n`
+    ? `${map.rowBank({ bank: 'w_bank', tile: 'wg.y', tid: 'tid' })}  w0 = w_bank * ${stagingOf(spec).b === 'q4k' ? 'N' : 'NP'};\n`
     : partSums(spec)
       ? '  kz0 = wg.z * M * N;\n'
       : '';

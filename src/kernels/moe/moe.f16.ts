@@ -57,16 +57,20 @@ export function expertRowMap(experts: number, tiles: number, bm: number): RowMap
 const SLOTS_AT = ${routedTable(tiles, bm).slotAt}u; // routing table: [0] row tiles in use, [1 + y] expert of row tile y, [SLOTS_AT + row] slot of a row
 var<workgroup> tile_expert: u32;
 `,
-    prologue: `  // Row tile wg.y holds one expert's rows, or none past the tiles in use (the workgroup exits).
-  if (tid == 0u) { tile_expert = select(NONE, groups[1u + wg.y], wg.y < groups[0]); }
-  let w_bank = workgroupUniformLoad(&tile_expert);
-  if (w_bank == NONE) { return; }
+    rowBank: ({
+      bank,
+      tile,
+      tid,
+    }) => `  // Row tile ${tile} holds one expert's rows, or none past the tiles in use (the workgroup exits).
+  if (${tid} == 0u) { tile_expert = select(NONE, groups[1u + ${tile}], ${tile} < groups[0]); }
+  let ${bank} = workgroupUniformLoad(&tile_expert);
+  if (${bank} == NONE) { return; }
 `,
-    out: {
-      lookup: 'let slot = groups[SLOTS_AT + orow];',
-      guard: 'slot != NONE && ocol < N',
-      index: 'slot * N + ocol',
-    },
+    outSlot: ({ row, col }) => ({
+      lookup: `let slot = groups[SLOTS_AT + ${row}];`,
+      guard: `slot != NONE && ${col} < N`,
+      index: `slot * N + ${col}`,
+    }),
   };
 }
 
