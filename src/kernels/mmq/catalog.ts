@@ -1,5 +1,5 @@
 // What the app knows of the dense int8 MMQ families before any WGSL exists: each is a preset of the one
-// MMQ generator (mmq.wgsl.ts) with the reference's tile, staging and dims, and its controls, steps and
+// MMQ generator (mmq.wgsl.ts) with the reference's tile, operands and dims, and its controls, steps and
 // rules. Light: no generator, oracle or quant code (see ../family.ts).
 import { armPlaneProblems, DP4A_ARM, int8MatrixArm, SCALAR_ARM } from '../arms';
 import type { AdapterCaps } from '../gpu/caps';
@@ -27,8 +27,11 @@ import {
 export type MmqKernelId =
   'mmq-q8-naive' | 'mmq-q8-tiled' | 'mmq-q4k-blk' | 'mmq-q4k-rt' | 'mmq-q4k-tile' | 'mmq-q4k-id';
 export type MmqWeights = 'q8_0' | 'q4k';
-/** 'global': operands read straight from storage (the naive one-plane kernel); 'shared': A/B staged to workgroup memory once per 32-block. */
-export type MmqStaging = 'global' | 'shared';
+/**
+ * Where the contraction reads its operands: 'global' straight from storage (the naive one-plane kernel),
+ * 'shared' A and B staged to workgroup memory once per 32-block.
+ */
+export type MmqOperands = 'global' | 'shared';
 /** Where the f32 output accumulator lives across the K loop: workgroup memory (the fixed kernels) or registers (the tile kernel). */
 export type MmqAccumulator = 'shared' | 'register';
 /**
@@ -65,7 +68,7 @@ export interface MmqPreset {
   /** The fixed tile; the tile kernel takes its tile from the config instead. */
   tile: TileParams;
   tileIsParam: boolean;
-  staging: MmqStaging;
+  operands: MmqOperands;
   accumulator: MmqAccumulator;
   dims: 'static' | 'runtime';
   tails: boolean;
@@ -75,13 +78,13 @@ export interface MmqPreset {
 const preset = (
   weights: MmqWeights,
   tile: TileParams,
-  staging: MmqStaging,
+  operands: MmqOperands,
   accumulator: MmqAccumulator,
   dims: 'static' | 'runtime',
   tails: boolean,
   indexed = false,
   tileIsParam = false,
-): MmqPreset => ({ weights, tile, tileIsParam, staging, accumulator, dims, tails, indexed });
+): MmqPreset => ({ weights, tile, tileIsParam, operands, accumulator, dims, tails, indexed });
 
 /**
  * The reference kernels as presets of the one generator:

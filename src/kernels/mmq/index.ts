@@ -19,7 +19,7 @@ export {
   MMQ_PRESETS,
   type MmqAccumulator,
   type MmqKernelId,
-  type MmqStaging,
+  type MmqOperands,
   type MmqWeights,
 } from './catalog';
 export {

@@ -2,7 +2,7 @@
 // (../define.ts) -- the preset's spec of the one generator, its plan on lazily built data, its oracle and
 // ownership -- and, for the tile kernel, the search the tuner runs.
 import type { Gate } from '../compare';
-import { defineFamily, familyRoute } from '../define';
+import { defineFamily, familyBuilder } from '../define';
 import {
   intParam,
   type FamilyCatalog,
@@ -64,7 +64,7 @@ export function mmqPresetSpec(id: MmqKernelId, o: MmqPresetOptions): MmqSpec {
     indexed: p.indexed,
     weights: p.weights,
     tile: p.tileIsParam ? (o.tile ?? p.tile) : p.tile,
-    staging: p.staging,
+    operands: p.operands,
     accumulator: p.accumulator,
     dims: p.dims === 'runtime' ? { kind: 'runtime' } : { kind: 'static', m: o.m, n: o.n, k: o.k },
     tails: p.tails,
@@ -175,7 +175,7 @@ function denseFamily(catalog: FamilyCatalog) {
     });
   return defineFamily({
     catalog,
-    route: familyRoute(id, {
+    builder: familyBuilder(id, {
       spec(config: ResolvedConfig): DenseSpec {
         const [m, n, k] = ['m', 'n', 'k'].map((key) => intParam(config.params, key)) as [
           number,
