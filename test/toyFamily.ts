@@ -6,7 +6,7 @@
 // The kernel: out[m, n] = A[m, k] @ B[n, k]^T over small integers, exact in i32. A workgroup of `wx`
 // invocations covers one output row; each invocation stores `cols` consecutive outputs.
 import { shapeControl } from '../src/kernels/controls';
-import { defineFamily, familyRoute, type FamilyParts } from '../src/kernels/define';
+import { defineFamily, familyBuilder, type FamilyParts } from '../src/kernels/define';
 import {
   controlProblems,
   dataProblems,
@@ -200,7 +200,7 @@ export function toySearch(base: RunConfig, caps: AdapterCaps): TuningSearch {
 /** The toy family: its catalog, the skeleton around its parts, its search. */
 export const toyFamily = defineFamily({
   catalog: toyCatalog,
-  route: familyRoute(TOY_ID, toyParts),
+  builder: familyBuilder(TOY_ID, toyParts),
   search: toySearch,
 });
 

@@ -1,7 +1,7 @@
 // The f16-dequant coopmat Q4_K GEMM family ('coopmat-f16'), twin of the reference's
 // mmq_q4k_coopmat_tile. Public entry of src/kernels/coopmat.
 import { judge, type Gate, type Verdict } from '../compare';
-import { defineFamily, familyRoute, type DefinedFamily } from '../define';
+import { defineFamily, familyBuilder, type DefinedFamily } from '../define';
 import {
   choiceParam,
   intParam,
@@ -131,7 +131,7 @@ export function q4kWeight(weight: WeightOperand): CoopmatData['w'] {
 export const coopmatPhase = (spec: Pick<CoopmatSpec, 'arm' | 'staging'>): OwnershipPhase =>
   spec.arm === 'scalar' && !stagingOf(spec).stream ? 'register-accumulator' : 'scalar-epilogue';
 
-const route = familyRoute('coopmat-f16', {
+const builder = familyBuilder('coopmat-f16', {
   spec: coopmatSpecOf,
   dataKey: (spec: CoopmatSpec) => [spec.m, spec.n, spec.k],
   data: (spec, config) => coopmatData(spec.m, spec.n, spec.k, config.data.source, config.data.seed),
@@ -220,6 +220,6 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
 /** The family: f16-dequant coopmat Q4_K GEMM with a comptime (wm, wn, rm, rn) tile and a staging. */
 export const coopmatF16Family: DefinedFamily<CoopmatBuilt> = defineFamily({
   catalog: coopmatCatalog,
-  route,
+  builder,
   search,
 });

@@ -1,6 +1,6 @@
 // The hello kernel families: the smallest kernels that prove an int8 matrix-core op (or its scalar /
 // dot4I8Packed twin) runs and is exact. Public entry of src/kernels/hello.
-import { defineFamily, familyRoute } from '../define';
+import { defineFamily, familyBuilder } from '../define';
 import type { ResolvedConfig } from '../family';
 import type { AdapterCaps } from '../gpu/caps';
 import {
@@ -33,7 +33,7 @@ function helloFamily(kernel: HelloKernelId, catalog: typeof helloWmmaCatalog) {
   const { m, n, k } = HELLO_SHAPES[kernel];
   return defineFamily({
     catalog,
-    route: familyRoute(kernel, {
+    builder: familyBuilder(kernel, {
       spec: helloParams,
       dataKey: (p) => p.kernel,
       data: (p, config) => helloData(p.kernel, config.data.source, config.data.seed),

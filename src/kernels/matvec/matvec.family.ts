@@ -2,7 +2,7 @@
 // and oracle (the matvec is the same math in another schedule, so the same exact oracle gates it), the
 // plan, the ownership, and the tuner's search over planes x columns x arm.
 import type { Gate } from '../compare';
-import { defineFamily, familyRoute } from '../define';
+import { defineFamily, familyBuilder } from '../define';
 import { intParam, type ResolvedConfig, type RunConfig, type TuningSearch } from '../family';
 import type { AdapterCaps } from '../gpu/caps';
 import {
@@ -53,7 +53,7 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
 
 export const matvecQ4kFamily = defineFamily({
   catalog: matvecQ4kCatalog,
-  route: familyRoute('matvec-q4k', {
+  builder: familyBuilder('matvec-q4k', {
     spec: specOf,
     dataKey: (s: MatvecSpec) => ['q4k', s.m, s.n, s.k],
     data: (s, config) => mmqDataset('q4k', s.m, s.n, s.k, config.data.source, config.data.seed),

@@ -2,7 +2,7 @@
 // expert on the GPU, then one GEMM over (n-tiles, ytiles, experts) with gather/scatter through the lists.
 // The f16 route (moe.f16.ts) runs the coopmat twin's split plan per expert. The search picks the route,
 // the arm and the route's own knobs by measurement.
-import { defineFamily, assertValid, familyRoute } from '../define';
+import { defineFamily, assertValid, familyBuilder } from '../define';
 import {
   choiceParam,
   intParam,
@@ -92,7 +92,7 @@ interface Int8Spec {
 
 /** The int8 route: group the slots per expert on the GPU, then the expert-indexed MMQ GEMM. */
 function int8Route(o: MoeOverrides) {
-  return familyRoute('moe-q4k-id', {
+  return familyBuilder('moe-q4k-id', {
     spec(c: ResolvedConfig): Int8Spec {
       const problem = moeProblemOf(c, o);
       const slots = problem.tokens * problem.topk;
@@ -152,7 +152,7 @@ interface F16Spec {
 
 /** The f16 route: the routing table, the gathered f16 rows and the per-expert split GEMM (moe.f16.ts). */
 function f16Route(o: MoeOverrides) {
-  return familyRoute('moe-q4k-id', {
+  return familyBuilder('moe-q4k-id', {
     spec(c: ResolvedConfig, caps: AdapterCaps): F16Spec {
       const problem = moeProblemOf(c, o);
       const { n, k, experts } = problem;
@@ -277,6 +277,6 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
 
 export const moeFamily = defineFamily<BuiltProblem>({
   catalog: moeCatalog,
-  route: (c) => (routeOf(c) === 'f16' ? F16 : INT8),
+  builder: (c) => (routeOf(c) === 'f16' ? F16 : INT8),
   search,
 });
