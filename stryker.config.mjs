@@ -40,10 +40,11 @@ export default {
     'src/kernels/{compare,partials,tile,work,controls,registry,define,memo,oracle,cancel,arms,space}.ts',
     // src/app logic (no .tsx): the store, the controllers, permalinks, the perf and analysis views' logic.
     'src/app/store/*.ts',
-    'src/app/{controller,modelController,sweepController,tunerController}.ts',
+    'src/app/*Controller.ts',
+    'src/app/controller.ts',
     'src/app/permalink/*.ts',
     'src/app/perf/{perfView,sweepPerf}.ts',
-    'src/app/views/{analysis,abCompare}.ts',
+    'src/app/views/{analysis,abCompare,gridDraw}.ts',
     'src/app/model/tensorFilter.ts',
     'src/app/tuner/tunerData.ts',
     // src/workers: the core, the run path, the tune handler, the model reader.

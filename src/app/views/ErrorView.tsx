@@ -1,12 +1,12 @@
 // Error heatmap: per-element |gpu - oracle| / max|oracle| on a log colour scale over the whole output,
 // tails outside m/n hatched, ownership boundaries overlaid and bad elements boxed, with "who owns the
 // bad elements" and the error split (quantization vs kernel) against the full-precision f32 GEMM.
-import { useCallback, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import { act, selectElement, toggleOverlay, useApp } from '../store';
-import { fmt, LOG_MAX, LOG_MIN, logPosition, rampColor, type Rgb } from './analysis';
+import { fmt, LOG_MAX, LOG_MIN, rampColor, type Rgb } from './analysis';
 import { ElementInspector } from './ElementInspector';
-import { GridCanvas, MARK_BAD } from './GridCanvas';
-import { viewWindow } from './OwnershipView';
+import { GridCanvas } from './GridCanvas';
+import { badMarks, errorColor, gridWindow, ownerRegion } from './gridDraw';
 import { canvasPx, useContentWidth } from './useContentWidth';
 import { useRunAnalysis } from './useRunAnalysis';
 
@@ -78,21 +78,10 @@ export function ErrorView() {
     ? ((mode === 'quantization' ? a.quantError : mode === 'total' ? a.totalError : a.kernelError) ??
       a.kernelError)
     : undefined;
-  const color = useCallback(
-    (i: number): Rgb => (field ? rampColor(logPosition(field[i]!)) : [0, 0, 0]),
-    [field],
-  );
+  const color = useMemo(() => errorColor(field), [field]);
   const owner = a?.owner;
-  const region = useCallback(
-    (i: number) => (owner ? owner.workgroup[i]! * 65536 + owner.plane[i]! : 0),
-    [owner],
-  );
-  const marks = useMemo(() => {
-    if (!a || !overlay) return undefined;
-    const m = new Uint8Array(a.bad.length);
-    for (let i = 0; i < m.length; i++) if (a.bad[i]) m[i] = MARK_BAD;
-    return m;
-  }, [a, overlay]);
+  const region = useMemo(() => ownerRegion(owner), [owner]);
+  const marks = useMemo(() => (a && overlay ? badMarks(a.bad) : undefined), [a, overlay]);
 
   if (!a || !field) return <p className="muted pad">Run a kernel to see where it differs from the oracle.</p>;
   const o = a.outcome;
@@ -149,7 +138,7 @@ export function ErrorView() {
         <GridCanvas
           rows={o.rows}
           cols={cols}
-          view={viewWindow(a, zoom ? (selected ?? 0) : undefined)}
+          view={gridWindow(a.geometry, cols, zoom ? (selected ?? 0) : undefined)}
           tileRows={a.geometry.tileRows}
           tileCols={a.geometry.tileCols}
           color={color}

@@ -1,7 +1,7 @@
 // Fragment ownership: who stores each output element, coloured by plane (hue) and lane (shade), for the
 // ownership recorded by the instrumented run or for an analytic phase of the kernel. Elements the run
 // stored never or twice are flagged; hover names (row, col) -> (workgroup, plane, lane, element).
-import { useCallback, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import type { OwnershipPhase } from '../../kernels/family';
 import type { OwnershipBuffers } from '../../workers/protocol';
 import { PLANE_CHOICES } from '../permalink/codec';
@@ -15,10 +15,11 @@ import {
   type OwnershipSource,
 } from '../store';
 import { laneElementIndex, lanesOf, ownerColor, ownershipDiff, ownershipFlags, type Rgb } from './analysis';
-import { GridCanvas, MARK_NEVER, MARK_TWICE, type GridWindow } from './GridCanvas';
+import { GridCanvas } from './GridCanvas';
+import { gridWindow, ownerRegion, ownershipColor, ownershipMarks } from './gridDraw';
 import { ElementInspector } from './ElementInspector';
 import { canvasPx, useContentWidth } from './useContentWidth';
-import { useRunAnalysis, type RunAnalysis } from './useRunAnalysis';
+import { useRunAnalysis } from './useRunAnalysis';
 
 export const PHASE_LABEL: Record<OwnershipPhase, string> = {
   'fragment-store': 'cmma fragment store',
@@ -30,20 +31,6 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 const SOURCE_LABEL = (s: OwnershipSource) =>
   s === 'recorded' ? 'recorded (instrumented run)' : `analytic: ${PHASE_LABEL[s]}`;
-
-/** The window of the whole padded output, or of the workgroup tile holding `element`. */
-export function viewWindow(a: RunAnalysis, zoomTo: number | undefined): GridWindow {
-  const g = a.geometry;
-  if (zoomTo === undefined) return { r0: 0, c0: 0, rows: g.paddedRows, cols: g.paddedCols };
-  const r = Math.floor(zoomTo / a.outcome.cols);
-  const c = zoomTo % a.outcome.cols;
-  return {
-    r0: Math.floor(r / g.tileRows) * g.tileRows,
-    c0: Math.floor(c / g.tileCols) * g.tileCols,
-    rows: g.tileRows,
-    cols: g.tileCols,
-  };
-}
 
 function PlaneLegend({ map, lanes }: { map: OwnershipBuffers; lanes: number }) {
   const planes = useMemo(() => [...new Set(map.plane)].sort((a, b) => a - b), [map]);
@@ -100,26 +87,19 @@ export function OwnershipView() {
     () => (map && source === 'recorded' ? ownershipFlags(map) : undefined),
     [map, source],
   );
-  const marks = useMemo(() => {
-    if (!map || source !== 'recorded') return undefined;
-    const m = new Uint8Array(map.count.length);
-    for (let i = 0; i < m.length; i++)
-      m[i] = map.count[i] === 0 ? MARK_NEVER : map.count[i]! > 1 ? MARK_TWICE : 0;
-    return m;
-  }, [map, source]);
-  const color = useCallback(
-    (i: number): Rgb =>
-      !map || opaque || map.count[i] === 0 ? [34, 40, 52] : ownerColor(map.plane[i]!, map.lane[i]!, lanes),
-    [map, opaque, lanes],
+  const marks = useMemo(
+    () => (map && source === 'recorded' ? ownershipMarks(map) : undefined),
+    [map, source],
   );
-  const region = useCallback((i: number) => (map ? map.workgroup[i]! * 65536 + map.plane[i]! : 0), [map]);
+  const color = useMemo(() => ownershipColor(map, opaque, lanes), [map, opaque, lanes]);
+  const region = useMemo(() => ownerRegion(map), [map]);
 
   if (!a) return <p className="muted pad">Run a kernel to see who owns each output element.</p>;
   const sources: OwnershipSource[] = [
     ...(a.outcome.ownership ? (['recorded'] as const) : []),
     ...(Object.keys(a.outcome.analyticOwnership ?? {}) as OwnershipPhase[]),
   ];
-  const view = viewWindow(a, zoom ? (selected ?? 0) : undefined);
+  const view = gridWindow(a.geometry, a.outcome.cols, zoom ? (selected ?? 0) : undefined);
   const rec = a.outcome.ownership;
   const diffs = rec
     ? (Object.entries(a.outcome.analyticOwnership ?? {}) as [OwnershipPhase, OwnershipBuffers][])
