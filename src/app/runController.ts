@@ -61,199 +61,210 @@ export interface RunController {
   scheduleGenerate(): void;
 }
 
-/**
- * The run controller over the app's worker client.
- * @example const run = createRunController({ client, guard, device, now, delays: { generate: 120, run: 600 } });
- */
-export function createRunController(env: {
+/** What the run controller works with. */
+interface RunEnv {
   client: WorkerClient;
   guard: Guard;
   device: DeviceController;
   now: () => number;
   delays: { generate: number; run: number };
-}): RunController {
-  const { client, guard, now, delays } = env;
-  let generateTimer: ReturnType<typeof setTimeout> | undefined;
-  let runTimer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** What the run controller keeps between calls. */
+interface RunSession {
+  env: RunEnv;
+  generateTimer?: ReturnType<typeof setTimeout>;
+  runTimer?: ReturnType<typeof setTimeout>;
   /** The choice a run asked for before its kernel was generated: it runs once it is. */
-  let runAfterGenerate: RunChoice | undefined;
-  let cancelAt: number | undefined;
+  runAfterGenerate?: RunChoice | undefined;
+  /** When the user pressed cancel (the app's own figure of how fast a cancel is answered). */
+  cancelAt?: number | undefined;
   /**
    * The config whose run the user cancelled: not auto-run again (the restarted worker's 'ready'
    * regenerates the kernel, and re-running the big run just cancelled kept the tab busy for minutes).
    */
-  let cancelledKey: string | undefined;
+  cancelledKey?: string | undefined;
+}
 
+/** The CPU oracle of the current config, asked of the worker (no GPU needed). */
+function computeOracle(client: WorkerClient) {
+  const s = getApp();
+  if (runBlockers(s).some((b) => !b.startsWith('WebGPU is not available'))) return;
+  const key = configKey(s.config);
+  act(oracleStarted, key);
+  void client.request({ type: 'oracle', config: s.config }).done.then((msg) => {
+    if (msg.type === 'oracle-result')
+      act(oracleFinished, key, { rows: msg.rows, cols: msg.cols, values: msg.oracle });
+    else
+      act(oracleFinished, key, {
+        error: msg.type === 'error' ? msg.message : `unexpected reply ${msg.type}`,
+      });
+  });
+}
+
+/** A generated kernel runs when a run waits for it, or auto-run is on and it was not just cancelled. */
+function afterGenerate(r: RunSession, s: AppState, key: string, problems: readonly string[]) {
+  const choice = r.runAfterGenerate;
+  r.runAfterGenerate = undefined;
+  if (problems.length) return;
+  if (s.device.status === 'unavailable') {
+    if (s.config.data.source !== 'tensor') computeOracle(r.env.client);
+  } else if (choice || (s.runOptions.autoRun && key !== r.cancelledKey)) runNow(r, choice ?? {});
+}
+
+/** Generate the current config's kernel: the family's own problems on this side, else the worker's text. */
+function generate(r: RunSession) {
+  const state = getApp();
+  if (state.device.status === 'starting' || state.device.status === 'lost') return; // 'ready' triggers it
+  const key = configKey(state.config);
+  const problems = configProblems(state);
+  if (problems.length) {
+    // The family's own validation on this side: the worker is not asked.
+    act(generated, kernelWithProblems(problems), key);
+    r.runAfterGenerate = undefined;
+    return;
+  }
+  act(generating);
+  void r.env.client.request({ type: 'generate', config: state.config }).done.then((msg) => {
+    const s = getApp();
+    if (configKey(s.config) !== key) return; // the config moved on
+    if (msg.type === 'generated') {
+      act(generated, msg.kernel, key);
+      afterGenerate(r, s, key, msg.kernel.problems);
+    } else if (msg.type === 'error') {
+      act(generated, kernelWithProblems([msg.message]), key);
+    }
+  });
+}
+
+function scheduleGenerate(r: RunSession, ms = r.env.delays.generate) {
+  clearTimeout(r.generateTimer);
+  r.generateTimer = setTimeout(() => generate(r), ms);
+}
+
+/** The guard's question on a run of the current state; false when it is not to start. */
+function allowed(guard: Guard, state: AppState, choice: RunChoice, compiledKey: string) {
+  const opts = state.runOptions;
+  const est = estimate(
+    workOf(currentCatalog(state), state.config),
+    guard.rateOf(state, state.config.kernel, state.config.arm),
+    {
+      timed: opts.timed && !choice.untimed,
+      instrument: opts.instrument && !choice.noOwnership,
+      targetMs: opts.targetMs,
+      batches: opts.batches,
+      passes: state.generated?.passes.length ?? 1,
+      software: guard.software(state),
+      compiled: guard.compiled(compiledKey),
+    },
+  );
+  return guard.allow({ ...est, action: 'run' }, !!choice.confirmed);
+}
+
+/** What the worker answers a run: into the store (and the guard, which learns the rate). */
+function onRunReply(r: RunSession, id: number, compiledKey: string, msg: WorkerResponse) {
+  switch (msg.type) {
+    case 'run-result':
+      r.env.guard.record(msg.outcome, compiledKey);
+      act(runFinished, id, msg.outcome);
+      return;
+    case 'compile-error':
+      act(runCompileError, id, { messages: msg.messages, editorLines: msg.editorLines });
+      return;
+    case 'cancelled':
+      act(runCancelled, id, r.cancelAt === undefined ? undefined : r.env.now() - r.cancelAt);
+      r.cancelAt = undefined;
+      return;
+    case 'error':
+      act(runFailed, id, msg.kind, msg.message);
+      return;
+    default:
+      act(runFailed, id, 'internal', `unexpected reply ${msg.type}`);
+  }
+}
+
+/** Run the current kernel: generate it first where it is not, ask the guard, then send the run. */
+function runNow(r: RunSession, choice: RunChoice = {}) {
+  const { client } = r.env;
+  clearTimeout(r.runTimer);
+  const state = getApp();
+  if (runBlockers(state).length) return;
+  const key = configKey(state.config);
+  if (state.generatedKey !== key || state.device.status !== 'ready') {
+    r.runAfterGenerate = choice;
+    if (state.device.status === 'lost') recover(r);
+    else scheduleGenerate(r, 0);
+    return;
+  }
+  if (state.generated?.problems.length) return;
+  // The pipelines a run compiles: its config's and the text that runs.
+  const compiledKey = `${key}\n${editedWgsl(state) ?? ''}`;
+  if (!allowed(r.env.guard, state, choice, compiledKey)) return;
+  if (state.run.status === 'running' && state.run.id !== undefined) client.cancel(state.run.id);
+  r.cancelledKey = undefined;
+  const opts = state.runOptions;
+  const wgsl = editedWgsl(state);
+  const { id, done } = client.request({
+    type: 'run',
+    config: state.config,
+    instrument: opts.instrument && !choice.noOwnership,
+    ...(opts.timed && !choice.untimed ? { timing: { targetMs: opts.targetMs, batches: opts.batches } } : {}),
+    ...(wgsl !== undefined ? { wgsl } : {}),
+  });
+  const hunting = getApp().tuner.hunt?.status === 'running';
+  act(runStarted, id, hunting && !client.inFlight(id), r.env.now());
+  void done.then((msg) => onRunReply(r, id, compiledKey, msg));
+}
+
+/** Run after a pause in typing (auto-run). */
+function scheduleRun(r: RunSession) {
+  clearTimeout(r.runTimer);
+  r.runTimer = setTimeout(() => runNow(r), r.env.delays.run);
+}
+
+function recover(r: RunSession) {
+  r.runAfterGenerate ??= {};
+  r.env.device.init();
+}
+
+/**
+ * The run controller over the app's worker client.
+ * @example const run = createRunController({ client, guard, device, now, delays: { generate: 120, run: 600 } });
+ */
+export function createRunController(env: RunEnv): RunController {
+  const r: RunSession = { env };
+  const { client } = env;
   client.onEvent((msg: WorkerResponse) => {
     if (msg.type === 'progress') act(runProgress, msg.id, msg.stage, msg.fraction);
   });
-
-  const oracle = () => {
-    const s = getApp();
-    if (runBlockers(s).some((b) => !b.startsWith('WebGPU is not available'))) return;
-    const key = configKey(s.config);
-    act(oracleStarted, key);
-    void client.request({ type: 'oracle', config: s.config }).done.then((msg) => {
-      if (msg.type === 'oracle-result')
-        act(oracleFinished, key, { rows: msg.rows, cols: msg.cols, values: msg.oracle });
-      else
-        act(oracleFinished, key, {
-          error: msg.type === 'error' ? msg.message : `unexpected reply ${msg.type}`,
-        });
-    });
-  };
-
-  /** A generated kernel runs when a run waits for it, or auto-run is on and it was not just cancelled. */
-  const afterGenerate = (s: AppState, key: string, problems: readonly string[]) => {
-    const choice = runAfterGenerate;
-    runAfterGenerate = undefined;
-    if (problems.length) return;
-    if (s.device.status === 'unavailable') {
-      if (s.config.data.source !== 'tensor') oracle();
-    } else if (choice || (s.runOptions.autoRun && key !== cancelledKey)) runNow(choice ?? {});
-  };
-
-  const generate = () => {
-    const state = getApp();
-    if (state.device.status === 'starting' || state.device.status === 'lost') return; // 'ready' triggers it
-    const key = configKey(state.config);
-    const problems = configProblems(state);
-    if (problems.length) {
-      // The family's own validation on this side: the worker is not asked.
-      act(generated, kernelWithProblems(problems), key);
-      runAfterGenerate = undefined;
-      return;
-    }
-    act(generating);
-    void client.request({ type: 'generate', config: state.config }).done.then((msg) => {
-      const s = getApp();
-      if (configKey(s.config) !== key) return; // the config moved on
-      if (msg.type === 'generated') {
-        act(generated, msg.kernel, key);
-        afterGenerate(s, key, msg.kernel.problems);
-      } else if (msg.type === 'error') {
-        act(generated, kernelWithProblems([msg.message]), key);
-      }
-    });
-  };
-
-  const scheduleGenerate = (ms = delays.generate) => {
-    clearTimeout(generateTimer);
-    generateTimer = setTimeout(generate, ms);
-  };
-
-  /** The guard's question on a run of the current state; false when it is not to start. */
-  const allowed = (state: AppState, choice: RunChoice, compiledKey: string) => {
-    const opts = state.runOptions;
-    const est = estimate(
-      workOf(currentCatalog(state), state.config),
-      guard.rateOf(state, state.config.kernel, state.config.arm),
-      {
-        timed: opts.timed && !choice.untimed,
-        instrument: opts.instrument && !choice.noOwnership,
-        targetMs: opts.targetMs,
-        batches: opts.batches,
-        passes: state.generated?.passes.length ?? 1,
-        software: guard.software(state),
-        compiled: guard.compiled(compiledKey),
-      },
-    );
-    return guard.allow({ ...est, action: 'run' }, !!choice.confirmed);
-  };
-
-  /** What the worker answers a run: into the store (and the guard, which learns the rate). */
-  const onRunReply = (id: number, compiledKey: string, msg: WorkerResponse) => {
-    switch (msg.type) {
-      case 'run-result':
-        guard.record(msg.outcome, compiledKey);
-        act(runFinished, id, msg.outcome);
-        return;
-      case 'compile-error':
-        act(runCompileError, id, { messages: msg.messages, editorLines: msg.editorLines });
-        return;
-      case 'cancelled':
-        act(runCancelled, id, cancelAt === undefined ? undefined : now() - cancelAt);
-        cancelAt = undefined;
-        return;
-      case 'error':
-        act(runFailed, id, msg.kind, msg.message);
-        return;
-      default:
-        act(runFailed, id, 'internal', `unexpected reply ${msg.type}`);
-    }
-  };
-
-  const runNow = (choice: RunChoice = {}) => {
-    clearTimeout(runTimer);
-    const state = getApp();
-    if (runBlockers(state).length) return;
-    const key = configKey(state.config);
-    if (state.generatedKey !== key || state.device.status !== 'ready') {
-      runAfterGenerate = choice;
-      if (state.device.status === 'lost') recover();
-      else scheduleGenerate(0);
-      return;
-    }
-    if (state.generated?.problems.length) return;
-    // The pipelines a run compiles: its config's and the text that runs.
-    const compiledKey = `${key}\n${editedWgsl(state) ?? ''}`;
-    if (!allowed(state, choice, compiledKey)) return;
-    if (state.run.status === 'running' && state.run.id !== undefined) client.cancel(state.run.id);
-    cancelledKey = undefined;
-    const opts = state.runOptions;
-    const wgsl = editedWgsl(state);
-    const { id, done } = client.request({
-      type: 'run',
-      config: state.config,
-      instrument: opts.instrument && !choice.noOwnership,
-      ...(opts.timed && !choice.untimed
-        ? { timing: { targetMs: opts.targetMs, batches: opts.batches } }
-        : {}),
-      ...(wgsl !== undefined ? { wgsl } : {}),
-    });
-    const hunting = getApp().tuner.hunt?.status === 'running';
-    act(runStarted, id, hunting && !client.inFlight(id), now());
-    void done.then((msg) => onRunReply(id, compiledKey, msg));
-  };
-
-  const scheduleRun = () => {
-    clearTimeout(runTimer);
-    runTimer = setTimeout(() => runNow(), delays.run);
-  };
-
-  const recover = () => {
-    runAfterGenerate ??= {};
-    env.device.init();
-  };
-
   return {
-    runNow,
+    runNow: (choice) => runNow(r, choice),
     edit(text) {
       const s = getApp();
       if (text === s.buffers[s.config.kernel]?.text) return;
       act(editBuffer, text);
-      if (getApp().runOptions.autoRun) scheduleRun();
+      if (getApp().runOptions.autoRun) scheduleRun(r);
     },
     reset() {
       act(resetBuffer);
-      if (getApp().runOptions.autoRun) scheduleRun();
+      if (getApp().runOptions.autoRun) scheduleRun(r);
     },
     cancelRun() {
       const s = getApp();
       if (s.run.status === 'running' && s.run.id !== undefined) {
-        cancelAt = now();
-        cancelledKey = configKey(s.config);
+        r.cancelAt = env.now();
+        r.cancelledKey = configKey(s.config);
         client.cancel(s.run.id);
       }
     },
-    computeOracle: oracle,
+    computeOracle: () => computeOracle(client),
     async elementPartials(config, row, col) {
       const msg = await client.request({ type: 'partials', config, row, col }).done;
       if (msg.type === 'partials-result')
         return msg.partials ? { partials: msg.partials } : { why: msg.why ?? 'no breakdown' };
       return { error: msg.type === 'error' ? msg.message : `unexpected reply ${msg.type}` };
     },
-    recover,
-    scheduleGenerate: () => scheduleGenerate(),
+    recover: () => recover(r),
+    scheduleGenerate: () => scheduleGenerate(r),
   };
 }
