@@ -25,18 +25,22 @@ export interface GridWindow {
   cols: number;
 }
 
-/** What a grid draws. */
-export interface GridScene {
+/** The cells a grid colours: the output's size, the drawn window and each element's colour. */
+export interface GridCells {
   /** Logical output size; cells past it (up to the padded size) are outside m/n. */
   rows: number;
   cols: number;
   /** The drawn window in padded coordinates. */
   view: GridWindow;
+  color: (i: number) => Rgb;
+}
+
+/** What a grid draws. */
+export interface GridScene extends GridCells {
   tileRows: number;
   tileCols: number;
   /** Cell size in CSS px (cellSize). */
   cell: number;
-  color: (i: number) => Rgb;
   /** Region id per element (e.g. workgroup*65536 + plane): a thin line is drawn where it changes. */
   region?: ((i: number) => number) | undefined;
   /** Per-element marks (MARK_*). */
@@ -101,9 +105,7 @@ export function gridWindow(
 }
 
 /** The window's cells, one RGBA pixel each (outside m/n in the outside colour): what drawGrid scales up. */
-export function gridPixels(
-  s: Pick<GridScene, 'rows' | 'cols' | 'view' | 'color'>,
-): Uint8ClampedArray<ArrayBuffer> {
+export function gridPixels(s: GridCells): Uint8ClampedArray<ArrayBuffer> {
   const { view } = s;
   const px = new Uint8ClampedArray(view.rows * view.cols * 4);
   for (let y = 0; y < view.rows; y++) {
