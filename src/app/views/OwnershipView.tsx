@@ -19,7 +19,7 @@ import { GridCanvas } from './GridCanvas';
 import { gridWindow, ownerRegion, ownershipColor, ownershipMarks } from './gridDraw';
 import { ElementInspector } from './ElementInspector';
 import { canvasPx, useContentWidth } from './useContentWidth';
-import { useRunAnalysis } from './useRunAnalysis';
+import { useRunAnalysis, type RunAnalysis } from './useRunAnalysis';
 
 export const PHASE_LABEL: Record<OwnershipPhase, string> = {
   'fragment-store': 'cmma fragment store',
@@ -63,12 +63,107 @@ function PlaneLegend({ map, lanes }: { map: OwnershipBuffers; lanes: number }) {
   );
 }
 
-export function OwnershipView() {
-  const outcome = useApp((s) => s.outcome);
+/** The view's controls: which ownership, the plane width and the tile zoom. */
+function OwnershipToolbar(p: { sources: OwnershipSource[]; zoom: boolean; onZoom: (zoom: boolean) => void }) {
   const source = useApp((s) => s.ownershipSource);
   const selected = useApp((s) => s.selected);
   const planeChoice = useApp((s) => s.config.plane);
   const adapterPlane = useApp((s) => s.device.plane);
+  return (
+    <div className="toolbar">
+      <label className="field inline">
+        <span>ownership</span>
+        <select
+          data-testid="ownership-source"
+          value={source}
+          onChange={(e) => act(setOwnershipSource, e.target.value as OwnershipSource)}
+        >
+          {p.sources.map((s) => (
+            <option key={s} value={s}>
+              {SOURCE_LABEL(s)}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="field inline">
+        <span>plane width</span>
+        <select
+          data-testid="view-plane-select"
+          value={planeChoice ?? ''}
+          onChange={(e) => act(setPlane, e.target.value === '' ? undefined : Number(e.target.value))}
+        >
+          <option value="">adapter ({adapterPlane ?? 'unknown'})</option>
+          {PLANE_CHOICES.map((p) => (
+            <option key={p} value={p}>
+              {p}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={p.zoom}
+          onChange={(e) => p.onZoom(e.target.checked)}
+          data-testid="zoom-tile"
+        />
+        <span>zoom to {selected !== undefined ? 'the selected element’s' : 'the first'} tile</span>
+      </label>
+    </div>
+  );
+}
+
+/** The output's size and tiling, the never/twice-stored counts, and the recorded-vs-analytic diffs. */
+function OwnershipStats(p: {
+  a: RunAnalysis;
+  map: OwnershipBuffers | undefined;
+  lanes: number;
+  flags: { never: number; twice: number } | undefined;
+}) {
+  const { a, map, lanes, flags } = p;
+  const rec = a.outcome.ownership;
+  const diffs = rec
+    ? (Object.entries(a.outcome.analyticOwnership ?? {}) as [OwnershipPhase, OwnershipBuffers][])
+        .filter(([phase]) => !a.opaque.includes(phase))
+        .map(([phase, m]) => [phase, ownershipDiff(rec, m)] as const)
+    : [];
+  return (
+    <>
+      <p className="stats" data-testid="ownership-stats">
+        {a.outcome.rows}×{a.outcome.cols} output · tile {a.geometry.tileRows}×{a.geometry.tileCols} ·{' '}
+        {plural(map ? new Set(map.workgroup).size : 0, 'workgroup')} · {plural(lanes, 'lane')} per plane
+        {flags && (
+          <>
+            {' · '}
+            <span className={flags.never ? 'bad' : 'good'} data-testid="never-count">
+              {flags.never} never stored
+            </span>
+            {' · '}
+            <span className={flags.twice ? 'bad' : 'good'} data-testid="twice-count">
+              {flags.twice} stored twice
+            </span>
+          </>
+        )}
+      </p>
+      {diffs.length > 0 && (
+        <ul className="stats diff-list" data-testid="ownership-diff">
+          {diffs.map(([phase, n]) => (
+            <li key={phase} className={n ? 'bad' : 'good'}>
+              {n
+                ? `The recorded ownership differs from the analytic ${PHASE_LABEL[phase]} at ${plural(n, 'element')}.`
+                : `The recorded ownership equals the analytic ${PHASE_LABEL[phase]}.`}
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+export function OwnershipView() {
+  const outcome = useApp((s) => s.outcome);
+  const source = useApp((s) => s.ownershipSource);
+  const selected = useApp((s) => s.selected);
   const plane = useApp((s) => effectivePlane(s) ?? 32);
   const a = useRunAnalysis(outcome);
   const [viewRef, viewWidth] = useContentWidth();
@@ -100,12 +195,6 @@ export function OwnershipView() {
     ...(Object.keys(a.outcome.analyticOwnership ?? {}) as OwnershipPhase[]),
   ];
   const view = gridWindow(a.geometry, a.outcome.cols, zoom ? (selected ?? 0) : undefined);
-  const rec = a.outcome.ownership;
-  const diffs = rec
-    ? (Object.entries(a.outcome.analyticOwnership ?? {}) as [OwnershipPhase, OwnershipBuffers][])
-        .filter(([p]) => !a.opaque.includes(p))
-        .map(([p, m]) => [p, ownershipDiff(rec, m)] as const)
-    : [];
   const cols = a.outcome.cols;
   // What hovering an element shows, and what the keyboard's highlight announces.
   const describe = (c: { row: number; col: number }) => {
@@ -119,73 +208,8 @@ export function OwnershipView() {
 
   return (
     <div className="view ownership-view" data-testid="ownership-view" ref={viewRef}>
-      <div className="toolbar">
-        <label className="field inline">
-          <span>ownership</span>
-          <select
-            data-testid="ownership-source"
-            value={source}
-            onChange={(e) => act(setOwnershipSource, e.target.value as OwnershipSource)}
-          >
-            {sources.map((s) => (
-              <option key={s} value={s}>
-                {SOURCE_LABEL(s)}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="field inline">
-          <span>plane width</span>
-          <select
-            data-testid="view-plane-select"
-            value={planeChoice ?? ''}
-            onChange={(e) => act(setPlane, e.target.value === '' ? undefined : Number(e.target.value))}
-          >
-            <option value="">adapter ({adapterPlane ?? 'unknown'})</option>
-            {PLANE_CHOICES.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="check">
-          <input
-            type="checkbox"
-            checked={zoom}
-            onChange={(e) => setZoom(e.target.checked)}
-            data-testid="zoom-tile"
-          />
-          <span>zoom to {selected !== undefined ? 'the selected element’s' : 'the first'} tile</span>
-        </label>
-      </div>
-      <p className="stats" data-testid="ownership-stats">
-        {a.outcome.rows}×{cols} output · tile {a.geometry.tileRows}×{a.geometry.tileCols} ·{' '}
-        {plural(map ? new Set(map.workgroup).size : 0, 'workgroup')} · {plural(lanes, 'lane')} per plane
-        {flags && (
-          <>
-            {' · '}
-            <span className={flags.never ? 'bad' : 'good'} data-testid="never-count">
-              {flags.never} never stored
-            </span>
-            {' · '}
-            <span className={flags.twice ? 'bad' : 'good'} data-testid="twice-count">
-              {flags.twice} stored twice
-            </span>
-          </>
-        )}
-      </p>
-      {diffs.length > 0 && (
-        <ul className="stats diff-list" data-testid="ownership-diff">
-          {diffs.map(([p, n]) => (
-            <li key={p} className={n ? 'bad' : 'good'}>
-              {n
-                ? `The recorded ownership differs from the analytic ${PHASE_LABEL[p]} at ${plural(n, 'element')}.`
-                : `The recorded ownership equals the analytic ${PHASE_LABEL[p]}.`}
-            </li>
-          ))}
-        </ul>
-      )}
+      <OwnershipToolbar sources={sources} zoom={zoom} onZoom={setZoom} />
+      <OwnershipStats a={a} map={map} lanes={lanes} flags={flags} />
       {opaque && (
         <p className="notice">
           The subgroup-matrix fragment layout is opaque: WGSL (like SPIR-V) exposes no per-lane map of a
