@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { excerpt, GgufError, safeText } from '../src/kernels/quant';
 import { CliError, EXIT, EXIT_LEGEND } from './args';
 import { inspect } from './inspect';
+import { model } from './model';
 import { probe } from './probe';
 import { quantize } from './quantize';
 import { run } from './run';
@@ -13,7 +14,7 @@ import { tune } from './tune';
 import type { CliIo, Subcommand } from './subcommand';
 
 // The subcommand table: a new subcommand is one module exporting a Subcommand, added here.
-export const SUBCOMMANDS: readonly Subcommand[] = [inspect, quantize, run, tune, probe];
+export const SUBCOMMANDS: readonly Subcommand[] = [inspect, quantize, run, tune, probe, model];
 
 // An error line is cut here: a message may quote a file's bytes.
 const MAX_ERROR_CHARS = 1000;

@@ -43,6 +43,7 @@ export {
   newModelRun,
   parseModelRun,
   phaseGemms,
+  phaseNotes,
   phaseTotals,
   pickPoint,
   usesText,

@@ -228,7 +228,17 @@ export function modelRunTable(run: ModelRun, phase: number): string[][] {
     const head = [usesText(g), shape, String(g.count), String(rowsAt)];
     if (!pick) return void rows.push([...head, 'not run', '-', '-', '-', '-', '-']);
     if (!w)
-      return void rows.push([...head, `none: ${pick.note ?? 'nothing passed'}`, '-', '-', '-', '-', '-']);
+      return void rows.push([
+        ...head,
+        pick.candidates.length
+          ? `none: ${pick.candidates.map((c) => `${c.kernel} ${c.verdict}`).join(', ')}`
+          : `none: no kernel takes ${excerpt(g.type, 16)}${g.experts ? ' banks' : ''}`,
+        '-',
+        '-',
+        '-',
+        '-',
+        '-',
+      ]);
     const point = pickPoint(w, run.peaks);
     const spread = w.samples?.length ? `${ms4(Math.min(...w.samples))}-${ms4(Math.max(...w.samples))}` : '-';
     const next = pick.runnerUp
@@ -251,7 +261,7 @@ export function modelRunTable(run: ModelRun, phase: number): string[][] {
     String(t.launches),
     '',
     t.missing.length
-      ? `${t.missing.length} GEMM shapes not covered (${t.coveredLaunches} of ${t.launches} launches)`
+      ? `${t.missing.length} GEMM shape${t.missing.length === 1 ? '' : 's'} not covered (${t.coveredLaunches} of ${t.launches} launches)`
       : '',
     '',
     '',
@@ -260,6 +270,25 @@ export function modelRunTable(run: ModelRun, phase: number): string[][] {
     ms4(t.ms),
   ]);
   return rows;
+}
+
+/**
+ * Why each GEMM of a phase has no winner, one line each: every candidate's verdict and reason, or that no
+ * kernel takes its weight (what a table's short "none" cell leaves out).
+ * @example phaseNotes(run, 1) // ['Q8_0 64x256 at m = 1: mmq-q8-naive refused (m = 1 is not a multiple of 16 ...)']
+ */
+export function phaseNotes(run: ModelRun, phase: number): string[] {
+  const p = run.phases[phase]!;
+  return run.gemms.flatMap((g, i) => {
+    const pick = p.picks[i];
+    if (!pick || pick.winner !== undefined) return [];
+    const why = pick.candidates.length
+      ? pick.candidates
+          .map((c) => `${c.kernel} ${c.verdict}${c.reason ? ` (${excerpt(c.reason, 240)})` : ''}`)
+          .join('; ')
+      : excerpt(pick.note ?? 'no kernel takes it', 240);
+    return [`${excerpt(g.key, 60)} at m = ${passRows(g, p.phase, p.m)}: ${why}`];
+  });
 }
 
 /** One GEMM of one phase across runs of several adapters. */
