@@ -178,7 +178,7 @@ describe('bad input: one line on stderr, a non-zero exit, no hang', () => {
     expectOneLineError(
       await mmq('frobnicate'),
       2,
-      /^mmq: unknown subcommand 'frobnicate' \(inspect, quantize, run, tune, probe\)/,
+      /^mmq: unknown subcommand 'frobnicate' \(inspect, quantize, run, tune, probe, model\)/,
     );
     const r = await mmq();
     expect(r.status).toBe(2);
