@@ -12,7 +12,7 @@ import {
   type RunConfig,
   type WeightOperand,
 } from '../kernels/family';
-import { resolveConfig } from '../kernels/gpu/arms';
+import { resolveConfig } from '../kernels/arms';
 import type { AdapterCaps } from '../kernels/gpu/caps';
 import { splitHostSuffix } from '../kernels/gpu/instrument';
 import { GpuValidationError } from '../kernels/gpu/runner';

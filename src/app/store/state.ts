@@ -13,7 +13,7 @@ import {
   type RunConfig,
   type TensorChoice,
 } from '../../kernels/family';
-import { defaultArm } from '../../kernels/gpu/arms';
+import { defaultArm } from '../../kernels/arms';
 import type { AdapterCaps, Arm } from '../../kernels/gpu/caps';
 import type { WgslMessage } from '../../kernels/gpu/runner';
 import { tensorConfig, weightShape } from '../../kernels/models/tensors';

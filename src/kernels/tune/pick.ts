@@ -7,7 +7,7 @@
 // is a guess (the roofs of this adapter's measured peaks, or a cautious default rate). Pure and light: the
 // app's main thread computes the problem keys its stored winners are filed under with it.
 import { knobLabel, type DataChoice, type FamilyCatalog, type KernelId, type RunConfig } from '../family';
-import { defaultArm } from '../gpu/arms';
+import { defaultArm } from '../arms';
 import type { AdapterCaps, Arm } from '../gpu/caps';
 import { isSoftwareAdapter } from '../gpu/caps';
 import { shapeParams, TAKEN_FORMATS } from '../models/tensors';

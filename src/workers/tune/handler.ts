@@ -6,7 +6,7 @@
 import { CancelledError } from '../../kernels/cancel';
 import { ShapeError, type KernelFamily, type WeightOperand } from '../../kernels/family';
 import type { Registry } from '../../kernels/registry';
-import { resolveConfig } from '../../kernels/gpu/arms';
+import { resolveConfig } from '../../kernels/arms';
 import { deviceId as deviceIdOf, type AdapterCaps } from '../../kernels/gpu/caps';
 import { GpuValidationError, WgslCompileError } from '../../kernels/gpu/runner';
 import { clockWarmMs } from '../../kernels/gpu/timing';
