@@ -8,6 +8,7 @@ import type { ElementPartials } from '../kernels/partials';
 import { kernelWithProblems, type WorkerResponse } from '../workers/protocol';
 import { loadBuffers, loadStash, saveBuffer, saveStash, type BufferStorage } from './editor/bufferStorage';
 import { createModelController, type ModelController } from './modelController';
+import type { ModelRunEnv } from './modelRunController';
 import { decodePermalink, encodePermalink } from './permalink/codec';
 import type { TuneRunStore } from './persistence/tuneRuns';
 import {
@@ -115,6 +116,8 @@ export interface Controller {
   tuner: TunerController;
   models: ModelController;
   sweep: SweepController;
+  /** What the model view's controller runs on (./modelRunController.ts, loaded with the view). */
+  modelRunEnv: ModelRunEnv;
   /** Measure the adapter's peaks in the worker (kernels/perf/probe.run.ts); rejects with the worker's message. */
   probe(): Promise<ProbeResult>;
 }
@@ -423,6 +426,7 @@ export function createController(env: ControllerEnv): Controller {
     tuner,
     models,
     sweep,
+    modelRunEnv: { client, openStore: env.openTuneStore, guard, confirmMs, now },
     async probe() {
       const msg = await client.request({ type: 'probe' }).done;
       if (msg.type === 'probe-result') return msg.result;
