@@ -17,8 +17,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { MOE_ROUTING_SEED, moeRouting } from '../src/kernels/moe';
 import { BENCH_DATA } from './cases';
 import {
@@ -33,6 +32,7 @@ import {
   type LlamaRow,
   type VkDeviceInfo,
 } from './llamaPeer';
+import { installCandidates } from './peers';
 import type { MoeCase, Shape } from './result';
 
 /** Where bench/install-llama.sh installs the harness and the ggml libraries (relative to the repository). */
@@ -49,13 +49,7 @@ export const LLAMA_ABSENT_NOTE = 'llama.cpp Vulkan not installed (bash bench/ins
  * @example llamaCandidates({ MMQ_LLAMA_DIR: '/tmp/llama' }, '/repo')[0] // '/tmp/llama'
  */
 export function llamaCandidates(env: Record<string, string | undefined>, cwd: string): string[] {
-  const dirs = [env.MMQ_LLAMA_DIR, resolve(cwd, LLAMA_INSTALL_DIR)];
-  try {
-    dirs.push(fileURLToPath(new URL('./.llama', import.meta.url)));
-  } catch {
-    // not a file: URL (a bundle loaded some other way)
-  }
-  return [...new Set(dirs.filter((d): d is string => !!d))];
+  return installCandidates(env.MMQ_LLAMA_DIR, cwd, LLAMA_INSTALL_DIR, './.llama');
 }
 
 /** The expert ids (slot t*topk + j) the bench's MoE rows run for a case: moe.family's moeProblemOf ('even'

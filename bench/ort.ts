@@ -22,14 +22,13 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { judge } from '../src/kernels/compare';
 import { banksFor } from '../src/kernels/gpu/runner';
 import { CLOCK_WARM_MS, timedBatches, TIMING_DEFAULTS } from '../src/kernels/gpu/timing';
 
 import { fmt } from './format';
-import { ORT_FAMILY, parseOrtProfile, peerRefusal, PIPELINED } from './peers';
+import { installCandidates, ORT_FAMILY, parseOrtProfile, peerRefusal, PIPELINED } from './peers';
 import type { BenchRow, Correctness, Shape } from './result';
 import {
   fromF16Words,
@@ -101,14 +100,7 @@ export const ORT_ABSENT_NOTE = 'ONNX Runtime not installed (bench/install-ort.sh
  * @example ortCandidates({ MMQ_ORT_DIR: '/tmp/ort' }, '/repo')[0] // '/tmp/ort'
  */
 export function ortCandidates(env: Record<string, string | undefined>, cwd: string): string[] {
-  const dirs = [env.MMQ_ORT_DIR, resolve(cwd, ORT_INSTALL_DIR)];
-  // Beside this module under tsx; in an esbuild bundle elsewhere the path just does not exist.
-  try {
-    dirs.push(fileURLToPath(new URL('./.ort', import.meta.url)));
-  } catch {
-    // not a file: URL (a bundle loaded some other way)
-  }
-  return [...new Set(dirs.filter((d): d is string => !!d))];
+  return installCandidates(env.MMQ_ORT_DIR, cwd, ORT_INSTALL_DIR, './.ort');
 }
 
 /** The package folder of onnxruntime-node under `dir`, or undefined. */

@@ -4,6 +4,8 @@
 // run. Where the wall time exceeds the GPU time by more than CPU_BOUND_MARGIN the row measured ORT's host
 // side, not its kernel: it is flagged CPU-bound and makes no ratio. A row without a profiler figure cannot
 // be cross-checked and makes none either. Pure: no GPU, no ORT; the report and the bench call it.
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { fmt } from './format';
 import type { BenchRow, Shape } from './result';
 
@@ -258,4 +260,24 @@ export function peerTable(rows: readonly BenchRow[], torch?: unknown): string[] 
     }
   }
   return out.length > 2 ? out : [];
+}
+
+/**
+ * The folders to look for a peer's install in, first first: the `override` (its MMQ_*_DIR), then
+ * `installDir` under `cwd`, then `besideName` beside the bench's modules (a carried bundle).
+ * @example installCandidates('/tmp/ort', '/repo', 'bench/.ort', './.ort')[0] // '/tmp/ort'
+ */
+export function installCandidates(
+  override: string | undefined,
+  cwd: string,
+  installDir: string,
+  besideName: string,
+): string[] {
+  const dirs = [override, resolve(cwd, installDir)];
+  try {
+    dirs.push(fileURLToPath(new URL(besideName, import.meta.url)));
+  } catch {
+    // not a file: URL (a bundle loaded some other way)
+  }
+  return [...new Set(dirs.filter((d): d is string => !!d))];
 }

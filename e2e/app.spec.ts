@@ -109,7 +109,7 @@ interface CancelTiming {
 }
 type CancelTimingWindow = Window & { __cancelTiming?: CancelTiming };
 
-test('a long run shows progress and a cancel answers within a second, even mid-dispatch', async ({
+test('a long run shows progress and a cancel answers within a second, on the GPU or in the oracle', async ({
   page,
 }) => {
   test.setTimeout(150_000);
@@ -144,8 +144,14 @@ test('a long run shows progress and a cancel answers within a second, even mid-d
   };
   // Between timed batches (each one short dispatch at this m) the worker stops by itself.
   expect(await cancel({ m: 16, n: 256, k: 1024 }, /timing: batch/)).toBe(0);
-  // Inside one dispatch of seconds it cannot: the worker is replaced, and the answer still comes in time.
-  expect(await cancel({ m: 512, n: 1024, k: 2048 }, /running/)).toBe(1);
+  // A run of seconds on the GPU is submitted in bounded slices (gpu/gridSlice.ts) and stops between two;
+  // where one slice outlasts the grace (SwiftShader under load) the worker is replaced while it drains
+  // (e2e/cancel.spec.ts checks what the GPU does after). Either way the answer comes in time.
+  const afterGpu = await cancel({ m: 512, n: 1024, k: 2048 }, /running/);
+  expect(afterGpu).toBeLessThanOrEqual(1);
+  // The oracle's seconds of JavaScript cannot be interrupted: the worker is replaced, in time all the same.
+  await page.getByTestId('timing-batches').fill('1');
+  expect(await cancel({ m: 512, n: 1024, k: 2048 }, /checking against the oracle/)).toBe(afterGpu + 1);
   const cancelled = await runId(page);
   // The new worker opens a device and serves the next run.
   await pickKernel(page, 'mmq-q4k-rt', { m: 17, n: 50, k: 256 });

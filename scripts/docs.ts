@@ -28,9 +28,8 @@ export const RESULTS_DIR = 'docs/bench-results';
 
 /** The bench commands the benchmark tables and the README summary come from, in merge order (bench/report.ts). */
 export const BENCH_JSON: readonly string[] = [
-  `${RESULTS_DIR}/h200-dense.json`,
-  `${RESULTS_DIR}/h200-moe-smallm.json`,
-  `${RESULTS_DIR}/h200-peers-headline.json`,
+  `${RESULTS_DIR}/h100-peers-all.json`,
+  `${RESULTS_DIR}/h100-moe-llama.json`,
 ];
 
 /**
@@ -38,10 +37,8 @@ export const BENCH_JSON: readonly string[] = [
  * block renders one by one, never merged (bench/report.ts renderPeers).
  */
 export const PEERS_JSON: readonly string[] = [
-  `${RESULTS_DIR}/h100-peers-4096x4096.json`,
-  `${RESULTS_DIR}/h100-peers-4096x14336.json`,
-  `${RESULTS_DIR}/h100-peers-11008x4096.json`,
-  `${RESULTS_DIR}/h100-moe.json`,
+  `${RESULTS_DIR}/h100-peers-all.json`,
+  `${RESULTS_DIR}/h100-moe-llama.json`,
 ];
 
 /** A hardware-tier JSON's role, by its name: a run of an adapter, or a mutant's run. */

@@ -23,6 +23,9 @@
 #   split-k-matrix-part: the coopmat split stagings' matrix arm reads K stage kb instead of ks0 + kb: every
 #     K part but the first sums the first part's products again (snapshots alone saw it: SwiftShader has
 #     no subgroup matrices).
+#   microtile-matrix-b-block: the micro-tile schedule's matrix arm loads the B fragment of the stage's
+#     other 32-block: every block's product pairs A with the wrong weights (SwiftShader has no subgroup
+#     matrices, so only a GPU shows it).
 #   control-scalar-a-row: the scalar and dp4a arms read the staged A row gmm ^ 1: a positive control that
 #     any adapter kills (the shared-staging int8 families fail on those arms), so a run shows the harness works.
 set -euo pipefail
@@ -34,6 +37,7 @@ MUTANTS=(
   'hello-matrix-pad@@src/kernels/hello/hello.wgsl.ts@@    if (w < K / 4u) {@@    if (w <= K / 4u) {@@^hello-wmma/subgroup-matrix'
   'f16-round-trip-unguarded@@src/kernels/quant/q4k.wgsl.ts@@pack2x16float(x) | nofuse_zero@@pack2x16float(x)@@^(coopmat-f16|moe-q4k-id)/scalar'
   'split-k-matrix-part@@src/kernels/coopmat/coopmat.split.ts@@(spec.ksplit ?? 1) > 1 || stagingOf(spec).stream ? `ks0 + ${kb}` : kb;@@stagingOf(spec).stream ? `ks0 + ${kb}` : kb;@@^coopmat-f16/subgroup-matrix/(prepass|fused-prepass|in-gemm)$'
+  'microtile-matrix-b-block@@src/kernels/mmq/mmq.microtile.ts@@(buf * BN + warp_n * RN * 16u + jn * 16u) * SV * 4u + 8u * b,@@(buf * BN + warp_n * RN * 16u + jn * 16u) * SV * 4u + 8u * (1u - b),@@^mmq-q4k-tile/subgroup-matrix/microtile'
   "control-scalar-a-row@@src/kernels/mmq/mmq.wgsl.ts@@'sa[gmm * 8u + w]'@@'sa[(gmm ^ 1u) * 8u + w]'@@^mmq-q8-tiled/"
 )
 

@@ -31,6 +31,7 @@ import {
 import { cpuBoundRefusal, oursAt, ortRatios } from '../bench/peers';
 import { moeRows, renderPeers } from '../bench/report';
 import type { BenchRow } from '../bench/result';
+import { benchRow, PASS as pass } from './benchRow';
 
 const FIX = new URL('./fixtures/llama-lavapipe/', import.meta.url);
 const read = (name: string) => readFileSync(new URL(name, FIX), 'utf8');
@@ -90,38 +91,15 @@ describe("reading the harness's output", () => {
   });
 });
 
-const pass = { pass: true, relToMax: 1e-6, samples: 100, allWritten: true, tol: 1e-3 };
-const ours = (ms: number, extra: Partial<BenchRow> = {}): BenchRow => ({
-  id: `coopmat-f16/subgroup-matrix/${ms}`,
-  family: 'coopmat-f16',
-  weights: 'q4k',
-  arm: 'subgroup-matrix',
-  role: 'tuned',
-  tile: '-',
-  m: 2048,
-  n: 4096,
-  k: 4096,
-  ms,
-  correctness: pass,
-  ...extra,
-});
-const llama = (ms: number, gpu: number | undefined, extra: Partial<LlamaRow> = {}): LlamaRow => ({
-  id: `${LLAMA_FAMILY}/NV_coopmat2/-`,
-  family: LLAMA_FAMILY,
-  weights: 'q4k',
-  arm: 'NV_coopmat2',
-  role: 'baseline',
-  tile: '-',
-  m: 2048,
-  n: 4096,
-  k: 4096,
-  ms,
-  correctness: pass,
-  llamaTiming: GRAPH_REPEAT,
-  ...(gpu === undefined ? {} : { llamaGpuMs: gpu }),
-  llamaPipelines: [{ name: 'matmul_q4_k_f16_cm2_l', perOp: 1 }],
-  ...extra,
-});
+const ours = (ms: number, extra: Partial<BenchRow> = {}): BenchRow =>
+  benchRow(`coopmat-f16/subgroup-matrix/${ms}`, 'coopmat-f16', 'tuned', ms, extra);
+const llama = (ms: number, gpu: number | undefined, extra: Partial<LlamaRow> = {}): LlamaRow =>
+  benchRow<LlamaRow>(`${LLAMA_FAMILY}/NV_coopmat2/-`, LLAMA_FAMILY, 'baseline', ms, {
+    llamaTiming: GRAPH_REPEAT,
+    ...(gpu === undefined ? {} : { llamaGpuMs: gpu }),
+    llamaPipelines: [{ name: 'matmul_q4_k_f16_cm2_l', perOp: 1 }],
+    ...extra,
+  });
 
 describe('the CPU-bound rule and the ratios', () => {
   it("reuses the peers' rule: no wall ratio over 1.1x its GPU time, nor without a GPU time or the graph timing", () => {

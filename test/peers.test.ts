@@ -14,6 +14,7 @@ import {
   PIPELINED,
 } from '../bench/peers';
 import type { BenchRow } from '../bench/result';
+import { benchRow, PASS as pass } from './benchRow';
 
 const PROFILE = readFileSync(new URL('./fixtures/ort-profile-webgpu.json', import.meta.url), 'utf8');
 
@@ -35,22 +36,9 @@ describe("reading ORT's profile", () => {
   });
 });
 
-const pass = { pass: true, relToMax: 1e-6, samples: 100, allWritten: true, tol: 1e-3 };
 type Row = BenchRow & { ortGpuMs?: number; ortKernels?: string[]; ortTiming?: string };
-const row = (id: string, family: string, role: string, ms: number, extra: Partial<Row> = {}): Row => ({
-  id,
-  family,
-  weights: 'q4k',
-  arm: id.split('/')[1] ?? 'x',
-  role,
-  tile: '-',
-  m: 2048,
-  n: 4096,
-  k: 4096,
-  ms,
-  correctness: pass,
-  ...extra,
-});
+const row = (id: string, family: string, role: string, ms: number, extra: Partial<Row> = {}): Row =>
+  benchRow<Row>(id, family, role, ms, extra);
 const ort = (arm: string, ms: number, gpu: number | undefined, extra: Partial<Row> = {}) =>
   row(`${ORT_FAMILY}/${arm}/-`, ORT_FAMILY, 'baseline', ms, {
     ortTiming: PIPELINED,

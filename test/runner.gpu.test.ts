@@ -329,7 +329,12 @@ describe('bounded submissions (the grid slice)', () => {
       expect(t.samples.length).toBeGreaterThanOrEqual(2);
       expect(t.ms).toBeGreaterThan(0);
       const hits = new Uint32Array(await p.read('hits'));
-      expect([...new Set(hits)]).toEqual([1 + t.samples.length]);
+      // Every workgroup ran once a batch, all alike; a timer that read 0 (a coarse one, on some hosts)
+      // re-timed the batches by the wall clock after its own two.
+      const each = [...new Set(hits)];
+      expect(each).toHaveLength(1);
+      if (t.method === 'timestamp') expect(each[0]).toBe(1 + t.samples.length);
+      else expect(each[0]).toBeGreaterThanOrEqual(1 + 2 + t.samples.length);
       // A cancel stops such a timing between its slices too.
       let calls = 0;
       await expect(

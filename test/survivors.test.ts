@@ -72,6 +72,27 @@ describe('timing (a quantized GPU clock)', () => {
     expect(long.coarse).toBe(false);
   });
 
+  it('a timer that reads every batch as 0 falls back to the wall clock over as many batches, sliced when long', async () => {
+    const { work, counts } = quantizedClock(1_000_000, 0);
+    const short = await timeWork(work, { targetMs: 1, batches: 3, estimateMs: 0.01 });
+    expect(short.method).toBe('wall');
+    expect(short.coarse).toBe(true);
+    expect(short.samples.length).toBeGreaterThanOrEqual(3);
+    expect(short.ms).toBe(Math.min(...short.samples));
+    // A long run: every batch, timed or not, goes through the slices; nothing is submitted whole.
+    let sliced = 0;
+    const before = counts.untimed + counts.timed;
+    const long = await timeWork(
+      { ...work, runSliced: async () => void sliced++ },
+      { targetMs: 1, batches: 2, upperMs: 10_000 },
+    );
+    expect(long.method).toBe('wall');
+    expect(long.runs).toBe(1);
+    expect(long.samples.length).toBeGreaterThanOrEqual(2);
+    expect(sliced).toBe(long.samples.length + 2); // the timestamped batches, then as many by the wall clock
+    expect(counts.untimed + counts.timed).toBe(before);
+  });
+
   it('runs untimed warm-up work before the first timed batch when asked, and none otherwise', async () => {
     const cold = quantizedClock(1000, 10_000);
     await timeWork(cold.work, { targetMs: 1, batches: 1, estimateMs: 0.01 });

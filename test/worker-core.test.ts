@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { badByOwner, badMask, errorField } from '../src/app/views/analysis';
 import { KERNELS } from '../src/kernels';
 import type { RunConfig } from '../src/kernels/family';
-import { createGpuCore, type GpuCore } from '../src/workers/core';
+import { createGpuCore, monotonic, type GpuCore } from '../src/workers/core';
 import { lineCount, noteSuffixMessages } from '../src/workers/run';
 import type { RunOutcome, WorkerRequest, WorkerRequestBody, WorkerResponse } from '../src/workers/protocol';
 import { HOST_SUFFIX_MARKER } from '../src/kernels/gpu/instrument';
@@ -54,6 +54,14 @@ function outcomeOf(msgs: WorkerResponse[]): RunOutcome {
 // opens its own device on it.
 const h = harness(await withDawnFeature('disable_workgroup_init', async () => getDawnGpu()));
 const core: GpuCore = h.core;
+
+describe('progress as posted', () => {
+  it('never steps back (a timing that doubles its batches) and never passes 1', () => {
+    const at = monotonic();
+    expect([0.1, 0.58, 0.55, 0.6, 1.2, 0.9].map(at)).toEqual([0.1, 0.58, 0.58, 0.6, 1, 1]);
+    expect(monotonic()(0.3)).toBe(0.3); // each request starts afresh
+  });
+});
 
 describe('worker core on Dawn/SwiftShader', () => {
   it('opens the device and reports the adapter', async () => {
@@ -127,7 +135,16 @@ describe('worker core on Dawn/SwiftShader', () => {
     expect(o.timing!.ms).toBeGreaterThan(0);
     expect(o.throughput!.value).toBeGreaterThan(0);
     expect(o.config.plane).toBe(4);
-    expect(msgs.filter((m) => m.type === 'progress').length).toBeGreaterThan(3);
+    const progress = msgs.flatMap((m) => (m.type === 'progress' ? [m] : []));
+    expect(progress.length).toBeGreaterThan(3);
+    // Each stage says what it waits on: the GPU with the ms it has submitted, or the CPU (a client
+    // replacing a stuck worker drains the first and terminates the second at once).
+    expect(progress.find((m) => m.stage === 'running')).toMatchObject({ busy: 'gpu' });
+    expect(progress.find((m) => m.stage === 'checking against the oracle')).toMatchObject({ busy: 'cpu' });
+    expect(progress.some((m) => m.busy === 'gpu' && typeof m.gpuMs === 'number')).toBe(true);
+    const fractions = progress.map((m) => m.fraction);
+    expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
+    expect(o.compileMs).toBeGreaterThanOrEqual(0);
     const rec = o.ownership!;
     expect(rec.count.every((c) => c === 1)).toBe(true);
     // Every phase with a known (non-opaque) analytic map assigns each element to the lane that stores it.

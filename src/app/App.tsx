@@ -14,13 +14,14 @@ import { Header } from './components/Header';
 import { ResultsPanel } from './components/ResultsPanel';
 import { Splitter } from './components/Splitter';
 import { TAB_LABEL, TAB_PANEL_ID, tabId, ViewTabList } from './components/ViewTabList';
-import { ModelPanel } from './model/ModelPanel';
 import { act, selectElement, useApp } from './store';
 import { ErrorView } from './views/ErrorView';
 import { OwnershipView } from './views/OwnershipView';
 
 // The tuner pulls in the charting library: loaded when its tab is first opened.
 const TunerDashboard = lazy(() => import('./tuner/TunerDashboard'));
+// The model view (file table, a model's GEMMs) loads with its tab: the first paint does not need it.
+const ModelPanel = lazy(() => import('./model/ModelPanel').then((m) => ({ default: m.ModelPanel })));
 
 const AbView = lazy(() => import('./views/AbView'));
 const SweepView = lazy(() => import('./views/SweepView'));
@@ -63,7 +64,11 @@ function Tabs() {
               <TunerDashboard />
             </Suspense>
           )}
-          {tab === 'model' && <ModelPanel />}
+          {tab === 'model' && (
+            <Suspense fallback={<p className="muted pad">loading the model view…</p>}>
+              <ModelPanel />
+            </Suspense>
+          )}
           {tab === 'config' && <ConfigJson />}
         </ErrorBoundary>
       </div>

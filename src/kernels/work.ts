@@ -41,3 +41,18 @@ export const workParam = (
   const v = params[key];
   return typeof v === 'number' && v > 0 ? v : fallback;
 };
+
+/**
+ * A dense family's `work`: `m` rows against one [n, k] weight of `format`, K defaulting to one block.
+ * @example denseGemmWork('Q4_K', 1, 256)({ m: 2, n: 8, k: 512 }).macs === 2 * 8 * 512
+ */
+export const denseGemmWork =
+  (format: keyof typeof WEIGHT_BYTES, activationBytes: number, block: number) =>
+  (params: Readonly<Record<string, unknown>>): Work =>
+    gemmWork({
+      rows: workParam(params, 'm', 1),
+      n: workParam(params, 'n', 1),
+      k: workParam(params, 'k', block),
+      weightBytes: WEIGHT_BYTES[format],
+      activationBytes,
+    });

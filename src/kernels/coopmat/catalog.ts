@@ -11,7 +11,7 @@ import {
   type FamilyCatalog,
   type RunConfig,
 } from '../family';
-import { gemmWork, WEIGHT_BYTES, workParam } from '../work';
+import { denseGemmWork } from '../work';
 import { REGISTER_TILE, TILE_CONTROLS, tileOf, tileString } from '../tile';
 
 export type CoopmatArm = 'scalar' | 'subgroup-matrix';
@@ -132,14 +132,7 @@ export const coopmatCatalog: FamilyCatalog = {
   arms: [{ ...SCALAR_ARM, label: 'scalar (f16 rounding in core WGSL)' }, F16_MATRIX_ARM],
   controls,
   takes: { format: 'Q4_K', bank: false, rows: 'm' },
-  work: (q) =>
-    gemmWork({
-      rows: workParam(q, 'm', 1),
-      n: workParam(q, 'n', 1),
-      k: workParam(q, 'k', 256),
-      weightBytes: WEIGHT_BYTES.Q4_K,
-      activationBytes: 2,
-    }),
+  work: denseGemmWork('Q4_K', 2, 256),
   defaults: { m: 64, n: 64, k: 256, wm: 2, wn: 2, rm: 1, rn: 1, staging: 'prepass', ksplit: 1 },
   small: { m: 32, n: 32, k: 256 },
   checks: [

@@ -189,13 +189,14 @@ export async function timeWork(work: TimedWork, o: TimingOptions): Promise<Timin
     : Math.max(1, Math.min(o.maxRuns ?? 100_000, Math.round(o.targetMs / Math.max(estimate, 1e-4))));
   const timestamps = device.features.has('timestamp-query');
   const raw: bigint[] = [];
+  const wallBatch = async (): Promise<number> => {
+    if (!runSliced) return wallRun(runs);
+    const t0 = performance.now();
+    await runSliced();
+    return performance.now() - t0;
+  };
   const batch = async (): Promise<number> => {
-    if (!timestamps) {
-      if (!runSliced) return wallRun(runs);
-      const t0 = performance.now();
-      await runSliced();
-      return performance.now() - t0;
-    }
+    if (!timestamps) return wallBatch();
     const qs = device.createQuerySet({ type: 'timestamp', count: 2 });
     const resolve = device.createBuffer({
       size: 16,
@@ -219,10 +220,12 @@ export async function timeWork(work: TimedWork, o: TimingOptions): Promise<Timin
   const samples = await timedBatches(o.batches, batch, o.cancelled, o.onBatch);
   lastBusy.set(device, performance.now());
   const ms = Math.min(...samples);
-  // A quantized timer can read a whole batch as 0: then the wall clock is the only honest figure.
+  // A quantized timer can read a whole batch as 0: then the wall clock is the only honest figure, taken
+  // over the same batches (sliced when the run is long: a fallback must not submit a long run whole).
   if (timestamps && ms <= 0) {
-    const wall = await wallRun(runs);
-    return { ms: wall, samples: [wall], runs, method: 'wall', resolutionNs: wallStepNs(), coarse: true };
+    const wall = await timedBatches(o.batches, wallBatch, o.cancelled);
+    const wallMs = Math.min(...wall);
+    return { ms: wallMs, samples: wall, runs, method: 'wall', resolutionNs: wallStepNs(), coarse: true };
   }
   const resolutionNs = timestamps ? timestampStep(raw) : wallStepNs();
   return {

@@ -11,7 +11,7 @@ import {
   type FamilyCatalog,
   type RunConfig,
 } from '../family';
-import { gemmWork, WEIGHT_BYTES, workParam } from '../work';
+import { denseGemmWork } from '../work';
 
 /** The most activation rows one call takes: decode is 1..8; each row's sums live in workgroup memory. */
 export const MATVEC_MAX_ROWS = 16;
@@ -63,14 +63,7 @@ export const matvecQ4kCatalog: FamilyCatalog = {
   arms: [SCALAR_ARM, DP4A_ARM],
   controls,
   takes: { format: 'Q4_K', bank: false, rows: 'm' },
-  work: (q) =>
-    gemmWork({
-      rows: workParam(q, 'm', 1),
-      n: workParam(q, 'n', 1),
-      k: workParam(q, 'k', 256),
-      weightBytes: WEIGHT_BYTES.Q4_K,
-      activationBytes: 1,
-    }),
+  work: denseGemmWork('Q4_K', 1, 256),
   defaults: { m: 1, n: 256, k: 1024, planes: 4, cols: 1 },
   small: { m: 2, n: 64, k: 256 },
   checks: [

@@ -12,7 +12,7 @@ import {
   type FamilyCatalog,
   type RunConfig,
 } from '../family';
-import { gemmWork, WEIGHT_BYTES, workParam } from '../work';
+import { denseGemmWork } from '../work';
 import { REGISTER_TILE, TILE_CONTROLS, tileGeometry, tileOf, type TileParams } from '../tile';
 
 export type MmqKernelId =
@@ -143,14 +143,7 @@ function denseCatalog(def: DenseDef): FamilyCatalog {
     arms: MMQ_ARMS,
     controls,
     takes: { format: p.weights === 'q8_0' ? 'Q8_0' : 'Q4_K', bank: false, rows: 'm' },
-    work: (q) =>
-      gemmWork({
-        rows: workParam(q, 'm', 1),
-        n: workParam(q, 'n', 1),
-        k: workParam(q, 'k', block),
-        weightBytes: WEIGHT_BYTES[p.weights === 'q8_0' ? 'Q8_0' : 'Q4_K'],
-        activationBytes: 1,
-      }),
+    work: denseGemmWork(p.weights === 'q8_0' ? 'Q8_0' : 'Q4_K', 1, block),
     defaults: { ...def.shape, ...(p.tileIsParam ? { ...MMQ_BLK_TILE, schedule: 'subtile' } : {}) },
     small: def.small,
     ...(p.tileIsParam ? { tile: REGISTER_TILE } : {}),

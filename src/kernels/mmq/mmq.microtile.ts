@@ -296,11 +296,9 @@ function matrixBlock(spec: MmqSpec): string[] {
   ];
 }
 
-/** The matrix arm's staged K loop and store (the seed's lane partition, fragments through `ci`). */
-function matrixBody(spec: MmqSpec): string[] {
-  const guard = spec.tails ? 'arow < m && ncol < n' : 'true';
+/** K staged 64 at a time through two buffers, `block` run for each of a stage's two 32-blocks. */
+function stagedLoop(block: string[]): string[] {
   return [
-    'var acc: array<f32, RM * RN * PER>;',
     'let stages = k / 64u;',
     'load_stage(0u, tid);',
     'store_stage(0u, tid);',
@@ -308,14 +306,25 @@ function matrixBody(spec: MmqSpec): string[] {
     'for (var s = 0u; s < stages; s++) {',
     ...ind([
       'let buf = s % 2u;',
+      '// The next stage is fetched into registers while this one is computed.',
       'if (s + 1u < stages) { load_stage(s + 1u, tid); }',
       'for (var b = 0u; b < 2u; b++) {',
-      ...ind(matrixBlock(spec)),
+      ...ind(block),
       '}',
+      '// The other buffer was last read before the previous barrier: it can take the next stage now.',
       'if (s + 1u < stages) { store_stage(1u - buf, tid); }',
       'workgroupBarrier();',
     ]),
     '}',
+  ];
+}
+
+/** The matrix arm's staged K loop and store (the seed's lane partition, fragments through `ci`). */
+function matrixBody(spec: MmqSpec): string[] {
+  const guard = spec.tails ? 'arow < m && ncol < n' : 'true';
+  return [
+    'var acc: array<f32, RM * RN * PER>;',
+    ...stagedLoop(matrixBlock(spec)),
     '// Store: every output element exactly once, by its owner lane.',
     'for (var im = 0u; im < RM; im++) {',
     '  for (var jn = 0u; jn < RN; jn++) {',
@@ -341,23 +350,7 @@ export function microBody(spec: MmqSpec): string[] {
     "var isum: array<i32, TM * TN>; // one 32-block's exact int8 sums",
     'var av: array<vec4<u32>, TM>; // four k-words of each owned row',
     'var bv: array<vec4<u32>, TN>; // and of each owned column',
-    'let stages = k / 64u;',
-    'load_stage(0u, tid);',
-    'store_stage(0u, tid);',
-    'workgroupBarrier();',
-    'for (var s = 0u; s < stages; s++) {',
-    ...ind([
-      'let buf = s % 2u;',
-      '// The next stage is fetched into registers while this one is computed.',
-      'if (s + 1u < stages) { load_stage(s + 1u, tid); }',
-      'for (var b = 0u; b < 2u; b++) {',
-      ...ind([...contractBlock(spec), ...epilogueBlock(spec)]),
-      '}',
-      '// The other buffer was last read before the previous barrier: it can take the next stage now.',
-      'if (s + 1u < stages) { store_stage(1u - buf, tid); }',
-      'workgroupBarrier();',
-    ]),
-    '}',
+    ...stagedLoop([...contractBlock(spec), ...epilogueBlock(spec)]),
     '// Store: every output element exactly once, by its owner lane.',
     'for (var i = 0u; i < TM; i++) {',
     '  for (var j = 0u; j < TN; j++) {',

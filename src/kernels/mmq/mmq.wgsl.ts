@@ -586,24 +586,30 @@ function tileBody(spec: MmqSpec): string[] {
   return lines;
 }
 
-function mainFn(spec: MmqSpec, g: MmqGeometry): string[] {
-  const rt = spec.dims.kind === 'runtime';
-  const matrix = spec.arm === 'subgroup-matrix';
-  const lines: string[] = [
+/**
+ * Both schedules' first lines: which plane (warp) and lane this invocation is, its workgroup's place in
+ * the grid slice, and the ownership record. Matrix operands must be subgroup-uniform: the hardware
+ * subgroup id is, tid / PLANE is not provably so. The lane is then the subgroup invocation, so the
+ * fragment store and the epilogue that reads it back agree by construction (plane = subgroup size).
+ */
+function planePrologue(matrix: boolean): string[] {
+  return [
     ...(matrix
-      ? [
-          // Matrix operands must be subgroup-uniform: the hardware subgroup id is, tid / PLANE is not
-          // provably so. The lane is the subgroup invocation, so the fragment store and the epilogue
-          // that reads it back agree by construction (the plane must equal the subgroup size).
-          'let warp = sg_id; // plane index (one plane per warp-grid cell)',
-          'let lane = sg_lane;',
-        ]
+      ? ['let warp = sg_id; // plane index (one plane per warp-grid cell)', 'let lane = sg_lane;']
       : ['let warp = tid / PLANE; // plane index (one plane per warp-grid cell)', 'let lane = tid % PLANE;']),
     ...gridSliceLets('wid', 'nwg'),
     'let warp_m = warp / WN;',
     'let warp_n = warp % WN;',
     'set_owner(wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y, warp, lane);',
     SET_NOFUSE_ZERO,
+  ];
+}
+
+function mainFn(spec: MmqSpec, g: MmqGeometry): string[] {
+  const rt = spec.dims.kind === 'runtime';
+  const matrix = spec.arm === 'subgroup-matrix';
+  const lines: string[] = [
+    ...planePrologue(matrix),
     // m is the dense row count; an indexed kernel bounds rows by its expert's count instead.
     ...(spec.indexed ? [] : [`let m = ${rt ? 'dims.m' : 'M'};`]),
     `let n = ${rt ? 'dims.n' : 'N'};`,
@@ -681,18 +687,7 @@ function microWgsl(spec: MmqSpec, g: MmqGeometry): string {
   const rt = spec.dims.kind === 'runtime';
   const matrix = spec.arm === 'subgroup-matrix';
   const main = [
-    ...(matrix
-      ? [
-          '// Matrix operands must be subgroup-uniform: the hardware subgroup id is, tid / PLANE is not provably so.',
-          'let warp = sg_id; // plane index (one plane per warp-grid cell)',
-          'let lane = sg_lane;',
-        ]
-      : ['let warp = tid / PLANE; // plane index (one plane per warp-grid cell)', 'let lane = tid % PLANE;']),
-    ...gridSliceLets('wid', 'nwg'),
-    'let warp_m = warp / WN;',
-    'let warp_n = warp % WN;',
-    'set_owner(wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y, warp, lane);',
-    SET_NOFUSE_ZERO,
+    ...planePrologue(matrix),
     `m = ${rt ? 'dims.m' : 'M'};`,
     `n = ${rt ? 'dims.n' : 'N'};`,
     `let k = ${rt ? 'dims.k' : 'K'};`,

@@ -139,6 +139,11 @@ describe('the finalists and the settled winner', () => {
     expect(settleWinner({ name: 'B', ms: 30 }, incumbent).winner).toBe('A');
     expect(settleWinner({ name: 'B', ms: 20 }, incumbent)).toEqual({ winner: 'B', ms: 20, incumbentMs: 25 });
     expect(settleWinner({ name: 'B', ms: 30 }, { name: 'A' })).toEqual({ winner: 'B', ms: 30 });
+    // An incumbent whose figure is no number (a failed run) cannot be kept either.
+    expect(settleWinner({ name: 'B', ms: 30 }, { name: 'A', ms: NaN })).toEqual({ winner: 'B', ms: 30 });
+    expect(settleWinner({ name: 'B', ms: 30 }, { name: 'A', ms: Infinity })).toEqual({ winner: 'B', ms: 30 });
+    // A tie is no reason to switch: the incumbent stays.
+    expect(settleWinner({ name: 'B', ms: 25 }, incumbent)).toEqual({ winner: 'A', ms: 25, incumbentMs: 25 });
     // The winner is the incumbent: one figure for both.
     expect(settleWinner({ name: 'A', ms: 24 }, incumbent)).toEqual({ winner: 'A', ms: 24, incumbentMs: 24 });
   });
