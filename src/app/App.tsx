@@ -9,7 +9,6 @@ import { Controls } from './components/Controls';
 import { DropZone } from './components/DropZone';
 import { EditorPanel } from './components/EditorPanel';
 import { ErrorBoundary } from './components/ErrorBoundary';
-import { Glossary } from './components/Glossary';
 import { Header } from './components/Header';
 import { ResultsPanel } from './components/ResultsPanel';
 import { Splitter } from './components/Splitter';
@@ -23,6 +22,8 @@ const TunerDashboard = lazy(() => import('./tuner/TunerDashboard'));
 // The model view (file table, a model's GEMMs) loads with its tab: the first paint does not need it.
 const ModelPanel = lazy(() => import('./model/ModelPanel').then((m) => ({ default: m.ModelPanel })));
 
+// The glossary's text loads just after the first paint (before anyone can open it).
+const Glossary = lazy(() => import('./components/Glossary').then((m) => ({ default: m.Glossary })));
 const AbView = lazy(() => import('./views/AbView'));
 const SweepView = lazy(() => import('./views/SweepView'));
 
@@ -118,7 +119,9 @@ export function App() {
           </div>
         </div>
       </main>
-      <Glossary />
+      <Suspense fallback={null}>
+        <Glossary />
+      </Suspense>
       <DropZone />
     </div>
   );
