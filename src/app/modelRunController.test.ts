@@ -12,7 +12,12 @@ import { tuneProblemKey } from '../kernels/tune/problem';
 import { compareRounds } from '../kernels/perf/spread';
 import type { TuneReport, WorkerResponse } from '../workers/protocol';
 import { createGuard } from './guard';
-import { createModelRunController, modelRunBlockers, type ModelRunController } from './modelRunController';
+import {
+  createModelRunController,
+  modelRunBlockers,
+  modelRunControllerFor,
+  type ModelRunController,
+} from './modelRunController';
 import { openTuneRuns, runKey, type TuneRunStore } from './persistence/tuneRuns';
 import { act, createAppStore, getApp, initialState, setDraft, type AppState } from './store';
 import { modelRunOf, setModelRunForm } from './store/modelRun';
@@ -312,5 +317,25 @@ describe('export and import', () => {
     expect(state().imported).toHaveLength(1);
     ctl.removeImported(0);
     expect(state().imported).toEqual([]);
+  });
+});
+
+describe('the controller the view takes', () => {
+  it('is one per app controller: a run goes on, and can be cancelled, when the view mounts again', async () => {
+    const env = {
+      client: worker,
+      openStore: () => openTuneRuns(`model-run-test-${name - 1}`),
+      guard: createGuard(1e12),
+      confirmMs: 1e12,
+    };
+    worker.hold = true;
+    modelRunControllerFor(env).run();
+    await until(() => modelRuns().length === 1, 'the model-run request');
+    // The view unmounted and mounted again: the same controller, so the cancel reaches the request.
+    expect(modelRunControllerFor(env)).toBe(modelRunControllerFor(env));
+    expect(modelRunControllerFor({ ...env })).not.toBe(modelRunControllerFor(env));
+    modelRunControllerFor(env).cancel();
+    expect(worker.cancelled).toEqual([modelRuns()[0]!.id]);
+    await until(() => state().current?.status === 'cancelled', 'the cancelled run');
   });
 });
