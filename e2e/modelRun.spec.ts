@@ -2,7 +2,8 @@
 // (Llama-3.1-8B's five GEMM shapes) before anything runs; a tiny GGUF opened and run at prefill and
 // decode, each GEMM's pick with its ms and the next family, the totals per pass, a weight no kernel takes
 // said so; a half-typed field holds the run back; a guess says it is one; the run exported as JSON and
-// imported beside itself as another adapter's; a file that is not a model run says why.
+// imported beside itself as another adapter's; a file that is not a model run says why; a preset's run
+// asks the guard first and a cancel stops it.
 import { expect, test } from '@playwright/test';
 import { tinyModelGguf } from '../test/tinyModel';
 import { openApp } from './helpers';
@@ -86,4 +87,22 @@ test('the model view: a preset listed, a GGUF run at prefill and decode, exporte
     'not a model run (mmq-playground/model-run): format',
   );
   await expect(view.getByTestId('model-compare-adapter')).toHaveCount(2);
+});
+
+test("a preset's run asks the guard first, and a cancel stops it with the picks it has", async ({ page }) => {
+  test.setTimeout(120_000);
+  await openApp(page);
+  await page.getByTestId('tab-model').click();
+  const view = page.getByTestId('model-gemms');
+  // Llama-3.1-8B at 512 prefill rows and decode: far past the guard's limit on SwiftShader.
+  await view.getByTestId('model-run-go').click();
+  await expect(view.getByTestId('model-run-estimate')).toContainText('This model run is estimated at');
+  await expect(view.getByTestId('model-run-progress')).toHaveCount(0);
+  await view.getByTestId('model-run-anyway').click();
+  await expect(view.getByTestId('model-run-progress')).toBeVisible();
+  await expect(view.getByTestId('model-gemm')).toHaveCount(10);
+  await view.getByTestId('model-run-cancel').click();
+  await expect(view.getByTestId('model-run-progress')).toBeHidden({ timeout: 10_000 });
+  await expect(view.getByTestId('model-run-head')).toContainText('cancelled');
+  await expect(view.getByTestId('model-run-go')).toBeEnabled();
 });
