@@ -94,14 +94,7 @@ describe('mmq model on SwiftShader', () => {
     writeFileSync(peaks, JSON.stringify({ peaks: { bandwidthGBs: 3000, ops: { 'int8-dot4': 60e12 } } }));
     const json = join(tmp, 'guess.json');
     const r = await runMmq([
-      'model',
-      '--preset',
-      'llama-3.1-8b',
-      '--m',
-      '512',
-      '--decode',
-      '--guess',
-      '--peaks',
+      ...'model --preset llama-3.1-8b --m 512 --decode --guess --peaks'.split(' '),
       peaks,
       '--json',
       json,

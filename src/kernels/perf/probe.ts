@@ -339,6 +339,16 @@ export function probeKernels(caps: AdapterCaps): {
 /** How long a probe run must take before its size stops growing, ms (longer on a CPU adapter's coarse clock). */
 export const probeRunMs = (caps: AdapterCaps): number => (isSoftwareAdapter(caps) ? 4 : 1);
 
+/**
+ * Whether a probe kernel's one timed run says to grow it: shorter than `minMs`, or too short for the
+ * timer to tell (coarse: under 10 steps, or read as 0 and taken by the wall clock, which then counts
+ * the submission's own latency: Chrome's 65 us timestamp steps once stopped an H100's copy at 1 MiB
+ * and called 672 GB/s its roof, where 256 MiB runs at 2,960 GB/s).
+ * @example probeShouldGrow({ ms: 1.2, coarse: true }, 1) // true: the timer could not tell
+ */
+export const probeShouldGrow = (one: { ms: number; coarse: boolean }, minMs: number): boolean =>
+  one.coarse || one.ms < minMs;
+
 /** The adapter a cached probe belongs to: vendor, architecture, description and the features that add roofs. */
 export function probeAdapterKey(caps: AdapterCaps): string {
   const roofs = [
