@@ -9,7 +9,6 @@ import { Controls } from './components/Controls';
 import { DropZone } from './components/DropZone';
 import { EditorPanel } from './components/EditorPanel';
 import { ErrorBoundary } from './components/ErrorBoundary';
-import { Glossary } from './components/Glossary';
 import { Header } from './components/Header';
 import { ResultsPanel } from './components/ResultsPanel';
 import { Splitter } from './components/Splitter';
@@ -24,6 +23,8 @@ const ModelPanel = lazy(() => import('./model/ModelPanel').then((m) => ({ defaul
 
 // The error heatmap waits for its tab too: the ownership view is the one a first paint shows.
 const ErrorView = lazy(() => import('./views/ErrorView').then((m) => ({ default: m.ErrorView })));
+// The glossary's text loads just after the first paint (before anyone can open it).
+const Glossary = lazy(() => import('./components/Glossary').then((m) => ({ default: m.Glossary })));
 const AbView = lazy(() => import('./views/AbView'));
 const SweepView = lazy(() => import('./views/SweepView'));
 
@@ -118,7 +119,9 @@ export function App() {
           </div>
         </div>
       </main>
-      <Glossary />
+      <Suspense fallback={null}>
+        <Glossary />
+      </Suspense>
       <DropZone />
     </div>
   );

@@ -9,6 +9,7 @@ import { CONFIRM_MS } from '../kernels/perf/estimate';
 import { createDeviceController, type DeviceController } from './deviceController';
 import { createGuard } from './guard';
 import { createModelController, type ModelController } from './modelController';
+import type { ModelRunEnv } from './modelRunController';
 import { createPermalinkController, type PermalinkController } from './permalinkController';
 import type { TuneRunStore } from './persistence/tuneRuns';
 import { createProbeController, type ProbeController } from './probeController';
@@ -51,6 +52,8 @@ export type Controller = Omit<RunController, 'scheduleGenerate'> &
     tuner: TunerController;
     models: ModelController;
     sweep: SweepController;
+    /** What the model view's controller runs on (./modelRunController.ts, loaded with the view). */
+    modelRunEnv: ModelRunEnv;
   };
 
 /**
@@ -97,5 +100,6 @@ export function createController(env: ControllerEnv): Controller {
     tuner,
     models,
     sweep,
+    modelRunEnv: { client, openStore: env.openTuneStore, guard, confirmMs: env.confirmMs ?? CONFIRM_MS, now },
   };
 }

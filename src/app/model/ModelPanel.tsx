@@ -8,6 +8,7 @@ import type { TensorListing } from '../../kernels/models/tensors';
 import { excerpt, safeText } from '../../kernels/quant/untrustedText';
 import { useServices } from '../appContext';
 import { NumberField } from '../components/NumberField';
+import { ModelGemmsSection } from './ModelGemmsSection';
 import { OpenModelButton } from './OpenModelButton';
 import { bytesText, tensorMatches } from './tensorFilter';
 import {
@@ -83,6 +84,7 @@ export function ModelPanel() {
           Could not open {models.error}
         </p>
       )}
+      <ModelGemmsSection />
       {!file ? (
         <p className="muted pad">
           Open a GGUF model file to run its Q8_0 and Q4_K tensors through the kernels. Only the header is read

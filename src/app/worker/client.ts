@@ -79,6 +79,8 @@ const FINAL: ReadonlySet<WorkerResponse['type']> = new Set([
   'tune-done',
   'probe-result',
   'autokernel-result',
+  'pick-result',
+  'model-run-done',
   'gguf-opened',
   'oracle-result',
   'partials-result',

@@ -6,7 +6,8 @@
 // M, at decode 1; the output head runs at one row in both, since a prompt's logits are needed for its last
 // token only (llama.cpp's default). Pure and light: the app's main thread, the worker and the CLI use it.
 import { excerpt } from '../quant/untrustedText';
-import { GEMM_NAMES, type ModelPreset } from './presets';
+import { GEMM_NAMES } from './gemmNames';
+import type { ModelPreset } from './presets';
 import { weightShape } from './tensors';
 
 /** Prefill of M tokens, or one token's decode step. */
@@ -87,6 +88,18 @@ class Grouper {
 }
 
 /**
+ * The built-in presets' num_hidden_layers and vocab_size (the published configs), by preset id: here and
+ * not in ./presets.ts, whose data the app's first-paint chunk carries for the problem picker.
+ */
+export const PRESET_PASS_SIZES: Readonly<Record<string, { blocks: number; vocab: number }>> = {
+  'llama-3.1-8b': { blocks: 32, vocab: 128256 },
+  'qwen2.5-7b': { blocks: 28, vocab: 152064 },
+  'mixtral-8x7b': { blocks: 32, vocab: 32000 },
+  'qwen3-30b-a3b': { blocks: 48, vocab: 151936 },
+  'gpt-oss-20b': { blocks: 24, vocab: 201088 },
+};
+
+/**
  * A built-in (or metadata-derived) preset's forward pass with its weights in `format`: each block GEMM
  * `blocks` times, and the output head once. A GEMM whose k is no whole number of 256-wide Q4_K blocks is
  * listed as Q8_0 (llama.cpp's own fallback for such a tensor is Q5_0, which no kernel here takes).
@@ -95,7 +108,9 @@ class Grouper {
 export function presetPass(preset: ModelPreset, format: PassFormat = 'Q4_K'): ForwardPass {
   const groups = new Grouper();
   const notes: string[] = [];
-  const blocks = preset.blocks;
+  const sizes = PRESET_PASS_SIZES[preset.id];
+  const blocks = preset.blocks ?? sizes?.blocks;
+  const vocab = preset.vocab ?? sizes?.vocab;
   if (blocks === undefined) notes.push('the block count is unknown: counts are per block');
   const typeOf = (k: number) =>
     format === 'Q4_K' && k % 256 !== 0
@@ -111,8 +126,8 @@ export function presetPass(preset: ModelPreset, format: PassFormat = 'Q4_K'): Fo
   }
   // The head reads the hidden state: the width the block's first projection reads.
   const hidden = preset.gemms.find((g) => g.name === 'attn_q' || g.name === 'attn_qkv')?.k;
-  if (preset.vocab !== undefined && hidden !== undefined)
-    groups.add({ n: preset.vocab, k: hidden, head: true, ...typeOf(hidden) }, 'output', 1);
+  if (vocab !== undefined && hidden !== undefined)
+    groups.add({ n: vocab, k: hidden, head: true, ...typeOf(hidden) }, 'output', 1);
   else notes.push('the vocabulary is unknown: the output head is left out');
   notes.push(
     'left out: the MoE router (ffn_gate_inp, tiny, usually F32) and attention itself (QK^T, softmax x V: no weights)',

@@ -3,15 +3,8 @@
 // derive these.
 import { GgufError, type GgufTensorInfo, type GgufValue } from '../quant/gguf';
 import { excerpt } from '../quant/untrustedText';
-import {
-  fits,
-  GEMM_NAMES,
-  modelGemms,
-  PREFILL_M,
-  type ModelDims,
-  type ModelGemm,
-  type ModelPreset,
-} from './presets';
+import { GEMM_NAMES } from './gemmNames';
+import { fits, modelGemms, PREFILL_M, type ModelDims, type ModelGemm, type ModelPreset } from './presets';
 
 /** A non-negative integer metadata value; per-layer arrays give their largest entry. */
 function count(metadata: ReadonlyMap<string, GgufValue>, key: string): number | undefined {

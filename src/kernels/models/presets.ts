@@ -54,23 +54,6 @@ export interface ModelDims {
   sharedFfn?: number;
 }
 
-/** The GEMM tensor names a block can hold (blk.N.<name>.weight), in the order presets list them. */
-export const GEMM_NAMES: readonly string[] = [
-  'attn_q',
-  'attn_k',
-  'attn_v',
-  'attn_qkv',
-  'attn_output',
-  'ffn_gate',
-  'ffn_up',
-  'ffn_down',
-  'ffn_gate_exps',
-  'ffn_up_exps',
-  'ffn_down_exps',
-  'ffn_gate_shexp',
-  'ffn_up_shexp',
-  'ffn_down_shexp',
-];
 /** Whether k is a whole number of Q4_K / Q8_0 blocks. */
 export const fits = (k: number) => ({ Q4_K: k % 256 === 0, Q8_0: k % 32 === 0 });
 
@@ -117,37 +100,24 @@ export function modelGemms(d: ModelDims): ModelGemm[] {
 
 // Left out on purpose: the MoE router (ffn_gate_inp, n = experts, tiny and usually F32 in a GGUF) and
 // the output head (n = vocabulary, run once per prompt for the last token in prefill): a block's GEMMs are
-// what a preset sets a shape from; a whole forward pass (./forward.ts) adds the head from `vocab`.
-const PRESET_DIMS: readonly {
-  id: string;
-  name: string;
-  dims: ModelDims;
-  /** num_hidden_layers and vocab_size of the published config. */
-  blocks: number;
-  vocab: number;
-}[] = [
+// what a preset sets a shape from; a whole forward pass (./forward.ts) adds the blocks and the head.
+const PRESET_DIMS: readonly { id: string; name: string; dims: ModelDims }[] = [
   {
     id: 'llama-3.1-8b',
     name: 'Llama-3.1-8B',
     dims: { hidden: 4096, heads: 32, kvHeads: 8, headDim: 128, ffn: 14336 },
-    blocks: 32,
-    vocab: 128256,
   },
   {
     id: 'qwen2.5-7b',
     name: 'Qwen2.5-7B',
     // q/k/v carry biases in Qwen2.5; the GEMMs are the same.
     dims: { hidden: 3584, heads: 28, kvHeads: 4, headDim: 128, ffn: 18944 },
-    blocks: 28,
-    vocab: 152064,
   },
   {
     id: 'mixtral-8x7b',
     name: 'Mixtral-8x7B',
     // Every block is MoE: 8 experts of Mistral-7B's FFN width, top-2; no dense FFN.
     dims: { hidden: 4096, heads: 32, kvHeads: 8, headDim: 128, moe: { experts: 8, topk: 2, ffn: 14336 } },
-    blocks: 32,
-    vocab: 32000,
   },
   {
     id: 'qwen3-30b-a3b',
@@ -155,8 +125,6 @@ const PRESET_DIMS: readonly {
     // head_dim 128 is explicit in its config: 32 q heads x 128 = 4096 > hidden 2048, so attn_q is 4096 x 2048
     // and attn_output 2048 x 4096. All 48 blocks are MoE (the dense intermediate_size 6144 is unused).
     dims: { hidden: 2048, heads: 32, kvHeads: 4, headDim: 128, moe: { experts: 128, topk: 8, ffn: 768 } },
-    blocks: 48,
-    vocab: 151936,
   },
   {
     id: 'gpt-oss-20b',
@@ -165,19 +133,15 @@ const PRESET_DIMS: readonly {
     // fits Q4_K, all fit Q8_0 (its experts ship as MXFP4, 32-wide blocks). Each expert's gate and up are one
     // fused [2 x 2880, 2880] tensor in the checkpoint; llama.cpp's GGUF splits them as listed here.
     dims: { hidden: 2880, heads: 64, kvHeads: 8, headDim: 64, moe: { experts: 32, topk: 4, ffn: 2880 } },
-    blocks: 24,
-    vocab: 201088,
   },
 ];
 
 /** The built-in model presets. */
-export const MODEL_PRESETS: readonly ModelPreset[] = PRESET_DIMS.map(({ id, name, dims, blocks, vocab }) => ({
+export const MODEL_PRESETS: readonly ModelPreset[] = PRESET_DIMS.map(({ id, name, dims }) => ({
   id,
   name,
   gemms: modelGemms(dims),
   prefillM: [...PREFILL_M],
-  blocks,
-  vocab,
 }));
 
 /**

@@ -21,7 +21,8 @@ import {
   type Rate,
 } from '../perf/estimate';
 import { peakOpsOf, roofOf, type Peaks } from '../perf/roofline';
-import { gateRows, tuneProblemKey } from './problem';
+import { gateRows } from './gate';
+import { tuneProblemKey } from './problem';
 
 /** A GEMM to pick a family for: the weight (format, n, k, bank) and the rows it multiplies. */
 export interface PickGemm {

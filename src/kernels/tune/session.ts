@@ -21,7 +21,7 @@ import { preparePlan, uploadResident, type PreparedPlan, type ResidentBuffers } 
 import type { Timing } from '../gpu/timing';
 import { planTraffic, totalTraffic } from '../perf';
 import { PASS, reject, type Evaluator, type Measurement, type StaticVerdict } from './evaluator';
-import { gateRows } from './problem';
+import { gateRows } from './gate';
 import type { Config } from '../space';
 
 export interface PlanEvaluatorOptions {
