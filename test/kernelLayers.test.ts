@@ -22,14 +22,6 @@ const nodeOf = (file: string) => {
   return rest.length ? `${first}/` : first!.replace(/\.ts$/, '');
 };
 
-/**
- * Known arrows up, each with its reason, file to file. tune/pick.ts reads a GEMM's family params from
- * models/tensors.ts while models/modelRun.ts builds on the pick: tensors.ts is a floor below both, in a
- * folder above the pick. Where it lives is for the model work (in progress) to settle; any other arrow up
- * still fails here.
- */
-const KNOWN_UP = new Set(['tune/pick.ts -> models/tensors.ts']);
-
 /** node -> the nodes it imports from, relative imports inside src/kernels only. */
 function importGraph(): Map<string, Set<string>> {
   const graph = new Map<string, Set<string>>();
@@ -43,7 +35,6 @@ function importGraph(): Map<string, Set<string>> {
       const toFile = statSync(target, { throwIfNoEntry: false })?.isDirectory()
         ? join(target, 'index.ts')
         : `${target}.ts`;
-      if (KNOWN_UP.has(`${relative(ROOT, file)} -> ${relative(ROOT, toFile)}`)) continue;
       const to = nodeOf(toFile);
       if (to !== from) edges.add(to);
     }
@@ -84,14 +75,6 @@ describe('the floors of src/kernels', () => {
     const graph = importGraph();
     expect([...graph.get('family')!].sort()).toEqual(['compare', 'gpu/', 'partials', 'space', 'work']);
     expect([...graph.get('gpu/')!]).toEqual(['cancel']);
-  });
-
-  it('every known arrow up is still there (one that is gone leaves the list)', () => {
-    for (const arrow of KNOWN_UP) {
-      const [from, to] = arrow.split(' -> ') as [string, string];
-      const spec = `'./${relative(dirname(from), to).replace(/\.ts$/, '')}'`.replace("'./../", "'../");
-      expect(readFileSync(join(ROOT, from), 'utf8'), arrow).toContain(spec);
-    }
   });
 
   it('finds a cycle where there is one', () => {

@@ -3,7 +3,7 @@
 // the tensor list comes back. Choosing a tensor sets the playground's config through the family's own
 // declarations (store/models.ts); the worker reads that tensor's bytes when it runs.
 import type { FamilyCatalog, GgufFileRef } from '../kernels/family';
-import type { TensorListing } from '../kernels/models/tensors';
+import type { TensorListing } from '../kernels/tensors';
 import {
   act,
   chooseTensor,

@@ -4,7 +4,7 @@
 // types) --, and the activation a tensor runs with. Choosing "run on <kernel>" makes the tensor the
 // weight operand of that family's config. Names from the file are shown escaped.
 import { Fragment, useMemo, useState } from 'react';
-import type { TensorListing } from '../../kernels/models/tensors';
+import type { TensorListing } from '../../kernels/tensors';
 import { excerpt, safeText } from '../../kernels/quant/untrustedText';
 import { useServices } from '../appContext';
 import { NumberField } from '../components/NumberField';

@@ -4,7 +4,7 @@
 import type { FamilyCatalog, GgufFileRef, KernelId, RunConfig, TensorChoice } from '../../kernels/family';
 import { defaultArm } from '../../kernels/arms';
 import { MODEL_PRESETS, type ModelGemm, type ModelPreset } from '../../kernels/models/presets';
-import { shapeParams, tensorConfig, weightShape, type TensorListing } from '../../kernels/models/tensors';
+import { shapeParams, tensorConfig, weightShape, type TensorListing } from '../../kernels/tensors';
 import type { OpenedModel } from '../../workers/protocol';
 import { excerpt } from '../../kernels/quant/untrustedText';
 import { catalogIn, currentCatalog, loadConfig, type AppState, type ModelsState } from './state';

@@ -16,7 +16,7 @@ import {
 import { defaultArm } from '../../kernels/arms';
 import type { AdapterCaps, Arm } from '../../kernels/gpu/caps';
 import type { WgslMessage } from '../../kernels/gpu/runner';
-import { tensorConfig, weightShape } from '../../kernels/models/tensors';
+import { tensorConfig, weightShape } from '../../kernels/tensors';
 import { UnknownFamilyError } from '../../kernels/registry';
 import type { GeneratedKernel, OpenedModel, RunOutcome } from '../../workers/protocol';
 import type { PermalinkState, ViewTab } from '../permalink/codec';

@@ -2,7 +2,7 @@
 // model preset, the data) and the search's parameters, the buttons that hunt, re-hunt, cancel and dispatch
 // the autokernel, and why the form cannot hunt now. Its state is the store's tuner form.
 import type { ControlDecl, DataSource, FamilyCatalog } from '../../kernels/family';
-import { shapeParams } from '../../kernels/models/tensors';
+import { shapeParams } from '../../kernels/tensors';
 import { excerpt } from '../../kernels/quant/untrustedText';
 import type { EvolutionParams } from '../../workers/protocol';
 import { useServices } from '../appContext';

@@ -8,7 +8,7 @@
 import { excerpt } from '../quant/untrustedText';
 import { GEMM_NAMES } from './gemmNames';
 import type { ModelPreset } from './presets';
-import { weightShape } from './tensors';
+import { weightShape } from '../tensors';
 
 /** Prefill of M tokens, or one token's decode step. */
 export type PassPhase = 'prefill' | 'decode';

@@ -19,7 +19,7 @@ export {
   type GemmShape,
   type TensorListing,
   type WeightShape,
-} from './tensors';
+} from '../tensors';
 export {
   gemmKey,
   ggufPass,

@@ -10,7 +10,7 @@ import { knobLabel, type DataChoice, type FamilyCatalog, type KernelId, type Run
 import { defaultArm } from '../arms';
 import type { AdapterCaps, Arm } from '../gpu/caps';
 import { isSoftwareAdapter } from '../gpu/caps';
-import { shapeParams, TAKEN_FORMATS } from '../models/tensors';
+import { shapeParams, TAKEN_FORMATS } from '../tensors';
 import {
   CPU_MACS_PER_MS,
   DEFAULT_RATES,
