@@ -14,7 +14,7 @@ const IDB_ONLY_IN_PERSISTENCE = { name: 'idb', message: 'IndexedDB lives in src/
 const LIGHT_MAIN_THREAD = [
   {
     regex:
-      '^(\\.{1,2}/)+([^/]+/)*kernels(?!/(catalog|registry|family|controls|tile|work|compare|partials|arms|gpu/caps|models/presets|tensors|models/forward|models/modelRun|quant/untrustedText|tune/problem|tune/finals|tune/pick|perf/(?:roofline|spread|traffic|ktCache|probe|estimate)|[\\w-]+/catalog)$)(/.*)?$',
+      '^(\\.{1,2}/)+([^/]+/)*kernels(?!/(catalog|registry|family|controls|tile|work|compare|partials|arms|gpu/caps|models/presets|tensors|models/forward|models/modelRun|quant/untrustedText|tune/problem|tune/finals|tune/pick|tune/knobs|perf/(?:roofline|spread|traffic|ktCache|probe|estimate)|[\\w-]+/catalog)$)(/.*)?$',
     allowTypeImports: true,
     message:
       'The main thread imports only the light kernel catalogs (kernels/catalog.ts and its modules); generators, oracles and quant code load in the worker. `import type` is fine.',

@@ -12,7 +12,8 @@ import { RunHistory } from './RunHistory';
 import { ConfigScatter, ConvergenceChart } from './TunerCharts';
 import { TunerForm } from './TunerForm';
 import { TunerStatus } from './TunerStatus';
-import { bestPerGenerationOf, finalsWallMs, formatMs, formatRel, ktExport } from './tunerData';
+import { ktExport } from './ktExport';
+import { bestPerGenerationOf, finalsWallMs, formatMs, formatRel } from './tunerData';
 import './tuner.css';
 
 /** The finalists re-timed in turns, the winner marked, with their search times. */
@@ -85,6 +86,7 @@ function download(text: string, type: string, name: string) {
 function History() {
   const { controller } = useServices();
   const deviceId = useApp((s) => s.device.deviceId);
+  const caps = useApp((s) => s.device.caps);
   const tuner = useApp((s) => s.tuner);
   const doExport = async () =>
     download(
@@ -94,7 +96,7 @@ function History() {
     );
   const exportRun = (run: TuneRun, format: 'json' | 'csv') =>
     download(
-      ktExport(run.report, format),
+      ktExport(run.report, format, caps),
       format === 'csv' ? 'text/csv' : 'application/json',
       `${run.kernel}-${run.problem.replace(/[^\w=.-]+/g, '_')}.${format === 'csv' ? 'csv' : 'kt.json'}`,
     );
