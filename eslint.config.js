@@ -14,7 +14,7 @@ const IDB_ONLY_IN_PERSISTENCE = { name: 'idb', message: 'IndexedDB lives in src/
 const LIGHT_MAIN_THREAD = [
   {
     regex:
-      '^(\\.{1,2}/)+([^/]+/)*kernels(?!/(catalog|registry|family|controls|tile|work|compare|partials|gpu/arms|gpu/caps|models/presets|models/tensors|quant/untrustedText|tune/problem|tune/finals|perf/(?:roofline|spread|traffic|ktCache|probe|estimate)|[\\w-]+/catalog)$)(/.*)?$',
+      '^(\\.{1,2}/)+([^/]+/)*kernels(?!/(catalog|registry|family|controls|tile|work|compare|partials|arms|gpu/caps|models/presets|tensors|models/forward|models/modelRun|quant/untrustedText|tune/problem|tune/finals|tune/pick|tune/knobs|perf/(?:roofline|spread|traffic|ktCache|probe|estimate)|[\\w-]+/catalog)$)(/.*)?$',
     allowTypeImports: true,
     message:
       'The main thread imports only the light kernel catalogs (kernels/catalog.ts and its modules); generators, oracles and quant code load in the worker. `import type` is fine.',
@@ -102,9 +102,9 @@ export default tseslint.config(
               message: 'src/kernels runs in the browser too: Node APIs belong in cli/ or test/.',
             },
             {
-              // A family folder is private to itself: the shared folders (gpu, quant, tune, models) and the
-              // other families reach it through its public entry (index.ts) or its light catalog.ts only.
-              regex: '^\\.\\./(?!(gpu|quant|tune|models)/)[\\w-]+/(?!catalog$)[\\w.-]+$',
+              // A family folder is private to itself: the shared folders (gpu, quant, tune, models, perf) and
+              // the other families reach it through its public entry (index.ts) or its light catalog.ts only.
+              regex: '^\\.\\./(?!(gpu|quant|tune|models|perf)/)[\\w-]+/(?!catalog$)[\\w.-]+$',
               message:
                 "Another family's folder is private: import its public entry ('../family') or its light '../family/catalog'.",
             },

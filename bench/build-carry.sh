@@ -5,7 +5,8 @@
 #          the loader cannot load NVIDIA's ICD, libGLX_nvidia.so.0: `git show lab-final:docs/benchmarks.md`,
 #          "H200 probe")
 #   .gpu/bench/  node.xz (this machine's node, xz'ed), webgpu/ (index.js, package.json, linux-x64 dawn.node.xz),
-#          bench.mjs, ort-bench.mjs and tier.mjs (esbuild bundles with `webgpu` left external), tier-mut-*.mjs
+#          bench.mjs, ort-bench.mjs, model.mjs (`mmq model`) and tier.mjs (esbuild bundles with `webgpu` left
+#          external), tier-mut-*.mjs
 #          (the tier with one mutation each, scripts/mutate-hw.sh), ort/ (optional: onnxruntime-node's JS and
 #          linux-x64 binaries, libonnxruntime.so.1 xz'ed, from bench/.ort), llama-bench.mjs and llama/
 #          (optional: llama.cpp's Vulkan harness and its ggml libraries xz'ed, from bench/.llama)
@@ -76,6 +77,10 @@ for entry in bench ort-bench llama-bench; do
   npx esbuild "bench/$entry.ts" --bundle --platform=node --format=esm --target=node20 \
     --external:webgpu --outfile=".gpu/bench/$entry.mjs" --log-level=warning
 done
+# `mmq model` (a whole model's GEMMs, cli/model.ts) with its worker core in its own process: the kit has
+# no tsx for the CLI's GPU child process. h200.sh's `model` step runs it.
+npx esbuild cli/modelKit.ts --bundle --platform=node --format=esm --target=node20 \
+  --external:webgpu --outfile=.gpu/bench/model.mjs --log-level=warning
 # The hardware tier (`npm run test:gpu`), stamped with the commit it was built from (a tree with changes to
 # src/ or test/ is marked +dirty), and its mutants.
 commit="$(git rev-parse --short HEAD)$(git status --porcelain -- src test | grep -q . && echo +dirty || true)"

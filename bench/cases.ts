@@ -4,7 +4,7 @@
 import { KERNELS } from '../src/kernels';
 import { gemmF32BaselineFamily } from '../src/kernels/baseline';
 import { knobLabel, type FamilyParams, type KernelFamily, type RunConfig } from '../src/kernels/family';
-import { defaultArm } from '../src/kernels/gpu/arms';
+import { defaultArm } from '../src/kernels/arms';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { createRegistry } from '../src/kernels/registry';
 import type { Candidate } from './measure';

@@ -98,3 +98,51 @@ export function headline(result: Pick<BenchResult, 'rows' | 'torch'>, shape: Sha
   }
   return h;
 }
+
+/** Which family won a shape (one weight format), and by how much over the next family. */
+export interface FamilyWin {
+  /** "MxNxK", with " xE" for an MoE case of E experts. */
+  shape: string;
+  weights: BenchRow['weights'];
+  /** Each family's fastest passing row, fastest first (a family of several routes: one entry per route). */
+  ranked: { family: string; id: string; ms: number }[];
+  /** The runner-up's ms over the winner's (> 1), when a second family ran. */
+  margin?: number;
+}
+
+/**
+ * The pick across families the bench's rows show: at each shape (an MoE case apart) and weight format,
+ * each family's fastest passing row (ours: not the baselines and peers), the winner and its margin over
+ * the next family. A family whose rows run two arithmetics (the MoE family's int8 and f16 routes) counts
+ * each route as its own entry.
+ * @example familyWins(result.rows).map((w) => `${w.shape} ${w.ranked[0].family} ${w.margin?.toFixed(2)}x`)
+ */
+export function familyWins(rows: readonly BenchRow[]): FamilyWin[] {
+  const ok = (r: BenchRow) => r.role !== 'baseline' && r.ms !== undefined && r.correctness?.pass === true;
+  const routes = new Map<string, Set<string>>();
+  for (const r of rows.filter(ok)) {
+    const s = routes.get(r.family) ?? new Set<string>();
+    s.add(r.arithmetic ?? '');
+    routes.set(r.family, s);
+  }
+  const unit = (r: BenchRow) =>
+    routes.get(r.family)!.size > 1 ? `${r.family} ${r.arithmetic ?? ''}`.trim() : r.family;
+  const groups = new Map<
+    string,
+    { shape: string; weights: BenchRow['weights']; best: Map<string, BenchRow> }
+  >();
+  for (const r of rows.filter(ok)) {
+    const shape = `${r.m}x${r.n}x${r.k}${r.experts ? ` x${r.experts}` : ''}`;
+    const key = `${shape} ${r.weights}`;
+    const g = groups.get(key) ?? { shape, weights: r.weights, best: new Map<string, BenchRow>() };
+    const cur = g.best.get(unit(r));
+    if (!cur || r.ms! < cur.ms!) g.best.set(unit(r), r);
+    groups.set(key, g);
+  }
+  return [...groups.values()].map(({ shape, weights, best }) => {
+    const ranked = [...best]
+      .map(([family, r]) => ({ family, id: r.id, ms: r.ms! }))
+      .sort((a, b) => a.ms - b.ms);
+    return { shape, weights, ranked, ...(ranked[1] ? { margin: ranked[1].ms / ranked[0]!.ms } : {}) };
+  });
+}

@@ -5,6 +5,8 @@
 #   | ort[:ARGS] (ONNX Runtime's WebGPU MatMulNBits alone, bench/ort-bench.ts; the kit's ort/ when it has one)
 #   | llama[:ARGS] (llama.cpp's Vulkan mul_mat / mul_mat_id alone, bench/llama-bench.ts; the kit's llama/)
 #   | tier[:ARGS] (the hardware tier, test/hw/main.ts: every family x arm x choice in full vs its oracle: tier.json)
+#   | model[:ARGS] (`mmq model` ARGS, cli/model.ts: a model's GEMMs picked and timed, model.json, e.g.
+#     model:--preset+llama-3.1-8b+--m+512+--decode+--yes)
 #   | mutants[:ARGS] (the tier built with each mutation of scripts/mutate-hw.sh; each must fail: tier-mut-*.json)
 #   | node:FILE.mjs[:ARGS] (another bundle of the kit with --json NAME.json, e.g. an older commit's bench)
 # Logs and JSON go to $OUT (the device tool's return folder), else bench-out/.
@@ -116,6 +118,12 @@ for step in "$@"; do
       args=${step#mutants}; args=${args#:}; args=${args//+/ }
       # shellcheck disable=SC2086
       NODE=/tmp/node RUN=$RUN bash scripts/mutate-hw.sh run "$OUT" $args 2>&1 | tee "$OUT/mutants.log"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+    model*)
+      args=${step#model}; args=${args#:}; args=${args//+/ }
+      suffix model
+      # shellcheck disable=SC2086
+      /tmp/node $RUN/model.mjs --json "$OUT/model$sfx.json" $args 2>&1 | tee "$OUT/model$sfx.log"
       [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
     tier*)
       args=${step#tier}; args=${args#:}; args=${args//+/ }

@@ -2,7 +2,7 @@
 // banks), every candidate config gated against the family's oracle on sampled rows and timed by the one
 // runner, passing rows swept again; a family's search tuned through the product's own PlanEvaluator.
 import type { KernelFamily, RunConfig } from '../src/kernels/family';
-import { resolveConfig } from '../src/kernels/gpu/arms';
+import { resolveConfig } from '../src/kernels/arms';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { bufferBytes } from '../src/kernels/gpu/plan';
 import { banksFor } from '../src/kernels/gpu/runner';

@@ -12,7 +12,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { eachFlag } from './args';
-import { headline } from './derive';
+import { familyWins, headline } from './derive';
 import { fmt, headlineLines, moeRatioLines } from './format';
 import type { BenchResult, BenchRow } from './result';
 import { LLAMA_FAMILY, llamaRatioLines, llamaRatios, llamaTable } from './llamaPeer';
@@ -48,6 +48,25 @@ export function bestPerFamily(rows: BenchRow[]): string[] {
       return best ? `${fmt(best.ms, 4)} ms, ${fmt(best.tops, 1)} TOPS (${best.arm} ${best.tile})` : '-';
     });
     out.push(`| ${s} | ${cells.join(' | ')} |`);
+  }
+  return out;
+}
+
+/**
+ * The pick across families at each shape and weight format: the family whose fastest passing row won, by
+ * how much over the next family, and the others' times (what `mmq model` and the app's model view pick per
+ * GEMM, from the bench's own rows).
+ */
+export function familyWinTable(rows: BenchRow[]): string[] {
+  const out = [
+    '| m x n x k (experts) | weights | winner (its fastest config) | ms | next family | its ms | margin | the others (ms) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const w of familyWins(rows)) {
+    const [win, next, ...rest] = w.ranked;
+    out.push(
+      `| ${w.shape} | ${w.weights} | ${win!.family} (${win!.id}) | ${fmt(win!.ms, 4)} | ${next?.family ?? '-'} | ${next ? fmt(next.ms, 4) : '-'} | ${w.margin !== undefined ? `${fmt(w.margin, 2)}x` : '-'} | ${rest.map((r) => `${r.family} ${fmt(r.ms, 4)}`).join(', ') || '-'} |`,
+    );
   }
   return out;
 }
@@ -244,6 +263,12 @@ export function renderReport(files: ReportFile[], opts: ReportOptions = {}): str
       ...headlineLines(h).map((l) => `- ${l}`),
     );
   lines.push('', '### Fastest passing config per family', '', ...bestPerFamily(b.rows));
+  lines.push(
+    '',
+    '### Best quantized GEMM per shape: which family won, and by how much over the next family',
+    '',
+    ...familyWinTable(b.rows),
+  );
   if (torch.size)
     lines.push(
       '',

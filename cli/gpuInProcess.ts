@@ -9,7 +9,7 @@ import type { WorkerRequest, WorkerResponse } from '../src/workers/protocol';
 import { handleTuneRequest } from '../src/workers/tune';
 import { fileSource } from './fileSource';
 import { openGpu } from './gpu';
-import { resultOf, type GpuProcess } from './gpuProcess';
+import { PROGRESS_TYPES, resultOf, type GpuProcess } from './gpuProcess';
 import type { CliIo } from './subcommand';
 
 /**
@@ -30,7 +30,7 @@ export async function inProcessGpu(
     gpu,
     kernels,
     post: (m) => {
-      if (m.type === 'progress' || m.type === 'tune-progress') onMessage?.(m);
+      if (PROGRESS_TYPES.has(m.type)) onMessage?.(m);
       else mine.push(m);
     },
     tune: (req, ctx) => handleTuneRequest({ ...ctx, isCancelled: () => ctx.isCancelled() }, req, ctx.post),

@@ -30,6 +30,13 @@ export type ChildMessage =
   | { type: 'done'; id: number }
   | { type: 'failed'; message: string; exitCode: number };
 
+/** Responses on the way to a request's answer: they go to the caller's callback as they come. */
+export const PROGRESS_TYPES: ReadonlySet<WorkerResponse['type']> = new Set([
+  'progress',
+  'tune-progress',
+  'model-progress',
+]);
+
 /** How a worker error exits: the input's fault (2), the machine's (3), or mmq's (70). */
 const ERROR_EXIT = {
   shape: EXIT.input,
@@ -71,7 +78,7 @@ export interface GpuProcess {
   readonly notes: readonly string[];
   /**
    * Serve one request; resolves to its last response, throws CliError for an error response. Responses
-   * without a result (progress) go to `onMessage` as they come.
+   * on the way (PROGRESS_TYPES) go to `onMessage` as they come.
    */
   request(req: ChildRequestBody, onMessage?: (m: WorkerResponse) => void): Promise<WorkerResponse>;
   /** End the child (its open files closed). */
@@ -194,7 +201,7 @@ export async function startGpuProcess(io: CliIo, cmd: string): Promise<GpuProces
       const mine: WorkerResponse[] = [];
       onResponse = (m) => {
         if (!('id' in m) || m.id !== id) return;
-        if (m.type === 'progress' || m.type === 'tune-progress') onMessage?.(m);
+        if (PROGRESS_TYPES.has(m.type)) onMessage?.(m);
         else mine.push(m);
       };
       send({ type: 'request', req: { ...body, id } as ChildRequest });

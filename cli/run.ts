@@ -19,7 +19,7 @@ import {
   type RunConfig,
   type TensorChoice,
 } from '../src/kernels/family';
-import { defaultArm } from '../src/kernels/gpu/arms';
+import { defaultArm } from '../src/kernels/arms';
 import { isSoftwareAdapter, type AdapterCaps } from '../src/kernels/gpu/caps';
 import { listTensors, tensorConfig } from '../src/kernels/models';
 import {

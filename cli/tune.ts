@@ -9,7 +9,7 @@ import { access, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { KERNELS } from '../src/kernels';
 import type { RunConfig } from '../src/kernels/family';
-import { defaultArm } from '../src/kernels/gpu/arms';
+import { defaultArm } from '../src/kernels/arms';
 import { isSoftwareAdapter } from '../src/kernels/gpu/caps';
 import { CONFIRM_MS, estimateHunt, formatMs, huntShape, rateFor, workOf } from '../src/kernels/perf/estimate';
 import { comparisonText } from '../src/kernels/perf/spread';

@@ -4,7 +4,7 @@
 // again what was measured; importing a Kernel Tuner cache file says what it read.
 import { writeFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
-import { ktExport } from '../src/app/tuner/tunerData';
+import { ktExport } from '../src/app/tuner/ktExport';
 import type { TuneRecordEntry, TuneReport } from '../src/workers/protocol';
 import { openApp } from './helpers';
 

@@ -2,7 +2,8 @@
 // or a gate the code and the committed JSON do not.
 //   README.md            the family table (`families` block, from the families' declarations) and the
 //                        benchmark summary (`summary` block, from BENCH_JSON)
-//   docs/benchmarks.md   its tables (`tables` block, from BENCH_JSON)
+//   docs/benchmarks.md   its tables (`tables` block, from BENCH_JSON), the same-command peers (`peers`) and
+//                        the model runs (`models` block, from MODEL_JSON: `mmq model --json` files)
 //   docs/hardware.md     the whole page, from every hardware-tier JSON in docs/bench-results/: tier-ADAPTER.json
 //                        is a run (one column per adapter), tier-ADAPTER-mut-NAME.json a mutant of it
 // `npm run docs -- --check` writes nothing and fails, naming the files, when a generated doc is stale.
@@ -19,6 +20,7 @@ import {
   type ReportFile,
 } from '../bench/report';
 import { KERNELS } from '../src/kernels';
+import { modelRunTable, parseModelRun, phaseNotes, type ModelRun } from '../src/kernels/models';
 import { renderHardware } from '../test/hw/render';
 import type { TierSummary } from '../test/hw/tier';
 import { familyTable } from './familyTable';
@@ -40,6 +42,40 @@ export const PEERS_JSON: readonly string[] = [
   `${RESULTS_DIR}/h100-peers-all.json`,
   `${RESULTS_DIR}/h100-moe-llama.json`,
 ];
+
+/** The model runs docs/benchmarks.md's `models` block renders (`mmq model --json`, on the lent GPU). */
+export const MODEL_JSON: readonly string[] = [`${RESULTS_DIR}/h100-model-llama-3.1-8b.json`];
+
+/**
+ * One model run as markdown: the model and adapter, the measured peaks, then each phase's table (the
+ * terminal's table from kernels/models/modelRun.ts) and its notes.
+ * @example renderModelRun(run, 'docs/bench-results/h100-model-llama-3.1-8b.json').startsWith('#### ')
+ */
+export function renderModelRun(run: ModelRun, path: string): string {
+  const cell = (v: string) => v.replace(/\|/g, '\\|');
+  const peaks = run.peaks
+    ? [
+        `${run.peaks.bandwidthGBs.toFixed(0)} GB/s`,
+        ...Object.entries(run.peaks.ops).map(([roof, ops]) => `${roof} ${(ops / 1e12).toFixed(0)} Tops/s`),
+      ].join(', ')
+    : 'none (no % of roof)';
+  const took = run.durationMs === undefined ? '' : `, ${(run.durationMs / 1000).toFixed(0)} s`;
+  const out = [
+    `#### ${cell(run.model.name)} (${run.model.format}) on ${cell(run.adapter.name)}`,
+    '',
+    `From \`${path}\` (${run.startedAt.slice(0, 10)}${took}, every GEMM gated and timed in ${run.timing.batches} batches of ${run.timing.targetMs} ms); measured peaks: ${peaks}.`,
+  ];
+  if (run.notes.length) out.push('', ...run.notes.map((n) => `- ${cell(n)}`));
+  run.phases.forEach((p, i) => {
+    const [head, ...rows] = modelRunTable(run, i);
+    out.push('', p.phase === 'decode' ? '**decode (m = 1)**' : `**prefill of ${p.m} tokens**`, '');
+    out.push(`| ${head!.map(cell).join(' | ')} |`, `| ${head!.map(() => '---').join(' | ')} |`);
+    for (const r of rows) out.push(`| ${r.map(cell).join(' | ')} |`);
+    const notes = phaseNotes(run, i);
+    if (notes.length) out.push('', ...notes.map((n) => `- ${cell(n)}`));
+  });
+  return out.join('\n');
+}
 
 /** A hardware-tier JSON's role, by its name: a run of an adapter, or a mutant's run. */
 const TIER_RUN = /^tier-(?!.*-mut-)(.+)\.json$/;
@@ -75,7 +111,14 @@ export async function generatedDocs(root = '.'): Promise<Map<string, string>> {
   };
   await blocks('README.md', { families: familyTable(KERNELS.families), summary: renderSummary(bench) });
   const peers: ReportFile[] = PEERS_JSON.map((p) => ({ p, j: readJson<Record<string, unknown>>(root, p) }));
-  await blocks('docs/benchmarks.md', { tables: renderDocTables(bench), peers: renderPeers(peers) });
+  const models = MODEL_JSON.map((p) =>
+    renderModelRun(parseModelRun(readFileSync(join(root, p), 'utf8')), p),
+  ).join('\n\n');
+  await blocks('docs/benchmarks.md', {
+    tables: renderDocTables(bench),
+    peers: renderPeers(peers),
+    models,
+  });
   const tiers = tierFiles(readdirSync(join(root, RESULTS_DIR)));
   if (!tiers.runs.length)
     throw new Error(`no tier-ADAPTER.json in ${RESULTS_DIR}: docs/hardware.md needs one`);

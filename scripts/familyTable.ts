@@ -4,7 +4,7 @@
 // state a gate the code does not apply.
 import { gateText } from '../src/kernels/compare';
 import type { KernelFamily } from '../src/kernels/family';
-import { resolveConfig } from '../src/kernels/gpu/arms';
+import { resolveConfig } from '../src/kernels/arms';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { fakeCaps, H200_F16_CONFIGS, H200_INT8_CONFIGS } from '../src/kernels/gpu/testCaps';
 import { choiceCombos } from '../test/hw/tier';

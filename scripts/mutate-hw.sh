@@ -36,7 +36,7 @@ MUTANTS=(
   'b-fragment-offset@@src/kernels/mmq/mmq.wgsl.ts@@(&sb, sn * 16u * 8u, 8u)@@(&sb, sn * 8u * 8u, 8u)@@/subgroup-matrix'
   'hello-matrix-pad@@src/kernels/hello/hello.wgsl.ts@@    if (w < K / 4u) {@@    if (w <= K / 4u) {@@^hello-wmma/subgroup-matrix'
   'f16-round-trip-unguarded@@src/kernels/quant/q4k.wgsl.ts@@pack2x16float(x) | nofuse_zero@@pack2x16float(x)@@^(coopmat-f16|moe-q4k-id)/scalar'
-  'split-k-matrix-part@@src/kernels/coopmat/coopmat.split.ts@@(spec.ksplit ?? 1) > 1 || stagingOf(spec).stream ? `ks0 + ${kb}` : kb;@@stagingOf(spec).stream ? `ks0 + ${kb}` : kb;@@^coopmat-f16/subgroup-matrix/(prepass|fused-prepass|in-gemm)$'
+  'split-k-matrix-part@@src/kernels/coopmat/coopmat.operands.ts@@(spec.ksplit ?? 1) > 1 || stagingOf(spec).stream ? `ks0 + ${kb}` : kb;@@stagingOf(spec).stream ? `ks0 + ${kb}` : kb;@@^coopmat-f16/subgroup-matrix/(prepass|fused-prepass|in-gemm)$'
   'microtile-matrix-b-block@@src/kernels/mmq/mmq.microtile.ts@@(buf * BN + warp_n * RN * 16u + jn * 16u) * SV * 4u + 8u * b,@@(buf * BN + warp_n * RN * 16u + jn * 16u) * SV * 4u + 8u * (1u - b),@@^mmq-q4k-tile/subgroup-matrix/microtile'
   "control-scalar-a-row@@src/kernels/mmq/mmq.wgsl.ts@@'sa[gmm * 8u + w]'@@'sa[(gmm ^ 1u) * 8u + w]'@@^mmq-q8-tiled/"
 )

@@ -58,7 +58,8 @@ const F16 = 'src/kernels/quant/f16.ts';
 const MMQ_ORACLE = 'src/kernels/mmq/mmq.oracle.ts';
 const MMQ_WGSL = 'src/kernels/mmq/mmq.wgsl.ts';
 const COOP_ORACLE = 'src/kernels/coopmat/coopmat.oracle.ts';
-const SPLIT = 'src/kernels/coopmat/coopmat.split.ts';
+const COOP_EMIT = 'src/kernels/coopmat/coopmat.emit.ts';
+const COOP_OPERANDS = 'src/kernels/coopmat/coopmat.operands.ts';
 const Q4K_WGSL = 'src/kernels/quant/q4k.wgsl.ts';
 const RUNNER = 'src/kernels/gpu/runner.ts';
 const TIMING = 'src/kernels/gpu/timing.ts';
@@ -591,21 +592,21 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: 'wgsl-coopmat-in-gemm-nibble',
-    file: SPLIT,
+    file: COOP_OPERANDS,
     from: 'let sh = 8u * (byte0 % 4u) + 4u * (j % 2u);',
     to: 'let sh = 8u * (byte0 % 4u) + 4u * (j / 2u % 2u);',
     tests: COOPMAT,
   },
   {
     id: 'wgsl-coopmat-store-guard',
-    file: SPLIT,
+    file: COOP_EMIT,
     from: "guard: 'orow < M && ocol < N',",
     to: "guard: 'orow < M || ocol < N',",
     tests: COOPMAT,
   },
   {
     id: 'wgsl-coopmat-split-k-matrix-part-ignored',
-    file: SPLIT,
+    file: COOP_OPERANDS,
     from: '(spec.ksplit ?? 1) > 1 || stagingOf(spec).stream ? `ks0 + ${kb}` : kb;',
     to: 'stagingOf(spec).stream ? `ks0 + ${kb}` : kb;',
     tests: COOPMAT,

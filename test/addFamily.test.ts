@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli/mmq';
 import { runCommand } from '../cli/run';
-import { defineFamily, familyRoute } from '../src/kernels/define';
+import { defineFamily, familyBuilder } from '../src/kernels/define';
 import { ShapeError, type ResolvedConfig, type RunConfig } from '../src/kernels/family';
 import { fakeCaps } from '../src/kernels/gpu/testCaps';
 import { createGpuCore } from '../src/workers/core';
@@ -38,7 +38,7 @@ describe('the family skeleton, on the toy family (no GPU)', () => {
     let made = 0;
     const counted = defineFamily({
       catalog: toyCatalog,
-      route: familyRoute(TOY_ID, { ...toyParts, data: (s, c) => (made++, toyParts.data(s, c)) }),
+      builder: familyBuilder(TOY_ID, { ...toyParts, data: (s, c) => (made++, toyParts.data(s, c)) }),
       search: toyFamily.search!,
     });
     const one = counted.build(config({ wx: 4 }), caps);

@@ -41,9 +41,7 @@ describe('inputs that are not regular files', () => {
       'mmq-q4k-rt',
       '--gguf',
       missing,
-      '--tensor',
-      'w',
-      '--no-time',
+      ...'--tensor w --no-time'.split(' '),
     ]);
     expectOneLineError(r, 2, /^mmq: cannot open .*missing\.gguf: no such file or directory$/m);
   });

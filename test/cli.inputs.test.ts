@@ -96,18 +96,7 @@ process.on('exit', () => {
   }, 120_000);
 
   it('a run that works prints its result and nothing of Dawn', async () => {
-    const r = await bare(
-      'run',
-      '--kernel',
-      'mmq-q8-naive',
-      '--m',
-      '16',
-      '--n',
-      '16',
-      '--k',
-      '64',
-      '--no-time',
-    );
+    const r = await bare(...'run --kernel mmq-q8-naive --m 16 --n 16 --k 64 --no-time'.split(' '));
     expect(r.status).toBe(0);
     // Progress lines only (a run past a second prints its stage): no Dawn, no loader, no XDG line.
     expect(r.stderr.split('\n').filter((l) => l && !/^mmq run: .*, \d+ s so far$/.test(l))).toEqual([]);

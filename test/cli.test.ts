@@ -178,7 +178,7 @@ describe('bad input: one line on stderr, a non-zero exit, no hang', () => {
     expectOneLineError(
       await mmq('frobnicate'),
       2,
-      /^mmq: unknown subcommand 'frobnicate' \(inspect, quantize, run, tune, probe\)/,
+      /^mmq: unknown subcommand 'frobnicate' \(inspect, quantize, run, tune, probe, model\)/,
     );
     const r = await mmq();
     expect(r.status).toBe(2);
@@ -252,19 +252,7 @@ describe('mmq run', () => {
 
   it('--json on generated data, the expert bank through MoE, the f16 twin with its pass timings', async () => {
     const j = await mmq(
-      'run',
-      '--kernel',
-      'mmq-q8-naive',
-      '--m',
-      '16',
-      '--n',
-      '16',
-      '--k',
-      '64',
-      '--arm',
-      'scalar',
-      '--no-time',
-      '--json',
+      ...'run --kernel mmq-q8-naive --m 16 --n 16 --k 64 --arm scalar --no-time --json'.split(' '),
     );
     expect(j.status).toBe(0);
     const o = JSON.parse(j.stdout) as {

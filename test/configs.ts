@@ -1,6 +1,6 @@
 // Configs for the GPU tests: a family's defaults with some params overridden, resolved on an adapter.
 import type { FamilyParams, KernelFamily, ResolvedConfig, RunConfig } from '../src/kernels/family';
-import { defaultArm, resolveConfig } from '../src/kernels/gpu/arms';
+import { defaultArm, resolveConfig } from '../src/kernels/arms';
 import type { AdapterCaps, Arm } from '../src/kernels/gpu/caps';
 
 /**

@@ -5,7 +5,17 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BENCH_JSON, generatedDocs, PEERS_JSON, RESULTS_DIR, staleDocs, tierFiles } from '../scripts/docs';
+import {
+  BENCH_JSON,
+  generatedDocs,
+  MODEL_JSON,
+  PEERS_JSON,
+  renderModelRun,
+  RESULTS_DIR,
+  staleDocs,
+  tierFiles,
+} from '../scripts/docs';
+import { parseModelRun } from '../src/kernels/models';
 import { familyGates } from '../scripts/familyTable';
 import { KERNELS } from '../src/kernels';
 
@@ -34,6 +44,19 @@ describe('generated docs', () => {
     );
   });
 
+  it("renders a model run's phases as tables, with its peaks and totals, a file's text escaped", () => {
+    const run = parseModelRun(readFileSync(MODEL_JSON[0]!, 'utf8'));
+    const md = renderModelRun({ ...run, model: { ...run.model, name: 'a|b' } }, 'x.json').split('\n');
+    expect(md[0]).toBe(`#### a\\|b (Q4_K) on ${run.adapter.name}`);
+    expect(md.filter((l) => /^\*\*(prefill of 512 tokens|decode \(m = 1\))\*\*$/.test(l))).toHaveLength(2);
+    expect(md.find((l) => l.startsWith('From `x.json`'))).toMatch(/measured peaks: \d+ GB\/s, f16-matrix/);
+    // Each table: a header, its rule, a row per GEMM and the totals, as many cells in each.
+    const rows = md.filter((l) => l.startsWith('| '));
+    expect(rows).toHaveLength(2 * (2 + run.gemms.length + 1));
+    expect(new Set(rows.map((l) => l.split(' | ').length)).size).toBe(1);
+    expect(rows.filter((l) => l.startsWith('| total per '))).toHaveLength(2);
+  });
+
   it('renders every tier-ADAPTER.json as a column; adding one is copying it there', async () => {
     expect(
       tierFiles(['tier-h200.json', 'h200-dense.json', 'tier-h200-mut-a-b.json', 'tier-ss.json']),
@@ -43,7 +66,14 @@ describe('generated docs', () => {
     });
     // A copy of the repository's generated docs and their JSON, plus one more adapter's tier.
     mkdirSync(join(tmp, RESULTS_DIR), { recursive: true });
-    for (const p of ['README.md', 'docs/benchmarks.md', 'docs/hardware.md', ...BENCH_JSON, ...PEERS_JSON])
+    for (const p of [
+      'README.md',
+      'docs/benchmarks.md',
+      'docs/hardware.md',
+      ...BENCH_JSON,
+      ...PEERS_JSON,
+      ...MODEL_JSON,
+    ])
       cpSync(p, join(tmp, p));
     const names = tierFiles(readdirSync(RESULTS_DIR).filter((n) => n.startsWith('tier-')));
     for (const n of [...names.runs, ...names.mutants.map(([, f]) => f)])

@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolveConfig } from '../src/kernels/gpu/arms';
+import { resolveConfig } from '../src/kernels/arms';
 import { SWIFTSHADER_CAPS as caps } from '../src/kernels/gpu/testCaps';
 import { moeProblemOf } from '../src/kernels/moe';
 import { benchConfig } from '../bench/cases';

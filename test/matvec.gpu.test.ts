@@ -4,7 +4,7 @@
 // the instrumented run records the analytic ownership, and a reordered sum fails the bit-exact check.
 import { describe, expect, it } from 'vitest';
 import { judge } from '../src/kernels/compare';
-import { resolveConfig } from '../src/kernels/gpu/arms';
+import { resolveConfig } from '../src/kernels/arms';
 import { ownershipDiff } from '../src/kernels/gpu/instrument';
 import { KERNELS } from '../src/kernels';
 import type { RunConfig } from '../src/kernels/family';

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { judge } from '../src/kernels/compare';
 import type { DataChoice } from '../src/kernels/family';
-import { defaultArm } from '../src/kernels/gpu/arms';
+import { defaultArm } from '../src/kernels/arms';
 import type { Arm } from '../src/kernels/gpu/caps';
 import { ownershipDiff } from '../src/kernels/gpu/instrument';
 import { runPlan } from '../src/kernels/gpu/runner';

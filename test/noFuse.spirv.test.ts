@@ -6,7 +6,7 @@
 // epilogues must show such pairs (the witness sees through the call), or the check would prove nothing.
 import { describe, expect, it } from 'vitest';
 import { KERNELS } from '../src/kernels';
-import { resolveConfig } from '../src/kernels/gpu/arms';
+import { resolveConfig } from '../src/kernels/arms';
 import { SWIFTSHADER_CAPS } from '../src/kernels/gpu/testCaps';
 import { compileToSpirv, contractibleAdds, type CompiledPass, type SpirvJob } from './spirv';
 

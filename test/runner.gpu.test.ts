@@ -4,12 +4,8 @@
 // errors a plan can raise.
 import { describe, expect, it } from 'vitest';
 import { CancelledError } from '../src/kernels/cancel';
-import {
-  GRID_SLICE_BINDING,
-  GRID_SLICE_PARAM,
-  gridSliceDecl,
-  gridSliceLets,
-} from '../src/kernels/gpu/gridSlice';
+import { bindingDecls, bindingNames, readWrite } from '../src/kernels/gpu/bindings';
+import { GRID_SLICE_PARAM, gridSliceLets, withGridSlice } from '../src/kernels/gpu/gridSlice';
 import type { KernelPlan } from '../src/kernels/gpu/plan';
 import {
   GpuValidationError,
@@ -243,9 +239,8 @@ describe('the runner', () => {
  */
 function slicedPlan(grid: [number, number, number]): KernelPlan {
   const n = grid[0] * grid[1] * grid[2] * 64;
-  const wgsl = `@group(0) @binding(0) var<storage, read_write> out: array<f32>;
-@group(0) @binding(1) var<storage, read_write> hits: array<atomic<u32>>;
-${gridSliceDecl(2)}
+  const table = withGridSlice({ out: readWrite('array<f32>'), hits: readWrite('array<atomic<u32>>') });
+  const wgsl = `${bindingDecls(table)}
 @compute @workgroup_size(64)
 fn main(@builtin(local_invocation_index) lid: u32, ${GRID_SLICE_PARAM}) {
 ${gridSliceLets('wg', 'nwg').join('\n')}
@@ -265,7 +260,7 @@ ${gridSliceLets('wg', 'nwg').join('\n')}
         wgsl,
         entryPoint: 'main',
         workgroups: grid,
-        bindings: ['out', 'hits', GRID_SLICE_BINDING],
+        bindings: bindingNames(table),
         workgroupSize: 64,
         workgroupBytes: 0,
       },

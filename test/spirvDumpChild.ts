@@ -10,7 +10,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { create, globals } from 'webgpu';
 import type { FamilyParams } from '../src/kernels/family';
-import { resolveConfig } from '../src/kernels/gpu/arms';
+import { resolveConfig } from '../src/kernels/arms';
 import { readAdapterCaps, wantedFeatures, type Arm } from '../src/kernels/gpu/caps';
 import { preparePlan } from '../src/kernels/gpu/runner';
 import { KERNELS } from '../src/kernels';

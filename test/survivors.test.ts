@@ -16,7 +16,7 @@ import { initialState } from '../src/app/store/state';
 import { CATALOG } from '../src/kernels/catalog';
 import { KERNELS } from '../src/kernels';
 import type { RunConfig } from '../src/kernels/family';
-import { resolveConfig } from '../src/kernels/gpu/arms';
+import { resolveConfig } from '../src/kernels/arms';
 import { fakeCaps } from '../src/kernels/gpu/testCaps';
 import { timeWork, type TimedWork } from '../src/kernels/gpu/timing';
 import { GgmlType, ggufTensor, ggufTensorBytes, parseGguf, tensorToF32 } from '../src/kernels/quant';

@@ -6,7 +6,7 @@
 // The kernel: out[m, n] = A[m, k] @ B[n, k]^T over small integers, exact in i32. A workgroup of `wx`
 // invocations covers one output row; each invocation stores `cols` consecutive outputs.
 import { shapeControl } from '../src/kernels/controls';
-import { defineFamily, familyRoute, type FamilyParts } from '../src/kernels/define';
+import { defineFamily, familyBuilder, type FamilyParts } from '../src/kernels/define';
 import {
   controlProblems,
   dataProblems,
@@ -16,11 +16,12 @@ import {
   type RunConfig,
   type TuningSearch,
 } from '../src/kernels/family';
-import { armPlaneProblems, SCALAR_ARM } from '../src/kernels/gpu/arms';
+import { armPlaneProblems, SCALAR_ARM } from '../src/kernels/arms';
+import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { emptyOwnership, ownerBufferSpec, suffixedPass } from '../src/kernels/gpu/instrument';
 import { singlePassPlan, type BufferSpec } from '../src/kernels/gpu/plan';
 import { createRegistry, kernelRegistry } from '../src/kernels/registry';
-import { Space } from '../src/kernels/tune/space';
+import { knobSearch } from '../src/kernels/tune/knobs';
 
 export const TOY_ID = 'toy-gemm';
 
@@ -37,6 +38,7 @@ const controls: ControlDecl[] = [
     max: 256,
     step: () => 1,
     hint: 'invocations a row',
+    tune: { values: [4, 8, 16, 32] },
   },
   {
     kind: 'int',
@@ -47,6 +49,7 @@ const controls: ControlDecl[] = [
     max: 8,
     step: () => 1,
     hint: 'outputs an invocation',
+    tune: { values: [1, 2, 4] },
   },
 ];
 
@@ -66,7 +69,11 @@ export const toyCatalog: FamilyCatalog = {
     ...armPlaneProblems(toyCatalog, config),
     ...dataProblems(config.data, toyCatalog),
   ],
-  tuning: { op: 'toy_gemm', label: 'toy GEMM: invocations a row, outputs an invocation' },
+  tuning: {
+    op: 'toy_gemm',
+    label: 'toy GEMM: invocations a row, outputs an invocation',
+    knobs: ['wx', 'cols'],
+  },
   // A workgroup covers wx x cols outputs of one row.
   tile: {
     keys: ['wx', 'cols'],
@@ -177,19 +184,15 @@ export const toyParts: FamilyParts<ToySpec, ToyData> = {
   }),
 };
 
-/** The toy's search: invocations a row x outputs an invocation. */
-export function toySearch(base: RunConfig): TuningSearch {
-  const space = new Space().param('WX', [4, 8, 16, 32]).param('COLS', [1, 2, 4]);
-  const at = (wx: number, cols: number) => space.config({ WX: wx, COLS: cols });
+/** The toy's search: invocations a row x outputs an invocation, as its controls declare them. */
+export function toySearch(base: RunConfig, caps: AdapterCaps): TuningSearch {
+  const { space, apply, choiceOf, at } = knobSearch(toyCatalog, base, caps);
   return {
     space,
-    apply: (cfg) => ({
-      ...base,
-      params: { ...base.params, wx: space.get(cfg, 'WX'), cols: space.get(cfg, 'COLS') },
-    }),
-    choiceOf: (config) => at(Number(config.params.wx), Number(config.params.cols)),
-    incumbent: at(8, 1)!,
-    seeds: [at(4, 2)!],
+    apply,
+    choiceOf,
+    incumbent: at({ wx: 8, cols: 1 })!,
+    seeds: [at({ wx: 4, cols: 2 })!],
     gate: { kind: 'bit-exact' },
   };
 }
@@ -197,7 +200,7 @@ export function toySearch(base: RunConfig): TuningSearch {
 /** The toy family: its catalog, the skeleton around its parts, its search. */
 export const toyFamily = defineFamily({
   catalog: toyCatalog,
-  route: familyRoute(TOY_ID, toyParts),
+  builder: familyBuilder(TOY_ID, toyParts),
   search: toySearch,
 });
 

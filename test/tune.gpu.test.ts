@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { KERNELS } from '../src/kernels';
 import type { KernelFamily, RunConfig } from '../src/kernels/family';
-import { resolveConfig } from '../src/kernels/gpu/arms';
+import { resolveConfig } from '../src/kernels/arms';
 import { deviceId } from '../src/kernels/gpu/caps';
 import {
   Evolution,

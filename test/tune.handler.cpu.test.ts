@@ -3,7 +3,7 @@
 // config wins, what the claim finds and where a cancel lands are exact. test/tune.handler.test.ts runs the
 // handler on Dawn; this file pins its decisions.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DP4A_ARM, SCALAR_ARM } from '../src/kernels/gpu/arms';
+import { DP4A_ARM, SCALAR_ARM } from '../src/kernels/arms';
 import type { KernelFamily, RunConfig, WeightOperand } from '../src/kernels/family';
 import { SWIFTSHADER_CAPS } from '../src/kernels/gpu/testCaps';
 import { createRegistry, type Registry } from '../src/kernels/registry';

@@ -5,7 +5,7 @@ import { CancelledError } from '../src/kernels/cancel';
 import { KERNELS } from '../src/kernels';
 import { COOPMAT_STAGINGS } from '../src/kernels/coopmat';
 import type { RunConfig } from '../src/kernels/family';
-import { fastArms } from '../src/kernels/gpu/arms';
+import { fastArms } from '../src/kernels/arms';
 import type { AdapterCaps } from '../src/kernels/gpu/caps';
 import { fakeCaps, H200_F16_CONFIGS, H200_INT8_CONFIGS } from '../src/kernels/gpu/testCaps';
 import { tileGeometry } from '../src/kernels/tile';

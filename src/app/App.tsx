@@ -9,13 +9,11 @@ import { Controls } from './components/Controls';
 import { DropZone } from './components/DropZone';
 import { EditorPanel } from './components/EditorPanel';
 import { ErrorBoundary } from './components/ErrorBoundary';
-import { Glossary } from './components/Glossary';
 import { Header } from './components/Header';
 import { ResultsPanel } from './components/ResultsPanel';
 import { Splitter } from './components/Splitter';
 import { TAB_LABEL, TAB_PANEL_ID, tabId, ViewTabList } from './components/ViewTabList';
 import { act, selectElement, useApp } from './store';
-import { ErrorView } from './views/ErrorView';
 import { OwnershipView } from './views/OwnershipView';
 
 // The tuner pulls in the charting library: loaded when its tab is first opened.
@@ -23,6 +21,10 @@ const TunerDashboard = lazy(() => import('./tuner/TunerDashboard'));
 // The model view (file table, a model's GEMMs) loads with its tab: the first paint does not need it.
 const ModelPanel = lazy(() => import('./model/ModelPanel').then((m) => ({ default: m.ModelPanel })));
 
+// The error heatmap waits for its tab too: the ownership view is the one a first paint shows.
+const ErrorView = lazy(() => import('./views/ErrorView').then((m) => ({ default: m.ErrorView })));
+// The glossary's text loads just after the first paint (before anyone can open it).
+const Glossary = lazy(() => import('./components/Glossary').then((m) => ({ default: m.Glossary })));
 const AbView = lazy(() => import('./views/AbView'));
 const SweepView = lazy(() => import('./views/SweepView'));
 
@@ -53,10 +55,9 @@ function Tabs() {
           key={tab}
         >
           {tab === 'ownership' && <OwnershipView />}
-          {tab === 'errors' && <ErrorView />}
-          {(tab === 'ab' || tab === 'sweep') && (
+          {(tab === 'errors' || tab === 'ab' || tab === 'sweep') && (
             <Suspense fallback={<p className="muted pad">loading…</p>}>
-              {tab === 'ab' ? <AbView /> : <SweepView />}
+              {tab === 'errors' ? <ErrorView /> : tab === 'ab' ? <AbView /> : <SweepView />}
             </Suspense>
           )}
           {tab === 'tuner' && (
@@ -118,7 +119,9 @@ export function App() {
           </div>
         </div>
       </main>
-      <Glossary />
+      <Suspense fallback={null}>
+        <Glossary />
+      </Suspense>
       <DropZone />
     </div>
   );

@@ -3,8 +3,18 @@
 // the tensor list comes back. Choosing a tensor sets the playground's config through the family's own
 // declarations (store/models.ts); the worker reads that tensor's bytes when it runs.
 import type { FamilyCatalog, GgufFileRef } from '../kernels/family';
-import type { TensorListing } from '../kernels/models/tensors';
-import { act, chooseTensor, modelFailed, modelOpened, modelOpening, setTab } from './store';
+import type { TensorListing } from '../kernels/tensors';
+import {
+  act,
+  chooseTensor,
+  modelFailed,
+  modelOpened,
+  modelOpening,
+  openTensor,
+  setTab,
+  wantTensor,
+  type AppState,
+} from './store';
 import type { WorkerClient } from './worker/client';
 
 export interface ModelController {
@@ -12,7 +22,11 @@ export interface ModelController {
   open(file: File): void;
   /** Run `tensor` of `file` on a family. */
   choose(catalog: FamilyCatalog, file: GgufFileRef, tensor: TensorListing): void;
+  /** The state changed: a config (a permalink) that names a tensor of a file not open asks for that file. */
+  follow(s: AppState, prev: AppState): void;
 }
+
+const sameFile = (a: GgufFileRef, b: GgufFileRef) => a.headerHash === b.headerHash && a.size === b.size;
 
 /** Names the app accepts as model files. */
 export const MODEL_FILE_ACCEPT = '.gguf,.gguf.gz,.gz';
@@ -35,6 +49,16 @@ export function createModelController(env: { client: WorkerClient }): ModelContr
     },
     choose(catalog, file, tensor) {
       act(chooseTensor, catalog, file, tensor);
+    },
+    follow(s, prev) {
+      const filesChanged = s.models.files !== prev.models.files && s.config.data.source === 'tensor';
+      if (s.config.data.tensor === prev.config.data.tensor && !filesChanged) return;
+      const t = s.config.data.source === 'tensor' ? s.config.data.tensor : undefined;
+      const want =
+        t && !openTensor(s.models, t) && !s.models.files.some((f) => sameFile(f.file, t.file))
+          ? t
+          : undefined;
+      if (want !== s.models.wanted) act(wantTensor, want);
     },
   };
 }

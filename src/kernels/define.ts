@@ -1,4 +1,4 @@
-// The family skeleton. A family supplies what is its own -- its catalog (declarations), and per route its
+// The family skeleton. A family supplies what is its own -- its catalog (declarations), and per builder its
 // spec, data, plan, oracle, phases and facts (FamilyParts) -- and defineFamily() does what every family
 // did the same way: validate the config (the catalog's rules and the real tensor's shape) once, make the
 // data once per problem (from a real tensor when the config names one), check the plan against the
@@ -32,7 +32,7 @@ export type FamilyFacts = Omit<ProblemFacts, 'oracle' | 'phases' | 'analyticOwne
 export type OracleValues = Float32Array | Int32Array;
 
 /**
- * What a family (or one route of it) supplies to the skeleton, as functions of its generator spec
+ * What a family (or one builder of it) supplies to the skeleton, as functions of its generator spec
  * `Spec` and its operands `Data`. Every function gets a validated config's spec.
  */
 export interface FamilyParts<Spec, Data, Extras extends object = object> {
@@ -70,8 +70,11 @@ export interface FamilyParts<Spec, Data, Extras extends object = object> {
   expose?(spec: Spec, data: () => Data): Extras;
 }
 
-/** One way a family builds a validated config: the skeleton around a family's parts. */
-export interface FamilyRoute<B extends BuiltProblem = BuiltProblem> {
+/**
+ * How a family builds a validated config: the skeleton around its parts. (A family whose configs run on
+ * different generators, as MoE's int8 and f16 routes do, has one builder for each.)
+ */
+export interface FamilyBuilder<B extends BuiltProblem = BuiltProblem> {
   /** Build a config that validate() and tensorProblems() have passed. */
   buildValid(config: ResolvedConfig, caps: AdapterCaps, weight?: WeightOperand): B;
 }
@@ -79,12 +82,12 @@ export interface FamilyRoute<B extends BuiltProblem = BuiltProblem> {
 /**
  * The skeleton around a family's parts: memoized data (a real tensor's when the config names one), the
  * plan checked against the adapter's limits, the memoized oracle and ownership, the phase guard.
- * @example const int8 = familyRoute('moe-q4k-id', int8Parts({}));
+ * @example const int8 = familyBuilder('moe-q4k-id', int8Parts({}));
  */
-export function familyRoute<Spec, Data, Extras extends object = object>(
+export function familyBuilder<Spec, Data, Extras extends object = object>(
   id: string,
   parts: FamilyParts<Spec, Data, Extras>,
-): FamilyRoute<BuiltProblem & Extras> {
+): FamilyBuilder<BuiltProblem & Extras> {
   const memo = new DatasetMemo<Data>();
   return {
     buildValid(config, caps, weight) {
@@ -139,7 +142,7 @@ export function familyRoute<Spec, Data, Extras extends object = object>(
 /**
  * Every problem of a config for a family, as one ShapeError (its catalog's rules, then the real tensor's
  * fit); nothing when it can be built.
- * @example assertValid(moeCatalog, config, caps, weight); // before a route's buildValid
+ * @example assertValid(moeCatalog, config, caps, weight); // before a builder's buildValid
  */
 export function assertValid(
   catalog: FamilyCatalog,
@@ -155,25 +158,25 @@ export function assertValid(
 /** What defineFamily() takes: the declarations, how a validated config is built, and the search. */
 export interface FamilyDefinition<B extends BuiltProblem> {
   catalog: FamilyCatalog;
-  /** The family's route, or the route of a config (a family with routes on different generators). */
-  route: FamilyRoute<B> | ((config: ResolvedConfig) => FamilyRoute<B>);
+  /** The family's builder, or the builder of a config (a family whose configs run on different generators). */
+  builder: FamilyBuilder<B> | ((config: ResolvedConfig) => FamilyBuilder<B>);
   /** Its tuning search: required exactly when the catalog declares `tuning`. */
   search?: (base: RunConfig, caps: AdapterCaps) => TuningSearch;
 }
 
-/** A family defined by defineFamily(): build() returns its route's problem type. */
+/** A family defined by defineFamily(): build() returns its builder's problem type. */
 export type DefinedFamily<B extends BuiltProblem> = Omit<KernelFamily, 'build'> & {
   build(config: ResolvedConfig, caps: AdapterCaps, weight?: WeightOperand): B;
 };
 
 /**
- * A kernel family from its catalog and route(s): build() validates once (ShapeError listing every
- * problem), then builds on the config's route. Throws RangeError when `search` and the catalog's
+ * A kernel family from its catalog and builder(s): build() validates once (ShapeError listing every
+ * problem), then builds with the config's builder. Throws RangeError when `search` and the catalog's
  * `tuning` do not come together.
- * @example export const coopmatF16Family = defineFamily({ catalog: coopmatCatalog, route: familyRoute('coopmat-f16', parts), search });
+ * @example export const coopmatF16Family = defineFamily({ catalog: coopmatCatalog, builder: familyBuilder('coopmat-f16', parts), search });
  */
 export function defineFamily<B extends BuiltProblem>(def: FamilyDefinition<B>): DefinedFamily<B> {
-  const { catalog, route, search } = def;
+  const { catalog, builder, search } = def;
   if (!!catalog.tuning !== !!search)
     throw new RangeError(
       catalog.tuning
@@ -184,7 +187,7 @@ export function defineFamily<B extends BuiltProblem>(def: FamilyDefinition<B>): 
     ...catalog,
     build(config, caps, weight) {
       assertValid(catalog, config, caps, weight);
-      return (typeof route === 'function' ? route(config) : route).buildValid(config, caps, weight);
+      return (typeof builder === 'function' ? builder(config) : builder).buildValid(config, caps, weight);
     },
     ...(search ? { search } : {}),
   };

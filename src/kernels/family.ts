@@ -12,7 +12,7 @@ import type { AdapterCaps, Arm } from './gpu/caps';
 import type { OwnershipMap } from './gpu/instrument';
 import type { KernelPlan } from './gpu/plan';
 import type { ElementPartials } from './partials';
-import type { Config, Space } from './tune/space';
+import type { Config, Space } from './space';
 
 export type { Arm } from './gpu/caps';
 
@@ -99,7 +99,30 @@ interface ControlBase {
   hint?: string;
   /** Shown only when this holds for the current params (e.g. a staging's own knob). */
   visible?: (params: FamilyParams) => boolean;
+  /**
+   * A knob the tuner searches (the family's `tuning.knobs` places it in the space). Where it is hidden
+   * (`visible` false) a searched config holds it at its first value.
+   */
+  tune?: KnobDecl;
 }
+
+/** How the tuner searches a control: a parameter of the tuning space (tune/knobs.ts derives it). */
+export interface KnobDecl {
+  /** The space parameter's name, which stored winners are named by (default: the key in capitals). */
+  name?: string;
+  /** An int control's values, first the one it rests at; a choice control searches its options by index. */
+  values?: readonly number[];
+}
+
+/** A bound the search keeps to beyond the family's rules (e.g. at most 16 planes: more cannot win). */
+export interface KnobConstraint {
+  label: string;
+  /** Whether a config's knob values (params keyed by control key) keep it. */
+  holds(knobs: FamilyParams): boolean;
+}
+
+/** The arm's place among a family's knobs (TuningCatalog.knobs): the space parameter ARM. */
+export const ARM_KNOB = 'arm';
 
 export interface IntControl extends ControlBase {
   kind: 'int';
@@ -139,11 +162,28 @@ export interface TileDecl {
   block(params: FamilyParams): OutputBlock | undefined;
 }
 
-/** The tuning a family offers, as the app lists it. */
+/**
+ * The tuning a family offers: what the app lists, and the search space's declaration. The space's
+ * parameters are the controls that declare `tune` plus the arm (tune/knobs.ts); its configs are those
+ * the family's own rules (validate) accept and `constraints` keep.
+ */
 export interface TuningCatalog {
   /** Cache key of its winners (the reference module's op name, e.g. 'mmq_q4k_tile'). */
   op: string;
   label: string;
+  /**
+   * The searched knobs in the space's order (the order names its configs: keep it): keys of controls
+   * that declare `tune`, and ARM_KNOB for the arm.
+   */
+  knobs: readonly string[];
+  /** Bounds the search keeps to beyond the family's rules. */
+  constraints?: readonly KnobConstraint[];
+  /**
+   * Choice knobs whose value decides which arms run (MoE's route): the space's arms are then every arm
+   * that runs here for one of their values, each config held to the fast arms of its own. Absent: the
+   * fast arms of the base config.
+   */
+  armsFollow?: readonly string[];
 }
 
 /**

@@ -2,7 +2,7 @@
 // operand blocks are the ones the element reads, and the deviation locator names the block a broken
 // reduction lost.
 import { describe, expect, it } from 'vitest';
-import { resolveConfig } from './gpu/arms';
+import { resolveConfig } from './arms';
 import { SWIFTSHADER_CAPS } from './gpu/testCaps';
 import { KERNELS } from './index';
 import { mmqPartials } from './mmq';

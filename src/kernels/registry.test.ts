@@ -3,7 +3,7 @@
 // family cannot declare tuning without a search (or the reverse).
 import { describe, expect, it } from 'vitest';
 import { CATALOG } from './catalog';
-import { defineFamily, familyRoute } from './define';
+import { defineFamily, familyBuilder } from './define';
 import { ShapeError, type FamilyCatalog, type KernelFamily } from './family';
 import { KERNELS } from './index';
 import { createRegistry, kernelRegistry, registryMismatches, UnknownFamilyError } from './registry';
@@ -40,7 +40,7 @@ describe('the family registry', () => {
   });
 
   it('defineFamily: tuning and a search come together', () => {
-    const route = familyRoute<number, number>('x', {
+    const builder = familyBuilder<number, number>('x', {
       spec: () => 0,
       dataKey: () => 0,
       data: () => 0,
@@ -55,9 +55,9 @@ describe('the family registry', () => {
     });
     const tunable = CATALOG.families.find((c) => c.tuning)!;
     const plain: FamilyCatalog = CATALOG.families.find((c) => !c.tuning)!;
-    expect(() => defineFamily({ catalog: tunable, route })).toThrow(/declares tuning .* but no search/);
+    expect(() => defineFamily({ catalog: tunable, builder })).toThrow(/declares tuning .* but no search/);
     const search = KERNELS.get(tunable.id).search!;
-    expect(() => defineFamily({ catalog: plain, route, search })).toThrow(
+    expect(() => defineFamily({ catalog: plain, builder, search })).toThrow(
       /has a search but declares no tuning/,
     );
   });

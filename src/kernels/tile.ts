@@ -1,7 +1,7 @@
 // The register-tile schedule the tiled kernels share (the int8 MMQ tile kernel and the f16 twin): a
 // wm x wn grid of planes, each owning rm x rn 16x16 subtiles, so BM = wm*rm*16 and BN = wn*rn*16.
 // Light: the catalogs use it for controls and steps, the generators for geometry.
-import type { FamilyParams, IntControl, TileDecl } from './family';
+import type { FamilyParams, IntControl, KnobConstraint, TileDecl } from './family';
 
 export interface TileParams {
   wm: number;
@@ -36,17 +36,33 @@ const TILE_HINTS: Record<(typeof TILE_KEYS)[number], string> = {
   rn: '16x16 register subtiles per plane, across',
 };
 
-/** The four tile controls (1..16 each). */
-export const TILE_CONTROLS: readonly IntControl[] = TILE_KEYS.map((key) => ({
-  kind: 'int',
-  key,
-  label: key,
-  group: 'tile',
-  hint: TILE_HINTS[key],
-  min: 1,
-  max: 16,
-  step: () => 1,
-}));
+/**
+ * The four tile controls (1..16 each), searched by the tuner over WM in `wms`, WN in {1,2,4}, RM in
+ * {1,2,4} and RN in {1,2,4,8} (with TILE_CONSTRAINTS).
+ * @example tileControls([1, 2, 4]).map((c) => c.tune?.values) // [[1, 2, 4], [1, 2, 4], [1, 2, 4], [1, 2, 4, 8]]
+ */
+export const tileControls = (wms: readonly number[]): readonly IntControl[] =>
+  TILE_KEYS.map((key) => ({
+    kind: 'int',
+    key,
+    label: key,
+    group: 'tile',
+    hint: TILE_HINTS[key],
+    min: 1,
+    max: 16,
+    step: () => 1,
+    tune: { values: { wm: wms, wn: [1, 2, 4], rm: [1, 2, 4], rn: [1, 2, 4, 8] }[key] },
+  }));
+
+/**
+ * The register tile's search bounds: at most 16 planes (WM*WN; 16 subgroups of 64 is the 1024-invocation
+ * ceiling) and at most 16 accumulator fragments a plane (RM*RN; beyond it a compiler spills and the
+ * tile cannot win).
+ */
+export const TILE_CONSTRAINTS: readonly KnobConstraint[] = [
+  { label: 'WM*WN <= 16 planes', holds: (t) => Number(t.wm) * Number(t.wn) <= 16 },
+  { label: 'RM*RN <= 16 accumulator fragments', holds: (t) => Number(t.rm) * Number(t.rn) <= 16 },
+];
 
 /**
  * The register tile as a family declares it (FamilyCatalog.tile): the four knobs, and the block

@@ -12,7 +12,7 @@ import {
   type RunConfig,
   type WeightOperand,
 } from '../kernels/family';
-import { resolveConfig } from '../kernels/gpu/arms';
+import { resolveConfig } from '../kernels/arms';
 import type { AdapterCaps } from '../kernels/gpu/caps';
 import { splitHostSuffix } from '../kernels/gpu/instrument';
 import { GpuValidationError } from '../kernels/gpu/runner';
@@ -32,7 +32,7 @@ import { keepDevice, NoDeviceError, type OpenedDevice } from './runtime/device';
 
 export type PostFn = (msg: WorkerResponse, transfer: Transferable[]) => void;
 
-export type TuneRequest = Extract<WorkerRequest, { type: 'tune' | 'autokernel' }>;
+export type TuneRequest = Extract<WorkerRequest, { type: 'tune' | 'autokernel' | 'pick' | 'model-run' }>;
 
 /** What a tune handler gets from the core: the live device, and a way to answer and to see a cancel. */
 export interface TuneContext {
@@ -54,7 +54,7 @@ export interface GpuCoreOptions {
   /** The families it builds and runs (src/kernels KERNELS; a test passes its own registry). */
   kernels: Registry<KernelFamily>;
   post: PostFn;
-  /** Serves 'tune' and 'autokernel' requests (src/workers/tune); absent -> 'unsupported'. */
+  /** Serves 'tune', 'autokernel', 'pick' and 'model-run' requests (src/workers/tune); absent -> 'unsupported'. */
   tune?: TuneHandler;
   adapterOptions?: GPURequestAdapterOptions;
 }
@@ -207,7 +207,8 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
       return;
     }
     const dev = await ensureDevice(req.id);
-    const tensor = await weightFor(req.base);
+    // A pick runs on generated data (kernels/tune/pick.ts PICK_DATA): no tensor to read.
+    const tensor = 'base' in req ? await weightFor(req.base) : undefined;
     await opts.tune(req, {
       device: dev.device,
       caps: dev.caps,
@@ -245,6 +246,8 @@ export function createGpuCore(opts: GpuCoreOptions): GpuCore {
           return await run(req);
         case 'tune':
         case 'autokernel':
+        case 'pick':
+        case 'model-run':
           return await tune(req);
         case 'open-gguf':
           return await openModel(req.id, req.file, req.name);

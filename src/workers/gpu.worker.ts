@@ -8,7 +8,7 @@
 /// <reference lib="webworker" />
 import { KERNELS } from '../kernels';
 import { ShapeError, type RunConfig } from '../kernels/family';
-import { resolveConfig } from '../kernels/gpu/arms';
+import { resolveConfig } from '../kernels/arms';
 import type { AdapterCaps } from '../kernels/gpu/caps';
 import { ORACLE_MAC_BUDGET } from '../kernels/tune/problem';
 import { createGpuCore, generatedKernel } from './core';

@@ -17,6 +17,7 @@ import type { ProbeResult } from '../kernels/perf/probe.run';
 import type { PassTraffic } from '../kernels/perf/traffic';
 import type { Comparison } from '../kernels/perf/spread';
 import type { ModelPreset, TensorListing } from '../kernels/models';
+import type { PickGemm, PickResult } from '../kernels/tune/pick';
 import type { ByteSource } from '../kernels/quant';
 import type { ElementPartials } from '../kernels/partials';
 
@@ -81,6 +82,23 @@ export type WorkerRequest =
       cached?: TuneReport;
     }
   | { type: 'autokernel'; id: number; base: RunConfig; cachedWinner?: string }
+  /**
+   * The pick across families for one GEMM (kernels/tune/pick.ts): each family that takes its weight
+   * offers its pick -- its stored tuned winner (`stored`, by family id: the app's IndexedDB, the CLI's
+   * Kernel Tuner caches), else its incumbent or defaults -- and each is gated on its family's own gate
+   * and timed through the one runner. Answered 'pick-result'.
+   */
+  | { type: 'pick'; id: number; gemm: PickGemm; stored?: StoredPicks; timing: TimingRequest }
+  /**
+   * A model run: the pick of each GEMM in turn, 'model-progress' after each (and 'progress' within),
+   * then 'model-run-done'; a cancel ends it between candidates and between timed batches.
+   */
+  | {
+      type: 'model-run';
+      id: number;
+      gemms: readonly { gemm: PickGemm; stored?: StoredPicks }[];
+      timing: TimingRequest;
+    }
   /** Measure the adapter's peaks (bandwidth, each compute roof it offers): kernels/perf/probe.run.ts. */
   | { type: 'probe'; id: number }
   /**
@@ -107,6 +125,9 @@ export type WorkerRequest =
   | { type: 'cancel'; id: number }
   /** Diagnostics: destroy the worker's device, to exercise device-loss reporting and recovery. */
   | { type: 'lose-device'; id: number };
+
+/** Stored tuned winners a pick may serve: a family id -> its winner's config name in its search space. */
+export type StoredPicks = Readonly<Record<KernelId, string>>;
 
 /** A request without its id (the client assigns ids): Omit distributed over the union. */
 export type WorkerRequestBody = WorkerRequest extends infer R
@@ -318,6 +339,12 @@ export type WorkerResponse =
       fallback?: string;
     }
   | { type: 'gguf-opened'; id: number; model: OpenedModel }
+  /** The answer to 'pick': every candidate and the winner with its margin. */
+  | { type: 'pick-result'; id: number; result: PickResult }
+  /** A model run's GEMM `index` picked (its request goes on with the next). */
+  | { type: 'model-progress'; id: number; index: number; result: PickResult }
+  /** A model run's end: every GEMM's pick, in the request's order. */
+  | { type: 'model-run-done'; id: number; results: PickResult[] }
   /** The answer to 'oracle': the exact CPU result [rows, cols] and the gate a GPU result is held to. */
   | {
       type: 'oracle-result';

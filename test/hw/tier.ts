@@ -14,7 +14,7 @@ import {
   type ResolvedConfig,
   type RunConfig,
 } from '../../src/kernels/family';
-import { resolveConfig } from '../../src/kernels/gpu/arms';
+import { resolveConfig } from '../../src/kernels/arms';
 import type { AdapterCaps, Arm } from '../../src/kernels/gpu/caps';
 import { runPlan } from '../../src/kernels/gpu/runner';
 

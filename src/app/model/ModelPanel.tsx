@@ -4,10 +4,11 @@
 // types) --, and the activation a tensor runs with. Choosing "run on <kernel>" makes the tensor the
 // weight operand of that family's config. Names from the file are shown escaped.
 import { Fragment, useMemo, useState } from 'react';
-import type { TensorListing } from '../../kernels/models/tensors';
+import type { TensorListing } from '../../kernels/tensors';
 import { excerpt, safeText } from '../../kernels/quant/untrustedText';
 import { useServices } from '../appContext';
 import { NumberField } from '../components/NumberField';
+import { ModelGemmsSection } from './ModelGemmsSection';
 import { OpenModelButton } from './OpenModelButton';
 import { bytesText, tensorMatches } from './tensorFilter';
 import {
@@ -83,6 +84,7 @@ export function ModelPanel() {
           Could not open {models.error}
         </p>
       )}
+      <ModelGemmsSection />
       {!file ? (
         <p className="muted pad">
           Open a GGUF model file to run its Q8_0 and Q4_K tensors through the kernels. Only the header is read

@@ -1,6 +1,6 @@
 // The tensor filter finds tensors by shape and bytes too, as the README says, not only by name and type.
 import { describe, expect, it } from 'vitest';
-import type { TensorListing } from '../../kernels/models/tensors';
+import type { TensorListing } from '../../kernels/tensors';
 import { bytesText, tensorMatches } from './tensorFilter';
 
 const tensor = (name: string, typeName: string, shape: number[], bytes: number): TensorListing => ({

@@ -1,6 +1,6 @@
 // The Model tab's tensor filter: every word typed must match the tensor's name, type, shape, bytes or a
 // kernel that takes it. Pure, so it is unit-tested in Node.
-import type { TensorListing } from '../../kernels/models/tensors';
+import type { TensorListing } from '../../kernels/tensors';
 
 /**
  * Bytes as the table shows them.

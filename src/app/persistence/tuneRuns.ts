@@ -21,12 +21,20 @@
 // (from before kernel families declared their knobs) cannot be replayed and are dropped on upgrade.
 //
 // This is the only module that imports `idb` (lint enforces it).
-import { fromKtCache } from '../../kernels/perf/ktCache';
+import { CATALOG } from '../../kernels/catalog';
+import { fromKtCache, readKtCache, type KtImport } from '../../kernels/perf/ktCache';
+import { tuneProblemKey } from '../../kernels/tune/problem';
 import type { Spread } from '../../kernels/perf/spread';
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import { ARMS } from '../../kernels/gpu/caps';
 import { DATA_SOURCES, type RunConfig } from '../../kernels/family';
-import type { EvolutionParams, TuneRecordEntry, TuneReport, TuneVerdict } from '../../workers/protocol';
+import {
+  DEFAULT_EVO,
+  type EvolutionParams,
+  type TuneRecordEntry,
+  type TuneReport,
+  type TuneVerdict,
+} from '../../workers/protocol';
 import type { SweepRecord } from '../store/sweep';
 
 export const TUNE_RUNS_DB = 'mmq-playground-tune';
@@ -192,30 +200,88 @@ export function serializeTuneRuns(runs: readonly TuneRun[], exportedAt = new Dat
   );
 }
 
-/**
- * A Kernel Tuner 1.1.0 cache file as a stored run: the file this app (or `mmq tune --kt-cache`) wrote
- * carries the run's own fields in `mmq_run`; one Kernel Tuner wrote alone lacks the problem and base
- * config a replay needs, and is refused saying so.
- */
-function ktCacheRun(root: Record<string, unknown>): TuneRun {
-  let run: ReturnType<typeof fromKtCache>;
-  try {
-    run = fromKtCache(root);
-  } catch (e) {
-    throw new TuneImportError(`Kernel Tuner cache: ${e instanceof Error ? e.message : String(e)}`);
-  }
-  if (!('mmq_run' in root))
-    throw new TuneImportError(
-      'Kernel Tuner cache without an mmq_run block: it does not say which problem and base config it tuned, so it cannot be replayed here',
-    );
-  return runOf(validateReport(run, 'kt-cache'));
+/** What an import read: its runs, and what the parser left out (each with why). */
+export interface TuneRunsImport {
+  runs: TuneRun[];
+  skipped: { what: string; why: string }[];
 }
 
 /**
- * Parse and validate a tune-runs export (or a Kernel Tuner 1.1.0 cache file of one run). Every field is checked; the first problem is reported with
- * its path, e.g. `runs[2].report.entries[7].verdict: expected one of measured, rejected, failed-gate`.
+ * A Kernel Tuner 1.1.0 cache file as a stored run. One this app (or `mmq tune --kt-cache`) wrote carries
+ * the run's own fields in `mmq_run`. One without them (Kernel Tuner's own, or a file it resumed) is read
+ * against the family its `kernel_name` names: each entry a config of that family at the file's
+ * problem_size (the others left out, each with why), the fastest measured one the winner.
  */
-export function parseTuneRunsJson(text: string): TuneRun[] {
+function ktCacheRun(root: Record<string, unknown>): TuneRunsImport {
+  if ('mmq_run' in root) {
+    let run: ReturnType<typeof fromKtCache>;
+    try {
+      run = fromKtCache(root);
+    } catch (e) {
+      throw new TuneImportError(`Kernel Tuner cache: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    return { runs: [runOf(validateReport(run, 'kt-cache'))], skipped: [] };
+  }
+  const catalog = typeof root.kernel_name === 'string' ? CATALOG.find(root.kernel_name) : undefined;
+  if (!catalog?.tuning)
+    throw new TuneImportError(
+      `Kernel Tuner cache: kernel_name ${show(root.kernel_name)} is none of the kernels tuned here (${CATALOG.families
+        .filter((f) => f.tuning)
+        .map((f) => f.id)
+        .join(', ')}), and the file has no mmq_run block saying which it is`,
+    );
+  let imp: KtImport;
+  try {
+    imp = readKtCache(root, catalog);
+  } catch (e) {
+    throw new TuneImportError(`Kernel Tuner cache: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const skipped = imp.skipped.map((s) => ({ what: 'cache entry', why: s.reason }));
+  const entries = imp.run.entries;
+  if (!entries.length)
+    throw new TuneImportError(
+      `Kernel Tuner cache: none of its ${imp.total} entries is a ${catalog.id} config${skipped[0] ? ` (${skipped[0].why})` : ''}`,
+    );
+  const best = entries
+    .filter((e) => e.verdict === 'measured')
+    .reduce<(typeof entries)[number] | undefined>((a, e) => (a && a.ms <= e.ms ? a : e), undefined);
+  const { params } = imp.run.base as { params: RunConfig['params'] };
+  const base: RunConfig = {
+    kernel: catalog.id,
+    arm: (best ?? entries[0]!).arm as RunConfig['arm'],
+    data: { source: 'reference', seed: 0 },
+    params,
+  };
+  const dates = entries.flatMap((e) => (e.at ? [e.at] : [])).sort();
+  const startedAt = dates[0] ?? new Date().toISOString();
+  const report = validateReport(
+    {
+      op: catalog.tuning.op,
+      kernel: catalog.id,
+      deviceId: root.device_name,
+      problem: tuneProblemKey(catalog, base),
+      base,
+      winner: best?.config ?? '',
+      ...(best ? { winnerConfig: { ...base, arm: best.arm, params: best.params } } : {}),
+      bestMs: best?.ms ?? Infinity,
+      entries: entries.map((e) => ({ ...e, at: e.at ?? startedAt })),
+      bestPerGeneration: [best?.ms ?? Infinity],
+      evo: DEFAULT_EVO,
+      startedAt,
+      durationMs: 0,
+      status: 'complete',
+    },
+    'kt-cache',
+  );
+  return { runs: [runOf(report)], skipped };
+}
+
+/**
+ * Parse and validate a tune-runs export (or a Kernel Tuner 1.1.0 cache file of one run), with what was
+ * left out. Every field is checked; the first problem is reported with its path, e.g.
+ * `runs[2].report.entries[7].verdict: expected one of measured, rejected, failed-gate`.
+ */
+export function parseTuneRunsImport(text: string): TuneRunsImport {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -223,7 +289,7 @@ export function parseTuneRunsJson(text: string): TuneRun[] {
     throw new TuneImportError(`not JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
   const root = obj(doc, '(file)');
-  if ('schema_version' in root && 'cache' in root) return [ktCacheRun(root)];
+  if ('schema_version' in root && 'cache' in root) return ktCacheRun(root);
   if (root.format !== TUNE_RUNS_FORMAT) {
     throw new TuneImportError(
       `format: expected "${TUNE_RUNS_FORMAT}", got ${show(root.format)} -- not an MMQ Playground tune-runs export`,
@@ -241,8 +307,11 @@ export function parseTuneRunsJson(text: string): TuneRun[] {
     if (seen.has(r.key)) throw new TuneImportError(`runs[${i}]: a second run for ${r.key}`);
     seen.add(r.key);
   });
-  return runs;
+  return { runs, skipped: [] };
 }
+
+/** parseTuneRunsImport's runs. */
+export const parseTuneRunsJson = (text: string): TuneRun[] => parseTuneRunsImport(text).runs;
 
 // ------------------------------------------------------------------ validation
 type Obj = Record<string, unknown>;

@@ -2,9 +2,9 @@
 // tensor as the weight operand, and model presets (the GEMM shapes of real models) for the controls.
 // Pure actions; every shape is set through the families' own declarations (tensorConfig, shapeParams).
 import type { FamilyCatalog, GgufFileRef, KernelId, RunConfig, TensorChoice } from '../../kernels/family';
-import { defaultArm } from '../../kernels/gpu/arms';
+import { defaultArm } from '../../kernels/arms';
 import { MODEL_PRESETS, type ModelGemm, type ModelPreset } from '../../kernels/models/presets';
-import { shapeParams, tensorConfig, weightShape, type TensorListing } from '../../kernels/models/tensors';
+import { shapeParams, tensorConfig, weightShape, type TensorListing } from '../../kernels/tensors';
 import type { OpenedModel } from '../../workers/protocol';
 import { excerpt } from '../../kernels/quant/untrustedText';
 import { catalogIn, currentCatalog, loadConfig, type AppState, type ModelsState } from './state';

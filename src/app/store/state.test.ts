@@ -4,7 +4,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { CATALOG } from '../../kernels/catalog';
 import type { FamilyCatalog, RunConfig } from '../../kernels/family';
-import type { TensorListing } from '../../kernels/models/tensors';
+import type { TensorListing } from '../../kernels/tensors';
 import type { GeneratedKernel, OpenedModel, RunOutcome, TuneReport } from '../../workers/protocol';
 import { SWIFTSHADER_CAPS } from './caps.fixture';
 import { draftProblems, parseDraft, stepValue } from './drafts';

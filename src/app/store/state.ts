@@ -13,16 +13,17 @@ import {
   type RunConfig,
   type TensorChoice,
 } from '../../kernels/family';
-import { defaultArm } from '../../kernels/gpu/arms';
+import { defaultArm } from '../../kernels/arms';
 import type { AdapterCaps, Arm } from '../../kernels/gpu/caps';
 import type { WgslMessage } from '../../kernels/gpu/runner';
-import { tensorConfig, weightShape } from '../../kernels/models/tensors';
+import { tensorConfig, weightShape } from '../../kernels/tensors';
 import { UnknownFamilyError } from '../../kernels/registry';
 import type { GeneratedKernel, OpenedModel, RunOutcome } from '../../workers/protocol';
 import type { PermalinkState, ViewTab } from '../permalink/codec';
 import { abAfterRun, abFromLink, abLinkOf, type AbState } from './ab';
 import { draftProblems, dropDrafts, type Draft } from './drafts';
 import { INITIAL_PEAKS, type PeaksState } from './peaks';
+import type { ModelRunState } from './modelRun';
 import { INITIAL_SWEEP, type SweepState } from './sweep';
 import { formFor, initialTuner, type TunerState } from './tunerState';
 
@@ -212,6 +213,8 @@ export interface AppState {
   sweep: SweepState;
   /** The adapter's measured peaks on screen (./peaks.ts). */
   peaks: PeaksState;
+  /** The model view: a model's GEMMs picked and timed on this adapter (./modelRun.ts; absent until used). */
+  modelRun?: ModelRunState | undefined;
   layout: LayoutState;
   glossaryOpen: boolean;
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { TuneRecordEntry, TuneReport } from '../../workers/protocol';
 import { serializeTuneRuns, runOf } from '../persistence/tuneRuns';
 import { importSummary, importSummaryText, readImport } from './importSummary';
-import { ktExport } from './tunerData';
+import { ktExport } from './ktExport';
 
 const params = (wm: number) => ({ m: 16, n: 16, k: 256, wm, wn: 4, rm: 1, rn: 1 });
 const entry = (wm: number, verdict: TuneRecordEntry['verdict'], ms: number, reason?: string) => ({

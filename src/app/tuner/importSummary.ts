@@ -3,7 +3,7 @@
 // returns (the runs, and the items it skipped once it reports them), so a new kind of skip is one more
 // entry in a list, not a new code path.
 import { excerpt } from '../../kernels/quant/untrustedText';
-import { parseTuneRunsJson, type TuneRun } from '../persistence/tuneRuns';
+import { parseTuneRunsImport, type TuneRun } from '../persistence/tuneRuns';
 
 /** A count of items for one reason. */
 export interface ImportReason {
@@ -108,7 +108,8 @@ export function importSummaryText(s: ImportSummary): string {
  */
 export function readImport(file: string, text: string): ImportSummary | undefined {
   try {
-    return importSummary(file, text, parseTuneRunsJson(text));
+    const { runs, skipped } = parseTuneRunsImport(text);
+    return importSummary(file, text, runs, skipped);
   } catch {
     return undefined;
   }

@@ -2,19 +2,6 @@
 // Kept out of the components so it is unit-tested without a DOM.
 import type { TuneRecordEntry, TuneReport, TuneVerdict } from '../../workers/protocol';
 export { finalsWallMs } from '../../kernels/tune/finals';
-import { CATALOG } from '../../kernels/catalog';
-import { ktCacheCsv, toKtCache, tuningKeys } from '../../kernels/perf/ktCache';
-
-/**
- * A stored run as a Kernel Tuner 1.1.0 cache file (JSON text) or its CSV.
- * @example download(ktExport(run.report, 'json'), 'run.kt.json')
- */
-export function ktExport(report: TuneReport, format: 'json' | 'csv'): string {
-  const controls = CATALOG.find(report.kernel)?.controls ?? [];
-  const file = toKtCache(report, { keys: tuningKeys(controls) });
-  return format === 'csv' ? ktCacheCsv(file) : JSON.stringify(file, null, 2) + '\n';
-}
-
 export interface ConvergencePoint {
   generation: number;
   /** Best ms found up to this generation; null before anything passed (recharts leaves a gap). */

@@ -1,14 +1,14 @@
 // Error heatmap: per-element |gpu - oracle| / max|oracle| on a log colour scale over the whole output,
 // tails outside m/n hatched, ownership boundaries overlaid and bad elements boxed, with "who owns the
 // bad elements" and the error split (quantization vs kernel) against the full-precision f32 GEMM.
-import { useCallback, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import { act, selectElement, toggleOverlay, useApp } from '../store';
-import { fmt, LOG_MAX, LOG_MIN, logPosition, rampColor, type Rgb } from './analysis';
+import { fmt, LOG_MAX, LOG_MIN, rampColor, type Rgb } from './analysis';
 import { ElementInspector } from './ElementInspector';
-import { GridCanvas, MARK_BAD } from './GridCanvas';
-import { viewWindow } from './OwnershipView';
+import { GridCanvas } from './GridCanvas';
+import { badMarks, errorColor, gridWindow, ownerRegion } from './gridDraw';
 import { canvasPx, useContentWidth } from './useContentWidth';
-import { useRunAnalysis } from './useRunAnalysis';
+import { useRunAnalysis, type RunAnalysis } from './useRunAnalysis';
 
 type Mode = 'kernel' | 'quantization' | 'total';
 
@@ -64,6 +64,101 @@ function Bars({ title, rows, total }: { title: string; rows: [number, number][];
   );
 }
 
+/** The view's controls: which error, the ownership overlay and the tile zoom. */
+function ErrorToolbar(p: {
+  mode: Mode;
+  onMode: (mode: Mode) => void;
+  /** Whether the family has a full-precision reference (the quantization and total modes need one). */
+  hasReference: boolean;
+  ownerLabel: string;
+  zoom: boolean;
+  onZoom: (zoom: boolean) => void;
+}) {
+  const overlay = useApp((s) => s.overlay);
+  return (
+    <div className="toolbar">
+      <div className="seg" role="radiogroup" aria-label="Error kind">
+        {(['kernel', 'quantization', 'total'] as const).map((m) => (
+          <button
+            key={m}
+            type="button"
+            role="radio"
+            aria-checked={p.mode === m}
+            className={p.mode === m ? 'on' : ''}
+            disabled={m !== 'kernel' && !p.hasReference}
+            title={
+              m !== 'kernel' && !p.hasReference
+                ? 'this kernel has no full-precision reference (its operands are int8 by definition)'
+                : MODE_LABEL[m]
+            }
+            onClick={() => p.onMode(m)}
+            data-testid={`error-mode-${m}`}
+          >
+            {m}
+          </button>
+        ))}
+      </div>
+      <label className="check">
+        <input type="checkbox" checked={overlay} onChange={() => act(toggleOverlay)} data-testid="overlay" />
+        <span>ownership overlay ({p.ownerLabel})</span>
+      </label>
+      <label className="check">
+        <input type="checkbox" checked={p.zoom} onChange={(e) => p.onZoom(e.target.checked)} />
+        <span>zoom to tile</span>
+      </label>
+    </div>
+  );
+}
+
+/** Who owns the bad elements (by lane, plane, workgroup) and the error split against the f32 GEMM. */
+function ErrorSummary({ a }: { a: RunAnalysis }) {
+  const s = a.badSummary;
+  return (
+    <div className="summary-grid">
+      <section className="bad-summary" data-testid="bad-summary">
+        <h3>
+          Bad elements: <span className={s.bad ? 'bad' : 'good'}>{s.bad}</span> of {s.total}
+        </h3>
+        <p data-testid="bad-sentence" className={s.bad ? 'bad' : 'good'}>
+          {s.sentence}
+        </p>
+        <div className="bars-row">
+          <Bars title="by lane" rows={s.byLane} total={s.bad} />
+          <Bars title="by plane" rows={s.byPlane} total={s.bad} />
+          <Bars title="by workgroup" rows={s.byWorkgroup} total={s.bad} />
+        </div>
+      </section>
+      <section className="split" data-testid="error-split">
+        <h3>Error split</h3>
+        {a.split ? (
+          <dl>
+            <dt>
+              quantization (quantized oracle vs f32 GEMM on the unquantized activation and dequantized weight)
+            </dt>
+            <dd data-testid="split-quant">{fmt(a.split.quantization)}</dd>
+            <dt>kernel (GPU vs quantized oracle)</dt>
+            <dd data-testid="split-kernel">{fmt(a.split.kernel)}</dd>
+            <dt>total (GPU vs f32 GEMM)</dt>
+            <dd>{fmt(a.split.total)}</dd>
+            <dd className="muted small">
+              {a.split.kernel <= a.split.quantization * 1e-3
+                ? 'The kernel adds essentially nothing: the error is the quantization itself.'
+                : a.split.kernel > a.split.quantization
+                  ? 'The kernel adds more error than quantizing does: look at the heatmap.'
+                  : 'Both contribute; the quantization dominates.'}
+            </dd>
+          </dl>
+        ) : (
+          <p className="muted">
+            This kernel has no full-precision reference: its operands are int8 by definition, so there is no
+            quantization to split off.
+          </p>
+        )}
+      </section>
+    </div>
+  );
+}
+
 export function ErrorView() {
   const outcome = useApp((s) => s.outcome);
   const overlay = useApp((s) => s.overlay);
@@ -78,26 +173,14 @@ export function ErrorView() {
     ? ((mode === 'quantization' ? a.quantError : mode === 'total' ? a.totalError : a.kernelError) ??
       a.kernelError)
     : undefined;
-  const color = useCallback(
-    (i: number): Rgb => (field ? rampColor(logPosition(field[i]!)) : [0, 0, 0]),
-    [field],
-  );
+  const color = useMemo(() => errorColor(field), [field]);
   const owner = a?.owner;
-  const region = useCallback(
-    (i: number) => (owner ? owner.workgroup[i]! * 65536 + owner.plane[i]! : 0),
-    [owner],
-  );
-  const marks = useMemo(() => {
-    if (!a || !overlay) return undefined;
-    const m = new Uint8Array(a.bad.length);
-    for (let i = 0; i < m.length; i++) if (a.bad[i]) m[i] = MARK_BAD;
-    return m;
-  }, [a, overlay]);
+  const region = useMemo(() => ownerRegion(owner), [owner]);
+  const marks = useMemo(() => (a && overlay ? badMarks(a.bad) : undefined), [a, overlay]);
 
   if (!a || !field) return <p className="muted pad">Run a kernel to see where it differs from the oracle.</p>;
   const o = a.outcome;
   const cols = o.cols;
-  const s = a.badSummary;
   // What hovering an element shows, and what the keyboard's highlight announces.
   const describe = (c: { row: number; col: number }) => {
     if (c.row >= o.rows || c.col >= cols)
@@ -108,48 +191,20 @@ export function ErrorView() {
 
   return (
     <div className="view error-view" data-testid="error-view" ref={viewRef}>
-      <div className="toolbar">
-        <div className="seg" role="radiogroup" aria-label="Error kind">
-          {(['kernel', 'quantization', 'total'] as const).map((m) => (
-            <button
-              key={m}
-              type="button"
-              role="radio"
-              aria-checked={mode === m}
-              className={mode === m ? 'on' : ''}
-              disabled={m !== 'kernel' && !a.quantError}
-              title={
-                m !== 'kernel' && !a.quantError
-                  ? 'this kernel has no full-precision reference (its operands are int8 by definition)'
-                  : MODE_LABEL[m]
-              }
-              onClick={() => setMode(m)}
-              data-testid={`error-mode-${m}`}
-            >
-              {m}
-            </button>
-          ))}
-        </div>
-        <label className="check">
-          <input
-            type="checkbox"
-            checked={overlay}
-            onChange={() => act(toggleOverlay)}
-            data-testid="overlay"
-          />
-          <span>ownership overlay ({a.ownerLabel})</span>
-        </label>
-        <label className="check">
-          <input type="checkbox" checked={zoom} onChange={(e) => setZoom(e.target.checked)} />
-          <span>zoom to tile</span>
-        </label>
-      </div>
+      <ErrorToolbar
+        mode={mode}
+        onMode={setMode}
+        hasReference={!!a.quantError}
+        ownerLabel={a.ownerLabel}
+        zoom={zoom}
+        onZoom={setZoom}
+      />
       <p className="stats">{MODE_LABEL[mode]} / max|reference|, log scale</p>
       <div className="canvas-box">
         <GridCanvas
           rows={o.rows}
           cols={cols}
-          view={viewWindow(a, zoom ? (selected ?? 0) : undefined)}
+          view={gridWindow(a.geometry, cols, zoom ? (selected ?? 0) : undefined)}
           tileRows={a.geometry.tileRows}
           tileCols={a.geometry.tileCols}
           color={color}
@@ -168,49 +223,7 @@ export function ErrorView() {
         {hover ? describe(hover) : 'hover an element for its values; click it to inspect'}
       </p>
       <Legend />
-      <div className="summary-grid">
-        <section className="bad-summary" data-testid="bad-summary">
-          <h3>
-            Bad elements: <span className={s.bad ? 'bad' : 'good'}>{s.bad}</span> of {s.total}
-          </h3>
-          <p data-testid="bad-sentence" className={s.bad ? 'bad' : 'good'}>
-            {s.sentence}
-          </p>
-          <div className="bars-row">
-            <Bars title="by lane" rows={s.byLane} total={s.bad} />
-            <Bars title="by plane" rows={s.byPlane} total={s.bad} />
-            <Bars title="by workgroup" rows={s.byWorkgroup} total={s.bad} />
-          </div>
-        </section>
-        <section className="split" data-testid="error-split">
-          <h3>Error split</h3>
-          {a.split ? (
-            <dl>
-              <dt>
-                quantization (quantized oracle vs f32 GEMM on the unquantized activation and dequantized
-                weight)
-              </dt>
-              <dd data-testid="split-quant">{fmt(a.split.quantization)}</dd>
-              <dt>kernel (GPU vs quantized oracle)</dt>
-              <dd data-testid="split-kernel">{fmt(a.split.kernel)}</dd>
-              <dt>total (GPU vs f32 GEMM)</dt>
-              <dd>{fmt(a.split.total)}</dd>
-              <dd className="muted small">
-                {a.split.kernel <= a.split.quantization * 1e-3
-                  ? 'The kernel adds essentially nothing: the error is the quantization itself.'
-                  : a.split.kernel > a.split.quantization
-                    ? 'The kernel adds more error than quantizing does: look at the heatmap.'
-                    : 'Both contribute; the quantization dominates.'}
-              </dd>
-            </dl>
-          ) : (
-            <p className="muted">
-              This kernel has no full-precision reference: its operands are int8 by definition, so there is no
-              quantization to split off.
-            </p>
-          )}
-        </section>
-      </div>
+      <ErrorSummary a={a} />
       <ElementInspector analysis={a} />
     </div>
   );

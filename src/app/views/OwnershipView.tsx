@@ -1,7 +1,7 @@
 // Fragment ownership: who stores each output element, coloured by plane (hue) and lane (shade), for the
 // ownership recorded by the instrumented run or for an analytic phase of the kernel. Elements the run
 // stored never or twice are flagged; hover names (row, col) -> (workgroup, plane, lane, element).
-import { useCallback, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import type { OwnershipPhase } from '../../kernels/family';
 import type { OwnershipBuffers } from '../../workers/protocol';
 import { PLANE_CHOICES } from '../permalink/codec';
@@ -15,7 +15,8 @@ import {
   type OwnershipSource,
 } from '../store';
 import { laneElementIndex, lanesOf, ownerColor, ownershipDiff, ownershipFlags, type Rgb } from './analysis';
-import { GridCanvas, MARK_NEVER, MARK_TWICE, type GridWindow } from './GridCanvas';
+import { GridCanvas } from './GridCanvas';
+import { gridWindow, ownerRegion, ownershipColor, ownershipMarks } from './gridDraw';
 import { ElementInspector } from './ElementInspector';
 import { canvasPx, useContentWidth } from './useContentWidth';
 import { useRunAnalysis, type RunAnalysis } from './useRunAnalysis';
@@ -30,20 +31,6 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 const SOURCE_LABEL = (s: OwnershipSource) =>
   s === 'recorded' ? 'recorded (instrumented run)' : `analytic: ${PHASE_LABEL[s]}`;
-
-/** The window of the whole padded output, or of the workgroup tile holding `element`. */
-export function viewWindow(a: RunAnalysis, zoomTo: number | undefined): GridWindow {
-  const g = a.geometry;
-  if (zoomTo === undefined) return { r0: 0, c0: 0, rows: g.paddedRows, cols: g.paddedCols };
-  const r = Math.floor(zoomTo / a.outcome.cols);
-  const c = zoomTo % a.outcome.cols;
-  return {
-    r0: Math.floor(r / g.tileRows) * g.tileRows,
-    c0: Math.floor(c / g.tileCols) * g.tileCols,
-    rows: g.tileRows,
-    cols: g.tileCols,
-  };
-}
 
 function PlaneLegend({ map, lanes }: { map: OwnershipBuffers; lanes: number }) {
   const planes = useMemo(() => [...new Set(map.plane)].sort((a, b) => a - b), [map]);
@@ -76,12 +63,107 @@ function PlaneLegend({ map, lanes }: { map: OwnershipBuffers; lanes: number }) {
   );
 }
 
-export function OwnershipView() {
-  const outcome = useApp((s) => s.outcome);
+/** The view's controls: which ownership, the plane width and the tile zoom. */
+function OwnershipToolbar(p: { sources: OwnershipSource[]; zoom: boolean; onZoom: (zoom: boolean) => void }) {
   const source = useApp((s) => s.ownershipSource);
   const selected = useApp((s) => s.selected);
   const planeChoice = useApp((s) => s.config.plane);
   const adapterPlane = useApp((s) => s.device.plane);
+  return (
+    <div className="toolbar">
+      <label className="field inline">
+        <span>ownership</span>
+        <select
+          data-testid="ownership-source"
+          value={source}
+          onChange={(e) => act(setOwnershipSource, e.target.value as OwnershipSource)}
+        >
+          {p.sources.map((s) => (
+            <option key={s} value={s}>
+              {SOURCE_LABEL(s)}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="field inline">
+        <span>plane width</span>
+        <select
+          data-testid="view-plane-select"
+          value={planeChoice ?? ''}
+          onChange={(e) => act(setPlane, e.target.value === '' ? undefined : Number(e.target.value))}
+        >
+          <option value="">adapter ({adapterPlane ?? 'unknown'})</option>
+          {PLANE_CHOICES.map((p) => (
+            <option key={p} value={p}>
+              {p}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={p.zoom}
+          onChange={(e) => p.onZoom(e.target.checked)}
+          data-testid="zoom-tile"
+        />
+        <span>zoom to {selected !== undefined ? 'the selected element’s' : 'the first'} tile</span>
+      </label>
+    </div>
+  );
+}
+
+/** The output's size and tiling, the never/twice-stored counts, and the recorded-vs-analytic diffs. */
+function OwnershipStats(p: {
+  a: RunAnalysis;
+  map: OwnershipBuffers | undefined;
+  lanes: number;
+  flags: { never: number; twice: number } | undefined;
+}) {
+  const { a, map, lanes, flags } = p;
+  const rec = a.outcome.ownership;
+  const diffs = rec
+    ? (Object.entries(a.outcome.analyticOwnership ?? {}) as [OwnershipPhase, OwnershipBuffers][])
+        .filter(([phase]) => !a.opaque.includes(phase))
+        .map(([phase, m]) => [phase, ownershipDiff(rec, m)] as const)
+    : [];
+  return (
+    <>
+      <p className="stats" data-testid="ownership-stats">
+        {a.outcome.rows}×{a.outcome.cols} output · tile {a.geometry.tileRows}×{a.geometry.tileCols} ·{' '}
+        {plural(map ? new Set(map.workgroup).size : 0, 'workgroup')} · {plural(lanes, 'lane')} per plane
+        {flags && (
+          <>
+            {' · '}
+            <span className={flags.never ? 'bad' : 'good'} data-testid="never-count">
+              {flags.never} never stored
+            </span>
+            {' · '}
+            <span className={flags.twice ? 'bad' : 'good'} data-testid="twice-count">
+              {flags.twice} stored twice
+            </span>
+          </>
+        )}
+      </p>
+      {diffs.length > 0 && (
+        <ul className="stats diff-list" data-testid="ownership-diff">
+          {diffs.map(([phase, n]) => (
+            <li key={phase} className={n ? 'bad' : 'good'}>
+              {n
+                ? `The recorded ownership differs from the analytic ${PHASE_LABEL[phase]} at ${plural(n, 'element')}.`
+                : `The recorded ownership equals the analytic ${PHASE_LABEL[phase]}.`}
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+export function OwnershipView() {
+  const outcome = useApp((s) => s.outcome);
+  const source = useApp((s) => s.ownershipSource);
+  const selected = useApp((s) => s.selected);
   const plane = useApp((s) => effectivePlane(s) ?? 32);
   const a = useRunAnalysis(outcome);
   const [viewRef, viewWidth] = useContentWidth();
@@ -100,32 +182,19 @@ export function OwnershipView() {
     () => (map && source === 'recorded' ? ownershipFlags(map) : undefined),
     [map, source],
   );
-  const marks = useMemo(() => {
-    if (!map || source !== 'recorded') return undefined;
-    const m = new Uint8Array(map.count.length);
-    for (let i = 0; i < m.length; i++)
-      m[i] = map.count[i] === 0 ? MARK_NEVER : map.count[i]! > 1 ? MARK_TWICE : 0;
-    return m;
-  }, [map, source]);
-  const color = useCallback(
-    (i: number): Rgb =>
-      !map || opaque || map.count[i] === 0 ? [34, 40, 52] : ownerColor(map.plane[i]!, map.lane[i]!, lanes),
-    [map, opaque, lanes],
+  const marks = useMemo(
+    () => (map && source === 'recorded' ? ownershipMarks(map) : undefined),
+    [map, source],
   );
-  const region = useCallback((i: number) => (map ? map.workgroup[i]! * 65536 + map.plane[i]! : 0), [map]);
+  const color = useMemo(() => ownershipColor(map, opaque, lanes), [map, opaque, lanes]);
+  const region = useMemo(() => ownerRegion(map), [map]);
 
   if (!a) return <p className="muted pad">Run a kernel to see who owns each output element.</p>;
   const sources: OwnershipSource[] = [
     ...(a.outcome.ownership ? (['recorded'] as const) : []),
     ...(Object.keys(a.outcome.analyticOwnership ?? {}) as OwnershipPhase[]),
   ];
-  const view = viewWindow(a, zoom ? (selected ?? 0) : undefined);
-  const rec = a.outcome.ownership;
-  const diffs = rec
-    ? (Object.entries(a.outcome.analyticOwnership ?? {}) as [OwnershipPhase, OwnershipBuffers][])
-        .filter(([p]) => !a.opaque.includes(p))
-        .map(([p, m]) => [p, ownershipDiff(rec, m)] as const)
-    : [];
+  const view = gridWindow(a.geometry, a.outcome.cols, zoom ? (selected ?? 0) : undefined);
   const cols = a.outcome.cols;
   // What hovering an element shows, and what the keyboard's highlight announces.
   const describe = (c: { row: number; col: number }) => {
@@ -139,73 +208,8 @@ export function OwnershipView() {
 
   return (
     <div className="view ownership-view" data-testid="ownership-view" ref={viewRef}>
-      <div className="toolbar">
-        <label className="field inline">
-          <span>ownership</span>
-          <select
-            data-testid="ownership-source"
-            value={source}
-            onChange={(e) => act(setOwnershipSource, e.target.value as OwnershipSource)}
-          >
-            {sources.map((s) => (
-              <option key={s} value={s}>
-                {SOURCE_LABEL(s)}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="field inline">
-          <span>plane width</span>
-          <select
-            data-testid="view-plane-select"
-            value={planeChoice ?? ''}
-            onChange={(e) => act(setPlane, e.target.value === '' ? undefined : Number(e.target.value))}
-          >
-            <option value="">adapter ({adapterPlane ?? 'unknown'})</option>
-            {PLANE_CHOICES.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="check">
-          <input
-            type="checkbox"
-            checked={zoom}
-            onChange={(e) => setZoom(e.target.checked)}
-            data-testid="zoom-tile"
-          />
-          <span>zoom to {selected !== undefined ? 'the selected element’s' : 'the first'} tile</span>
-        </label>
-      </div>
-      <p className="stats" data-testid="ownership-stats">
-        {a.outcome.rows}×{cols} output · tile {a.geometry.tileRows}×{a.geometry.tileCols} ·{' '}
-        {plural(map ? new Set(map.workgroup).size : 0, 'workgroup')} · {plural(lanes, 'lane')} per plane
-        {flags && (
-          <>
-            {' · '}
-            <span className={flags.never ? 'bad' : 'good'} data-testid="never-count">
-              {flags.never} never stored
-            </span>
-            {' · '}
-            <span className={flags.twice ? 'bad' : 'good'} data-testid="twice-count">
-              {flags.twice} stored twice
-            </span>
-          </>
-        )}
-      </p>
-      {diffs.length > 0 && (
-        <ul className="stats diff-list" data-testid="ownership-diff">
-          {diffs.map(([p, n]) => (
-            <li key={p} className={n ? 'bad' : 'good'}>
-              {n
-                ? `The recorded ownership differs from the analytic ${PHASE_LABEL[p]} at ${plural(n, 'element')}.`
-                : `The recorded ownership equals the analytic ${PHASE_LABEL[p]}.`}
-            </li>
-          ))}
-        </ul>
-      )}
+      <OwnershipToolbar sources={sources} zoom={zoom} onZoom={setZoom} />
+      <OwnershipStats a={a} map={map} lanes={lanes} flags={flags} />
       {opaque && (
         <p className="notice">
           The subgroup-matrix fragment layout is opaque: WGSL (like SPIR-V) exposes no per-lane map of a

@@ -57,6 +57,25 @@ describe('worker client', () => {
     expect(f.sent.filter((m) => m.type === 'cancel')).toEqual([]);
   });
 
+  it("a model run streams 'model-progress' and ends on 'model-run-done'; a pick on 'pick-result'", async () => {
+    const f = fakePort();
+    const client = createWorkerClient(() => f.port);
+    const timing = { targetMs: 1, batches: 1 };
+    const picked: number[] = [];
+    const gemm = { type: 'Q4_K', n: 1, k: 256, rows: 1 };
+    const result = { gemm, candidates: [], measured: true };
+    const run = client.request({ type: 'model-run', gemms: [{ gemm }], timing }, (m) => {
+      if (m.type === 'model-progress') picked.push(m.index);
+    });
+    f.push({ type: 'model-progress', id: run.id, index: 0, result });
+    f.push({ type: 'model-run-done', id: run.id, results: [result] });
+    await expect(run.done).resolves.toMatchObject({ type: 'model-run-done' });
+    expect(picked).toEqual([0]);
+    const pick = client.request({ type: 'pick', gemm, timing });
+    f.push({ type: 'pick-result', id: pick.id, result });
+    await expect(pick.done).resolves.toMatchObject({ type: 'pick-result' });
+  });
+
   it('tells listeners about device loss and ends a lose-device request with it', async () => {
     const f = fakePort();
     const client = createWorkerClient(() => f.port);

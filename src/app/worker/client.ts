@@ -79,6 +79,8 @@ const FINAL: ReadonlySet<WorkerResponse['type']> = new Set([
   'tune-done',
   'probe-result',
   'autokernel-result',
+  'pick-result',
+  'model-run-done',
   'gguf-opened',
   'oracle-result',
   'partials-result',
@@ -98,6 +100,58 @@ interface Waiting {
   timer?: ReturnType<typeof setTimeout>;
 }
 
+/** A request's last 'progress': what it was waiting on, the GPU time it expected, and when it said so. */
+interface LastBusy {
+  busy?: 'cpu' | 'gpu';
+  gpuMs?: number;
+  at: number;
+}
+
+/**
+ * The replaced workers still draining their GPU work, and who listens to it (the header's indicator).
+ * Retiring lets a replaced worker finish the dispatch it is stuck in, then terminates it: terminating it
+ * at once destroyed its device mid-dispatch, and the GPU process waited for the dispatch on the thread
+ * that also draws the page (after Cancel of a large run the tab stopped painting for minutes). Its queue
+ * is cancelled (the new worker serves it), and it stops at its next cancel check and answers.
+ */
+function createRetirer(now: () => number, retireMs: number) {
+  const listeners = new Set<(d: Draining | undefined) => void>();
+  /** Replaced workers whose GPU work has not ended yet. */
+  let draining = 0;
+  return {
+    /** Retire `old`, stuck in request `stuckId`; `busy` is that request's last progress. */
+    retire(old: WorkerPort, stuckId: number, busy: LastBusy | undefined) {
+      // A worker busy on the CPU (an oracle, a data build) has nothing on the GPU: it goes at once.
+      if (busy?.busy === 'cpu') {
+        old.terminate?.();
+        return;
+      }
+      const t = now();
+      const left = busy?.gpuMs !== undefined ? Math.max(0, busy.gpuMs - (t - busy.at)) : undefined;
+      draining++;
+      for (const l of listeners) l({ since: t, ...(left !== undefined ? { expectedMs: left } : {}) });
+      let ended = false;
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        clearTimeout(timer);
+        old.terminate?.();
+        draining--;
+        if (!draining) for (const l of listeners) l(undefined);
+      };
+      const timer = setTimeout(end, retireMs);
+      old.addEventListener('message', (ev: MessageEvent<WorkerResponse>) => {
+        const msg = ev.data;
+        if ('id' in msg && msg.id === stuckId && FINAL.has(msg.type)) end();
+      });
+    },
+    onDrain(listener: (d: Draining | undefined) => void) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
+
 /**
  * Start a worker with `spawn` and wrap it in the typed client (spawn is called again to replace it).
  * @example
@@ -112,12 +166,10 @@ export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions 
   const waiting = new Map<number, Waiting>();
   const listeners = new Set<(msg: WorkerResponse) => void>();
   const respawnListeners = new Set<(reason: string) => void>();
-  const drainListeners = new Set<(d: Draining | undefined) => void>();
   const now = opts.now ?? (() => performance.now());
+  const retirer = createRetirer(now, retireMs);
   /** The last 'progress' of each request: what it was waiting on, and when it said so. */
-  const lastBusy = new Map<number, { busy?: 'cpu' | 'gpu'; gpuMs?: number; at: number }>();
-  /** Replaced workers whose GPU work has not ended yet. */
-  let draining = 0;
+  const lastBusy = new Map<number, LastBusy>();
   /** Files opened in the current worker (their requests, to open them again in a new one). */
   let opened: RequestBody[] = [];
   let port: WorkerPort;
@@ -172,46 +224,14 @@ export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions 
 
   const post = (body: RequestBody, id: number) => port.postMessage({ ...body, id } as WorkerRequest);
 
-  /**
-   * Let a replaced worker finish the dispatch it is stuck in, then terminate it. Terminating it at once
-   * destroyed its device mid-dispatch, and the GPU process waited for the dispatch on the thread that
-   * also draws the page: after Cancel of a large run the tab stopped painting for minutes. Its queue is
-   * cancelled (the new worker serves it), and it stops at its next cancel check and answers.
-   */
-  const retire = (old: WorkerPort, stuckId: number) => {
-    for (const id of waiting.keys()) old.postMessage({ type: 'cancel', id });
-    const busy = lastBusy.get(stuckId);
-    // A worker busy on the CPU (an oracle, a data build) has nothing on the GPU: it goes at once.
-    if (busy?.busy === 'cpu') {
-      old.terminate?.();
-      return;
-    }
-    const t = now();
-    const left = busy?.gpuMs !== undefined ? Math.max(0, busy.gpuMs - (t - busy.at)) : undefined;
-    draining++;
-    for (const l of drainListeners) l({ since: t, ...(left !== undefined ? { expectedMs: left } : {}) });
-    let ended = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      clearTimeout(timer);
-      old.terminate?.();
-      draining--;
-      if (!draining) for (const l of drainListeners) l(undefined);
-    };
-    const timer = setTimeout(end, retireMs);
-    old.addEventListener('message', (ev: MessageEvent<WorkerResponse>) => {
-      const msg = ev.data;
-      if ('id' in msg && msg.id === stuckId && FINAL.has(msg.type)) end();
-    });
-  };
-
   /** Replace the worker: answer `cancelledId`, reopen files, send everything still waiting again. */
   const respawn = (cancelledId: number, reason: string) => {
     const old = port;
     port = spawn();
     attach(port);
-    retire(old, cancelledId);
+    // The old worker's queue is cancelled: the new one serves it.
+    for (const id of waiting.keys()) old.postMessage({ type: 'cancel', id });
+    retirer.retire(old, cancelledId, lastBusy.get(cancelledId));
     finish(cancelledId, { type: 'cancelled', id: cancelledId });
     // A new device opens with the first request that needs one; 'ready' reaches the listeners.
     post({ type: 'init' }, nextId++);
@@ -256,9 +276,6 @@ export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions 
       respawnListeners.add(listener);
       return () => respawnListeners.delete(listener);
     },
-    onDrain(listener) {
-      drainListeners.add(listener);
-      return () => drainListeners.delete(listener);
-    },
+    onDrain: retirer.onDrain,
   };
 }

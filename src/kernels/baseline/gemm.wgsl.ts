@@ -8,7 +8,8 @@
 //     consecutive values -- vec4 loads from workgroup memory -- for TM*TN FMAs.
 // Tail guards on m and n (rows past the edge stage 0 and are never stored); k must be a multiple of BK.
 import { assertNoProblems, positiveIntegerProblems } from '../family';
-import { GRID_SLICE_BINDING, GRID_SLICE_PARAM, gridSliceDecl, gridSliceLets } from '../gpu/gridSlice';
+import { bindingDecls, bindingNames, readOnly, readWrite } from '../gpu/bindings';
+import { GRID_SLICE_PARAM, gridSliceLets, withGridSlice } from '../gpu/gridSlice';
 
 export interface GemmF32Tile {
   /** Output block rows/cols per workgroup. */
@@ -26,7 +27,16 @@ export const GEMM_F32_DEFAULT_TILE: GemmF32Tile = { bm: 128, bn: 128, bk: 16, tm
 /** A small tile for CPU adapters and small problems: 32x32 block, 4x4 per thread, 64 threads. */
 export const GEMM_F32_SMALL_TILE: GemmF32Tile = { bm: 32, bn: 32, bk: 16, tm: 4, tn: 4 };
 
-export const GEMM_F32_BINDINGS = ['x', 'w', 'out', 'dims', GRID_SLICE_BINDING] as const;
+/** The baseline's bindings: the operands, the output, the runtime dims and the runner's grid slice. */
+const BINDINGS = withGridSlice({
+  x: readOnly('array<vec4f>', 'activation [m, k], f32'),
+  w: readOnly('array<vec4f>', 'dequantized weight [n, k], f32'),
+  out: readWrite('array<f32>', '[m, n]'),
+  dims: { uniform: 'Dims' },
+});
+
+/** The buffers the baseline binds, in @binding order. */
+export const GEMM_F32_BINDINGS: readonly string[] = bindingNames(BINDINGS);
 
 /** Threads and workgroup bytes of a tile. */
 export function gemmF32Geometry(t: GemmF32Tile): { threads: number; workgroupBytes: number } {
@@ -101,11 +111,7 @@ export function gemmF32Wgsl(t: GemmF32Tile): string {
     `const NTHREAD: u32 = ${threads}u;`,
     '',
     'struct Dims { m: u32, n: u32, k: u32, pad: u32 }',
-    '@group(0) @binding(0) var<storage, read> x: array<vec4f>; // activation [m, k], f32',
-    '@group(0) @binding(1) var<storage, read> w: array<vec4f>; // dequantized weight [n, k], f32',
-    '@group(0) @binding(2) var<storage, read_write> out: array<f32>; // [m, n]',
-    '@group(0) @binding(3) var<uniform> dims: Dims;',
-    gridSliceDecl(4),
+    bindingDecls(BINDINGS),
     '',
     '// k-major tiles: xt[(kk * BM + r) / 4][r % 4] = X[row0 + r, k0 + kk], likewise wt for W.',
     'var<workgroup> xt: array<vec4f, BK * BM / 4u>;',

@@ -1,9 +1,9 @@
 // The f32 baseline GEMM's only public entry: generator, plan, oracles, and the baseline as a family the
 // bench runs beside the product's (ratio (a): the quantized kernels against plain f32). Not in the
 // registries: the app does not offer it.
-import { SCALAR_ARM } from '../gpu/arms';
+import { SCALAR_ARM } from '../arms';
 import { shapeControl } from '../controls';
-import { defineFamily, familyRoute } from '../define';
+import { defineFamily, familyBuilder } from '../define';
 import { choiceParam, controlProblems, intParam, type ControlDecl, type FamilyCatalog } from '../family';
 import { fastActivation } from '../quant/synthetic';
 import { gemmF32AnalyticOwnership, gemmF32Plan, GEMM_OWNER_BUFFER } from './gemm.plan';
@@ -78,7 +78,7 @@ interface GemmSpec {
 /** The f32 tiled GEMM out = x @ w^T on random f32 operands, gated scale-relatively against f64. */
 export const gemmF32BaselineFamily = defineFamily({
   catalog,
-  route: familyRoute(catalog.id, {
+  builder: familyBuilder(catalog.id, {
     spec(config): GemmSpec {
       const [m, n, k] = ['m', 'n', 'k'].map((key) => intParam(config.params, key)) as [
         number,

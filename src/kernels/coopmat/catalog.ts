@@ -1,9 +1,10 @@
 // What the app knows of the f16 coopmat twin before any WGSL exists: its stagings, tile, arms and rules.
 // Light: no generator, oracle or quant code (see ../family.ts).
-import { armPlaneProblems, F16_MATRIX_ARM, SCALAR_ARM } from '../gpu/arms';
+import { armPlaneProblems, F16_MATRIX_ARM, SCALAR_ARM } from '../arms';
 import { planeWidth, type AdapterCaps } from '../gpu/caps';
 import { multipleProblem, shapeControl } from '../controls';
 import {
+  ARM_KNOB,
   controlProblems,
   dataProblems,
   positiveIntegerProblems,
@@ -12,7 +13,7 @@ import {
   type RunConfig,
 } from '../family';
 import { denseGemmWork } from '../work';
-import { REGISTER_TILE, TILE_CONTROLS, tileOf, tileString } from '../tile';
+import { REGISTER_TILE, TILE_CONSTRAINTS, TILE_KEYS, tileControls, tileOf, tileString } from '../tile';
 
 export type CoopmatArm = 'scalar' | 'subgroup-matrix';
 
@@ -100,7 +101,7 @@ const controls: ControlDecl[] = [
     step: () => 256,
     hint: 'the reduction; a multiple of 256 (the Q4_K super-block)',
   }),
-  ...TILE_CONTROLS,
+  ...tileControls([1, 2, 4, 8]),
   {
     kind: 'choice',
     key: 'staging',
@@ -108,6 +109,7 @@ const controls: ControlDecl[] = [
     group: 'tile',
     hint: 'how the operands reach the matrix work; the tuner searches it with the tile',
     options: COOPMAT_STAGINGS.map((value) => ({ value, label: STAGING_LABELS[value] })),
+    tune: {},
   },
   {
     kind: 'int',
@@ -119,6 +121,7 @@ const controls: ControlDecl[] = [
     step: () => 1,
     hint: 'K parts summed in order, by a reduction pass (split stagings) or in the workgroup (stream): more workgroups or planes when m is small',
     visible: (p) => p.staging !== 'one-pass',
+    tune: { values: [1, 2, 4, 8, 16] },
   },
 ];
 
@@ -187,7 +190,12 @@ export const coopmatCatalog: FamilyCatalog = {
     ];
   },
   tile: REGISTER_TILE,
-  tuning: { op: 'mmq_q4k_coopmat', label: 'f16 coopmat twin: tile, staging, split-K (mmq_q4k_coopmat)' },
+  tuning: {
+    op: 'mmq_q4k_coopmat',
+    label: 'f16 coopmat twin: tile, staging, split-K (mmq_q4k_coopmat)',
+    knobs: [...TILE_KEYS, 'staging', ARM_KNOB, 'ksplit'],
+    constraints: TILE_CONSTRAINTS,
+  },
   knobLabel: (p) =>
     `${tileString(tileOf(p))},${String(p.staging)}${typeof p.ksplit === 'number' && p.ksplit > 1 ? `,ksplit${p.ksplit}` : ''}`,
 };

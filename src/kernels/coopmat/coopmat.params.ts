@@ -1,6 +1,6 @@
 // The coopmat generators' parameters and the geometry all its kernels derive from them; the rules live
 // once in catalog.ts (coopmatRuleProblems).
-import type { Binding } from '../gpu/plan';
+import type { BindingTable } from '../gpu/bindings';
 import type { TileParams } from '../tile';
 import { coopmatRuleProblems, STAGING_FLAGS, type CoopmatArm, type CoopmatStaging } from './catalog';
 
@@ -29,18 +29,25 @@ export interface CoopmatSpec {
 
 /**
  * How a caller that gathers rows into tiles maps them: each row tile multiplies one weight matrix of a
- * bank, each output row goes where `out` says. The generator names none of the caller's concepts.
+ * bank, each output row goes where `outSlot` says. Two typed hooks the GEMM calls with the names of its
+ * own values, so the generator names none of the caller's concepts and the caller none of the GEMM's
+ * locals.
  */
 export interface RowMap {
   /** Weight matrices [n, k] in the bank, one after another. */
   banks: number;
   /** Bindings after the GEMM's own. */
-  bindings: readonly Binding[];
+  bindings: BindingTable;
   /** Module-scope WGSL after the kernel's constants. */
   decls: string;
-  /** Top of main: sets the private `w_bank` workgroup-uniformly; returns (uniformly) for an empty tile. */
-  prologue: string;
-  out: OutRows;
+  /**
+   * Lines at the top of main (indented two spaces) that declare `let ${bank}`: the matrix of row tile
+   * `tile` in the bank, read workgroup-uniformly (invocation `tid` may load it for all), returning
+   * (uniformly) for an empty tile.
+   */
+  rowBank(names: { bank: string; tile: string; tid: string }): string;
+  /** Where output element (`row`, `col`) goes: lines finding it, the guard and the index into out. */
+  outSlot(names: { row: string; col: string }): OutRows;
 }
 
 export const stagingOf = (spec: Pick<CoopmatSpec, 'staging'>) => STAGING_FLAGS[spec.staging];

@@ -3,11 +3,36 @@
 // part, stage their own B decoded from Q4_K words held STREAM_DEPTH stages ahead, and their sums are
 // added in order (the emulation's split-K order) in the workgroup: no partial sums, no reduction pass.
 import { streamGeometry, type CoopmatSpec } from './coopmat.params';
-import * as gemm from './coopmat.split';
+import {
+  accDecls,
+  aReg,
+  at,
+  contractChunks,
+  eachElement,
+  eachFragment,
+  lines,
+  mainHead,
+  outRows,
+  range,
+  storeOut,
+  tileSummary,
+  type GemmModule,
+} from './coopmat.emit';
+import {
+  aFragments,
+  gemmModule,
+  loadsA,
+  q4kSource,
+  scalarB,
+  scalarLoop,
+  stageZero,
+  XT_PAIR,
+  type BSource,
+} from './coopmat.operands';
 
 /** The scalar arm: each part's 32-blocks summed per element, as the split GEMM's, into its part sums. */
 const SCALAR_PART = `  var acc: array<f32, RM * RN * PER>;
-${gemm.scalarLoop('part * (KB / PARTS)', '(part + 1u) * (KB / PARTS)')}${gemm.eachElement(
+${scalarLoop('part * (KB / PARTS)', '(part + 1u) * (KB / PARTS)')}${eachElement(
   '  ',
   [],
   [
@@ -18,18 +43,18 @@ ${gemm.scalarLoop('part * (KB / PARTS)', '(part + 1u) * (KB / PARTS)')}${gemm.ea
 )}`;
 
 /** The matrix arm: per part, B stages decoded from raw words held DEPTH stages ahead, A from xt. */
-function matrixPart(spec: CoopmatSpec, slots: gemm.BSource[]): string {
+function matrixPart(spec: CoopmatSpec, slots: BSource[]): string {
   const g = streamGeometry(spec);
   // One stage of the unrolled loop: slot d's stage is in buffer cur; the next stage's words are in slot
   // d + 1 (mod DEPTH); slot d is refilled with the stage DEPTH ahead once its words are staged.
   const stage = (d: number) => `    {
       let s = kb + ${d}u;
       let cur = s % 2u;
-${gemm.at('      ', [
-  ...gemm.aFragments(spec).map(([im, kc]) => `let ${gemm.aReg(im, kc)} = ${gemm.aReg(im, kc, 'pa')};`),
-  ...gemm.loadsA(spec, 'ks0 + s + 1u', (im, kc) => `${gemm.aReg(im, kc, 'pa')} = `),
+${at('      ', [
+  ...aFragments(spec).map(([im, kc]) => `let ${aReg(im, kc)} = ${aReg(im, kc, 'pa')};`),
+  ...loadsA(spec, 'ks0 + s + 1u', (im, kc) => `${aReg(im, kc, 'pa')} = `),
 ])}
-${gemm.contractChunks(spec, { chunks: g.kc, what: 'stage', bufAt: `part * ${g.bufHalves}u + cur * ${g.bn * g.rs}u + `, rs: g.rs })}
+${contractChunks(spec, { chunks: g.kc, what: 'stage', bufAt: `part * ${g.bufHalves}u + cur * ${g.bn * g.rs}u + `, rs: g.rs })}
       // The next stage into the other buffer, then this slot refilled ${g.depth} stages ahead.
 ${slots[(d + 1) % g.depth]!.put('1u - cur', '      ')}
 ${slots[d]!.fetch(`s + ${g.depth}u`, '      ')}
@@ -38,25 +63,25 @@ ${slots[d]!.fetch(`s + ${g.depth}u`, '      ')}
   return `  // This invocation's place among its part's stagers, from the same builtins as its part.
   let pt = (warp % (WM * WN)) * PLANE + lane;
   let ks0 = part * STAGES;
-${gemm.accDecls(spec)}
-${gemm.stageZero(spec, `The first ${g.depth} stages' words in flight, stage 0 staged, A of stage 0 in registers.`, slots, 'ks0')}  for (var kb = 0u; kb < STAGES; kb += ${g.depth}u) {
-${gemm.lines(g.depth, stage)}
+${accDecls(spec)}
+${stageZero(spec, `The first ${g.depth} stages' words in flight, stage 0 staged, A of stage 0 in registers.`, slots, 'ks0')}  for (var kb = 0u; kb < STAGES; kb += ${g.depth}u) {
+${lines(g.depth, stage)}
   }
-${gemm.eachFragment(spec, '  ', (im, jn) => [
+${eachFragment(spec, '  ', (im, jn) => [
   `subgroupMatrixStore<row_major>(&ps, part * BM * BN + (warp_m * RM + ${im}u) * 16u * BN + (warp_n * RN + ${jn}u) * 16u, acc_${im}_${jn}, BN);`,
 ])}`;
 }
 
 /** The stream GEMM (the host appends the set_owner/store_out suffix). */
-export function coopmatStreamModule(spec: CoopmatSpec): gemm.GemmModule {
+export function coopmatStreamModule(spec: CoopmatSpec): GemmModule {
   const g = streamGeometry(spec);
   const scalar = spec.arm === 'scalar';
   // The matrix arm's B: raw slot d holds the words of the stage d ahead.
-  const slots = gemm.range(scalar ? 0 : g.depth).map((d) => gemm.q4kSource(spec, `${d}_`));
+  const slots = range(scalar ? 0 : g.depth).map((d) => q4kSource(spec, `${d}_`));
   const planes = `; ${g.parts} K part(s) of ${g.stages} 64-wide stage(s), one plane group of ${g.nwarp} plane(s) each: ${g.parts * g.nwarp}`;
-  return gemm.gemmModule(spec, g, scalar ? gemm.scalarB(spec) : slots[0]!, {
+  return gemmModule(spec, g, scalar ? scalarB(spec) : slots[0]!, {
     title: `// coopmat-f16 stream GEMM (${spec.arm} arm): out[M, N] = xt @ W^T with W streamed from its Q4_K words.
-// ${gemm.tileSummary(spec, g, planes)}
+// ${tileSummary(spec, g, planes)}
 `,
     consts: `const PARTS = ${g.parts}u; // K parts, one plane group each (NT = PARTS x WM*WN planes)
 const STAGES = ${g.stages}u; // 64-wide stages of a part
@@ -67,12 +92,12 @@ var<workgroup> ps: array<f32, ${g.parts * g.bm * g.bn}u>;
       ? ''
       : `const RS = ${g.rs}u; // f16 elements per staged B row (64 K-values + padding against bank conflicts)\n`,
     decls: scalar
-      ? gemm.XT_PAIR
+      ? XT_PAIR
       : `// B of a stage, two buffers per part [PARTS][2][BN][RS]: stage s is read from buffer s % 2 while s + 1 is written.
 var<workgroup> sb: array<f16, ${g.parts * g.bufHalves}u>;
 
 `,
-    head: gemm.mainHead(spec.arm, [
+    head: mainHead(spec.arm, [
       '// Plane warp is plane (warp_m, warp_n) of K part part (subgroup-uniform, as matrix offsets must be).',
       'let part = warp / (WM * WN);',
       'let warp_m = (warp % (WM * WN)) / WN;',
@@ -86,7 +111,7 @@ var<workgroup> sb: array<f16, ${g.parts * g.bufHalves}u>;
     for (var p = 1u; p < PARTS; p++) { s += ps[p * BM * BN + e]; }
     let orow = mrow0 + e / BN;
     let ocol = ncol0 + e % BN;
-${gemm.at('    ', gemm.storeOut(gemm.outRows(spec), 's'))}
+${at('    ', storeOut(outRows(spec), 's'))}
   }
 }
 `,

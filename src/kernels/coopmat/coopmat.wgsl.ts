@@ -4,8 +4,9 @@
 // spills its results and stores them per lane: the fragment's lane map is opaque, and the tail guards and
 // ownership hooks (set_owner / store_out, the host's suffix: gpu/instrument.ts) need element stores.
 import { ownerSuffix } from '../gpu/instrument';
-import { GRID_SLICE_BINDING, gridSliceDecl } from '../gpu/gridSlice';
-import { bindingDecls, bindingNames, type KernelLaunch } from '../gpu/plan';
+import { bindingDecls, bindingNames, readOnly } from '../gpu/bindings';
+import { withGridSlice } from '../gpu/gridSlice';
+import type { KernelLaunch } from '../gpu/plan';
 import { NO_FUSE_DECODE, q4kDecode, Q4K_SCALES_WGSL, q4kWeight, SET_NO_FUSE } from '../quant/q4k.wgsl';
 import {
   coopmatGeometry,
@@ -15,7 +16,25 @@ import {
   streamGeometry,
   type CoopmatSpec,
 } from './coopmat.params';
-import * as gemm from './coopmat.split';
+import {
+  accDecls,
+  at,
+  contractChunks,
+  eachElement,
+  gridHead,
+  MATRIX_ENABLES,
+  outBinding,
+  outRows,
+  scalarStore,
+  scalarSum,
+  spillCopyOut,
+  spillStores,
+  SUBTILE,
+  tileConsts,
+  tileSummary,
+  type GemmModule,
+} from './coopmat.emit';
+import { coopmatSplitModule } from './coopmat.split';
 import { coopmatStreamModule } from './coopmat.stream';
 
 function header(spec: CoopmatSpec): string {
@@ -23,7 +42,7 @@ function header(spec: CoopmatSpec): string {
   const f16 = spec.f16 === 'native' ? 'f16 native' : 'f16 emulated with pack2x16float';
   return `// coopmat-f16 (${spec.arm} arm, ${f16}), twin of the seed's mmq_q4k_coopmat_tile:
 //   out[M, N] = x[M, K] @ W[N, K]^T, W = d*sc*q - dmin*m decoded from Q4_K; both operands rounded to f16,
-//   accumulated in f32. ${gemm.tileSummary(spec, g, `, ${g.nwarp}`)}
+//   accumulated in f32. ${tileSummary(spec, g, `, ${g.nwarp}`)}
 `;
 }
 
@@ -73,7 +92,7 @@ const STAGE = `    let k0 = kb * 32u;
       var v = vec2f(0.0);
       if (nrow < N) {
         let blk = nrow * NSB + sbk;
-${gemm.at('        ', q4kDecode.scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, is)', 'wdm[blk]', 'q4k_m(blk * 3u, is)', 'separate'))}
+${at('        ', q4kDecode.scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, is)', 'wdm[blk]', 'q4k_m(blk * 3u, is)', 'separate'))}
         let pair = wqs[blk * 32u + (g * 32u + qi) / 4u] >> (8u * (qi % 4u));
         v = ${q4kDecode.value('', 'vec2f(f32((pair >> shift) & 15u), f32((pair >> (shift + 8u)) & 15u))', 'separate', '2')};
       }
@@ -82,11 +101,11 @@ ${gemm.at('        ', q4kDecode.scaleMin('', 'wd[blk]', 'q4k_sc(blk * 3u, is)', 
     workgroupBarrier();
 `;
 
-const SCALAR_MAIN = `${gemm.gridHead('scalar')}${SET_NO_FUSE}  for (var kb = 0u; kb < KB; kb++) {
-${STAGE}${gemm.eachElement('    ', gemm.SUBTILE, [
+const SCALAR_MAIN = `${gridHead('scalar')}${SET_NO_FUSE}  for (var kb = 0u; kb < KB; kb++) {
+${STAGE}${eachElement('    ', SUBTILE, [
   "let ra = (sm * 16u + p / 16u) * 16u; // first f16 pair of this element's A row",
   'let rb = (sn * 16u + p % 16u) * 16u; // ... and of its B row (= output column)',
-  ...gemm.scalarSum('get_a(ra + l)', 'get_b(rb + l)'),
+  ...scalarSum('get_a(ra + l)', 'get_b(rb + l)'),
 ])}
     workgroupBarrier();
   }
@@ -100,45 +119,44 @@ const matrixMain = (
   spec: CoopmatSpec,
 ) => `// One 16x16 f32 spill per plane: the result matrix's lane layout is opaque, so it is stored here and
 // copied out by the per-lane partition, which also applies the tail guards and the ownership hooks.
-${gemm.spillCopyOut(gemm.outRows(spec))}
-${gemm.gridHead(spec.arm)}${SET_NO_FUSE}  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
-${gemm.accDecls(spec)}
+${spillCopyOut(outRows(spec))}
+${gridHead(spec.arm)}${SET_NO_FUSE}  // RM*RN f32 result matrices held across the whole K loop (the hand kernel's coopmat acc[][]).
+${accDecls(spec)}
   for (var kb = 0u; kb < KB; kb++) {
-${STAGE}${gemm.contractChunks(spec, { chunks: 2, what: 'staged block', bufAt: '', rs: 32 }, loadA)}
+${STAGE}${contractChunks(spec, { chunks: 2, what: 'staged block', bufAt: '', rs: 32 }, loadA)}
     workgroupBarrier();
   }
-${gemm.spillStores(spec, '  ')}
+${spillStores(spec, '  ')}
 }
 `;
 
-function onePassModule(spec: CoopmatSpec): gemm.GemmModule {
+function onePassModule(spec: CoopmatSpec): GemmModule {
   const g = coopmatGeometry(spec);
-  const bindings = [
-    gemm.readOnly('x', 'array<f32>', 'activation [M, K] row-major'),
+  const bindings = withGridSlice({
+    x: readOnly('array<f32>', 'activation [M, K] row-major'),
     ...q4kWeight('u32'),
-    gemm.outBinding(spec),
-  ];
-  const enables =
-    spec.arm === 'scalar' ? (spec.f16 === 'native' ? 'enable f16;\n' : '') : gemm.MATRIX_ENABLES;
+    ...outBinding(spec),
+  });
+  const enables = spec.arm === 'scalar' ? (spec.f16 === 'native' ? 'enable f16;\n' : '') : MATRIX_ENABLES;
   return {
-    bindings: [...bindingNames(bindings), GRID_SLICE_BINDING],
+    bindings: bindingNames(bindings),
     wgsl: `${enables ? `${enables}\n` : ''}${header(spec)}
-${gemm.tileConsts(spec, g)}const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
+${tileConsts(spec, g)}const KB = K / 32u; // 32-wide K-blocks (one Q4_K sub-block each)
 const NSB = K / 256u; // Q4_K super-blocks per weight row
 
-${bindingDecls(bindings)}${gridSliceDecl(bindings.length)}
+${bindingDecls(bindings)}
 ${Q4K_SCALES_WGSL}${NO_FUSE_DECODE}
 ${tileStorage(spec)}
-${spec.arm === 'scalar' ? `${SCALAR_MAIN}${gemm.scalarStore(gemm.outRows(spec))}` : matrixMain(spec)}`,
+${spec.arm === 'scalar' ? `${SCALAR_MAIN}${scalarStore(outRows(spec))}` : matrixMain(spec)}`,
   };
 }
 
-function coopmatModule(spec: CoopmatSpec, directStore: boolean): gemm.GemmModule {
+function coopmatModule(spec: CoopmatSpec, directStore: boolean): GemmModule {
   const errs = coopmatSpecErrors(spec);
   if (errs.length) throw new RangeError(errs.join('; '));
   const { stream, prePasses } = stagingOf(spec);
   if (stream) return coopmatStreamModule(spec);
-  return prePasses ? gemm.coopmatSplitModule(spec, directStore) : onePassModule(spec);
+  return prePasses ? coopmatSplitModule(spec, directStore) : onePassModule(spec);
 }
 
 /**
@@ -164,7 +182,7 @@ export interface CoopmatKernel extends KernelLaunch {
  */
 export function buildCoopmatKernel(spec: CoopmatSpec, opts: { instrument?: boolean } = {}): CoopmatKernel {
   const instrument = opts.instrument ?? false;
-  // The split GEMM stores interior fragments straight to out, except instrumented (see coopmat.split.ts).
+  // The split GEMM stores interior fragments straight to out, except instrumented (coopmat.split.ts matrixStores).
   const { wgsl: kernelWgsl, bindings } = coopmatModule(spec, !instrument);
   const stream = stagingOf(spec).stream;
   const g = stream ? streamGeometry(spec) : coopmatGeometry(spec);

@@ -1,7 +1,7 @@
 // The f16-dequant coopmat Q4_K GEMM family ('coopmat-f16'), twin of the reference's
 // mmq_q4k_coopmat_tile. Public entry of src/kernels/coopmat.
 import { judge, type Gate, type Verdict } from '../compare';
-import { defineFamily, familyRoute, type DefinedFamily } from '../define';
+import { defineFamily, familyBuilder, type DefinedFamily } from '../define';
 import {
   choiceParam,
   intParam,
@@ -13,14 +13,13 @@ import {
   type TuningSearch,
   type WeightOperand,
 } from '../family';
-import { fastArms } from '../gpu/arms';
 import type { AdapterCaps } from '../gpu/caps';
 import { gemmF32 } from '../oracle';
-import { tileFromSpace, tileSpace, tileValues } from '../tune/tileSpace';
+import { knobSearch } from '../tune/knobs';
 import { modelActivation } from '../quant/gen';
 import { dequantizeQ4K } from '../quant/q4k';
 import { tileOf, type TileParams } from '../tile';
-import type { Config } from '../tune/space';
+import type { Config } from '../space';
 import { coopmatCatalog, COOPMAT_STAGINGS, type CoopmatStaging } from './catalog';
 import { coopmatData, mmqQ4kF16RoundedRef, type CoopmatData, type DecodeRounding } from './coopmat.oracle';
 import { coopmatAnalyticOwnership, coopmatPlan, COOPMAT_OWNER_BUFFER } from './coopmat.plan';
@@ -132,7 +131,7 @@ export function q4kWeight(weight: WeightOperand): CoopmatData['w'] {
 export const coopmatPhase = (spec: Pick<CoopmatSpec, 'arm' | 'staging'>): OwnershipPhase =>
   spec.arm === 'scalar' && !stagingOf(spec).stream ? 'register-accumulator' : 'scalar-epilogue';
 
-const route = familyRoute('coopmat-f16', {
+const builder = familyBuilder('coopmat-f16', {
   spec: coopmatSpecOf,
   dataKey: (spec: CoopmatSpec) => [spec.m, spec.n, spec.k],
   data: (spec, config) => coopmatData(spec.m, spec.n, spec.k, config.data.source, config.data.seed),
@@ -196,80 +195,31 @@ const PRIORS: readonly [TileParams, CoopmatStaging, number][] = [
   [{ wm: 1, wn: 2, rm: 2, rn: 1 }, 'stream', 4],
 ];
 
-/** Split-K parts the search tries. */
-const KSPLITS = [1, 2, 4, 8, 16];
-
 /** The reference's tile, where every hunt starts. */
 const INCUMBENT_TILE: TileParams = { wm: 2, wn: 4, rm: 1, rn: 1 };
 
-/** The coopmat search: (WM, WN, RM, RN) x staging x the arms this adapter has. */
+/** The coopmat search: (WM, WN, RM, RN) x staging x the arms this adapter has x split-K (catalog.ts). */
 function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
-  {
-    const fast = fastArms(coopmatCatalog, caps, base.params);
-    const k = intParam(base.params, 'k');
-    const space = tileSpace([1, 2, 4, 8])
-      .param(
-        'STAGING',
-        COOPMAT_STAGINGS.map((_, i) => i),
-      )
-      .param(
-        'ARM',
-        fast.map((_, i) => i),
-      )
-      .param('KSPLIT', KSPLITS)
-      .constraint(
-        (c, sp) =>
-          sp.get(c, 'KSPLIT') === 1 ||
-          (COOPMAT_STAGINGS[sp.get(c, 'STAGING')] !== 'one-pass' && k % (sp.get(c, 'KSPLIT') * 64) === 0),
-        'split-K: a split staging, and k a multiple of ksplit x 64',
-      );
-    const at = (tile: TileParams, staging: CoopmatStaging, ksplit = 1, arm = fast.at(-1)!) =>
-      space.config({
-        ...tileValues(tile),
-        STAGING: COOPMAT_STAGINGS.indexOf(staging),
-        ARM: fast.indexOf(arm),
-        KSPLIT: ksplit,
-      });
-    const incumbent = at(INCUMBENT_TILE, 'prepass')!;
-    const seeds = [
-      ...COOPMAT_STAGINGS.filter((s) => s !== 'prepass').map((s) => at(INCUMBENT_TILE, s)),
-      ...PRIORS.map(([t, s, ks]) => at(t, s, ks)),
-    ].filter((c): c is Config => c !== undefined && space.feasible(c));
-    return {
-      space,
-      apply: (cfg) => ({
-        ...base,
-        arm: fast[space.get(cfg, 'ARM')]!,
-        params: {
-          ...base.params,
-          ...tileFromSpace(space, cfg),
-          staging: COOPMAT_STAGINGS[space.get(cfg, 'STAGING')]!,
-          ksplit: space.get(cfg, 'KSPLIT'),
-        },
-      }),
-      choiceOf(config) {
-        const arm = fast.indexOf(config.arm);
-        const staging = COOPMAT_STAGINGS.indexOf(config.params.staging as CoopmatStaging);
-        return arm < 0 || staging < 0
-          ? undefined
-          : space.config({
-              ...tileValues(tileOf(config.params)),
-              STAGING: staging,
-              ARM: arm,
-              KSPLIT: typeof config.params.ksplit === 'number' ? config.params.ksplit : 1,
-            });
-      },
-      incumbent,
-      seeds,
-      // The looser of the arms' gates; a winner is checked against its own arm's gate before it is stored.
-      gate: COOPMAT_MATRIX_GATE,
-    };
-  }
+  const { space, apply, choiceOf, at: point } = knobSearch(coopmatCatalog, base, caps);
+  const at = (tile: TileParams, staging: CoopmatStaging, ksplit = 1) => point({ ...tile, staging, ksplit });
+  const seeds = [
+    ...COOPMAT_STAGINGS.filter((s) => s !== 'prepass').map((s) => at(INCUMBENT_TILE, s)),
+    ...PRIORS.map(([t, s, ks]) => at(t, s, ks)),
+  ].filter((c): c is Config => c !== undefined && space.feasible(c));
+  return {
+    space,
+    apply,
+    choiceOf,
+    incumbent: at(INCUMBENT_TILE, 'prepass')!,
+    seeds,
+    // The looser of the arms' gates; a winner is checked against its own arm's gate before it is stored.
+    gate: COOPMAT_MATRIX_GATE,
+  };
 }
 
 /** The family: f16-dequant coopmat Q4_K GEMM with a comptime (wm, wn, rm, rn) tile and a staging. */
 export const coopmatF16Family: DefinedFamily<CoopmatBuilt> = defineFamily({
   catalog: coopmatCatalog,
-  route,
+  builder,
   search,
 });

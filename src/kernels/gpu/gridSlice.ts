@@ -4,6 +4,7 @@
 // (`grid_slice`: the slice's first workgroup and the whole grid), dispatches a box of the grid, waits for
 // it and checks the cancel before the next. A whole dispatch sees base 0 and its own grid, so the same
 // text serves single runs, timed batches and slices. Pure: the WGSL pieces and the slicing arithmetic.
+import type { BindingTable, UniformEntry } from './bindings';
 
 /** The name a pass lists in its bindings for the runner's slice uniform (not a plan buffer). */
 export const GRID_SLICE_BINDING = 'grid_slice';
@@ -13,20 +14,34 @@ export const GRID_SLICE_BYTES = 32;
 
 export type Grid = readonly [number, number, number];
 
-/**
- * The WGSL declaration of the slice uniform at `binding`.
- * @example gridSliceDecl(4) // 'struct GridSlice ...\n@group(0) @binding(4) var<uniform> grid_slice: GridSlice; ...'
- */
-export const gridSliceDecl = (binding: number): string =>
-  `${GRID_SLICE_STRUCT}\n@group(0) @binding(${binding}) ${GRID_SLICE_VAR} // ${GRID_SLICE_COMMENT}`;
-
 /** The uniform's struct. */
 export const GRID_SLICE_STRUCT =
   "struct GridSlice { base: vec3u, grid: vec3u } // a slice's first workgroup, and the whole grid";
-/** The uniform's variable declaration (after its `@group @binding`). */
-export const GRID_SLICE_VAR = `var<uniform> ${GRID_SLICE_BINDING}: GridSlice;`;
 /** What the uniform is for, as its declaration's comment says. */
 export const GRID_SLICE_COMMENT = 'set by the host, which may run the grid in slices';
+
+/**
+ * The slice uniform as the last entry of a kernel's binding table (gpu/bindings.ts): the runner provides
+ * its buffer, not the plan. `struct: false` where the module declares GridSlice with its other types.
+ * @example const table = { ...own, [GRID_SLICE_BINDING]: gridSliceEntry() };
+ */
+export const gridSliceEntry = (opts: { struct?: boolean } = {}): UniformEntry => ({
+  uniform: 'GridSlice',
+  comment: GRID_SLICE_COMMENT,
+  ...((opts.struct ?? true) ? { before: GRID_SLICE_STRUCT } : {}),
+});
+
+/**
+ * A table with the slice uniform bound after its own entries.
+ * @example bindingNames(withGridSlice({ out: readWrite('array<f32>') })) // ['out', 'grid_slice']
+ */
+export const withGridSlice = <T extends BindingTable>(
+  table: T,
+  opts: { struct?: boolean } = {},
+): T & Record<typeof GRID_SLICE_BINDING, UniformEntry> => ({
+  ...table,
+  [GRID_SLICE_BINDING]: gridSliceEntry(opts),
+});
 
 /** The entry point's workgroup-id parameter: the id within the slice dispatched. */
 export const GRID_SLICE_PARAM = '@builtin(workgroup_id) slice_wg: vec3u';

@@ -1,5 +1,4 @@
 export * from './caps';
-export * from './arms';
 export * from './plan';
 export * from './runner';
 export * from './timing';

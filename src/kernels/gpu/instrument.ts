@@ -4,6 +4,7 @@
 // and the host appends one of two suffixes AFTER the kernel text (so editor line numbers stay right):
 // the plain one just stores; the instrumented one also records, per output element, how many times it
 // was stored and by whom, into an `owner` debug buffer -- the ownership of the kernel that actually ran.
+import { bindingDecls, readWrite } from './bindings';
 import { kernelPass, type BufferSpec, type KernelLaunch, type PassSpec } from './plan';
 
 export const OWNER_WORDS = 3; // per output element: [store count, workgroup, (plane << 16) | lane]
@@ -29,7 +30,7 @@ fn store_out(i: u32, v: ${outType}) { ${outName}[i] = v; }
   }
   return `
 // ---- host suffix (not editable): ownership-recording output store ----
-@group(0) @binding(${ownerBinding}) var<storage, read_write> owner_dbg: array<atomic<u32>>;
+${bindingDecls({ owner_dbg: readWrite('array<atomic<u32>>') }, ownerBinding)}
 var<private> owner_id: vec3u;
 fn set_owner(wg: u32, plane: u32, lane: u32) { owner_id = vec3u(wg, plane, lane); }
 fn store_out(i: u32, v: ${outType}) {

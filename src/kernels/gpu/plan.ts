@@ -150,30 +150,3 @@ export function singlePassPlan(
 ): KernelPlan {
   return { buffers, passes: [pass], output: 'out', outputType, mainPass: 0 };
 }
-
-/** A storage buffer a kernel binds: its WGSL variable, the plan's buffer name and its declaration. */
-export interface Binding {
-  /** The WGSL variable name. */
-  name: string;
-  /** The plan's buffer bound there (default: `name`). */
-  buffer?: string;
-  access: 'read' | 'read_write';
-  type: string;
-  comment: string;
-}
-
-/**
- * The storage declarations of a binding table from @binding `at` on: ONE list gives both the WGSL and the
- * plan's buffer names (bindingNames), so the two cannot drift.
- * @example bindingDecls([{ name: 'xt', access: 'read', type: 'array<u32>', comment: 'f16 pairs' }])
- */
-export const bindingDecls = (list: readonly Binding[], at = 0): string =>
-  list
-    .map(
-      (b, i) =>
-        `@group(0) @binding(${at + i}) var<storage, ${b.access}> ${b.name}: ${b.type}; // ${b.comment}\n`,
-    )
-    .join('');
-
-/** The plan's buffer names of a binding table, in @binding order. */
-export const bindingNames = (list: readonly Binding[]): string[] => list.map((b) => b.buffer ?? b.name);

@@ -2,6 +2,14 @@
 // ("parts") run as one dispatch, each on its own whole workgroups. The coopmat split plan's weight and
 // activation pre-passes and the MoE route's gather are parts. Here too: the f32 -> f16 fragment tiles a
 // matrix GEMM loads its A from, and the in-order sum of split-K partial sums.
+import {
+  bindingDecls,
+  bindingLayout,
+  bindingNames,
+  readOnly,
+  readWrite,
+  type BindingTable,
+} from './bindings';
 
 /** Workgroup size of the element-wise pre-passes, and the most workgroups they put on one grid row. */
 export const PRE_PASS_WG = 256;
@@ -26,14 +34,15 @@ export interface SplitPrePass {
 }
 
 /**
- * One pre-pass body: its declarations (from binding `at` on), the function `${fn}(t)` doing item t, the
- * number of items, its buffers in binding order and the buffer it writes.
+ * One pre-pass body: its binding table, its declarations around the table's (which the kernel numbers
+ * after the parts before it), the function `${fn}(t)` doing item t, the number of items and the buffer
+ * it writes.
  */
 export interface PrePassPart {
-  decls: (at: number) => string;
+  bindings: BindingTable;
+  decls: (bindings: string) => string;
   fn: string;
   items: number;
-  bindings: readonly string[];
   out: { name: string; bytes: number };
   /** Lines at the top of main, before any part runs (they may read num_workgroups as `nwg`). */
   head?: string;
@@ -44,13 +53,11 @@ export interface PrePassPart {
  * part i - 1's, rounded up to whole workgroups so each workgroup runs one part (a uniform branch).
  */
 export function prePassKernel(k: number, title: string, parts: readonly PrePassPart[]): SplitPrePass {
-  let at = 0;
+  const layout = bindingLayout(...parts.map((p) => p.bindings));
   let first = 0;
-  const decls: string[] = [];
+  const decls = parts.map((p, i) => p.decls(layout.decls[i]!));
   const calls: string[] = [];
   for (const [i, part] of parts.entries()) {
-    decls.push(part.decls(at));
-    at += part.bindings.length;
     // Part 0 starts at invocation 0, so it needs no lower bound.
     calls.push(
       i === 0
@@ -73,7 +80,7 @@ ${calls.join('\n')}
   return {
     wgsl,
     entryPoint: 'main',
-    bindings: parts.flatMap((p) => p.bindings),
+    bindings: layout.names,
     workgroupSize: PRE_PASS_WG,
     grid,
     writes: parts.map((p) => p.out),
@@ -111,19 +118,21 @@ export const fragmentTileIndex = (row: number, col: number, k: number): number =
 export function f16TilesPart(m: number, k: number, mp: number, slack: number): PrePassPart {
   const items = (mp * k) / 8;
   const decls = (
-    at: number,
+    bindings: string,
   ) => `// Activation: x [${m}, ${k}] rounded to f16 into 16x16 fragment tiles xt [${mp / 16}][${k / 16}][16][16]
 // (rows ${m}..${mp - 1} zero).
 const M = ${m}u;
-@group(0) @binding(${at}) var<storage, read> x: array<vec4f>; // [M, K] row-major
-@group(0) @binding(${at + 1}) var<storage, read_write> xt: array<vec4u>; // f16 tiles as pack2x16float pairs
+${bindings}
 
 ${f16TileItem('activation_item', '', 'row', 'row < M')}`;
   return {
+    bindings: {
+      x: readOnly('array<vec4f>', '[M, K] row-major'),
+      xt: readWrite('array<vec4u>', 'f16 tiles as pack2x16float pairs'),
+    },
     decls,
     fn: 'activation_item',
     items,
-    bindings: ['x', 'xt'],
     out: { name: 'xt', bytes: mp * k * 2 + slack },
   };
 }
@@ -135,11 +144,14 @@ ${f16TileItem('activation_item', '', 'row', 'row < M')}`;
  */
 export function partSumsPass(mn: number, parts: number, what: string): SplitPrePass {
   const grid = prePassGrid(mn);
+  const bindings = {
+    part: readOnly('array<f32>', '[KSPLIT, M, N] partial sums'),
+    out: readWrite('array<f32>', '[M, N]'),
+  };
   return {
     wgsl: `// ${what} split-K reduction: out = part[0] + part[1] + ... + part[${parts - 1}], in that order.
 const MN = ${mn}u;
-@group(0) @binding(0) var<storage, read> part: array<f32>; // [KSPLIT, M, N] partial sums
-@group(0) @binding(1) var<storage, read_write> out: array<f32>; // [M, N]
+${bindingDecls(bindings)}
 
 @compute @workgroup_size(${PRE_PASS_WG})
 fn main(@builtin(global_invocation_id) gid: vec3u) {
@@ -152,7 +164,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u) {
 }
 `,
     entryPoint: 'main',
-    bindings: ['part', 'out'],
+    bindings: bindingNames(bindings),
     workgroupSize: PRE_PASS_WG,
     grid,
     writes: [{ name: 'out', bytes: mn * 4 }],

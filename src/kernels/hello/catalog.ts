@@ -1,6 +1,6 @@
 // What the app knows of the two hello kernels before any WGSL exists: fixed-shape int8 tiles with the
 // three island arms. Light: no generator, oracle or quant code (see ../family.ts).
-import { armPlaneProblems, DP4A_ARM, int8MatrixArm, SCALAR_ARM } from '../gpu/arms';
+import { armPlaneProblems, DP4A_ARM, int8MatrixArm, SCALAR_ARM } from '../arms';
 import { findMatrixConfig, planeWidth, type AdapterCaps } from '../gpu/caps';
 import { dataProblems, type FamilyCatalog, type RunConfig } from '../family';
 

@@ -1,12 +1,18 @@
 // Host launch plans for the hello kernels: one workgroup of ONE plane, buffers a, b (packed int8) and
 // out (i32); the instrumented plan adds the ownership debug buffer at binding 3.
+import { bindingNames } from '../gpu/bindings';
 import { emptyOwnership, ownerBufferSpec, suffixedPass, type OwnershipMap } from '../gpu/instrument';
 import { singlePassPlan, type KernelPlan } from '../gpu/plan';
 import { packI8 } from '../quant';
 import { HELLO_SHAPES, type HelloKernelId } from './catalog';
-import { helloPerLane, helloWgsl, helloWorkgroupBytes, type HelloWgslParams } from './hello.wgsl';
+import {
+  helloBindings,
+  helloPerLane,
+  helloWgsl,
+  helloWorkgroupBytes,
+  type HelloWgslParams,
+} from './hello.wgsl';
 
-export const HELLO_BINDINGS = ['a', 'b', 'out'] as const;
 export const HELLO_OWNER_BUFFER = 'owner';
 
 /**
@@ -28,7 +34,7 @@ export function helloPlan(
   const kern = {
     wgsl: helloWgsl(params),
     entryPoint: 'main',
-    bindings: HELLO_BINDINGS,
+    bindings: bindingNames(helloBindings(params)),
     workgroupSize: params.plane,
     workgroupBytes: helloWorkgroupBytes(params),
   };

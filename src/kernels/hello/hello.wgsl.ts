@@ -7,6 +7,7 @@
 // tile by the same width (256/plane or 128/plane outputs per lane) -- "a hardcoded 32 silently produces a
 // half-written tile" on a 64-wide plane, and a 4-wide one on SwiftShader.
 // The kernel calls set_owner / store_out, which the host defines in a suffix (gpu/instrument.ts).
+import { bindingDecls, readOnly, readWrite } from '../gpu/bindings';
 import type { Arm } from '../gpu/caps';
 import { HELLO_SHAPES, type HelloKernelId } from './catalog';
 
@@ -72,11 +73,21 @@ const PER = ${per}u; // outputs per lane: M*N / PLANE
 `;
 }
 
-function bindings(elem: 'u32' | 'i32', bComment: string): string {
-  return `@group(0) @binding(0) var<storage, read> a: array<${elem}>; // A [M, K] int8, 4 per word, little-endian
-@group(0) @binding(1) var<storage, read> b: array<${elem}>; // ${bComment}
-@group(0) @binding(2) var<storage, read_write> out: array<i32>; // [M, N] row-major
-`;
+/**
+ * A hello kernel's bindings: packed int8 A and B, the i32 output. i8 subgroup matrices load from i32
+ * arrays (their scalar type); the other arms read raw words.
+ */
+export function helloBindings(p: Pick<HelloWgslParams, 'kernel' | 'arm'>) {
+  const elem = p.arm === 'subgroup-matrix' ? 'i32' : 'u32';
+  const nk = HELLO_SHAPES[p.kernel].bLayout === 'nk';
+  return {
+    a: readOnly(`array<${elem}>`, 'A [M, K] int8, 4 per word, little-endian'),
+    b: readOnly(
+      `array<${elem}>`,
+      nk ? 'B [N, K] int8 (row n = B[n, k]), 4 per word' : 'B [K, N] int8 row-major, 4 per word',
+    ),
+    out: readWrite('array<i32>', '[M, N] row-major'),
+  };
 }
 
 /** The epilogue every arm shares: lane l stores its PER outputs, value given by `value(p)`. */
@@ -220,20 +231,16 @@ export function helloWgsl(p: HelloWgslParams): string {
   const errs = helloParamErrors(p);
   if (errs.length) throw new RangeError(errs.join('; '));
   const per = helloPerLane(p.kernel, p.plane);
-  const { bLayout } = HELLO_SHAPES[p.kernel];
-  const bComment =
-    bLayout === 'nk' ? 'B [N, K] int8 (row n = B[n, k]), 4 per word' : 'B [K, N] int8 row-major, 4 per word';
   const enables =
     p.arm === 'subgroup-matrix'
       ? 'enable chromium_experimental_subgroup_matrix;\n\n'
       : p.arm === 'dp4a'
         ? 'requires packed_4x8_integer_dot_product;\n\n'
         : '';
-  // i8 subgroup matrices load from i32 arrays (their scalar type); the other arms read raw words.
-  const elem = p.arm === 'subgroup-matrix' ? 'i32' : 'u32';
   const body = p.arm === 'scalar' ? scalarBody(p) : p.arm === 'dp4a' ? dp4aBody(p) : matrixBody(p);
   return `${enables}${header(p, per)}
 ${consts(p, per)}
-${bindings(elem, bComment)}
+${bindingDecls(helloBindings(p))}
+
 ${body}`;
 }

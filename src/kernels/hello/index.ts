@@ -1,6 +1,6 @@
 // The hello kernel families: the smallest kernels that prove an int8 matrix-core op (or its scalar /
 // dot4I8Packed twin) runs and is exact. Public entry of src/kernels/hello.
-import { defineFamily, familyRoute } from '../define';
+import { defineFamily, familyBuilder } from '../define';
 import type { ResolvedConfig } from '../family';
 import type { AdapterCaps } from '../gpu/caps';
 import {
@@ -18,7 +18,7 @@ export { helloI8Ref, mmaHelloRef, helloRef, helloData } from './hello.oracle';
 export { HELLO_SHAPES, helloMatrixShape, type HelloKernelId, type HelloShape } from './catalog';
 export { helloWgsl, helloPerLane, helloParamErrors } from './hello.wgsl';
 export type { HelloWgslParams } from './hello.wgsl';
-export { helloPlan, helloAnalyticOwnership, HELLO_BINDINGS, HELLO_OWNER_BUFFER } from './hello.plan';
+export { helloPlan, helloAnalyticOwnership, HELLO_OWNER_BUFFER } from './hello.plan';
 
 /** Generator parameters of a config on an adapter (the matrix arm's K comes from the adapter's configs). */
 export function helloParams(config: ResolvedConfig, caps: AdapterCaps): HelloWgslParams {
@@ -33,7 +33,7 @@ function helloFamily(kernel: HelloKernelId, catalog: typeof helloWmmaCatalog) {
   const { m, n, k } = HELLO_SHAPES[kernel];
   return defineFamily({
     catalog,
-    route: familyRoute(kernel, {
+    builder: familyBuilder(kernel, {
       spec: helloParams,
       dataKey: (p) => p.kernel,
       data: (p, config) => helloData(p.kernel, config.data.source, config.data.seed),

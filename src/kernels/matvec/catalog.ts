@@ -1,10 +1,11 @@
 // What the app knows of the decode matvec before any WGSL exists: its shape (a few activation rows
 // against a Q4_K weight), its two knobs (planes per workgroup, columns per plane), arms and rules.
 // Light: no generator, oracle or quant code (see ../family.ts).
-import { DP4A_ARM, SCALAR_ARM, armPlaneProblems } from '../gpu/arms';
+import { DP4A_ARM, SCALAR_ARM, armPlaneProblems } from '../arms';
 import type { AdapterCaps } from '../gpu/caps';
 import { multipleProblem, shapeControl } from '../controls';
 import {
+  ARM_KNOB,
   controlProblems,
   dataProblems,
   type ControlDecl,
@@ -40,6 +41,7 @@ const controls: ControlDecl[] = [
     max: 8,
     step: (p) => (typeof p.planes === 'number' && p.planes >= 2 ? p.planes / 2 : 1),
     hint: 'planes per workgroup (1, 2, 4 or 8), each on its own output columns',
+    tune: { values: MATVEC_PLANES },
   },
   {
     kind: 'int',
@@ -50,6 +52,7 @@ const controls: ControlDecl[] = [
     max: 4,
     step: () => 1,
     hint: 'output columns per plane (1, 2 or 4): its lanes split K, each weight byte read once',
+    tune: { values: MATVEC_COLS },
   },
 ];
 
@@ -82,5 +85,9 @@ export const matvecQ4kCatalog: FamilyCatalog = {
       ...dataProblems(config.data, matvecQ4kCatalog),
     ];
   },
-  tuning: { op: 'matvec_q4k', label: 'Q4_K decode matvec: planes x columns (matvec_q4k)' },
+  tuning: {
+    op: 'matvec_q4k',
+    label: 'Q4_K decode matvec: planes x columns (matvec_q4k)',
+    knobs: ['planes', 'cols', ARM_KNOB],
+  },
 };

@@ -2,9 +2,8 @@
 // and oracle (the matvec is the same math in another schedule, so the same exact oracle gates it), the
 // plan, the ownership, and the tuner's search over planes x columns x arm.
 import type { Gate } from '../compare';
-import { defineFamily, familyRoute } from '../define';
+import { defineFamily, familyBuilder } from '../define';
 import { intParam, type ResolvedConfig, type RunConfig, type TuningSearch } from '../family';
-import { fastArms } from '../gpu/arms';
 import type { AdapterCaps } from '../gpu/caps';
 import {
   fullPrecisionOf,
@@ -16,8 +15,9 @@ import {
   mmqWeightBytes,
   OWNER_BUFFER,
 } from '../mmq';
-import { Space, type Config } from '../tune/space';
-import { MATVEC_COLS, MATVEC_PLANES, matvecQ4kCatalog } from './catalog';
+import { knobSearch } from '../tune/knobs';
+import type { Config } from '../space';
+import { matvecQ4kCatalog } from './catalog';
 import { matvecOwnership, matvecPlan } from './matvec.plan';
 import type { MatvecSpec } from './matvec.wgsl';
 
@@ -38,42 +38,22 @@ function specOf(config: ResolvedConfig): MatvecSpec {
 
 /** The search: planes x columns x the accelerated arms here; the incumbent is the defaults' 4 x 1. */
 function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
-  const arms = fastArms(matvecQ4kCatalog, caps, base.params);
-  const space = new Space()
-    .param('PLANES', [...MATVEC_PLANES])
-    .param('COLS', [...MATVEC_COLS])
-    .param(
-      'ARM',
-      arms.map((_, i) => i),
-    );
-  const apply = (cfg: Config): RunConfig => ({
-    ...base,
-    arm: arms[space.get(cfg, 'ARM')]!,
-    params: { ...base.params, planes: space.get(cfg, 'PLANES'), cols: space.get(cfg, 'COLS') },
-  });
-  const at = (planes: number, cols: number, arm: number) =>
-    space.config({ PLANES: planes, COLS: cols, ARM: arm });
-  const incumbent = at(4, 1, arms.length - 1)!;
+  const { space, apply, choiceOf, at } = knobSearch(matvecQ4kCatalog, base, caps);
   return {
     space,
     apply,
-    choiceOf(config) {
-      const i = arms.indexOf(config.arm);
-      const planes = config.params.planes;
-      const cols = config.params.cols;
-      return i < 0 || typeof planes !== 'number' || typeof cols !== 'number'
-        ? undefined
-        : space.config({ PLANES: planes, COLS: cols, ARM: i });
-    },
-    incumbent,
-    seeds: [at(8, 1, arms.length - 1), at(2, 2, arms.length - 1)].filter((c): c is Config => c !== undefined),
+    choiceOf,
+    incumbent: at({ planes: 4, cols: 1 })!,
+    seeds: [at({ planes: 8, cols: 1 }), at({ planes: 2, cols: 2 })].filter(
+      (c): c is Config => c !== undefined,
+    ),
     gate: INT8_TUNE_GATE,
   };
 }
 
 export const matvecQ4kFamily = defineFamily({
   catalog: matvecQ4kCatalog,
-  route: familyRoute('matvec-q4k', {
+  builder: familyBuilder('matvec-q4k', {
     spec: specOf,
     dataKey: (s: MatvecSpec) => ['q4k', s.m, s.n, s.k],
     data: (s, config) => mmqDataset('q4k', s.m, s.n, s.k, config.data.source, config.data.seed),

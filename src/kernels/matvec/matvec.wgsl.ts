@@ -7,7 +7,8 @@
 // the sum is the oracle's bit for bit. A chunk is PLANE units; its terms are double-buffered, so one
 // barrier a chunk serves both the write and the next chunk's.
 import type { Arm } from '../gpu/caps';
-import { GRID_SLICE_BINDING, GRID_SLICE_PARAM, gridSliceDecl, gridSliceLets } from '../gpu/gridSlice';
+import { bindingDecls, bindingNames, readOnly, readWrite } from '../gpu/bindings';
+import { GRID_SLICE_PARAM, gridSliceLets, withGridSlice } from '../gpu/gridSlice';
 import type { KernelLaunch } from '../gpu/plan';
 import { NO_FUSE_DECODE, Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
 
@@ -62,8 +63,18 @@ export function matvecWorkgroupBytes(s: Pick<MatvecSpec, 'm' | 'k' | 'planes' | 
   return c.buffers * s.planes * s.cols * s.m * 2 * s.plane * c.perLane * 4;
 }
 
-/** The buffers a matvec binds, in @binding order (the MMQ Q4_K layout; the grid slice last). */
-export const MATVEC_BINDINGS = ['xq', 'xs_xsum', 'wqs', 'wsc', 'wd_dmin', 'out', GRID_SLICE_BINDING];
+/** A matvec's bindings: the MMQ Q4_K layout read 16 bytes at a time, the output, the grid slice last. */
+const BINDINGS = withGridSlice({
+  xq4: { ...readOnly('array<vec4<u32>>', 'q8_1 activation int8 [M, K], 16 per vec4'), buffer: 'xq' },
+  xs_xsum: readOnly('array<vec2f>', '[M, K/32] (xs, xsum = xs * sum(xq)) per 32-block'),
+  wqs4: { ...readOnly('array<vec4<u32>>', 'Q4_K qs: 128 B a super-block, 16 per vec4'), buffer: 'wqs' },
+  wsc: readOnly('array<u32>', 'Q4_K packed 6-bit scales/mins: 3 words a super-block'),
+  wd_dmin: readOnly('array<vec2f>', 'Q4_K (d, dmin) per super-block'),
+  out: readWrite('array<f32>', '[M, N]'),
+});
+
+/** The buffers a matvec binds, in @binding order. */
+export const MATVEC_BINDINGS: readonly string[] = bindingNames(BINDINGS);
 
 const DOT = {
   dp4a: '',
@@ -108,13 +119,7 @@ const CHUNKS = ${c.chunks}u;
 const TB = 2u * CHUNK; // terms a chunk holds per (column, row): two 32-blocks a unit, in K order
 const SUMS = (M * COLS + PLANE - 1u) / PLANE; // (row, column) running sums a lane keeps: lane + PLANE*a
 
-@group(0) @binding(0) var<storage, read> xq4: array<vec4<u32>>; // q8_1 activation int8 [M, K], 16 per vec4
-@group(0) @binding(1) var<storage, read> xs_xsum: array<vec2f>; // [M, K/32] (xs, xsum = xs * sum(xq)) per 32-block
-@group(0) @binding(2) var<storage, read> wqs4: array<vec4<u32>>; // Q4_K qs: 128 B a super-block, 16 per vec4
-@group(0) @binding(3) var<storage, read> wsc: array<u32>; // Q4_K packed 6-bit scales/mins: 3 words a super-block
-@group(0) @binding(4) var<storage, read> wd_dmin: array<vec2f>; // Q4_K (d, dmin) per super-block
-@group(0) @binding(5) var<storage, read_write> out: array<f32>; // [M, N]
-${gridSliceDecl(6)}
+${bindingDecls(BINDINGS)}
 
 // A chunk's block terms: [${c.buffers}][PLANES][COLS][M][TB], in K order within a chunk.
 var<workgroup> terms: array<f32, ${c.buffers}u * PLANES * COLS * M * TB>;

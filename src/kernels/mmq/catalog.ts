@@ -1,10 +1,11 @@
 // What the app knows of the dense int8 MMQ families before any WGSL exists: each is a preset of the one
-// MMQ generator (mmq.wgsl.ts) with the reference's tile, staging and dims, and its controls, steps and
+// MMQ generator (mmq.wgsl.ts) with the reference's tile, operands and dims, and its controls, steps and
 // rules. Light: no generator, oracle or quant code (see ../family.ts).
-import { armPlaneProblems, DP4A_ARM, int8MatrixArm, SCALAR_ARM } from '../gpu/arms';
+import { armPlaneProblems, DP4A_ARM, int8MatrixArm, SCALAR_ARM } from '../arms';
 import type { AdapterCaps } from '../gpu/caps';
 import { multipleProblem, shapeControl } from '../controls';
 import {
+  ARM_KNOB,
   controlProblems,
   dataProblems,
   type ConformanceCheck,
@@ -13,13 +14,24 @@ import {
   type RunConfig,
 } from '../family';
 import { denseGemmWork } from '../work';
-import { REGISTER_TILE, TILE_CONTROLS, tileGeometry, tileOf, type TileParams } from '../tile';
+import {
+  REGISTER_TILE,
+  TILE_CONSTRAINTS,
+  TILE_KEYS,
+  tileControls,
+  tileGeometry,
+  tileOf,
+  type TileParams,
+} from '../tile';
 
 export type MmqKernelId =
   'mmq-q8-naive' | 'mmq-q8-tiled' | 'mmq-q4k-blk' | 'mmq-q4k-rt' | 'mmq-q4k-tile' | 'mmq-q4k-id';
 export type MmqWeights = 'q8_0' | 'q4k';
-/** 'global': operands read straight from storage (the naive one-plane kernel); 'shared': A/B staged to workgroup memory once per 32-block. */
-export type MmqStaging = 'global' | 'shared';
+/**
+ * Where the contraction reads its operands: 'global' straight from storage (the naive one-plane kernel),
+ * 'shared' A and B staged to workgroup memory once per 32-block.
+ */
+export type MmqOperands = 'global' | 'shared';
 /** Where the f32 output accumulator lives across the K loop: workgroup memory (the fixed kernels) or registers (the tile kernel). */
 export type MmqAccumulator = 'shared' | 'register';
 /**
@@ -39,6 +51,7 @@ export const SCHEDULE_CONTROL: ControlDecl = {
   hint: "the seed's one 32-block a step, or 64-wide double-buffered stages with the scales staged once (lane micro-tiles on the scalar and dp4a arms)",
   // Configs stored and linked before the schedule existed ran the seed's.
   optional: true,
+  tune: { name: 'SCHED' },
   options: [
     { value: 'subtile', label: "subtile (the seed's)" },
     { value: 'microtile', label: 'micro-tile' },
@@ -55,7 +68,7 @@ export interface MmqPreset {
   /** The fixed tile; the tile kernel takes its tile from the config instead. */
   tile: TileParams;
   tileIsParam: boolean;
-  staging: MmqStaging;
+  operands: MmqOperands;
   accumulator: MmqAccumulator;
   dims: 'static' | 'runtime';
   tails: boolean;
@@ -65,13 +78,13 @@ export interface MmqPreset {
 const preset = (
   weights: MmqWeights,
   tile: TileParams,
-  staging: MmqStaging,
+  operands: MmqOperands,
   accumulator: MmqAccumulator,
   dims: 'static' | 'runtime',
   tails: boolean,
   indexed = false,
   tileIsParam = false,
-): MmqPreset => ({ weights, tile, tileIsParam, staging, accumulator, dims, tails, indexed });
+): MmqPreset => ({ weights, tile, tileIsParam, operands, accumulator, dims, tails, indexed });
 
 /**
  * The reference kernels as presets of the one generator:
@@ -132,7 +145,7 @@ function denseCatalog(def: DenseDef): FamilyCatalog {
       step: () => block,
       hint: `the reduction; a multiple of ${block} (${blockName(p.weights)})`,
     }),
-    ...(p.tileIsParam ? [...TILE_CONTROLS, SCHEDULE_CONTROL] : []),
+    ...(p.tileIsParam ? [...tileControls([1, 2, 4]), SCHEDULE_CONTROL] : []),
   ];
   const catalog: FamilyCatalog = {
     id: def.id,
@@ -164,7 +177,14 @@ function denseCatalog(def: DenseDef): FamilyCatalog {
       return [...out, ...armPlaneProblems(catalog, config, caps), ...dataProblems(config.data, catalog)];
     },
     ...(def.id === 'mmq-q4k-tile'
-      ? { tuning: { op: 'mmq_q4k_tile', label: 'int8 MMQ Q4_K tile (mmq_q4k_tile)' } }
+      ? {
+          tuning: {
+            op: 'mmq_q4k_tile',
+            label: 'int8 MMQ Q4_K tile (mmq_q4k_tile)',
+            knobs: [...TILE_KEYS, 'schedule', ARM_KNOB],
+            constraints: TILE_CONSTRAINTS,
+          },
+        }
       : {}),
   };
   return catalog;

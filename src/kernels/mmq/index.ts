@@ -6,7 +6,6 @@ export {
   mmqSpecProblems,
   mmqWgsl,
   mmqWorkgroupBytes,
-  type MmqBinding,
   type MmqDims,
   type MmqGeometry,
   type MmqKernel,
@@ -20,7 +19,7 @@ export {
   MMQ_PRESETS,
   type MmqAccumulator,
   type MmqKernelId,
-  type MmqStaging,
+  type MmqOperands,
   type MmqWeights,
 } from './catalog';
 export {

@@ -2,7 +2,7 @@
 // (../define.ts) -- the preset's spec of the one generator, its plan on lazily built data, its oracle and
 // ownership -- and, for the tile kernel, the search the tuner runs.
 import type { Gate } from '../compare';
-import { defineFamily, familyRoute } from '../define';
+import { defineFamily, familyBuilder } from '../define';
 import {
   intParam,
   type FamilyCatalog,
@@ -12,17 +12,15 @@ import {
   type RunConfig,
   type TuningSearch,
 } from '../family';
-import { fastArms } from '../gpu/arms';
 import type { AdapterCaps, Arm } from '../gpu/caps';
 import { emptyOwnership, type OwnershipMap } from '../gpu/instrument';
-import type { Config } from '../tune/space';
-import { tileFromSpace, tileSpace, tileValues } from '../tune/tileSpace';
-import { tileOf, type TileParams } from '../tile';
+import type { Config } from '../space';
+import { knobSearch } from '../tune/knobs';
+import type { TileParams } from '../tile';
 import {
   MMQ_BLK_TILE,
   MMQ_CATALOGS,
   MMQ_PRESETS,
-  MMQ_SCHEDULES,
   presetTile,
   type MmqKernelId,
   type MmqSchedule,
@@ -66,7 +64,7 @@ export function mmqPresetSpec(id: MmqKernelId, o: MmqPresetOptions): MmqSpec {
     indexed: p.indexed,
     weights: p.weights,
     tile: p.tileIsParam ? (o.tile ?? p.tile) : p.tile,
-    staging: p.staging,
+    operands: p.operands,
     accumulator: p.accumulator,
     dims: p.dims === 'runtime' ? { kind: 'runtime' } : { kind: 'static', m: o.m, n: o.n, k: o.k },
     tails: p.tails,
@@ -138,45 +136,18 @@ const BIT_EXACT: Gate = { kind: 'bit-exact' };
 /** The search's gate: exactness is checked on the winner's full output (the family's own gate) after it. */
 export const INT8_TUNE_GATE: Gate = { kind: 'rel-to-max', tol: 1e-3 };
 
-/** The tile kernel's tuning: (WM, WN, RM, RN) x schedule x the accelerated arms this adapter has. */
+/** The tile kernel's tuning: (WM, WN, RM, RN) x schedule x the accelerated arms here (catalog.ts). */
 function tileSearch(catalog: FamilyCatalog) {
   return (base: RunConfig, caps: AdapterCaps): TuningSearch => {
-    const arms = fastArms(catalog, caps, base.params);
-    const space = tileSpace([1, 2, 4])
-      // Winners stored before the schedule was searched ran the seed's (index 0).
-      .param(
-        'SCHED',
-        MMQ_SCHEDULES.map((_, i) => i),
-        { absent: 0 },
-      )
-      .param(
-        'ARM',
-        arms.map((_, i) => i),
-      );
-    const apply = (cfg: Config): RunConfig => ({
-      ...base,
-      arm: arms[space.get(cfg, 'ARM')]!,
-      params: {
-        ...base.params,
-        ...tileFromSpace(space, cfg),
-        schedule: MMQ_SCHEDULES[space.get(cfg, 'SCHED')]!,
-      },
-    });
-    const at = (tile: TileParams, arm: Arm, schedule: MmqSchedule) =>
-      space.config({ ...tileValues(tile), SCHED: MMQ_SCHEDULES.indexOf(schedule), ARM: arms.indexOf(arm) });
+    const { space, apply, choiceOf, at: point, arms } = knobSearch(catalog, base, caps);
+    const at = (tile: TileParams, arm: Arm, schedule: MmqSchedule) => point({ ...tile, arm, schedule });
     const incumbent = at(MMQ_BLK_TILE, arms.at(-1)!, 'subtile')!;
     // The micro-tile seeds: a 64x64 block of 4 planes of 32x32 on each arm.
     const micro = arms.map((a) => at({ wm: 2, wn: 2, rm: 2, rn: 2 }, a, 'microtile'));
     return {
       space,
       apply,
-      choiceOf(config) {
-        const i = arms.indexOf(config.arm);
-        const sched = MMQ_SCHEDULES.indexOf(config.params.schedule === 'microtile' ? 'microtile' : 'subtile');
-        return i < 0
-          ? undefined
-          : space.config({ ...tileValues(tileOf(config.params)), SCHED: sched, ARM: i });
-      },
+      choiceOf,
       incumbent,
       seeds: [...arms.map((a) => at(MMQ_BLK_TILE, a, 'subtile')), ...micro]
         .filter((c): c is Config => c !== undefined)
@@ -204,7 +175,7 @@ function denseFamily(catalog: FamilyCatalog) {
     });
   return defineFamily({
     catalog,
-    route: familyRoute(id, {
+    builder: familyBuilder(id, {
       spec(config: ResolvedConfig): DenseSpec {
         const [m, n, k] = ['m', 'n', 'k'].map((key) => intParam(config.params, key)) as [
           number,

@@ -99,9 +99,9 @@ describe('subgroup-matrix arm text (validated on hardware, not on SwiftShader)',
     expect(fam.validate(c, H200)).toEqual([]);
     expect(fam.validate({ ...c, plane: 16 }, H200).join()).toMatch(/plane width must be 32, not 16/);
   });
-  it('Q4_K with global staging has no matrix arm (the nibbles need the in-kernel decode)', () => {
-    const spec: MmqSpec = { ...preset('mmq-q4k-blk', 'subgroup-matrix', 32), staging: 'global' };
-    expect(mmqSpecProblems(spec).join()).toMatch(/q4k needs staging shared/);
+  it('Q4_K with global operands has no matrix arm (the nibbles need the in-kernel decode)', () => {
+    const spec: MmqSpec = { ...preset('mmq-q4k-blk', 'subgroup-matrix', 32), operands: 'global' };
+    expect(mmqSpecProblems(spec).join()).toMatch(/q4k needs operands shared/);
   });
 });
 
@@ -188,7 +188,7 @@ describe('spec and kernel facts', () => {
     expect(
       mmqSpecProblems({ ...rt, indexed: true, dims: { kind: 'static', m: 1, n: 1, k: 256 } }).join(),
     ).toMatch(/dims must be runtime/);
-    expect(mmqSpecProblems({ ...rt, staging: 'global' }).join()).toMatch(/no tail guards/);
+    expect(mmqSpecProblems({ ...rt, operands: 'global' }).join()).toMatch(/no tail guards/);
     expect(mmqSpecProblems({ ...rt, tile: { wm: 0, wn: 1, rm: 1, rn: 1 } }).join()).toMatch(
       /positive integers/,
     );

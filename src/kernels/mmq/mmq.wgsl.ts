@@ -10,14 +10,8 @@
 // written in exactly the oracle's f32 order, each product rounded on its own (no_fuse), so every arm can
 // match the oracle bit for bit on any compiler, contracting to FMA or not.
 import type { Arm } from '../gpu/caps';
-import {
-  GRID_SLICE_BINDING,
-  GRID_SLICE_COMMENT,
-  GRID_SLICE_PARAM,
-  GRID_SLICE_STRUCT,
-  GRID_SLICE_VAR,
-  gridSliceLets,
-} from '../gpu/gridSlice';
+import { bindingDecls, bindingNames, readOnly, readWrite, type BindingTable } from '../gpu/bindings';
+import { GRID_SLICE_PARAM, GRID_SLICE_STRUCT, gridSliceLets, withGridSlice } from '../gpu/gridSlice';
 import { ShapeError } from '../family';
 import { Q4K_SCALES_WGSL } from '../quant/q4k.wgsl';
 import type { TileParams } from '../tile';
@@ -29,9 +23,9 @@ import {
   microWorkgroupBytes,
   microWorkgroupDecls,
 } from './mmq.microtile';
-import type { MmqAccumulator, MmqSchedule, MmqStaging, MmqWeights } from './catalog';
+import type { MmqAccumulator, MmqSchedule, MmqOperands, MmqWeights } from './catalog';
 
-export type { MmqAccumulator, MmqStaging, MmqWeights } from './catalog';
+export type { MmqAccumulator, MmqOperands, MmqWeights } from './catalog';
 /** 'static': m/n/k baked as WGSL consts (the seed's #[comptime]); 'runtime': read from the `dims` uniform. */
 export type MmqDims = { kind: 'static'; m: number; n: number; k: number } | { kind: 'runtime' };
 
@@ -40,14 +34,14 @@ export interface MmqSpec {
   weights: MmqWeights;
   /** Warp grid wm x wn, per-warp register tile rm x rn of 16x16 subtiles: BM = wm*rm*16, BN = wn*rn*16. */
   tile: TileParams;
-  staging: MmqStaging;
+  operands: MmqOperands;
   accumulator: MmqAccumulator;
   dims: MmqDims;
   /** m/n tail guards: the grid may cover a partial edge tile. Without them m, n must be tile multiples. */
   tails: boolean;
   /** MoE: rows gathered/scattered through the `routing` lists, expert on workgroup_id.z, grid-stride over row tiles. */
   indexed: boolean;
-  /** The contraction island's arm (the family's default on the adapter: gpu/arms.ts defaultArm). */
+  /** The contraction island's arm (the family's default on the adapter: arms.ts defaultArm). */
   arm: Arm;
   /**
    * Plane width every partition divides by (planeWidth(caps)); must divide 256. The scalar arms treat it
@@ -94,13 +88,6 @@ export interface MmqKernel {
   geometry: MmqGeometry;
 }
 
-/** A WGSL declaration of one binding. */
-export interface MmqBinding {
-  name: string;
-  decl: string;
-  comment: string;
-}
-
 /**
  * Tile geometry of a spec.
  * @example mmqGeometry({ ...spec, tile: MMQ_BLK_TILE, plane: 32 }) // { bm: 32, bn: 64, nwarp: 8, nthread: 256, per: 8 }
@@ -133,7 +120,7 @@ export function mmqSpecProblems(spec: MmqSpec): string[] {
   if (spec.schedule === 'microtile') {
     if (spec.indexed)
       p.push('the micro-tile schedule is dense: the expert-indexed kernel keeps the subtile one');
-    if (spec.staging !== 'shared') p.push('the micro-tile schedule stages A and B in workgroup memory');
+    if (spec.operands !== 'shared') p.push('the micro-tile schedule stages A and B in workgroup memory');
     if (256 % spec.plane === 0 && posInt(spec.plane) && !microGeometry(spec))
       p.push(
         `plane ${spec.plane} cannot tile a ${spec.tile.rm * 16}x${spec.tile.rn * 16} warp tile into lane blocks`,
@@ -143,15 +130,15 @@ export function mmqSpecProblems(spec: MmqSpec): string[] {
     if (spec.dims.kind !== 'runtime')
       p.push('indexed (MoE) kernels read n/k/cap at run time: dims must be runtime');
     if (!spec.tails) p.push('indexed (MoE) kernels need tail guards: an expert owns any number of rows');
-    if (spec.staging !== 'shared')
-      p.push('indexed (MoE) kernels gather A through a staged slot list: staging must be shared');
+    if (spec.operands !== 'shared')
+      p.push('indexed (MoE) kernels gather A through a staged slot list: operands must be shared');
   }
-  if (spec.staging === 'global' && spec.tails) {
-    p.push('global staging reads operands unguarded: it has no tail guards (use staging shared)');
+  if (spec.operands === 'global' && spec.tails) {
+    p.push('global operands are read unguarded: no tail guards (use operands shared)');
   }
-  if (spec.staging === 'global' && spec.weights === 'q4k' && spec.arm === 'subgroup-matrix') {
+  if (spec.operands === 'global' && spec.weights === 'q4k' && spec.arm === 'subgroup-matrix') {
     p.push(
-      'the subgroup-matrix arm loads Q4_K nibbles only after the in-kernel decode: q4k needs staging shared',
+      'the subgroup-matrix arm loads Q4_K nibbles only after the in-kernel decode: q4k needs operands shared',
     );
   }
   return p;
@@ -163,7 +150,7 @@ function assertSpec(spec: MmqSpec): void {
 }
 
 /**
- * Workgroup memory the generated kernel declares, in bytes, per arm: A/B staging (shared staging),
+ * Workgroup memory the generated kernel declares, in bytes, per arm: A/B staged (shared operands),
  * the i32 fragment scratch `ci` (subgroup-matrix arm only: the scalar arms keep isum in a register),
  * the f32 accumulator tile (shared accumulator) and the slot list (indexed).
  * @example mmqWorkgroupBytes(q4kRtSpec) // 32*32 + 64*32 + 32*64*4 = 11264 for the scalar arm
@@ -185,7 +172,7 @@ function workgroupArrays(spec: MmqSpec): WorkgroupArray[] {
   const out: WorkgroupArray[] = [];
   if (spec.indexed)
     out.push({ name: 'srow', type: 'u32', words: bm, comment: 'slot index of each tile row' });
-  if (spec.staging === 'shared') {
+  if (spec.operands === 'shared') {
     out.push({ name: 'sa', type: 'u32', words: bm * 8, comment: 'A tile [BM x 32] int8, 4 per word' });
     out.push({
       name: 'sb',
@@ -209,53 +196,54 @@ function workgroupArrays(spec: MmqSpec): WorkgroupArray[] {
 }
 
 /**
- * The bindings of a spec, in binding order (seed argument order; `dims` last when runtime). Values read
- * together are interleaved into one binding (xs|xsum, d|dmin, counts|rows) because WebGPU's default
+ * The binding table of a spec, in binding order (seed argument order; `dims` last when runtime). Values
+ * read together are interleaved into one binding (xs|xsum, d|dmin, counts|rows) because WebGPU's default
  * maxStorageBuffersPerShaderStage is 8 (SwiftShader in Chromium and many real adapters report just
  * that), and an instrumented run adds the owner buffer: MoE binds 7 + owner, dense Q4_K 6 + owner.
- * @example mmqBindings(q8Spec).map((b) => b.name) // ['xq', 'xs', 'wq', 'wd', 'out']
+ * @example bindingNames(mmqBindings(q8Spec)) // ['xq', 'xs', 'wq', 'wd', 'out', 'grid_slice']
  */
-export function mmqBindings(spec: MmqSpec): MmqBinding[] {
-  const ro = (name: string, elem: string, comment: string): MmqBinding => ({
-    name,
-    decl: `var<storage, read> ${name}: array<${elem}>;`,
-    comment,
-  });
+export function mmqBindings(spec: MmqSpec): BindingTable {
+  const ro = (elem: string, comment: string) => readOnly(`array<${elem}>`, comment);
   // The micro-tile schedule reads the packed int8 operands 16 bytes at a time (rows are 64-byte aligned).
-  const packed = (name: string, comment: string): MmqBinding =>
+  const packed = (name: string, comment: string): BindingTable =>
     spec.schedule === 'microtile'
-      ? { name, decl: `var<storage, read> ${name}4: array<vec4<u32>>;`, comment: `${comment}, 16 per vec4` }
-      : ro(name, 'u32', `${comment}, 4 per word`);
-  const b: MmqBinding[] = [packed('xq', 'q8_1 activation int8 [rows, k]')];
-  if (spec.weights === 'q8_0') {
-    b.push(ro('xs', 'f32', 'activation scale per 32-block [rows, k/32]'));
-    b.push(packed('wq', 'Q8_0 weight int8 [n, k]'));
-    b.push(ro('wd', 'f32', 'Q8_0 weight scale per 32-block [n, k/32]'));
-  } else {
-    b.push(ro('xs_xsum', 'vec2f', '[rows, k/32] (xs, xsum = xs * sum(xq)) per 32-block, interleaved'));
-    b.push(
-      spec.schedule === 'microtile'
-        ? packed('wqs', 'Q4_K qs: 128 B per super-block')
-        : ro('wqs', 'u32', 'Q4_K qs: 32 words (128 B) per super-block'),
-    );
-    b.push(ro('wsc', 'u32', 'Q4_K packed 6-bit scales/mins: 3 words per super-block'));
-    b.push(ro('wd_dmin', 'vec2f', 'Q4_K (d, dmin) per super-block, interleaved'));
-  }
-  if (spec.indexed) {
-    b.push(
-      ro('routing', 'u32', '[experts] rows per expert, then [experts * cap] slot per (expert, local row)'),
-    );
-  }
-  b.push({ name: 'out', decl: 'var<storage, read_write> out: array<f32>;', comment: 'output [rows, n]' });
-  if (spec.dims.kind === 'runtime') {
-    b.push({
-      name: 'dims',
-      decl: 'var<uniform> dims: Dims;',
-      comment: 'm, n, k, cap (`meta` is a WGSL reserved word)',
-    });
-  }
-  b.push({ name: GRID_SLICE_BINDING, decl: GRID_SLICE_VAR, comment: GRID_SLICE_COMMENT });
-  return b;
+      ? { [`${name}4`]: { ...ro('vec4<u32>', `${comment}, 16 per vec4`), buffer: name } }
+      : { [name]: ro('u32', `${comment}, 4 per word`) };
+  const weights: BindingTable =
+    spec.weights === 'q8_0'
+      ? {
+          xs: ro('f32', 'activation scale per 32-block [rows, k/32]'),
+          ...packed('wq', 'Q8_0 weight int8 [n, k]'),
+          wd: ro('f32', 'Q8_0 weight scale per 32-block [n, k/32]'),
+        }
+      : {
+          xs_xsum: ro('vec2f', '[rows, k/32] (xs, xsum = xs * sum(xq)) per 32-block, interleaved'),
+          ...(spec.schedule === 'microtile'
+            ? packed('wqs', 'Q4_K qs: 128 B per super-block')
+            : { wqs: ro('u32', 'Q4_K qs: 32 words (128 B) per super-block') }),
+          wsc: ro('u32', 'Q4_K packed 6-bit scales/mins: 3 words per super-block'),
+          wd_dmin: ro('vec2f', 'Q4_K (d, dmin) per super-block, interleaved'),
+        };
+  return withGridSlice(
+    {
+      ...packed('xq', 'q8_1 activation int8 [rows, k]'),
+      ...weights,
+      ...(spec.indexed
+        ? {
+            routing: ro(
+              'u32',
+              '[experts] rows per expert, then [experts * cap] slot per (expert, local row)',
+            ),
+          }
+        : {}),
+      out: readWrite('array<f32>', 'output [rows, n]'),
+      ...(spec.dims.kind === 'runtime'
+        ? { dims: { uniform: 'Dims', comment: 'm, n, k, cap (`meta` is a WGSL reserved word)' } }
+        : {}),
+    },
+    // The module declares GridSlice with its other structs, above the bindings.
+    { struct: false },
+  );
 }
 
 // ------------------------------------------------------------------------------------------ text pieces
@@ -269,9 +257,10 @@ function header(spec: MmqSpec, g: MmqGeometry): string[] {
   const lines = [
     `// MMQ ${spec.weights === 'q8_0' ? 'Q8_0' : 'Q4_K'} x q8_1 -> f32, out = X @ W^T (generated by mmqWgsl).`,
     `// tile wm${wm} wn${wn} rm${rm} rn${rn} (BM ${g.bm}, BN ${g.bn}), plane ${spec.plane}, arm ${spec.arm},`,
+    // The text still calls the operands 'staging': the kernels' WGSL is pinned byte for byte.
     spec.schedule === 'microtile'
       ? `// micro-tile schedule (lane blocks, 64-wide double-buffered stages), ${dims}${spec.tails ? ', tail guards' : ''}.`
-      : `// staging ${spec.staging}, accumulator ${spec.accumulator}, ${dims}${spec.tails ? ', tail guards' : ''}${spec.indexed ? ', expert-indexed' : ''}.`,
+      : `// staging ${spec.operands}, accumulator ${spec.accumulator}, ${dims}${spec.tails ? ', tail guards' : ''}${spec.indexed ? ', expert-indexed' : ''}.`,
     '// set_owner/store_out are defined by the host suffix appended after this text.',
   ];
   if (spec.arm === 'dp4a') lines.push('requires packed_4x8_integer_dot_product;');
@@ -303,11 +292,10 @@ function constants(spec: MmqSpec, g: MmqGeometry): string[] {
   return lines;
 }
 
-function bindingDecls(spec: MmqSpec): string[] {
+function bindingLines(spec: MmqSpec): string[] {
   const lines: string[] = [];
   if (spec.dims.kind === 'runtime') lines.push('struct Dims { m: u32, n: u32, k: u32, cap: u32 }');
-  lines.push(GRID_SLICE_STRUCT, '');
-  mmqBindings(spec).forEach((b, i) => lines.push(`@group(0) @binding(${i}) ${b.decl} // ${b.comment}`));
+  lines.push(GRID_SLICE_STRUCT, '', bindingDecls(mmqBindings(spec)));
   return lines;
 }
 
@@ -492,7 +480,7 @@ const accRef = (spec: MmqSpec) =>
  * scale is applied after this shared round trip). Offsets/strides count u32 array elements.
  */
 function matrixIsland(spec: MmqSpec): string[] {
-  const shared = spec.staging === 'shared';
+  const shared = spec.operands === 'shared';
   const aLoad = shared
     ? 'subgroupMatrixLoad<subgroup_matrix_left<i8, 32, 16>, row_major>(&sa, sm * 16u * 8u, 8u)'
     : 'subgroupMatrixLoad<subgroup_matrix_left<i8, 32, 16>, row_major>(&xq, (mrow0 + sm * 16u) * kw + k0w, kw)';
@@ -518,8 +506,8 @@ function matrixIsland(spec: MmqSpec): string[] {
 
 /** The scalar arms' contraction of one owned element: isum over the 8 words of the 32-block. */
 function scalarIsland(spec: MmqSpec): string[] {
-  const a = spec.staging === 'shared' ? 'sa[gmm * 8u + w]' : 'xq[arow * kw + k0w + w]';
-  const b = spec.staging === 'shared' ? 'sb[gnn * 8u + w]' : weightWord(spec, wrow(spec, 'ncol'), 'w');
+  const a = spec.operands === 'shared' ? 'sa[gmm * 8u + w]' : 'xq[arow * kw + k0w + w]';
+  const b = spec.operands === 'shared' ? 'sb[gnn * 8u + w]' : weightWord(spec, wrow(spec, 'ncol'), 'w');
   const dot = spec.arm === 'dp4a' ? 'dot4I8Packed' : 'dot_i8';
   return [
     `// Contraction island, ${spec.arm} arm: exact int8 dot of the 32-block.`,
@@ -556,7 +544,7 @@ function epilogue(spec: MmqSpec): string[] {
 
 /** One output tile: accumulator, the K loop (stage, island, epilogue), the store. */
 function tileBody(spec: MmqSpec): string[] {
-  const shared = spec.staging === 'shared';
+  const shared = spec.operands === 'shared';
   const matrix = spec.arm === 'subgroup-matrix';
   const lines: string[] = [];
   if (spec.accumulator === 'register') {
@@ -671,7 +659,7 @@ export function mmqWgsl(spec: MmqSpec): string {
   const sections: string[][] = [
     header(spec, g),
     constants(spec, g),
-    bindingDecls(spec),
+    bindingLines(spec),
     workgroupDecls(spec),
   ];
   sections.push(noFuseHelpers());
@@ -701,7 +689,7 @@ function microWgsl(spec: MmqSpec, g: MmqGeometry): string {
   const sections: string[][] = [
     header(spec, g),
     [...constants(spec, g), ...microConstants(spec, mg)],
-    bindingDecls(spec),
+    bindingLines(spec),
     microWorkgroupDecls(spec),
     noFuseHelpers(),
   ];
@@ -728,7 +716,7 @@ function microWgsl(spec: MmqSpec, g: MmqGeometry): string {
 export function buildMmqKernel(spec: MmqSpec): MmqKernel {
   const wgsl = mmqWgsl(spec);
   const geometry = mmqGeometry(spec);
-  const bindings = mmqBindings(spec).map((b) => b.name);
+  const bindings = bindingNames(mmqBindings(spec));
   return {
     spec,
     wgsl,

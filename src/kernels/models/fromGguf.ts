@@ -3,6 +3,7 @@
 // derive these.
 import { GgufError, type GgufTensorInfo, type GgufValue } from '../quant/gguf';
 import { excerpt } from '../quant/untrustedText';
+import { GEMM_NAMES } from './gemmNames';
 import { fits, modelGemms, PREFILL_M, type ModelDims, type ModelGemm, type ModelPreset } from './presets';
 
 /** A non-negative integer metadata value; per-layer arrays give their largest entry. */
@@ -25,23 +26,6 @@ function count(metadata: ReadonlyMap<string, GgufValue>, key: string): number | 
   return one(v);
 }
 
-// The GEMM tensor names a block can hold, in the order presets list them.
-const GEMM_NAMES = [
-  'attn_q',
-  'attn_k',
-  'attn_v',
-  'attn_qkv',
-  'attn_output',
-  'ffn_gate',
-  'ffn_up',
-  'ffn_down',
-  'ffn_gate_exps',
-  'ffn_up_exps',
-  'ffn_down_exps',
-  'ffn_gate_shexp',
-  'ffn_up_shexp',
-  'ffn_down_shexp',
-];
 const BLOCK_WEIGHT = /^blk\.(\d+)\.([a-z_]+)\.weight$/;
 
 /** Each GEMM tensor kind of the file, with the first block's tensor of that kind (blocks may differ). */
@@ -64,7 +48,8 @@ function gemmTensors(tensors: readonly GgufTensorInfo[]): Map<string, GgufTensor
  * A model preset from a GGUF's metadata: `general.architecture`, then `<arch>.embedding_length`,
  * `.attention.head_count`, `.attention.head_count_kv`, `.attention.key_length` / `.value_length`,
  * `.feed_forward_length`, `.expert_count`, `.expert_used_count`, `.expert_feed_forward_length` and
- * `.expert_shared_feed_forward_length` where present. With the file's tensors, the file is the truth:
+ * `.expert_shared_feed_forward_length` where present, and `.block_count` and `.vocab_size` for a whole
+ * forward pass (./forward.ts). With the file's tensors, the file is the truth:
  * the list is the GEMM tensors it has (n, k, experts from their ne, with their type), topk from metadata.
  * Throws GgufError when neither says enough.
  * @example const p = presetFromGgufMetadata(g.metadata, g.tensors); p.gemms.map((x) => `${x.name} ${x.n}x${x.k}`)
@@ -83,12 +68,16 @@ export function presetFromGgufMetadata(
   const heads = count(metadata, key('attention.head_count'));
   const experts = count(metadata, key('expert_count')) ?? 0;
   const topk = count(metadata, key('expert_used_count'));
+  const blocks = count(metadata, key('block_count'));
+  const vocab = count(metadata, key('vocab_size'));
   const preset = (gemms: ModelGemm[]): ModelPreset => ({
     id: `gguf:${arch}`,
     // Strings from the file, shown in lists: escaped and cut.
     name: excerpt(typeof name === 'string' && name ? name : arch),
     gemms,
     prefillM: [...PREFILL_M],
+    ...(blocks ? { blocks } : {}),
+    ...(vocab ? { vocab } : {}),
   });
 
   if (tensors) {

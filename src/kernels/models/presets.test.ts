@@ -112,6 +112,8 @@ describe('presetFromGgufMetadata', () => {
     );
     expect(p.id).toBe('gguf:llama');
     expect(p.name).toBe('Meta Llama 3.1 8B Instruct');
+    // No block_count or vocab_size among the keys: a forward pass counts per block, without a head.
+    expect([p.blocks, p.vocab]).toEqual([undefined, undefined]);
     expect(p.gemms).toEqual(modelPreset('llama-3.1-8b')!.gemms);
   });
 
@@ -123,11 +125,14 @@ describe('presetFromGgufMetadata', () => {
         'llama.feed_forward_length': 14336,
         'llama.attention.head_count': 32,
         'llama.attention.head_count_kv': 8,
+        'llama.block_count': 32,
+        'llama.vocab_size': 32000,
         'llama.expert_count': 8,
         'llama.expert_used_count': 2,
       }),
     );
     expect(mixtral.gemms).toEqual(modelPreset('mixtral-8x7b')!.gemms);
+    expect([mixtral.blocks, mixtral.vocab]).toEqual([32, 32000]);
     const qwen3 = presetFromGgufMetadata(
       md({
         'general.architecture': 'qwen3moe',

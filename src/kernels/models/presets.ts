@@ -28,6 +28,10 @@ export interface ModelPreset {
   gemms: ModelGemm[];
   /** Prefill token counts (GEMM m) worth trying. */
   prefillM: number[];
+  /** Transformer blocks (each runs the block's GEMMs once per forward pass), where known. */
+  blocks?: number;
+  /** Vocabulary: the output head's n (hidden -> logits), where known. */
+  vocab?: number;
 }
 
 /** Prefill m choices: one short prompt to a long one. */
@@ -95,7 +99,8 @@ export function modelGemms(d: ModelDims): ModelGemm[] {
 }
 
 // Left out on purpose: the MoE router (ffn_gate_inp, n = experts, tiny and usually F32 in a GGUF) and
-// the output head (n = vocabulary, run once per prompt for the last token in prefill).
+// the output head (n = vocabulary, run once per prompt for the last token in prefill): a block's GEMMs are
+// what a preset sets a shape from; a whole forward pass (./forward.ts) adds the blocks and the head.
 const PRESET_DIMS: readonly { id: string; name: string; dims: ModelDims }[] = [
   {
     id: 'llama-3.1-8b',

@@ -1,9 +1,10 @@
 // What the app knows of the MoE family before any WGSL exists: routed tokens, experts and top-k, its two
 // routes and their arms and rules. Light: no generator, oracle or quant code (see ../family.ts).
-import { armPlaneProblems, DP4A_ARM, F16_MATRIX_ARM, int8MatrixArm, SCALAR_ARM } from '../gpu/arms';
+import { armPlaneProblems, DP4A_ARM, F16_MATRIX_ARM, int8MatrixArm, SCALAR_ARM } from '../arms';
 import { planeWidth, type AdapterCaps } from '../gpu/caps';
 import { multipleProblem, shapeControl } from '../controls';
 import {
+  ARM_KNOB,
   controlProblems,
   dataProblems,
   type ArmDecl,
@@ -14,7 +15,7 @@ import {
 } from '../family';
 import { COOPMAT_MAX_ACC_PER_LANE, STAGING_LABELS } from '../coopmat/catalog';
 import { gemmWork, WEIGHT_BYTES, workParam } from '../work';
-import { REGISTER_TILE, TILE_CONTROLS, tileOf, tileString } from '../tile';
+import { REGISTER_TILE, TILE_CONSTRAINTS, TILE_KEYS, tileControls, tileOf, tileString } from '../tile';
 
 /**
  * How the routed GEMM computes: 'int8' = the reference's mmq_q4k_id (q8_1 activation x Q4_K, int8 dot
@@ -62,6 +63,7 @@ const controls: ControlDecl[] = [
       { value: 'int8', label: 'int8 MMQ (mmq_q4k_id)' },
       { value: 'f16', label: 'f16 split plan, expert-grouped' },
     ],
+    tune: {},
   },
   {
     ...shapeControl('ytiles', 'row tiles', {
@@ -70,8 +72,9 @@ const controls: ControlDecl[] = [
       hint: "int8 route: row tiles per expert in the grid; a grid-stride loop covers the expert's other rows",
     }),
     visible: (p) => !onF16(p),
+    tune: { values: [1, 2, 4, 8, 16] },
   },
-  ...TILE_CONTROLS.map((c) => ({ ...c, visible: onF16 })),
+  ...tileControls([1, 2, 4, 8]).map((c) => ({ ...c, visible: onF16 })),
   {
     kind: 'choice',
     key: 'staging',
@@ -80,6 +83,7 @@ const controls: ControlDecl[] = [
     hint: 'f16 route: how the operands reach the GEMM',
     options: MOE_F16_STAGINGS.map((value) => ({ value, label: STAGING_LABELS[value] })),
     visible: onF16,
+    tune: {},
   },
   {
     kind: 'int',
@@ -91,6 +95,7 @@ const controls: ControlDecl[] = [
     step: () => 1,
     hint: 'f16 stream staging: K parts per workgroup, each on its own planes, added in order',
     visible: (p) => onF16(p) && p.staging === 'stream',
+    tune: { values: [1, 2, 4, 8] },
   },
 ];
 
@@ -215,7 +220,13 @@ export const moeCatalog: FamilyCatalog = {
   },
   // The f16 route's tile is a knob; the int8 route gathers rows through the slot lists on the preset's.
   tile: { keys: REGISTER_TILE.keys, block: (p) => (onF16(p) ? REGISTER_TILE.block(p) : undefined) },
-  tuning: { op: 'mmq_q4k_id', label: 'MoE: route, arm, tile and staging (mmq_q4k_id)' },
+  tuning: {
+    op: 'mmq_q4k_id',
+    label: 'MoE: route, arm, tile and staging (mmq_q4k_id)',
+    knobs: [...TILE_KEYS, 'route', ARM_KNOB, 'staging', 'ytiles', 'ksplit'],
+    constraints: TILE_CONSTRAINTS,
+    armsFollow: ['route'],
+  },
   knobLabel: (p) =>
     (onF16(p)
       ? `f16,${tileString(tileOf(p))},${String(p.staging)}${moeKParts(p) > 1 ? `,ksplit${moeKParts(p)}` : ''}`

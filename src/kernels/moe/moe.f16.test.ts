@@ -40,6 +40,31 @@ describe('MoE f16 route: the routed GEMMs', () => {
       expect(text).toContain('let slot = groups[SLOTS_AT + orow];');
       await expect(text).toMatchFileSnapshot(`./__snapshots__/moe.f16.${name}.wgsl`);
     });
+
+  it("the map's hooks take the GEMM's names and write only what they are given", () => {
+    const map = expertRowMap(4, 6, 32);
+    const calls: unknown[] = [];
+    const spec = routed(tile(2, 2, 1, 1), 6, {
+      rowMap: {
+        ...map,
+        rowBank: (names) => (calls.push(names), map.rowBank(names)),
+        outSlot: (names) => (calls.push(names), map.outSlot(names)),
+      },
+    });
+    const text = coopmatWgsl(spec);
+    expect(calls).toContainEqual({ bank: 'w_bank', tile: 'wg.y', tid: 'tid' });
+    expect(calls).toContainEqual({ row: 'orow', col: 'ocol' });
+    // The GEMM reads the bank the hook declared, under the name it gave.
+    expect(text).toContain('w0 = w_bank * NP;');
+    expect(map.rowBank({ bank: 'b', tile: 'y', tid: 't' })).toContain(
+      'if (t == 0u) { tile_expert = select(NONE, groups[1u + y], y < groups[0]); }',
+    );
+    expect(map.outSlot({ row: 'r', col: 'c' })).toEqual({
+      lookup: 'let slot = groups[SLOTS_AT + r];',
+      guard: 'slot != NONE && c < N',
+      index: 'slot * N + c',
+    });
+  });
 });
 
 describe('MoE routings', () => {

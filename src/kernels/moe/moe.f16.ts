@@ -9,6 +9,7 @@
 //                      use), takes B from that expert, and scatters each row to its slot. The scalar arm
 //                      is the oracle-matching path, as in the dense twin.
 import { gemmF32 } from '../oracle';
+import { bindingDecls, bindingNames, readOnly, readWrite } from '../gpu/bindings';
 import { emptyOwnership, ownerBufferSpec, type OwnershipMap } from '../gpu/instrument';
 import { kernelPass, type BufferSpec, type KernelPlan } from '../gpu/plan';
 import { f16TileItem, type PrePassPart } from '../gpu/prepass';
@@ -51,23 +52,33 @@ export const routedTable = (tiles: number, bm: number) => ({
 export function expertRowMap(experts: number, tiles: number, bm: number): RowMap {
   return {
     banks: experts,
-    bindings: [{ name: 'groups', access: 'read', type: 'array<u32>', comment: 'the routing table' }],
+    bindings: { groups: readOnly('array<u32>', 'the routing table') },
     decls: `const NONE = ${ROUTED_NONE}u;
 const SLOTS_AT = ${routedTable(tiles, bm).slotAt}u; // routing table: [0] row tiles in use, [1 + y] expert of row tile y, [SLOTS_AT + row] slot of a row
 var<workgroup> tile_expert: u32;
 `,
-    prologue: `  // Row tile wg.y holds one expert's rows, or none past the tiles in use (the workgroup exits).
-  if (tid == 0u) { tile_expert = select(NONE, groups[1u + wg.y], wg.y < groups[0]); }
-  let w_bank = workgroupUniformLoad(&tile_expert);
-  if (w_bank == NONE) { return; }
+    rowBank: ({
+      bank,
+      tile,
+      tid,
+    }) => `  // Row tile ${tile} holds one expert's rows, or none past the tiles in use (the workgroup exits).
+  if (${tid} == 0u) { tile_expert = select(NONE, groups[1u + ${tile}], ${tile} < groups[0]); }
+  let ${bank} = workgroupUniformLoad(&tile_expert);
+  if (${bank} == NONE) { return; }
 `,
-    out: {
-      lookup: 'let slot = groups[SLOTS_AT + orow];',
-      guard: 'slot != NONE && ocol < N',
-      index: 'slot * N + ocol',
-    },
+    outSlot: ({ row, col }) => ({
+      lookup: `let slot = groups[SLOTS_AT + ${row}];`,
+      guard: `slot != NONE && ${col} < N`,
+      index: `slot * N + ${col}`,
+    }),
   };
 }
+
+/** The routing kernel's bindings: the slots' experts and the routing table it writes. */
+const ROUTE_TILES_BINDINGS = {
+  ids: readOnly('array<u32>', '[slots] expert of each slot'),
+  groups: readWrite('array<u32>'),
+};
 
 /** Threads of a routing workgroup (its expert histogram bounds the experts: catalog.ts). */
 const ROUTE_THREADS = 256;
@@ -97,8 +108,7 @@ const NONE = ${ROUTED_NONE}u;
 const EXPERT_AT = ${t.expertAt}u; // routing table: [0] row tiles in use, [EXPERT_AT + y] expert of row tile y,
 const SLOTS_AT = ${t.slotAt}u; // [SLOTS_AT + row] slot of a row
 
-@group(0) @binding(0) var<storage, read> ids: array<u32>; // [slots] expert of each slot
-@group(0) @binding(1) var<storage, read_write> groups: array<u32>;
+${bindingDecls(ROUTE_TILES_BINDINGS)}
 
 var<workgroup> hist: array<atomic<u32>, EXPERTS>;
 var<workgroup> scan: array<u32, NT>;
@@ -162,14 +172,12 @@ function gatherPart(spec: CoopmatSpec, slots: number, tiles: number): PrePassPar
   const { bm } = coopmatGeometry(spec);
   const t = routedTable(tiles, bm);
   const decls = (
-    at: number,
+    bindings: string,
   ) => `// Activation: each row tile's slots gathered from x [${slots}, ${spec.k}] and rounded to f16 into 16x16
 // fragment tiles xt [${(tiles * bm) / 16}][${spec.k / 16}][16][16] (rows past an expert's count zero).
 const GATHER_BM = ${bm}u;
 const GATHER_SLOTS_AT = ${t.slotAt}u;
-@group(0) @binding(${at}) var<storage, read> x: array<vec4f>; // [slots, K] row-major
-@group(0) @binding(${at + 1}) var<storage, read> groups: array<u32>; // the routing table
-@group(0) @binding(${at + 2}) var<storage, read_write> xt: array<vec4u>; // f16 tiles as pack2x16float pairs
+${bindings}
 
 ${f16TileItem(
   'gather_item',
@@ -178,10 +186,14 @@ ${f16TileItem(
   `s != ${ROUTED_NONE}u`,
 )}`;
   return {
+    bindings: {
+      x: readOnly('array<vec4f>', '[slots, K] row-major'),
+      groups: readOnly('array<u32>', 'the routing table'),
+      xt: readWrite('array<vec4u>', 'f16 tiles as pack2x16float pairs'),
+    },
     decls,
     fn: 'gather_item',
     items: (tiles * bm * spec.k) / 8,
-    bindings: ['x', 'groups', 'xt'],
     out: { name: 'xt', bytes: tiles * bm * spec.k * 2 + SPLIT_SLACK_BYTES },
   };
 }
@@ -219,7 +231,7 @@ export function moeF16Plan(
         wgsl: moeRouteTilesWgsl(slots, p.experts, bm, tiles),
         entryPoint: 'main',
         workgroups: [p.experts, 1, 1],
-        bindings: ['ids', 'groups'],
+        bindings: bindingNames(ROUTE_TILES_BINDINGS),
         workgroupSize: ROUTE_THREADS,
         workgroupBytes: p.experts * 4 + ROUTE_THREADS * 12,
       },

@@ -2,7 +2,7 @@
 // expert on the GPU, then one GEMM over (n-tiles, ytiles, experts) with gather/scatter through the lists.
 // The f16 route (moe.f16.ts) runs the coopmat twin's split plan per expert. The search picks the route,
 // the arm and the route's own knobs by measurement.
-import { defineFamily, assertValid, familyRoute } from '../define';
+import { defineFamily, assertValid, familyBuilder } from '../define';
 import {
   choiceParam,
   intParam,
@@ -12,7 +12,7 @@ import {
   type TuningSearch,
   type WeightOperand,
 } from '../family';
-import { defaultArm, fastArms } from '../gpu/arms';
+import { defaultArm, fastArms } from '../arms';
 import type { AdapterCaps, Arm } from '../gpu/caps';
 import {
   coopmatData,
@@ -28,8 +28,8 @@ import {
 } from '../coopmat';
 import { modelActivation } from '../quant/gen';
 import { tileOf, type TileParams } from '../tile';
-import type { Config } from '../tune/space';
-import { tileFromSpace, tileSpace, tileValues } from '../tune/tileSpace';
+import type { Config } from '../space';
+import { knobSearch } from '../tune/knobs';
 import {
   fullPrecisionOf,
   mmqDataset,
@@ -92,7 +92,7 @@ interface Int8Spec {
 
 /** The int8 route: group the slots per expert on the GPU, then the expert-indexed MMQ GEMM. */
 function int8Route(o: MoeOverrides) {
-  return familyRoute('moe-q4k-id', {
+  return familyBuilder('moe-q4k-id', {
     spec(c: ResolvedConfig): Int8Spec {
       const problem = moeProblemOf(c, o);
       const slots = problem.tokens * problem.topk;
@@ -152,7 +152,7 @@ interface F16Spec {
 
 /** The f16 route: the routing table, the gathered f16 rows and the per-expert split GEMM (moe.f16.ts). */
 function f16Route(o: MoeOverrides) {
-  return familyRoute('moe-q4k-id', {
+  return familyBuilder('moe-q4k-id', {
     spec(c: ResolvedConfig, caps: AdapterCaps): F16Spec {
       const problem = moeProblemOf(c, o);
       const { n, k, experts } = problem;
@@ -245,108 +245,28 @@ const F16_SEEDS: readonly [TileParams, (typeof MOE_F16_STAGINGS)[number], number
   [{ wm: 1, wn: 1, rm: 2, rn: 1 }, 'stream', 4],
   [{ wm: 1, wn: 1, rm: 2, rn: 2 }, 'stream', 2],
 ];
-const KPARTS = [1, 2, 4, 8];
-const YTILES = [1, 2, 4, 8, 16];
-const INT8_TILE: TileParams = { wm: 1, wn: 1, rm: 1, rn: 1 };
-
 /**
- * The MoE search: route x arm, the f16 route's tile and staging, the int8 route's row tiles (its tile is
- * the preset's: int8 configs carry a canonical tile so each is one point of the space).
+ * The MoE search: route x arm, the f16 route's tile, staging and K parts, the int8 route's row tiles
+ * (catalog.ts; each route's knobs are hidden on the other, so an int8 config rests on the 1x1x1x1 tile).
  */
 function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
-  const runnable = (route: MoeRoute) =>
-    moeCatalog.arms.filter((a) => !a.unavailable(caps, { ...base.params, route })).map((a) => a.arm);
-  const all = [...new Set(MOE_ROUTES.flatMap(runnable))];
-  // Each route's arms, the scalar arm only where the route has nothing faster.
+  const { space, apply, choiceOf, at: point } = knobSearch(moeCatalog, base, caps);
   const fast = (route: MoeRoute) => fastArms(moeCatalog, caps, { ...base.params, route });
-  const space = tileSpace([1, 2, 4, 8])
-    .param(
-      'ROUTE',
-      MOE_ROUTES.map((_, i) => i),
-    )
-    .param(
-      'ARM',
-      all.map((_, i) => i),
-    )
-    .param(
-      'STAGING',
-      MOE_F16_STAGINGS.map((_, i) => i),
-    )
-    .param('YTILES', YTILES)
-    .param('KSPLIT', KPARTS)
-    .constraint(
-      (c, sp) => fast(MOE_ROUTES[sp.get(c, 'ROUTE')]!).includes(all[sp.get(c, 'ARM')]!),
-      'an arm of the route, here',
-    )
-    .constraint((c, sp) => {
-      const int8 = MOE_ROUTES[sp.get(c, 'ROUTE')] === 'int8';
-      const t = tileFromSpace(sp, c);
-      return int8 ? sp.get(c, 'STAGING') === 0 && t.wm * t.wn * t.rm * t.rn === 1 : sp.get(c, 'YTILES') === 1;
-    }, 'each route its own knobs')
-    .constraint((c, sp) => {
-      const parts = sp.get(c, 'KSPLIT');
-      const stream =
-        MOE_ROUTES[sp.get(c, 'ROUTE')] === 'f16' && MOE_F16_STAGINGS[sp.get(c, 'STAGING')] === 'stream';
-      return parts === 1 || (stream && intParam(base.params, 'k') % (parts * 64) === 0);
-    }, 'K parts: the stream staging, k a multiple of parts x 64');
-  const at = (route: MoeRoute, arm: Arm, tile = INT8_TILE, staging = 0, ytiles = 1, ksplit = 1) =>
-    space.config({
-      ...tileValues(tile),
-      ROUTE: MOE_ROUTES.indexOf(route),
-      ARM: all.indexOf(arm),
-      STAGING: staging,
-      YTILES: ytiles,
-      KSPLIT: ksplit,
-    });
+  const int8 = (arm: Arm, ytiles: number) => point({ route: 'int8', arm, ytiles });
   const int8Arm = defaultArm(moeCatalog, caps, { ...base.params, route: 'int8' });
-  const ytiles = YTILES.includes(base.params.ytiles as number) ? (base.params.ytiles as number) : 1;
-  const incumbent = at(
-    'int8',
-    fast('int8').includes(int8Arm) ? int8Arm : fast('int8')[0]!,
-    INT8_TILE,
-    0,
-    ytiles,
-  )!;
+  const arm = fast('int8').includes(int8Arm) ? int8Arm : fast('int8')[0]!;
+  // The base's row tiles where the space has them.
+  const incumbent = (int8(arm, Number(base.params.ytiles)) ?? int8(arm, 1))!;
   const seeds = [
-    ...fast('int8').flatMap((a) => [1, 4, 16].map((y) => at('int8', a, INT8_TILE, 0, y))),
+    ...fast('int8').flatMap((a) => [1, 4, 16].map((y) => int8(a, y))),
     ...fast('f16').flatMap((a) =>
-      F16_SEEDS.map(([t, s, ks]) => at('f16', a, t, MOE_F16_STAGINGS.indexOf(s), 1, ks)),
+      F16_SEEDS.map(([t, staging, ksplit]) => point({ route: 'f16', arm: a, ...t, staging, ksplit })),
     ),
   ].filter((c): c is Config => c !== undefined && space.feasible(c));
   return {
     space,
-    apply: (cfg) => {
-      const route = MOE_ROUTES[space.get(cfg, 'ROUTE')]!;
-      return {
-        ...base,
-        arm: all[space.get(cfg, 'ARM')]!,
-        params: {
-          ...base.params,
-          route,
-          ...(route === 'f16'
-            ? {
-                ...tileFromSpace(space, cfg),
-                staging: MOE_F16_STAGINGS[space.get(cfg, 'STAGING')]!,
-                ksplit: space.get(cfg, 'KSPLIT'),
-              }
-            : { ytiles: space.get(cfg, 'YTILES') }),
-        },
-      };
-    },
-    choiceOf(config) {
-      const route = routeOf(config);
-      const f16 = route === 'f16';
-      const staging = MOE_F16_STAGINGS.indexOf(config.params.staging as (typeof MOE_F16_STAGINGS)[number]);
-      const c = at(
-        route,
-        config.arm,
-        f16 ? tileOf(config.params) : INT8_TILE,
-        f16 ? staging : 0,
-        f16 ? 1 : (config.params.ytiles as number),
-        moeKParts(config.params),
-      );
-      return c && space.feasible(c) ? c : undefined;
-    },
+    apply,
+    choiceOf,
     incumbent,
     seeds,
     // Every route and arm passes it (int8 outputs are bit-exact); the winner is checked against its own
@@ -357,6 +277,6 @@ function search(base: RunConfig, caps: AdapterCaps): TuningSearch {
 
 export const moeFamily = defineFamily<BuiltProblem>({
   catalog: moeCatalog,
-  route: (c) => (routeOf(c) === 'f16' ? F16 : INT8),
+  builder: (c) => (routeOf(c) === 'f16' ? F16 : INT8),
   search,
 });

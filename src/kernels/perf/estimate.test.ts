@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CATALOG } from '../catalog';
 import type { RunConfig } from '../family';
 import { KERNELS } from '..';
-import { defaultArm, resolveConfig } from '../gpu/arms';
+import { defaultArm, resolveConfig } from '../arms';
 import { SWIFTSHADER_CAPS } from '../gpu/testCaps';
 import { DEFAULT_EVOLUTION } from '../tune/evolution';
 import {

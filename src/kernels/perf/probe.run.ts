@@ -5,7 +5,7 @@ import { checkCancelled } from '../cancel';
 import type { AdapterCaps } from '../gpu/caps';
 import { preparePlan } from '../gpu/runner';
 import { clockWarmMs } from '../gpu/timing';
-import { probeAdapterKey, probeKernels, probeRunMs, type ProbeKind } from './probe';
+import { probeAdapterKey, probeKernels, probeRunMs, probeShouldGrow, type ProbeKind } from './probe';
 import type { Peaks } from './roofline';
 import { spreadOf, type Spread } from './spread';
 
@@ -72,7 +72,7 @@ export async function runProbe(
       try {
         const one = await p.time({ targetMs: 0, batches: 1, maxRuns: 1 });
         const next = k.grow(size);
-        if (one.ms < minMs && next) {
+        if (next && probeShouldGrow(one, minMs)) {
           size = next;
           continue;
         }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { matrixWgsl } from './probe';
+import { matrixWgsl, probeShouldGrow } from './probe';
 
 describe('the f16 subgroup-matrix probe', () => {
   // Tint rejects a matrix store whose array stride is below the result's element size: the H200 probe
@@ -12,5 +12,16 @@ describe('the f16 subgroup-matrix probe', () => {
       const decl = new RegExp(`var<workgroup> ${target}: array<(\\w+), 256>`).exec(wgsl);
       expect(decl?.[1], target).toBe(result);
     }
+  });
+});
+
+describe('when a probe kernel grows', () => {
+  it('while one run is under the least run time, or too short for the timer to tell', () => {
+    expect(probeShouldGrow({ ms: 0.5, coarse: false }, 1)).toBe(true);
+    expect(probeShouldGrow({ ms: 1, coarse: false }, 1)).toBe(false);
+    expect(probeShouldGrow({ ms: 3, coarse: false }, 4)).toBe(true);
+    // A quantized timer read the run as 0 and the wall clock (submission latency and all) said 1.2 ms:
+    // the run itself is shorter than one timer step, so it grows.
+    expect(probeShouldGrow({ ms: 1.2, coarse: true }, 1)).toBe(true);
   });
 });

@@ -9,6 +9,7 @@
 //   int8-scalar  independent chains of vec4<i32> multiply-add: what the scalar arm's int8 MACs run on.
 // Results are kept live by a store only a sentinel value would take, so nothing is optimised away and
 // no memory traffic is added to the compute probes.
+import { bindingDecls, bindingNames, readOnly, readWrite } from '../gpu/bindings';
 import { findMatrixConfig, isSoftwareAdapter, type AdapterCaps } from '../gpu/caps';
 import type { KernelPlan } from '../gpu/plan';
 import type { ComputeRoof } from './roofline';
@@ -50,10 +51,19 @@ const MIB = 1 << 20;
 const grid = (workgroups: number): readonly [number, number, number] =>
   workgroups <= GRID_X ? [workgroups, 1, 1] : [GRID_X, Math.ceil(workgroups / GRID_X), 1];
 
+/** The copy probe's bindings: the buffer read and the one written. */
+const COPY_BINDINGS = { src: readOnly('array<vec4<u32>>'), dst: readWrite('array<vec4<u32>>') };
+/** The compute probes' bindings: their operands and a sink only a sentinel value is stored to. */
+const chainBindings = (params: string) => ({
+  params: { uniform: 'vec4<u32>', comment: params },
+  sink: readWrite('array<f32>'),
+});
+const CHAIN_BINDINGS = chainBindings('trips, b, c (f32 bits), y (packed int8)');
+const MATRIX_BINDINGS = chainBindings('trips');
+
 /** The grid-stride copy: dst[i] = src[i] over vec4<u32>. */
 export const copyWgsl = (): string => `// Peaks probe: streaming copy, every byte read once and written once.
-@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
+${bindingDecls(COPY_BINDINGS)}
 
 @compute @workgroup_size(${WG})
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
@@ -110,8 +120,7 @@ export function chainWgsl(kind: keyof typeof CHAIN_SPECS): string {
   const s = CHAIN_SPECS[kind];
   const ids = Array.from({ length: CHAINS }, (_, c) => c);
   return `${s.enables}// Peaks probe: ${kind}, ${CHAINS} independent chains per invocation.
-@group(0) @binding(0) var<uniform> params: vec4<u32>; // trips, b, c (f32 bits), y (packed int8)
-@group(0) @binding(1) var<storage, read_write> sink: array<f32>;
+${bindingDecls(CHAIN_BINDINGS)}
 
 @compute @workgroup_size(${WG})
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
@@ -141,8 +150,7 @@ export function matrixWgsl(result: 'f32' | 'f16', subgroup: number): string {
 enable subgroups;
 enable chromium_experimental_subgroup_matrix;
 // Peaks probe: f16 subgroup matrices, ${CHAINS / 2} independent 16x16x16 multiply-accumulate chains per subgroup.
-@group(0) @binding(0) var<uniform> params: vec4<u32>; // trips
-@group(0) @binding(1) var<storage, read_write> sink: array<f32>;
+${bindingDecls(MATRIX_BINDINGS)}
 var<workgroup> tile: array<f16, 256>;
 // The results land in an array of their own element type (a matrix store needs a stride of its elements).
 var<workgroup> outTile: array<${result}, 256>;
@@ -197,7 +205,7 @@ function chainProbe(kind: keyof typeof CHAIN_SPECS, what: string, maxWorkgroups:
           wgsl,
           entryPoint: 'main',
           workgroups: grid(s.workgroups ?? 1),
-          bindings: ['params', 'sink'],
+          bindings: bindingNames(CHAIN_BINDINGS),
           workgroupSize: WG,
         },
       ],
@@ -257,7 +265,7 @@ export function probeKernels(caps: AdapterCaps): {
               wgsl: copy,
               entryPoint: 'main',
               workgroups: [Math.min(GRID_X, Math.ceil(bytes / 16 / WG)), 1, 1],
-              bindings: ['src', 'dst'],
+              bindings: bindingNames(COPY_BINDINGS),
               workgroupSize: WG,
             },
           ],
@@ -292,7 +300,7 @@ export function probeKernels(caps: AdapterCaps): {
             wgsl,
             entryPoint: 'main',
             workgroups: grid(s.workgroups ?? 1),
-            bindings: ['params', 'sink'],
+            bindings: bindingNames(MATRIX_BINDINGS),
             workgroupSize: sg,
             workgroupBytes: 512,
           },
@@ -338,6 +346,16 @@ export function probeKernels(caps: AdapterCaps): {
 
 /** How long a probe run must take before its size stops growing, ms (longer on a CPU adapter's coarse clock). */
 export const probeRunMs = (caps: AdapterCaps): number => (isSoftwareAdapter(caps) ? 4 : 1);
+
+/**
+ * Whether a probe kernel's one timed run says to grow it: shorter than `minMs`, or too short for the
+ * timer to tell (coarse: under 10 steps, or read as 0 and taken by the wall clock, which then counts
+ * the submission's own latency: Chrome's 65 us timestamp steps once stopped an H100's copy at 1 MiB
+ * and called 672 GB/s its roof, where 256 MiB runs at 2,960 GB/s).
+ * @example probeShouldGrow({ ms: 1.2, coarse: true }, 1) // true: the timer could not tell
+ */
+export const probeShouldGrow = (one: { ms: number; coarse: boolean }, minMs: number): boolean =>
+  one.coarse || one.ms < minMs;
 
 /** The adapter a cached probe belongs to: vendor, architecture, description and the features that add roofs. */
 export function probeAdapterKey(caps: AdapterCaps): string {

@@ -2,7 +2,7 @@
 // packed 6-bit scales and mins (ggml's get_scale_min_k4, the seed's q4k_sc / q4k_m: the int8 MMQ, MoE
 // and the coopmat twin), the decode to f32 with its rounding made explicit, the weight's bindings, and
 // the pre-pass part that decodes a Q4_K matrix (or a bank of them) to f16 rows.
-import { bindingDecls, type Binding } from '../gpu/plan';
+import { readOnly, readWrite } from '../gpu/bindings';
 import type { PrePassPart } from '../gpu/prepass';
 //
 // Branch-free: sub-block j reads byte j % 4 of each of the 3 scale words (j < 4: bytes j and j + 4; else
@@ -90,24 +90,14 @@ export const q4kDecode = {
 };
 
 /** The Q4_K weight's four buffers, qs viewed as 32 u32 words, 16 vec2u or 8 vec4u per 128-byte super-block. */
-export function q4kWeight(qs: 'u32' | 'vec2u' | 'vec4u'): Binding[] {
+export function q4kWeight(qs: 'u32' | 'vec2u' | 'vec4u') {
   const per = { u32: 32, vec2u: 16, vec4u: 8 }[qs];
-  return [
-    {
-      name: 'wqs',
-      access: 'read',
-      type: `array<${qs}>`,
-      comment: `Q4_K qs: ${per} ${qs} (128 B) per super-block`,
-    },
-    {
-      name: 'wsc',
-      access: 'read',
-      type: 'array<u32>',
-      comment: 'packed 6-bit scales: 3 words per super-block',
-    },
-    { name: 'wd', access: 'read', type: 'array<f32>', comment: 'd per super-block' },
-    { name: 'wdm', access: 'read', type: 'array<f32>', comment: 'dmin per super-block' },
-  ];
+  return {
+    wqs: readOnly(`array<${qs}>`, `Q4_K qs: ${per} ${qs} (128 B) per super-block`),
+    wsc: readOnly('array<u32>', 'packed 6-bit scales: 3 words per super-block'),
+    wd: readOnly('array<f32>', 'd per super-block'),
+    wdm: readOnly('array<f32>', 'dmin per super-block'),
+  };
 }
 
 const NO_FUSE4 =
@@ -139,13 +129,11 @@ export function q4kF16RowsPart(o: {
   // items is a multiple of 32 (k of 256), so every per divides it.
   const inv = items / per;
   const ts = Array.from({ length: per }, (_, i) => (i === 0 ? 't' : `t + ${i}u * W_INV`));
-  const wh: Binding = {
-    name: 'wh',
-    access: 'read_write',
-    type: 'array<vec4u>',
-    comment: 'f16 as pack2x16float pairs',
+  const bindings = {
+    ...q4kWeight('vec2u'),
+    wh: readWrite('array<vec4u>', 'f16 as pack2x16float pairs'),
   };
-  const decls = (at: number) => `${
+  const decls = (declared: string) => `${
     banks > 1
       ? `// Weight: a bank of ${banks} Q4_K matrices [${n}, ${k}] decoded ONCE to f16 wh, [${banks} x ${np}, ${k}] row-major
 // (each matrix's rows ${n}..${np - 1} zero).
@@ -155,7 +143,8 @@ const NP = ${np}u;`
 const N = ${n}u;
 const NSB = K / 256u; // super-blocks per row
 const W_INV = ${inv}u; // invocations, each taking items t, t + W_INV, ... (${per} items) of the ${items} vec4u (8 weights each) of wh
-${bindingDecls([...q4kWeight('vec2u'), wh], at)}
+${declared}
+
 ${Q4K_DECODE_REGS}${guard === 'separate' ? NO_FUSE_DECODE + NO_FUSE4 : ''}
 // The raw words of item t: its 8 nibbles' qs bytes, its super-block's scale words, d and dmin.
 struct Item { q: vec2u, w: vec3u, d: f32, dm: f32, j: u32, live: bool }
@@ -190,11 +179,11 @@ ${ts.map((e, i) => `  store_item(${e}, it${i});`).join('\n')}
 }
 `;
   return {
+    bindings,
     decls,
     fn: 'weight_items',
     ...(guard === 'separate' ? { head: SET_NO_FUSE } : {}),
     items: inv,
-    bindings: ['wqs', 'wsc', 'wd', 'wdm', 'wh'],
     out: { name: 'wh', bytes: banks * np * k * 2 + o.slack },
   };
 }

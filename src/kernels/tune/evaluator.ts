@@ -2,7 +2,7 @@
 // that rejects configs the device cannot run well (limits, occupancy, register budget) before any
 // dispatch, and a measured tier whose correctness gate is folded into fitness -- a config that
 // diverges from the oracle is infinitely slow, so it can never win.
-import type { Config } from './space';
+import type { Config } from '../space';
 
 /** Outcome of the static tier. */
 export type StaticVerdict = { kind: 'pass' } | { kind: 'reject'; reason: string };

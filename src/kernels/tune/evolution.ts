@@ -15,7 +15,7 @@ import type { Evaluator } from './evaluator';
 import { CancelledError } from '../cancel';
 import { measurementMs } from './rounds';
 import { TuneRng } from './rng';
-import type { Config, Space } from './space';
+import type { Config, Space } from '../space';
 
 export type EvaluationVerdict = 'measured' | 'rejected' | 'failed-gate';
 

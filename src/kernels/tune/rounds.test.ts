@@ -6,7 +6,7 @@ import type { Comparison } from '../perf';
 import type { Evaluator, Measurement } from './evaluator';
 import { Evolution } from './evolution';
 import { interleavedClaim, settleWinner } from './rounds';
-import { Space, type Config } from './space';
+import { Space, type Config } from '../space';
 
 /** An evaluator answering config [0] (incumbent) and [1] (winner) from scripted ms, in call order. */
 function scripted(times: Record<number, number[]>, order: number[] = []): Evaluator {

@@ -5,7 +5,7 @@
 import { checkCancelled } from '../cancel';
 import { compareRounds, spreadOf, type Comparison } from '../perf';
 import type { Evaluator, Measurement } from './evaluator';
-import type { Config } from './space';
+import type { Config } from '../space';
 
 /** How many interleaved rounds a claim rests on. */
 export const CLAIM_ROUNDS = 3;

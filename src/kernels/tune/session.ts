@@ -15,14 +15,14 @@ import {
   type TuningSearch,
   type WeightOperand,
 } from '../family';
-import { resolveConfig } from '../gpu/arms';
+import { resolveConfig } from '../arms';
 import type { AdapterCaps } from '../gpu/caps';
 import { preparePlan, uploadResident, type PreparedPlan, type ResidentBuffers } from '../gpu/runner';
 import type { Timing } from '../gpu/timing';
 import { planTraffic, totalTraffic } from '../perf';
 import { PASS, reject, type Evaluator, type Measurement, type StaticVerdict } from './evaluator';
-import { gateRows } from './problem';
-import type { Config } from './space';
+import { gateRows } from './gate';
+import type { Config } from '../space';
 
 export interface PlanEvaluatorOptions {
   /** Cold weight banks rotated per timed run (>= 1). */

@@ -4,7 +4,7 @@
 // IndexedDB in the app (src/app/persistence/tuneRuns.ts), which hands its stored winner to the worker.
 import type { Evaluator } from './evaluator';
 import type { Evolution, EvolutionHooks, EvolutionReport } from './evolution';
-import type { Config, Space } from './space';
+import type { Config, Space } from '../space';
 import type { StaticVerdict } from './evaluator';
 
 /** Where a winner is stored. */

@@ -1,12 +1,12 @@
 // The worker's 'tune' and 'autokernel' requests (the reference's mmq_q4k_hunt / mmq_q4k_autokernel), for
-// any family that declares a search. The app owns persistence (IndexedDB): it passes its stored run in
+// any family that declares a search; 'pick' and 'model-run' (the pick across families) are ./pick.ts. The app owns persistence (IndexedDB): it passes its stored run in
 // `cached` / `cachedWinner` (and a resumed hunt's measurements in `resume`), the worker's Tuner decides
 // hit or miss over a cache seeded with it, and the app stores what comes back, entry by entry. A cancel
 // takes effect between configs and between timed batches.
 import { CancelledError } from '../../kernels/cancel';
 import { ShapeError, type KernelFamily, type WeightOperand } from '../../kernels/family';
 import type { Registry } from '../../kernels/registry';
-import { resolveConfig } from '../../kernels/gpu/arms';
+import { resolveConfig } from '../../kernels/arms';
 import { deviceId as deviceIdOf, type AdapterCaps } from '../../kernels/gpu/caps';
 import { GpuValidationError, WgslCompileError } from '../../kernels/gpu/runner';
 import { clockWarmMs } from '../../kernels/gpu/timing';
@@ -29,8 +29,12 @@ import {
 import { PlanEvaluator, searchOf } from '../../kernels/tune/session';
 import { readableConfig, tuningKeys } from '../../kernels/perf/ktCache';
 import type { TuneRecordEntry, TuneReport, WorkerRequest, WorkerResponse } from '../protocol';
+import { servePick } from './pick';
 
-export type TuneWorkerRequest = Extract<WorkerRequest, { type: 'tune' | 'autokernel' }>;
+export type TuneWorkerRequest = Extract<
+  WorkerRequest,
+  { type: 'tune' | 'autokernel' | 'pick' | 'model-run' }
+>;
 
 /** What the handler needs from the worker core. */
 export interface TuneHandlerContext {
@@ -331,9 +335,10 @@ async function autokernel(
 }
 
 /**
- * Serve a 'tune' or 'autokernel' request: every outcome is posted ('tune-progress'* then 'tune-done',
- * or 'autokernel-result', or 'cancelled', or 'error' with kind shape / validation / internal); it does
- * not throw.
+ * Serve a 'tune', 'autokernel', 'pick' or 'model-run' request (./pick.ts the last two): every outcome is
+ * posted ('tune-progress'* then 'tune-done', or 'autokernel-result', or 'pick-result', or
+ * 'model-progress'* then 'model-run-done', or 'cancelled', or 'error' with kind shape / validation /
+ * internal); it does not throw.
  * @example case 'tune': case 'autokernel': return handleTuneRequest({ device, caps, kernels, deviceId, isCancelled }, req, post);
  */
 export async function handleTuneRequest(
@@ -343,7 +348,8 @@ export async function handleTuneRequest(
 ): Promise<void> {
   try {
     if (req.type === 'tune') await tune(ctx, req, post);
-    else await autokernel(ctx, req, post);
+    else if (req.type === 'autokernel') await autokernel(ctx, req, post);
+    else await servePick(ctx, req, post);
   } catch (e) {
     if (e instanceof CancelledError || ctx.isCancelled(req.id)) post({ type: 'cancelled', id: req.id });
     else post({ type: 'error', id: req.id, kind: errorKind(e), message: message(e) });

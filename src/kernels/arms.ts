@@ -1,8 +1,14 @@
 // The island arms every family draws from, declared once: what each needs from an adapter and the
 // plane rules that go with it. A family lists the arms it has (portable first, fastest last); the
 // default arm on an adapter is the last one available there.
-import type { ArmDecl, FamilyCatalog, FamilyParams, ResolvedConfig, RunConfig } from '../family';
-import { findMatrixConfig, planeWidth, SUBGROUP_MATRIX_FEATURE, type AdapterCaps, type Arm } from './caps';
+import type { ArmDecl, FamilyCatalog, FamilyParams, ResolvedConfig, RunConfig } from './family';
+import {
+  findMatrixConfig,
+  planeWidth,
+  SUBGROUP_MATRIX_FEATURE,
+  type AdapterCaps,
+  type Arm,
+} from './gpu/caps';
 
 /** The portable arm: plain WGSL, the one that matches the oracle bit for bit everywhere. */
 export const SCALAR_ARM: ArmDecl = { arm: 'scalar', label: 'scalar', unavailable: () => undefined };

@@ -1,7 +1,7 @@
 // Real tensors and model GEMMs as kernel configs: which families take a GGUF tensor, and the config that
 // runs one (or a preset's GEMM shape) on a family. Pure and light: the app lists tensors with it, the
 // worker and the CLI build configs with it; the families' own `takes` declarations decide.
-import type { FamilyCatalog, FamilyParams, GgufFileRef, KernelId, RunConfig, TensorChoice } from '../family';
+import type { FamilyCatalog, FamilyParams, GgufFileRef, KernelId, RunConfig, TensorChoice } from './family';
 
 /** The weight formats the kernels take. */
 export const TAKEN_FORMATS = ['Q8_0', 'Q4_K'] as const;
