@@ -34,7 +34,7 @@ export default {
     'src/kernels/perf/**/*.ts',
     'src/kernels/tune/**/*.ts',
     'src/kernels/models/**/*.ts',
-    'src/kernels/gpu/{timing,plan,bindings,caps,instrument,prepass}.ts',
+    'src/kernels/gpu/{timing,plan,gridSlice,bindings,caps,instrument,prepass}.ts',
     'src/kernels/*/*.{plan,oracle,params,family,data,split,stream,emit,operands,f16}.ts',
     'src/kernels/*/catalog.ts',
     'src/kernels/{compare,partials,tile,work,controls,registry,define,memo,oracle,cancel,arms,space}.ts',

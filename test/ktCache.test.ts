@@ -8,9 +8,13 @@ import {
   fromKtCache,
   KtCacheError,
   ktCacheCsv,
+  ktCacheText,
   readableConfig,
+  searchSpaceValues,
   toKtCache,
   tuningKeys,
+  type KtCacheEntry,
+  type KtSourceEntry,
   type KtSourceRun,
 } from '../src/kernels/perf/ktCache';
 
@@ -91,9 +95,12 @@ const RUN = {
 
 describe('Kernel Tuner cache 1.1.0', () => {
   const keys = tuningKeys(mmqQ4kTileCatalog.controls);
-  const file = toKtCache(RUN, { keys, deviceName: 'SwiftShader' });
+  // Built in each test, not once here: a mutant is active only while a test runs (StrykerJS), so work done
+  // while the describe block is collected would be checked against unmutated code.
+  const exported = () => toKtCache(RUN, { keys, deviceName: 'SwiftShader' });
 
   it('keys the tuned params readably, the arm by name', () => {
+    const file = exported();
     expect(keys).toEqual(['wm', 'wn', 'rm', 'rn', 'schedule', 'arm']);
     expect(readableConfig(RUN.entries[0]!, keys)).toBe('wm=2,wn=4,rm=1,rn=1,schedule=subtile,arm=dp4a');
     expect(Object.keys(file.cache)).toEqual([
@@ -113,6 +120,7 @@ describe('Kernel Tuner cache 1.1.0', () => {
   });
 
   it('validates against the published schema', () => {
+    const file = exported();
     const json = JSON.parse(JSON.stringify(file)) as unknown;
     expect(schemaErrors(schema, json)).toEqual([]);
     expect(file.problem_size).toEqual([64, 128, 512]);
@@ -132,6 +140,7 @@ describe('Kernel Tuner cache 1.1.0', () => {
   });
 
   it('the schema check catches a broken file', () => {
+    const file = exported();
     const json = JSON.parse(JSON.stringify(file)) as { cache: Record<string, Record<string, unknown>> };
     delete json.cache['2,4,1,1,subtile,dp4a']!.timestamp;
     json.cache['1,2,1,1,subtile,dp4a']!.time = 'slow';
@@ -142,6 +151,7 @@ describe('Kernel Tuner cache 1.1.0', () => {
   });
 
   it('reads back to the same run (round trip through JSON text)', () => {
+    const file = exported();
     const back = fromKtCache(JSON.parse(JSON.stringify(file)));
     expect(back.entries.map((e) => [e.config, e.verdict, e.ms, e.params, e.arm, e.generation])).toEqual(
       RUN.entries.map((e) => [e.config, e.verdict, e.ms, e.params, e.arm, e.generation]),
@@ -204,6 +214,7 @@ describe('Kernel Tuner cache 1.1.0', () => {
   });
 
   it('says what is wrong with a file that is not a 1.1.0 cache', () => {
+    const file = exported();
     expect(() => fromKtCache({ ...file, schema_version: '1.0.0' })).toThrow(KtCacheError);
     expect(() => fromKtCache({ ...file, schema_version: '1.0.0' })).toThrow(
       /schema_version: expected "1.1.0"/,
@@ -213,6 +224,7 @@ describe('Kernel Tuner cache 1.1.0', () => {
   });
 
   it('exports CSV: a header and one row per config', () => {
+    const file = exported();
     const lines = ktCacheCsv(file).trim().split('\n');
     expect(lines[0]).toBe(
       'wm,wn,rm,rn,schedule,arm,time,times,compile_time,verification_time,benchmark_time,GFLOP/s,timestamp',
@@ -222,5 +234,154 @@ describe('Kernel Tuner cache 1.1.0', () => {
     );
     expect(lines[3]).toBe('4,4,1,1,subtile,dp4a,InvalidConfig,,0,0,0,,2026-12-05T18:00:00.000Z');
     expect(lines).toHaveLength(5);
+  });
+});
+
+describe('Kernel Tuner cache: what each entry holds', () => {
+  const at = '2026-12-05T18:00:00.000Z';
+  const entry = (
+    config: string,
+    params: Record<string, number>,
+    verdict: 'measured' | 'rejected' | 'failed-gate',
+    ms: number,
+    extra: Partial<KtSourceEntry> = {},
+  ): KtSourceEntry => ({ config, params, arm: 'scalar', generation: 2, verdict, ms, ...extra });
+  const run: KtSourceRun = {
+    kernel: 'toy',
+    deviceId: 'dev',
+    startedAt: at,
+    base: { params: { tokens: 4 } },
+    ops: 1e6,
+    problem: 'tokens=4',
+    entries: [
+      entry('A', { wm: 1 }, 'measured', 3, { samples: [] }),
+      entry('B', { wm: 2 }, 'rejected', Infinity, {
+        reason: 'WGSL: parse error',
+        phases: { compileMs: Infinity, verifyMs: 1, benchmarkMs: 2 },
+      }),
+      entry('C', { wm: 4 }, 'rejected', 5, { at: 'noon, "UTC"' }),
+      // A measurement of 0 ms is none: a runtime failure, not a winner.
+      entry('D', {}, 'measured', 0),
+    ],
+  };
+  const exported = () => toKtCache(run, { keys: ['wm', 'arm'] });
+  const common = {
+    arm: 'scalar',
+    compile_time: 0,
+    verification_time: 0,
+    benchmark_time: 0,
+    strategy_time: 0,
+    framework_time: 0,
+    timestamp: at,
+    mmq_generation: 2,
+  };
+
+  it('only the fields an entry has; the failure string from its verdict and reason', () => {
+    const { cache } = exported();
+    expect(Object.keys(cache)).toEqual(['1,scalar', '2,scalar', '4,scalar', ',scalar']);
+    // A measured entry whose batches are not given: its time is its figure.
+    expect(cache['1,scalar']).toStrictEqual({
+      ...common,
+      wm: 1,
+      time: 3,
+      times: [],
+      'GFLOP/s': 1e6 / (3 * 1e6),
+      mmq_time: 3,
+      mmq_config: 'A',
+      mmq_verdict: 'measured',
+      mmq_params: { wm: 1 },
+    });
+    expect(cache['2,scalar']).toStrictEqual({
+      ...common,
+      wm: 2,
+      time: 'CompilationFailedConfig',
+      times: [],
+      compile_time: Infinity,
+      verification_time: 1,
+      benchmark_time: 2,
+      mmq_config: 'B',
+      mmq_verdict: 'rejected',
+      mmq_reason: 'WGSL: parse error',
+      mmq_params: { wm: 2 },
+    });
+    // A rejection with a finite time is still a rejection.
+    expect(cache['4,scalar']).toStrictEqual({
+      ...common,
+      wm: 4,
+      time: 'InvalidConfig',
+      times: [],
+      timestamp: 'noon, "UTC"',
+      mmq_config: 'C',
+      mmq_verdict: 'rejected',
+      mmq_params: { wm: 4 },
+    });
+    expect(cache[',scalar']).toStrictEqual({
+      ...common,
+      wm: '',
+      time: 'RuntimeFailedConfig',
+      times: [],
+      mmq_config: 'D',
+      mmq_verdict: 'measured',
+      mmq_params: {},
+    });
+  });
+
+  it('tune_params: mixed values sort as text; a problem without m, n, k is named by its key', () => {
+    const file = exported();
+    expect(file.tune_params).toEqual({ wm: ['', '1', '2', '4'], arm: ['scalar'] });
+    expect(file.problem_size).toBe('tokens=4');
+    expect(file.objective).toBe('time');
+    const { problem: _problem, ...unnamed } = run;
+    expect(toKtCache(unnamed, { keys: ['wm', 'arm'] }).problem_size).toBe('');
+    // m alone is no m, n, k.
+    expect(toKtCache({ ...run, base: { params: { m: 4 } } }, { keys: ['wm', 'arm'] }).problem_size).toBe(
+      'tokens=4',
+    );
+    expect(
+      searchSpaceValues(
+        [
+          { params: {}, arm: 'scalar' },
+          { params: { wm: 2 }, arm: 'dp4a' },
+          { params: { wm: 10 }, arm: 'dp4a' },
+        ],
+        ['wm', 'arm'],
+      ),
+    ).toEqual({ wm: ['', '10', '2'], arm: ['dp4a', 'scalar'] });
+  });
+
+  it('the text ends as Kernel Tuner closes a cache file', () => {
+    expect(ktCacheText(exported()).endsWith('\n  }\n}\n')).toBe(true);
+  });
+
+  it('CSV: numbers as written, text quoted where it holds a comma or a quote, no times as empty', () => {
+    const file = exported();
+    const { times: _times, ...untimed } = file.cache['1,scalar']!;
+    // A value that is neither a number nor text (a file from elsewhere) is written as JSON.
+    const csv = ktCacheCsv({
+      ...file,
+      cache: { ...file.cache, x: { ...untimed, wm: [1, 2] } as KtCacheEntry },
+    });
+    expect(csv.endsWith('\n')).toBe(true);
+    expect(csv.split('\n')).toEqual([
+      'wm,arm,time,times,compile_time,verification_time,benchmark_time,GFLOP/s,timestamp',
+      `1,scalar,3,,0,0,0,${1 / 3},${at}`,
+      `2,scalar,CompilationFailedConfig,,Infinity,1,2,,${at}`,
+      '4,scalar,InvalidConfig,,0,0,0,,"noon, ""UTC"""',
+      `,scalar,RuntimeFailedConfig,,0,0,0,,${at}`,
+      `"[1,2]",scalar,3,,0,0,0,${1 / 3},${at}`,
+      '',
+    ]);
+  });
+
+  it('an error says it is a Kernel Tuner cache error', () => {
+    let error: unknown;
+    try {
+      fromKtCache('not json');
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(KtCacheError);
+    expect((error as Error).name).toBe('KtCacheError');
+    expect((error as Error).message).toBe('not a JSON object');
   });
 });

@@ -84,6 +84,10 @@ describe('preconditions throw ShapeError before any dispatch', () => {
     expect(() =>
       buildMoe(config({ tokens: 12, topk: 1, experts: 5 }), caps, { ids: SEED_IDS, cap: 4 }),
     ).toThrow(/an expert has 5 slots > cap 4/);
+    // A cap the busiest expert fills exactly drops nothing.
+    expect(() =>
+      buildMoe(config({ tokens: 12, topk: 1, experts: 5 }), caps, { ids: SEED_IDS, cap: 5 }),
+    ).not.toThrow();
     // One message for one problem: no follow-on complaint about the routing it makes impossible.
     expect(moeFamily.validate(config({ topk: 9, experts: 8 }), caps)).toEqual([
       "top-k = 9 > experts = 8: each token's experts must be distinct",

@@ -21,11 +21,15 @@ import { fakeCaps } from '../src/kernels/gpu/testCaps';
 import { timeWork, type TimedWork } from '../src/kernels/gpu/timing';
 import { GgmlType, ggufTensor, ggufTensorBytes, parseGguf, tensorToF32 } from '../src/kernels/quant';
 import { Evolution, PASS, Space, type Config, type Evaluator, type Measurement } from '../src/kernels/tune';
-import { globals } from 'webgpu';
 import { writeGguf } from './ggufWriter';
 
-// GPUBufferUsage and friends, which the timing names (no device is opened here).
-Object.assign(globalThis, globals);
+// The WebGPU flags the timing names, with the spec's values: defined here rather than taken from the webgpu
+// package, whose import would load Dawn and keep this file (no device is opened) out of Stryker's runs
+// (vitest.stryker.config.ts leaves out the files that import it).
+Object.assign(globalThis, {
+  GPUBufferUsage: { MAP_READ: 1, MAP_WRITE: 2, COPY_SRC: 4, COPY_DST: 8, QUERY_RESOLVE: 512 },
+  GPUMapMode: { READ: 1, WRITE: 2 },
+});
 
 /**
  * A device whose timestamps tick in `stepNs` steps, each run taking `runNs`: what Dawn and Chrome give

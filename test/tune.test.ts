@@ -619,4 +619,18 @@ describe('family searches (fake caps, no GPU: the static tier is the family vali
     expect(rows.length).toBeGreaterThanOrEqual(18);
     expect(tileGeometry(INCUMBENT)).toEqual({ bm: 32, bn: 64, nwarp: 8 });
   });
+
+  it('gateRows: the budget exactly is every row; past it, budget / (macs per row) distinct rows spread out', () => {
+    expect(gateRows(100, 1000, 1000)).toBeUndefined();
+    // 10 macs a row, a budget of 500: 50 rows of 100.
+    const rows = gateRows(100, 1000, 500)!;
+    expect(rows).toHaveLength(50);
+    expect(new Set(rows).size).toBe(50);
+    expect(rows).toEqual([...rows].sort((x, y) => x - y));
+    expect([rows[0], rows.at(-1)]).toEqual([0, 99]);
+    expect(Math.max(...rows.slice(1).map((r, i) => r - rows[i]!))).toBeLessThanOrEqual(2 * 16);
+    // At least 18 rows however small the budget; never more rows than there are.
+    expect(gateRows(100, 1000, 1)).toHaveLength(18);
+    expect(gateRows(10, 1000, 1)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
 });

@@ -201,6 +201,64 @@ describe('permalink codec', () => {
     expect(!r.ok && r.error).toMatch(/^This link is invalid: [^;]*\.$/);
   });
 
+  it('keeps an edited WGSL that is empty: the user cleared the kernel, which is not the generated one', () => {
+    const r = decode(encodePermalink({ config, wgsl: '', tab: 'ownership' }));
+    expect(r).toEqual({ ok: true, state: { config, wgsl: '', tab: 'ownership' } });
+    const ab = decode(encodePermalink({ config, tab: 'ab', ab: { a: { config, wgsl: '' }, b: { config } } }));
+    expect(ab).toEqual({
+      ok: true,
+      state: { config, tab: 'ab', ab: { a: { config, wgsl: '' }, b: { config } } },
+    });
+  });
+
+  it.each(['0123456789abcdef0', 'x0123456789abcdef', '0123456789ABCDEF', '0123456789abcde'])(
+    'refuses the header hash %s: exactly 16 lowercase hex digits, nothing around them',
+    (headerHash) => {
+      const t = { file: { name: 'a.gguf', size: 10, headerHash }, tensor: 't', activation: 'normal' };
+      const r = decode(raw({ c: { ...config, data: { source: 'tensor', seed: 0, tensor: t } } }));
+      expect(!r.ok && r.error).toMatch(/headerHash is not a valid name/);
+    },
+  );
+
+  it('reads a v=1 link whose rows param is set over its m, with a plane, and refuses a v=1 link without a config', () => {
+    const v1 = { ...config, kernel: 'moe-q4k-id', m: 8, tokens: 16, n: 64, k: 256, arm: 'scalar', plane: 8 };
+    const r = decode(raw({ c: { ...v1, dataSource: 'random', dataSeed: 3 } }, 1));
+    expect(r.ok && r.state.config.params.tokens).toBe(16);
+    expect(r.ok && r.state.config.plane).toBe(8);
+    expect(r.ok && r.state.config.data).toEqual({ source: 'random', seed: 3 });
+    expect(decode(raw({ c: 5 }, 1))).toEqual({
+      ok: false,
+      error: 'This link is invalid: config is missing.',
+    });
+    const unknown = decode(raw({ c: { ...v1, kernel: 'mmq-q9' } }, 1));
+    expect(!unknown.ok && unknown.error).toMatch(/kernel must be one of .* \(got "mmq-q9"\)/);
+  });
+
+  it('takes a name of exactly the cap and refuses one that is not a string', () => {
+    const t = (tensorName: unknown) => ({
+      ...config,
+      data: {
+        source: 'tensor',
+        seed: 0,
+        tensor: {
+          file: { name: 'a.gguf', size: 1, headerHash: '0123456789abcdef' },
+          tensor: tensorName,
+          activation: 'normal',
+        },
+      },
+    });
+    expect(decode(raw({ c: t('t'.repeat(LIMITS.nameChars)) })).ok).toBe(true);
+    expect(decode(raw({ c: t(42) }))).toEqual({
+      ok: false,
+      error: 'This link is invalid: data.tensor.tensor is not a valid name (got 42).',
+    });
+  });
+
+  it('clips a message at the cap, counting only what is cut', () => {
+    expect(clipText('x'.repeat(10), 10)).toBe('x'.repeat(10));
+    expect(clipText('abcdefghijkl', 10)).toBe('abcdefghij… (2 more characters)');
+  });
+
   it('rejects a bad tab and non-string WGSL; drops unknown fields', () => {
     expect(decode(raw({ c: config, t: 'settings' })).ok).toBe(false);
     expect(decode(raw({ c: config, w: 42 })).ok).toBe(false);

@@ -283,6 +283,7 @@ export function decodePermalink(hash: string, catalogs: readonly FamilyCatalog[]
     if (body.ab !== undefined) state.ab = parseAb(body.ab, catalogs, state.wgsl?.length ?? 0);
     return { ok: true, state };
   } catch (e) {
+    // Stryker disable next-line ConditionalExpression: the parsers throw only LinkError; the rethrow keeps a bug's stack, and no link reaches it
     if (e instanceof LinkError) return { ok: false, error: `This link is invalid: ${e.message}.` };
     throw e;
   }

@@ -254,5 +254,62 @@ describe('run estimates', () => {
 
   it('say durations in words', () => {
     expect([formatMs(12.3), formatMs(7400), formatMs(600_000)]).toEqual(['12 ms', '7.4 s', '10 min']);
+    expect([formatMs(999), formatMs(1000), formatMs(119_999), formatMs(120_000)]).toEqual([
+      '1.0e+3 ms',
+      '1.0 s',
+      '120.0 s',
+      '2 min',
+    ]);
+  });
+
+  it("a run's rate: timed ms when it has a positive one, else its wall time; none from no time", () => {
+    const work = { macs: 1e9, bytes: 0 };
+    expect(rateOfRun('k', 'dp4a', work, 100, 40)).toEqual({
+      kernel: 'k',
+      arm: 'dp4a',
+      macsPerMs: 1e9 / 40,
+      basis: 'the last timed k dp4a run here',
+    });
+    // A timing of 0 (a timer too coarse to see the run) is no timing.
+    expect(rateOfRun('k', 'dp4a', work, 100, 0)).toEqual({
+      kernel: 'k',
+      arm: 'dp4a',
+      macsPerMs: 1e9 / 100,
+      basis: 'the last wall-clock k dp4a run here',
+    });
+    expect(rateOfRun('k', 'dp4a', work, 0, undefined)).toBeUndefined();
+    expect(rateOfRun('k', 'dp4a', work, 0, 0)).toBeUndefined();
+    // A run of INFORMATIVE_MS or more shows the rate; a shorter one only a floor.
+    expect(rateOfRun('k', 'dp4a', work, 20, undefined)).not.toHaveProperty('floor');
+    expect(rateOfRun('k', 'dp4a', work, 19.9, undefined)).toHaveProperty('floor', true);
+  });
+
+  it("a hunt's compiling leaves out configs that compiled nothing", () => {
+    const [rate] = rateOfHunt('k', { macs: 1e6, bytes: 0 }, [
+      { arm: 'dp4a', ms: 1, verdict: 'measured', phases: { compileMs: 0 } },
+      { arm: 'dp4a', ms: 2, verdict: 'measured', phases: { compileMs: 0 } },
+      { arm: 'dp4a', ms: 3, verdict: 'measured', phases: { compileMs: 700 } },
+    ]);
+    expect(rate!.compileMs).toBe(700);
+  });
+
+  it('the default rate says which kind of adapter it assumes', () => {
+    expect(rateFor([], 'k', 'dp4a', false).basis).toBe(
+      'no k dp4a run measured here yet: a cautious default for a GPU',
+    );
+    expect(rateFor([], 'k', 'dp4a', true).basis).toBe(
+      'no k dp4a run measured here yet: a cautious default for a CPU adapter',
+    );
+  });
+
+  it('an estimate says what it rests on', () => {
+    const rate = { macsPerMs: 2e5, bytesPerMs: 1e6, compileMs: 0, basis: 'measured' };
+    const shape = { timed: true, instrument: false, targetMs: 25, batches: 6, passes: 1 };
+    expect(estimate({ macs: 2e6, bytes: 3e6 }, rate, shape).basis).toBe(
+      '2.00e+6 multiply-adds and 3.00 MB at 2.0e+8 multiply-adds/s (measured), one run about 10 ms; timing runs 6 batches',
+    );
+    expect(estimate({ macs: 2e6, bytes: 3e6 }, rate, { ...shape, passes: 2 }).basis).toMatch(
+      /; timing runs 6 batches for the plan and each of its 2 passes$/,
+    );
   });
 });

@@ -49,6 +49,40 @@ describe('rooflinePoint', () => {
     expect(peakOpsOf(peaks, 'int8-matrix')).toBe(5);
     expect(peakOpsOf(peaks, 'int8-scalar')).toBe(2);
     expect(peakOpsOf(peaks, 'f16-matrix')).toBeUndefined();
+    expect(roofOf('int8', 'subgroup-matrix')).toBe('int8-matrix');
+  });
+
+  it('falls back one unit at a time, each roof to its own units only', () => {
+    const only = (roof: keyof Peaks['ops'], v = 7): Peaks => ({ bandwidthGBs: 1, ops: { [roof]: v } });
+    expect(peakOpsOf(only('f16-vector'), 'f16-matrix')).toBe(7);
+    expect(peakOpsOf(only('f16-matrix'), 'f16-matrix')).toBe(7);
+    expect(peakOpsOf(only('f16-matrix'), 'f16-vector')).toBeUndefined();
+    expect(peakOpsOf(only('int8-matrix'), 'int8-matrix')).toBe(7);
+    expect(peakOpsOf(only('int8-scalar'), 'int8-matrix')).toBe(7);
+    expect(peakOpsOf(only('int8-dot4'), 'int8-dot4')).toBe(7);
+    expect(peakOpsOf(only('int8-scalar'), 'int8-dot4')).toBe(7);
+    expect(peakOpsOf(only('int8-matrix'), 'int8-dot4')).toBeUndefined();
+    expect(peakOpsOf(only('f16-vector'), 'int8-scalar')).toBeUndefined();
+  });
+
+  it('a zero peak is no figure: the next unit counts', () => {
+    const peaks: Peaks = { bandwidthGBs: 1, ops: { 'int8-dot4': 0, 'int8-scalar': 2 } };
+    expect(peakOpsOf(peaks, 'int8-dot4')).toBe(2);
+    expect(peakOpsOf({ bandwidthGBs: 1, ops: { 'f16-vector': 0 } }, 'f16-vector')).toBeUndefined();
+  });
+
+  it('work that moves no bytes has intensity 0, not infinity', () => {
+    const p = rooflinePoint({ label: 'registers', ms: 1, bytes: 0, ops: 1e6 }, 100, 1e12);
+    expect(p.intensity).toBe(0);
+    expect(p.attainable).toBe(0);
+    expect(p.bound).toBe('memory');
+  });
+
+  it('at the ridge exactly, the compute roof binds', () => {
+    // 200 GB/s and 1e12 ops/s meet at 5 ops/B: the two roofs are equal there.
+    const p = rooflinePoint({ label: 'gemm', ms: 1, bytes: 1e6, ops: 5e6 }, 200, 1e12);
+    expect(p.attainable).toBe(1e12);
+    expect(p.bound).toBe('compute');
   });
 });
 
@@ -59,7 +93,7 @@ describe('spread', () => {
     const ten = [10, 9, 8, 7, 6, 5, 4, 3, 2, 1];
     expect(spreadOf(ten).p90).toBe(9);
     expect(() => spreadOf([])).toThrow(/no samples/);
-    expect(() => spreadOf([1, Infinity])).toThrow(/finite/);
+    expect(() => spreadOf([1, Infinity])).toThrow('samples must be finite numbers (got 1, Infinity)');
   });
 
   it('a histogram of equal-width bins holding every sample', () => {
@@ -67,6 +101,13 @@ describe('spread', () => {
     expect(h.map((b) => b.count)).toEqual([3, 0, 1, 1]);
     expect(h[0]!.from).toBe(1);
     expect(h[3]!.to).toBe(3);
+    // Every bin's bounds, not just the outer ones: the chart labels each bar with them.
+    expect(h.map((b) => [b.from, b.to])).toEqual([
+      [1, 1.5],
+      [1.5, 2],
+      [2, 2.5],
+      [2.5, 3],
+    ]);
     expect(histogram([2, 2, 2])).toEqual([{ from: 2, to: 2, count: 3 }]);
   });
 
@@ -80,5 +121,17 @@ describe('spread', () => {
     expect(compareRounds([1, 1.01], [1.2, 1.3]).verdict).toBe('slower');
     expect(comparisonText(faster)).toMatch(/^1\.41x faster \(incumbent 1\.00 ms \[0\.990 ms-1\.02 ms\]/);
     expect(comparisonText(noisy)).toMatch(/^no measurable difference/);
+  });
+
+  it('intervals that only touch make no claim either way', () => {
+    expect(compareRounds([1, 1.1], [1.1, 1.2]).verdict).toBe('no measurable difference');
+    expect(compareRounds([1.1, 1.2], [1, 1.1]).verdict).toBe('no measurable difference');
+  });
+
+  it('words a slower challenger by how much slower, not by the ratio', () => {
+    const slower = compareRounds([1, 1.01, 0.99], [2, 2.02, 1.98]);
+    expect(comparisonText(slower)).toBe(
+      '2.00x slower (incumbent 1.00 ms [0.990 ms-1.01 ms], challenger 2.00 ms [1.98 ms-2.02 ms], 3 rounds)',
+    );
   });
 });

@@ -104,6 +104,7 @@ describe('bytes moved per pass (planTraffic)', () => {
       it(`${id} ${JSON.stringify(c.params ?? {})}`, () => {
         const t = traffic(id, c.params);
         expect(rw(t)).toEqual(c.passes);
+        expect(t.passes.map((p) => p.bytes)).toEqual(c.passes.map(([r, w]) => r + w));
         expect(t.ops).toBe(c.ops);
         // The op's operations sit on the main pass; the total adds up.
         const total = totalTraffic(t.passes);

@@ -57,6 +57,7 @@ export function planTraffic(plan: KernelPlan, ops: number): PassTraffic[] {
       const role = roleOf(b, plan.output);
       const made = role === 'output' || role === 'intermediate';
       const access = made && !written.has(name) ? 'write' : 'read';
+      // Stryker disable next-line ConditionalExpression: a buffer read here is an input (never made) or made already
       if (access === 'write') written.add(name);
       buffers.push({ buffer: name, role, access, bytes: bufferBytes(b) });
     }

@@ -1,7 +1,7 @@
 // Memory bounded by what the file really holds: a gzip bomb stops at the inflated cap, and a length the
 // header claims is checked against the bytes there are (and the header cap) before anything is read.
 import { describe, expect, it } from 'vitest';
-import { writeGguf } from '../../../test/ggufWriter';
+import { Writer, writeGguf } from '../../../test/ggufWriter';
 import { bytesSource, chunksSource, type ByteSource } from './byteSource';
 import { GGUF_MAX_HEADER_BYTES, GgufError, inflatedSource, openGguf } from './gguf';
 import { XorShift64 } from './xorshift';
@@ -52,6 +52,14 @@ describe('inflatedSource', () => {
       "'bomb.gguf.gz' inflates to more than 1048576 bytes (a gzip-compressed GGUF is held in memory); gunzip it and open the .gguf itself",
     );
     expect(seen.largest).toBeLessThanOrEqual(1 << 20);
+  });
+
+  it('takes a file that inflates to the cap exactly, and refuses one byte more', async () => {
+    const gz = await gzip(gguf);
+    expect((await inflatedSource(bytesSource(gz), gguf.length)).size).toBe(gguf.length);
+    await expect(inflatedSource(bytesSource(gz), gguf.length - 1)).rejects.toThrow(
+      `inflates to more than ${gguf.length - 1} bytes`,
+    );
   });
 
   it('a gzip stream that is cut or corrupt is a GgufError', async () => {
@@ -110,5 +118,49 @@ describe('claimed lengths', () => {
         /^truncated GGUF: 'k' needs \d+ bytes at offset 45, but the file ends at 64$/,
       );
     }
+  });
+
+  /** A header written field by field: magic, version 3, the counts, then `body`. */
+  function header(nTensors: number, nKv: number, body: (w: Writer) => void): Uint8Array {
+    const w = new Writer();
+    w.bytes(new TextEncoder().encode('GGUF'));
+    w.num(3, 4, 'u');
+    w.num(nTensors, 8, 'u');
+    w.num(nKv, 8, 'u');
+    body(w);
+    return w.out();
+  }
+
+  it('counts the file cannot hold are refused before their first entry is read', async () => {
+    // 10 entries of at least 13 bytes each do not fit the 40 bytes left: refused as a count, not as
+    // entry #1 (its key would be read from the zeros after entry #0).
+    const kvs = header(0, 10, (w) => {
+      w.str('k');
+      w.num(4, 4, 'u');
+      w.num(1, 4, 'u');
+      w.bytes(new Uint8Array(23));
+    });
+    await expect(openGguf(bytesSource(kvs))).rejects.toThrow(
+      /^truncated GGUF: 10 metadata entries needs 130 bytes at offset 24, but the file ends at 64$/,
+    );
+    // 3 tensor infos of at least 24 bytes each, 40 bytes left.
+    const infos = header(3, 0, (w) => w.bytes(new Uint8Array(40)));
+    await expect(openGguf(bytesSource(infos))).rejects.toThrow(
+      /^truncated GGUF: 3 tensor infos needs 72 bytes at offset 24, but the file ends at 64$/,
+    );
+  });
+
+  it("a string array's count is checked against 8 bytes an element before any element is read", async () => {
+    const strings = header(0, 1, (w) => {
+      w.str('k');
+      w.num(9, 4, 'u');
+      w.num(8, 4, 'u');
+      w.num(20, 8, 'u');
+      w.str('x');
+      w.bytes(new Uint8Array(40));
+    });
+    await expect(openGguf(bytesSource(strings))).rejects.toThrow(
+      /^truncated GGUF: 'k' \(20 elements\) needs 160 bytes at offset 49, but the file ends at 98$/,
+    );
   });
 });
