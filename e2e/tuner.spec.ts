@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { ktExport } from '../src/app/tuner/ktExport';
-import type { TuneRecordEntry, TuneReport } from '../src/workers/protocol';
+import { tileEntry, tileReport } from '../test/tileReport';
 import { openApp } from './helpers';
 
 async function fillHunt(page: Page, evo: Record<string, string>) {
@@ -101,35 +101,14 @@ test('a reload mid-hunt keeps what was measured: the run is listed interrupted a
 test('importing a Kernel Tuner cache file says what it read and what had no timing, and why', async ({
   page,
 }) => {
-  const params = (wm: number) => ({ m: 16, n: 16, k: 256, wm, wn: 4, rm: 1, rn: 1 });
-  const entry = (wm: number, verdict: TuneRecordEntry['verdict'], ms: number, reason?: string) => ({
-    config: `WM=${wm},WN=4,RM=1,RN=1,ARM=0`,
-    params: params(wm),
-    arm: 'dp4a' as const,
-    generation: 0,
-    verdict,
-    ms,
-    ...(reason ? { reason } : {}),
-  });
-  const report: TuneReport = {
-    op: 'mmq_q4k_tile',
-    kernel: 'mmq-q4k-tile',
-    deviceId: 'elsewhere#plane32',
-    problem: 'm=16,n=16,k=256',
-    base: { kernel: 'mmq-q4k-tile', arm: 'dp4a', data: { source: 'reference', seed: 0 }, params: params(2) },
-    winner: 'WM=1,WN=4,RM=1,RN=1,ARM=0',
-    bestMs: 1.2,
-    entries: [
-      entry(2, 'measured', 1.5),
-      entry(1, 'measured', 1.2),
-      entry(4, 'rejected', Infinity, 'workgroup storage 40 KiB > 32 KiB'),
+  const report = tileReport(
+    [
+      tileEntry(2, 'measured', 1.5),
+      tileEntry(1, 'measured', 1.2),
+      tileEntry(4, 'rejected', Infinity, 'workgroup storage 40 KiB > 32 KiB'),
     ],
-    bestPerGeneration: [1.2],
-    evo: { population: 3, generations: 1, seed: 1, measureMs: 1, batches: 1, banks: 1 },
-    startedAt: '2026-12-05T19:00:00.000Z',
-    durationMs: 1000,
-    status: 'complete',
-  };
+    'elsewhere#plane32',
+  );
   const path = test.info().outputPath('run.kt.json');
   writeFileSync(path, ktExport(report, 'json'));
   await openApp(page);

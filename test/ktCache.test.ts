@@ -17,21 +17,13 @@ import {
   type KtSourceEntry,
   type KtSourceRun,
 } from '../src/kernels/perf/ktCache';
+import { tileParams64 } from './tileReport';
 
 const schema = JSON.parse(
   readFileSync(new URL('./fixtures/kernel_tuner/cache-1.1.0.schema.json', import.meta.url), 'utf8'),
 ) as JsonSchema;
 
-const tile = (wm: number, wn: number) => ({
-  m: 64,
-  n: 128,
-  k: 512,
-  wm,
-  wn,
-  rm: 1,
-  rn: 1,
-  schedule: 'subtile',
-});
+const tile = tileParams64;
 const BASE = {
   kernel: 'mmq-q4k-tile',
   arm: 'dp4a',

@@ -13,17 +13,9 @@ import {
   type KtFamily,
   type KtSourceRun,
 } from '../src/kernels/perf/ktCache';
+import { tileParams64 } from './tileReport';
 
-const tile = (wm: number, wn: number) => ({
-  m: 64,
-  n: 128,
-  k: 512,
-  wm,
-  wn,
-  rm: 1,
-  rn: 1,
-  schedule: 'subtile',
-});
+const tile = tileParams64;
 const RUN = {
   kernel: 'mmq-q4k-tile',
   deviceId: 'swiftshader',

@@ -1,42 +1,21 @@
 // An import says what it read: runs, configs, how many measured, which configs had no timing and why,
 // and what the parser skipped and why (none yet: the list is where the parser's report goes).
 import { describe, expect, it } from 'vitest';
-import type { TuneRecordEntry, TuneReport } from '../../workers/protocol';
+import { tileEntry, tileReport } from '../../../test/tileReport';
 import { serializeTuneRuns, runOf } from '../persistence/tuneRuns';
 import { importSummary, importSummaryText, readImport } from './importSummary';
 import { ktExport } from './ktExport';
 
-const params = (wm: number) => ({ m: 16, n: 16, k: 256, wm, wn: 4, rm: 1, rn: 1 });
-const entry = (wm: number, verdict: TuneRecordEntry['verdict'], ms: number, reason?: string) => ({
-  config: `WM=${wm},WN=4,RM=1,RN=1,ARM=0`,
-  params: params(wm),
-  arm: 'dp4a' as const,
-  generation: 0,
-  verdict,
-  ms,
-  ...(reason ? { reason } : {}),
-});
-const REPORT: TuneReport = {
-  op: 'mmq_q4k_tile',
-  kernel: 'mmq-q4k-tile',
-  deviceId: 'google/swiftshader/SwiftShader#plane4',
-  problem: 'm=16,n=16,k=256',
-  base: { kernel: 'mmq-q4k-tile', arm: 'dp4a', data: { source: 'reference', seed: 0 }, params: params(2) },
-  winner: 'WM=1,WN=4,RM=1,RN=1,ARM=0',
-  bestMs: 1.2,
-  entries: [
-    entry(2, 'measured', 1.5),
-    entry(1, 'measured', 1.2),
-    entry(4, 'rejected', Infinity, 'workgroup storage 40 KiB > 32 KiB'),
-    entry(8, 'rejected', Infinity, 'workgroup storage 40 KiB > 32 KiB'),
-    entry(16, 'failed-gate', Infinity, 'rel_to_max 3.0e-1 > 1e-3 gate'),
+const REPORT = tileReport(
+  [
+    tileEntry(2, 'measured', 1.5),
+    tileEntry(1, 'measured', 1.2),
+    tileEntry(4, 'rejected', Infinity, 'workgroup storage 40 KiB > 32 KiB'),
+    tileEntry(8, 'rejected', Infinity, 'workgroup storage 40 KiB > 32 KiB'),
+    tileEntry(16, 'failed-gate', Infinity, 'rel_to_max 3.0e-1 > 1e-3 gate'),
   ],
-  bestPerGeneration: [1.2],
-  evo: { population: 5, generations: 1, seed: 1, measureMs: 1, batches: 1, banks: 1 },
-  startedAt: '2026-12-05T19:00:00.000Z',
-  durationMs: 1000,
-  status: 'complete',
-};
+  'google/swiftshader/SwiftShader#plane4',
+);
 
 describe('importSummary', () => {
   it('a Kernel Tuner cache: runs, configs, measured, and each config without a timing by reason', () => {
