@@ -143,7 +143,11 @@ export interface ConfigScatterProps {
   onPick?: (entry: TuneRecordEntry) => void;
 }
 
-/** Every evaluated config: BM*BN (log) vs ms; rejected / gate-failed configs sit on the top row. */
+/**
+ * Every evaluated config: BM*BN (log) vs ms; rejected / gate-failed configs sit on the top row.
+ * Over 80 lines on purpose: recharts reads its children as one declarative tree (axes, series), and a
+ * part moved into a component of its own is not drawn.
+ */
 export function ConfigScatter({ entries, winner, onPick }: ConfigScatterProps) {
   const model = scatterModel(entries, winner);
   const pick = (p: unknown) => {

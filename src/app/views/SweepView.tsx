@@ -40,7 +40,8 @@ const pctDomainTop = (dataMax: number) => Math.max(100, Math.ceil(dataMax));
 /**
  * Time (fastest and median batch) and throughput against the swept value, log-log; with `withPeak`, the
  * % of peak (at the median) on its own axis. data-points counts the plotted values, data-peak-points
- * those with a % of peak.
+ * those with a % of peak. Over 80 lines on purpose: recharts reads its children as one declarative tree
+ * (axes, lines), and a part moved into a component of its own is not drawn.
  */
 export function SweepChart({
   record,
@@ -315,37 +316,10 @@ function SweepResult({ record }: { record: SweepRecord }) {
   );
 }
 
-/** The sweep's form: the axis, its range (powers of two or a list), and start or cancel. */
-function SweepFormBar({
-  axes,
-  axis,
-  form,
-  running,
-  ready,
-}: {
-  axes: string[];
-  axis: string;
-  form: SweepForm;
-  running: boolean;
-  ready: boolean;
-}) {
-  const { controller } = useServices();
-  const range = sweepValues(form);
+/** The sweep's range: powers of two from one value to another, or a list of values. */
+function SweepRangeFields({ form, running }: { form: SweepForm; running: boolean }) {
   return (
-    <div className="sweep-form">
-      <label>
-        sweep
-        <select
-          value={axis}
-          onChange={(e) => act(setSweepForm, { axis: e.target.value })}
-          disabled={running}
-          data-testid="sweep-axis"
-        >
-          {axes.map((a) => (
-            <option key={a}>{a}</option>
-          ))}
-        </select>
-      </label>
+    <>
       <label>
         <input
           type="radio"
@@ -392,6 +366,42 @@ function SweepFormBar({
           data-testid="sweep-list"
         />
       </label>
+    </>
+  );
+}
+
+/** The sweep's form: the axis, its range (powers of two or a list), and start or cancel. */
+function SweepFormBar({
+  axes,
+  axis,
+  form,
+  running,
+  ready,
+}: {
+  axes: string[];
+  axis: string;
+  form: SweepForm;
+  running: boolean;
+  ready: boolean;
+}) {
+  const { controller } = useServices();
+  const range = sweepValues(form);
+  return (
+    <div className="sweep-form">
+      <label>
+        sweep
+        <select
+          value={axis}
+          onChange={(e) => act(setSweepForm, { axis: e.target.value })}
+          disabled={running}
+          data-testid="sweep-axis"
+        >
+          {axes.map((a) => (
+            <option key={a}>{a}</option>
+          ))}
+        </select>
+      </label>
+      <SweepRangeFields form={form} running={running} />
       {running ? (
         <button type="button" onClick={() => controller.sweep.cancel()} data-testid="sweep-cancel">
           Cancel sweep
