@@ -145,8 +145,8 @@ export interface ConfigScatterProps {
 
 /**
  * Every evaluated config: BM*BN (log) vs ms; rejected / gate-failed configs sit on the top row.
- * Over 80 lines on purpose: recharts reads its children as one declarative tree (axes, series), and a
- * part moved into a component of its own is not drawn.
+ * Over 80 lines on purpose: the JSX is one declarative recharts tree (axes, series) read top to bottom;
+ * cut into components, each would take the same model and the picture would read in pieces.
  */
 export function ConfigScatter({ entries, winner, onPick }: ConfigScatterProps) {
   const model = scatterModel(entries, winner);

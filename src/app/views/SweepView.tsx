@@ -40,8 +40,9 @@ const pctDomainTop = (dataMax: number) => Math.max(100, Math.ceil(dataMax));
 /**
  * Time (fastest and median batch) and throughput against the swept value, log-log; with `withPeak`, the
  * % of peak (at the median) on its own axis. data-points counts the plotted values, data-peak-points
- * those with a % of peak. Over 80 lines on purpose: recharts reads its children as one declarative tree
- * (axes, lines), and a part moved into a component of its own is not drawn.
+ * those with a % of peak. Over 80 lines on purpose: the JSX is one declarative recharts tree (axes, lines)
+ * read top to bottom; cut into components, each would take the same rows and the picture would read in
+ * pieces.
  */
 export function SweepChart({
   record,
