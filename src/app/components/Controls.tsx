@@ -265,41 +265,81 @@ export function Problems() {
   );
 }
 
-export function Controls() {
+/** The kernel family: pick one, its title, summary and reference kernel. */
+function KernelSection({ catalog }: { catalog: FamilyCatalog }) {
   const catalogs = useApp((s) => s.catalogs);
-  const catalog = useApp(currentCatalog);
+  return (
+    <section>
+      <h2>Kernel</h2>
+      <select
+        data-testid="kernel-select"
+        value={catalog.id}
+        onChange={(e) => {
+          const f = catalogs.find((x) => x.id === e.target.value);
+          if (f) act(selectKernel, f);
+        }}
+      >
+        {catalogs.map((f) => (
+          <option key={f.id} value={f.id}>
+            {f.title}
+          </option>
+        ))}
+      </select>
+      <p className="kernel-title" data-testid="kernel-title">
+        {catalog.title}
+      </p>
+      <p className="summary">{catalog.summary}</p>
+      <p className="small muted">
+        reference kernel <code>{catalog.reference}</code> ·{' '}
+        {catalog.arithmetic === 'f16' ? 'f16 GEMM' : 'int8 GEMM'}
+      </p>
+    </section>
+  );
+}
+
+/** The arm, and the plane width (the adapter's unless chosen). */
+function ArmAndPlane({ catalog }: { catalog: FamilyCatalog }) {
   const planeChoice = useApp((s) => s.config.plane);
   const adapterPlane = useApp((s) => s.device.plane);
   const status = useApp((s) => s.device.status);
+  return (
+    <section>
+      <ArmPicker catalog={catalog} />
+      <label
+        className="field wide"
+        title="the width every partition divides by; the matrix arm needs the hardware's"
+      >
+        <span>plane width</span>
+        <select
+          data-testid="plane-select"
+          value={planeChoice ?? ''}
+          onChange={(e) => act(setPlane, e.target.value === '' ? undefined : Number(e.target.value))}
+        >
+          <option value="">
+            {adapterPlane !== undefined
+              ? `the adapter's (${adapterPlane})`
+              : status === 'unavailable'
+                ? 'the adapter’s (no adapter here)'
+                : 'the adapter’s (once known)'}
+          </option>
+          {PLANE_CHOICES.map((p) => (
+            <option key={p} value={p}>
+              {p}
+            </option>
+          ))}
+        </select>
+      </label>
+    </section>
+  );
+}
+
+export function Controls() {
+  const catalog = useApp(currentCatalog);
   const collapsed = useApp((s) => s.layout.controlsCollapsed);
   if (collapsed) return null;
   return (
     <aside className="controls" aria-label="Kernel controls">
-      <section>
-        <h2>Kernel</h2>
-        <select
-          data-testid="kernel-select"
-          value={catalog.id}
-          onChange={(e) => {
-            const f = catalogs.find((x) => x.id === e.target.value);
-            if (f) act(selectKernel, f);
-          }}
-        >
-          {catalogs.map((f) => (
-            <option key={f.id} value={f.id}>
-              {f.title}
-            </option>
-          ))}
-        </select>
-        <p className="kernel-title" data-testid="kernel-title">
-          {catalog.title}
-        </p>
-        <p className="summary">{catalog.summary}</p>
-        <p className="small muted">
-          reference kernel <code>{catalog.reference}</code> ·{' '}
-          {catalog.arithmetic === 'f16' ? 'f16 GEMM' : 'int8 GEMM'}
-        </p>
-      </section>
+      <KernelSection catalog={catalog} />
 
       {catalog.controls.length === 0 && (
         <section>
@@ -330,34 +370,7 @@ export function Controls() {
         );
       })}
 
-      <section>
-        <ArmPicker catalog={catalog} />
-        <label
-          className="field wide"
-          title="the width every partition divides by; the matrix arm needs the hardware's"
-        >
-          <span>plane width</span>
-          <select
-            data-testid="plane-select"
-            value={planeChoice ?? ''}
-            onChange={(e) => act(setPlane, e.target.value === '' ? undefined : Number(e.target.value))}
-          >
-            <option value="">
-              {adapterPlane !== undefined
-                ? `the adapter's (${adapterPlane})`
-                : status === 'unavailable'
-                  ? 'the adapter’s (no adapter here)'
-                  : 'the adapter’s (once known)'}
-            </option>
-            {PLANE_CHOICES.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
-          </select>
-        </label>
-      </section>
-
+      <ArmAndPlane catalog={catalog} />
       <DataControls catalog={catalog} />
       <RunOptions />
     </aside>

@@ -27,17 +27,50 @@ function Draining({ since, expectedMs }: { since: number; expectedMs: number | u
   );
 }
 
-export function Header() {
-  const { controller } = useServices();
+/** The device's state: the adapter and its features when ready, else what it is doing. */
+function DeviceStatus() {
   const device = useApp((s) => s.device);
-  const collapsed = useApp((s) => s.layout.controlsCollapsed);
-  const [copied, setCopied] = useState<string>();
-  const menu = useRef<HTMLDetailsElement>(null);
   const caps = device.caps;
   const adapter = caps
     ? [caps.vendor, caps.architecture, caps.description].filter(Boolean).join(' · ') || 'WebGPU adapter'
     : '';
+  return (
+    <div className="device" data-testid="device-status" data-status={device.status}>
+      <span className={`dot ${device.status}`} />
+      {device.status === 'ready' && (
+        <span title={adapter}>
+          {adapter} · plane {device.plane}
+          {caps && (
+            <span className="muted">
+              {' '}
+              ·{' '}
+              {[
+                caps.dot4I8Packed && 'dp4a',
+                caps.subgroupMatrixConfigs.length > 0 && 'subgroup-matrix',
+                caps.shaderF16 && 'f16',
+                caps.timestampQuery ? 'timestamps' : 'wall clock',
+              ]
+                .filter(Boolean)
+                .join(', ')}
+            </span>
+          )}
+        </span>
+      )}
+      {device.status === 'starting' && (
+        <span>{device.message ? 'restarting the GPU worker…' : 'opening GPU device…'}</span>
+      )}
+      {device.status === 'lost' && <span>device lost</span>}
+      {device.draining && <Draining since={device.draining.since} expectedMs={device.draining.expectedMs} />}
+      {device.status === 'unavailable' && <span>no WebGPU</span>}
+    </div>
+  );
+}
 
+/** Copy the permalink, the glossary, and the menu (simulate a device loss). */
+function HeaderActions() {
+  const { controller } = useServices();
+  const [copied, setCopied] = useState<string>();
+  const menu = useRef<HTMLDetailsElement>(null);
   const copy = async () => {
     const url = controller.link(window.location.href);
     try {
@@ -50,7 +83,40 @@ export function Header() {
     }
     setTimeout(() => setCopied(undefined), 2000);
   };
+  return (
+    <div className="actions">
+      <button type="button" onClick={() => void copy()} data-testid="copy-link">
+        {copied ?? 'Copy link'}
+      </button>
+      <button
+        type="button"
+        onClick={() => act(setGlossary, true)}
+        data-testid="glossary-open"
+        title="what plane, arm, island, staging and the rest mean"
+      >
+        Glossary
+      </button>
+      <details className="menu" ref={menu}>
+        <summary aria-label="more">⋯</summary>
+        <div className="menu-body">
+          <button
+            type="button"
+            onClick={() => {
+              menu.current?.removeAttribute('open');
+              controller.loseDevice();
+            }}
+            data-testid="lose-device"
+          >
+            Simulate device loss
+          </button>
+        </div>
+      </details>
+    </div>
+  );
+}
 
+export function Header() {
+  const collapsed = useApp((s) => s.layout.controlsCollapsed);
   return (
     <header className="topbar">
       <div className="brand">
@@ -67,64 +133,8 @@ export function Header() {
         <h1>MMQ Playground</h1>
       </div>
       <RunBar />
-      <div className="device" data-testid="device-status" data-status={device.status}>
-        <span className={`dot ${device.status}`} />
-        {device.status === 'ready' && (
-          <span title={adapter}>
-            {adapter} · plane {device.plane}
-            {caps && (
-              <span className="muted">
-                {' '}
-                ·{' '}
-                {[
-                  caps.dot4I8Packed && 'dp4a',
-                  caps.subgroupMatrixConfigs.length > 0 && 'subgroup-matrix',
-                  caps.shaderF16 && 'f16',
-                  caps.timestampQuery ? 'timestamps' : 'wall clock',
-                ]
-                  .filter(Boolean)
-                  .join(', ')}
-              </span>
-            )}
-          </span>
-        )}
-        {device.status === 'starting' && (
-          <span>{device.message ? 'restarting the GPU worker…' : 'opening GPU device…'}</span>
-        )}
-        {device.status === 'lost' && <span>device lost</span>}
-        {device.draining && (
-          <Draining since={device.draining.since} expectedMs={device.draining.expectedMs} />
-        )}
-        {device.status === 'unavailable' && <span>no WebGPU</span>}
-      </div>
-      <div className="actions">
-        <button type="button" onClick={() => void copy()} data-testid="copy-link">
-          {copied ?? 'Copy link'}
-        </button>
-        <button
-          type="button"
-          onClick={() => act(setGlossary, true)}
-          data-testid="glossary-open"
-          title="what plane, arm, island, staging and the rest mean"
-        >
-          Glossary
-        </button>
-        <details className="menu" ref={menu}>
-          <summary aria-label="more">⋯</summary>
-          <div className="menu-body">
-            <button
-              type="button"
-              onClick={() => {
-                menu.current?.removeAttribute('open');
-                controller.loseDevice();
-              }}
-              data-testid="lose-device"
-            >
-              Simulate device loss
-            </button>
-          </div>
-        </details>
-      </div>
+      <DeviceStatus />
+      <HeaderActions />
     </header>
   );
 }

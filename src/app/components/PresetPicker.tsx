@@ -3,8 +3,44 @@
 // family cannot take (another block size, a bank for a matrix kernel) are listed with the reason.
 import { useId, useState } from 'react';
 import type { FamilyCatalog } from '../../kernels/family';
-import type { ModelGemm } from '../../kernels/models/presets';
+import type { ModelGemm, ModelPreset } from '../../kernels/models/presets';
 import { gemmFits, modelPresets, useApp } from '../store';
+
+/** A preset's GEMMs; those the family cannot take are disabled with the reason. */
+function GemmSelect({
+  catalog,
+  preset,
+  value,
+  onChange,
+  testPrefix,
+}: {
+  catalog: FamilyCatalog;
+  preset: ModelPreset;
+  value: string;
+  onChange(name: string): void;
+  testPrefix: string;
+}) {
+  return (
+    <select
+      aria-label="GEMM"
+      data-testid={`${testPrefix}-preset-gemm`}
+      value={value}
+      onChange={(e) => onChange(e.target.value)}
+    >
+      <option value="">GEMM…</option>
+      {preset.gemms.map((g) => {
+        const no = gemmFits(catalog, g);
+        return (
+          <option key={g.name} value={g.name} disabled={no !== undefined} title={no}>
+            {g.name} {g.n}×{g.k}
+            {g.experts !== undefined ? ` ×${g.experts} experts, top-${g.topk ?? 1}` : ''}
+            {no ? ` (${no})` : ''}
+          </option>
+        );
+      })}
+    </select>
+  );
+}
 
 export function PresetPicker(props: {
   catalog: FamilyCatalog;
@@ -45,24 +81,13 @@ export function PresetPicker(props: {
       </label>
       {preset && (
         <div className="preset-row">
-          <select
-            aria-label="GEMM"
-            data-testid={`${testPrefix}-preset-gemm`}
+          <GemmSelect
+            catalog={catalog}
+            preset={preset}
             value={gemmName}
-            onChange={(e) => setGemmName(e.target.value)}
-          >
-            <option value="">GEMM…</option>
-            {preset.gemms.map((g) => {
-              const no = gemmFits(catalog, g);
-              return (
-                <option key={g.name} value={g.name} disabled={no !== undefined} title={no}>
-                  {g.name} {g.n}×{g.k}
-                  {g.experts !== undefined ? ` ×${g.experts} experts, top-${g.topk ?? 1}` : ''}
-                  {no ? ` (${no})` : ''}
-                </option>
-              );
-            })}
-          </select>
+            onChange={setGemmName}
+            testPrefix={testPrefix}
+          />
           <select
             aria-label="activation rows"
             data-testid={`${testPrefix}-preset-rows`}

@@ -192,6 +192,58 @@ function OraclePreview() {
   );
 }
 
+/** The run's verdict against the oracle, and whether it is of an edit, an older config or the last good run. */
+function Verdict({ o, stale, current }: { o: RunOutcome; stale: boolean; current: boolean }) {
+  return (
+    <div
+      className={`verdict ${o.verdict.pass ? 'pass' : 'fail'} ${stale ? 'stale' : ''}`}
+      data-testid="verdict"
+    >
+      {o.verdict.pass ? (
+        <>
+          <strong>✓ matches oracle</strong> <span className="nowrap">({gateText(o.verdict.gate)})</span>
+        </>
+      ) : (
+        <>
+          <strong>✗ differs from oracle</strong>{' '}
+          <span>
+            {o.verdict.mismatches} of {o.rows * o.cols} elements fail {gateText(o.verdict.gate)}
+          </span>
+        </>
+      )}
+      {o.edited && <span className="badge warn">edited kernel</span>}
+      {!current && <span className="badge">previous config</span>}
+      {stale && current && <span className="badge">last successful run</span>}
+    </div>
+  );
+}
+
+/** The error against the oracle and the output's shape. */
+function Metrics({ o }: { o: RunOutcome }) {
+  return (
+    <dl className="metrics">
+      <div>
+        <dt>rel_to_max</dt>
+        <dd className="num" data-testid="rel-to-max">
+          {fmt(o.verdict.relToMax)}
+        </dd>
+      </div>
+      <div>
+        <dt>max |Δ|</dt>
+        <dd className="num" data-testid="max-delta">
+          {fmt(o.verdict.maxAbsDelta)}
+        </dd>
+      </div>
+      <div>
+        <dt>output</dt>
+        <dd className="num">
+          {o.rows} × {o.cols}
+        </dd>
+      </div>
+    </dl>
+  );
+}
+
 export function ResultsPanel() {
   const outcome = useApp((s) => s.outcome);
   const run = useApp((s) => s.run);
@@ -217,52 +269,14 @@ export function ResultsPanel() {
       <OraclePreview />
       {o ? (
         <>
-          <div
-            className={`verdict ${o.verdict.pass ? 'pass' : 'fail'} ${stale ? 'stale' : ''}`}
-            data-testid="verdict"
-          >
-            {o.verdict.pass ? (
-              <>
-                <strong>✓ matches oracle</strong> <span className="nowrap">({gateText(o.verdict.gate)})</span>
-              </>
-            ) : (
-              <>
-                <strong>✗ differs from oracle</strong>{' '}
-                <span>
-                  {o.verdict.mismatches} of {o.rows * o.cols} elements fail {gateText(o.verdict.gate)}
-                </span>
-              </>
-            )}
-            {o.edited && <span className="badge warn">edited kernel</span>}
-            {!current && <span className="badge">previous config</span>}
-            {stale && current && <span className="badge">last successful run</span>}
-          </div>
+          <Verdict o={o} stale={stale} current={current} />
           {arithmetic === 'f16' && (
             <p className="small muted" data-testid="oracle-kind">
               The oracle emulates the kernel&apos;s f16 rounding (operands rounded to f16, f32 accumulation):
               the verdict is against that emulation; the split below is against full precision.
             </p>
           )}
-          <dl className="metrics">
-            <div>
-              <dt>rel_to_max</dt>
-              <dd className="num" data-testid="rel-to-max">
-                {fmt(o.verdict.relToMax)}
-              </dd>
-            </div>
-            <div>
-              <dt>max |Δ|</dt>
-              <dd className="num" data-testid="max-delta">
-                {fmt(o.verdict.maxAbsDelta)}
-              </dd>
-            </div>
-            <div>
-              <dt>output</dt>
-              <dd className="num">
-                {o.rows} × {o.cols}
-              </dd>
-            </div>
-          </dl>
+          <Metrics o={o} />
           <Timing o={o} />
           <Split o={o} />
           {o.tensorRead && (

@@ -7,11 +7,12 @@ import type { KernelId } from '../../kernels/family';
 import type { WgslMessage } from '../../kernels/gpu/runner';
 import { useServices } from '../appContext';
 import { currentBuffer, useApp, type CompileState } from '../store';
-import { registerEditor } from './editorHandle';
+import { registerEditor, type EditorHandle } from './editorHandle';
 import { monaco, MONACO_THEME, TabFocus } from './monaco';
 import { WGSL_LANGUAGE_ID } from './wgslLanguage';
 
 type Model = ReturnType<typeof monaco.editor.createModel>;
+type Editor = ReturnType<typeof monaco.editor.create>;
 
 const severity = (t: WgslMessage['type']) =>
   t === 'error'
@@ -48,6 +49,85 @@ export function markersOf(
   });
 }
 
+/** The editor's look and behaviour (its model is set per kernel and pass). */
+const EDITOR_OPTIONS: Parameters<typeof monaco.editor.create>[1] = {
+  language: WGSL_LANGUAGE_ID,
+  theme: MONACO_THEME,
+  automaticLayout: true,
+  minimap: { enabled: false },
+  fontSize: 13,
+  lineHeight: 19,
+  fontFamily: "'JetBrains Mono', 'Fira Code', ui-monospace, 'DejaVu Sans Mono', monospace",
+  scrollBeyondLastLine: false,
+  renderLineHighlight: 'line',
+  tabSize: 2,
+  fixedOverflowWidgets: true,
+  stickyScroll: { enabled: false },
+  lineNumbersMinChars: 3,
+  model: null,
+};
+
+/**
+ * Keep Tab from trapping the keyboard in `editor`; returns what undoes it. Focus that arrives by Tab, and
+ * Escape, make Tab and Shift+Tab move on (Monaco's tab-focus mode; Ctrl+M toggles it too); typing anything
+ * else or a click gives Tab back to indentation. Tabbing through the page once indented the kernel and
+ * marked it edited.
+ */
+function keepTabFromTrapping(editor: Editor): () => void {
+  let tabbedAt = -Infinity;
+  const noteTab = (e: KeyboardEvent) => {
+    if (e.key === 'Tab') tabbedAt = performance.now();
+  };
+  window.addEventListener('keydown', noteTab, true);
+  const tabMovesFocus = (on: boolean) => {
+    if (TabFocus.getTabFocusMode() !== on) TabFocus.setTabFocusMode(on);
+  };
+  const focusSub = editor.onDidFocusEditorText(() => tabMovesFocus(performance.now() - tabbedAt < 300));
+  const keySub = editor.onKeyDown((e) => {
+    const k = monaco.KeyCode;
+    if (e.keyCode === k.Escape) tabMovesFocus(true);
+    else if (![k.Tab, k.Shift, k.Ctrl, k.Alt, k.Meta].includes(e.keyCode) && !e.ctrlKey && !e.metaKey)
+      tabMovesFocus(false);
+  });
+  const mouseSub = editor.onMouseDown(() => tabMovesFocus(false));
+  return () => {
+    window.removeEventListener('keydown', noteTab, true);
+    focusSub.dispose();
+    keySub.dispose();
+    mouseSub.dispose();
+  };
+}
+
+/** What the rest of the app may ask of the editor (the analysis' fixes, the e2e): its text and markers. */
+function editorHandle(editor: Editor): EditorHandle {
+  return {
+    getValue: () => editor.getValue(),
+    replace(pattern, replacement) {
+      const model = editor.getModel();
+      if (!model || editor.getOption(monaco.editor.EditorOption.readOnly)) return false;
+      const value = model.getValue();
+      const next = value.replace(new RegExp(pattern), replacement);
+      if (next === value) return false;
+      model.pushEditOperations([], [{ range: model.getFullModelRange(), text: next }], () => null);
+      return true;
+    },
+    markers: () => {
+      const model = editor.getModel();
+      if (!model) return [];
+      return monaco.editor.getModelMarkers({ resource: model.uri }).map((m) => ({
+        line: m.startLineNumber,
+        column: m.startColumn,
+        message: m.message,
+        severity: m.severity,
+      }));
+    },
+    columns: () => editor.getLayoutInfo().viewportColumn,
+    readOnly: () => editor.getOption(monaco.editor.EditorOption.readOnly),
+  };
+}
+
+// Over 80 lines on purpose: Monaco's lifecycle (create, follow the store, markers, dispose) is a few
+// effects over the same refs, and split across components they would not share the one editor.
 export function WgslEditor() {
   const { controller } = useServices();
   const kernel = useApp((s) => s.config.kernel);
@@ -59,7 +139,7 @@ export function WgslEditor() {
     return g.passes[s.editorPass];
   });
   const host = useRef<HTMLDivElement>(null);
-  const editorRef = useRef<ReturnType<typeof monaco.editor.create> | null>(null);
+  const editorRef = useRef<Editor | null>(null);
   const models = useRef(new Map<KernelId, Model>());
   const passModel = useRef<Model | null>(null);
   const applying = useRef(false);
@@ -69,80 +149,21 @@ export function WgslEditor() {
   useEffect(() => {
     const el = host.current;
     if (!el) return;
-    const editor = monaco.editor.create(el, {
-      language: WGSL_LANGUAGE_ID,
-      theme: MONACO_THEME,
-      automaticLayout: true,
-      minimap: { enabled: false },
-      fontSize: 13,
-      lineHeight: 19,
-      fontFamily: "'JetBrains Mono', 'Fira Code', ui-monospace, 'DejaVu Sans Mono', monospace",
-      scrollBeyondLastLine: false,
-      renderLineHighlight: 'line',
-      tabSize: 2,
-      fixedOverflowWidgets: true,
-      stickyScroll: { enabled: false },
-      lineNumbersMinChars: 3,
-      model: null,
-    });
+    const editor = monaco.editor.create(el, EDITOR_OPTIONS);
     editorRef.current = editor;
     const sub = editor.onDidChangeModelContent(() => {
       if (!applying.current && !editor.getOption(monaco.editor.EditorOption.readOnly))
         ctl.current.edit(editor.getValue());
     });
-    // Tab must not trap the keyboard: focus that arrives by Tab, and Escape, make Tab and Shift+Tab move
-    // on (Monaco's tab-focus mode; Ctrl+M toggles it too); typing anything else or a click gives Tab back
-    // to indentation. Tabbing through the page once indented the kernel and marked it edited.
-    let tabbedAt = -Infinity;
-    const noteTab = (e: KeyboardEvent) => {
-      if (e.key === 'Tab') tabbedAt = performance.now();
-    };
-    window.addEventListener('keydown', noteTab, true);
-    const tabMovesFocus = (on: boolean) => {
-      if (TabFocus.getTabFocusMode() !== on) TabFocus.setTabFocusMode(on);
-    };
-    const focusSub = editor.onDidFocusEditorText(() => tabMovesFocus(performance.now() - tabbedAt < 300));
-    const keySub = editor.onKeyDown((e) => {
-      const k = monaco.KeyCode;
-      if (e.keyCode === k.Escape) tabMovesFocus(true);
-      else if (![k.Tab, k.Shift, k.Ctrl, k.Alt, k.Meta].includes(e.keyCode) && !e.ctrlKey && !e.metaKey)
-        tabMovesFocus(false);
-    });
-    const mouseSub = editor.onMouseDown(() => tabMovesFocus(false));
+    const untrapTab = keepTabFromTrapping(editor);
     const run = () => ctl.current.runNow();
     editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.Enter, run);
     editor.addCommand(monaco.KeyMod.Alt | monaco.KeyCode.Enter, run);
-    registerEditor({
-      getValue: () => editor.getValue(),
-      replace(pattern, replacement) {
-        const model = editor.getModel();
-        if (!model || editor.getOption(monaco.editor.EditorOption.readOnly)) return false;
-        const value = model.getValue();
-        const next = value.replace(new RegExp(pattern), replacement);
-        if (next === value) return false;
-        model.pushEditOperations([], [{ range: model.getFullModelRange(), text: next }], () => null);
-        return true;
-      },
-      markers: () => {
-        const model = editor.getModel();
-        if (!model) return [];
-        return monaco.editor.getModelMarkers({ resource: model.uri }).map((m) => ({
-          line: m.startLineNumber,
-          column: m.startColumn,
-          message: m.message,
-          severity: m.severity,
-        }));
-      },
-      columns: () => editor.getLayoutInfo().viewportColumn,
-      readOnly: () => editor.getOption(monaco.editor.EditorOption.readOnly),
-    });
+    registerEditor(editorHandle(editor));
     const all = models.current;
     return () => {
       registerEditor(undefined);
-      window.removeEventListener('keydown', noteTab, true);
-      focusSub.dispose();
-      keySub.dispose();
-      mouseSub.dispose();
+      untrapTab();
       sub.dispose();
       editor.dispose();
       for (const m of all.values()) m.dispose();

@@ -16,14 +16,20 @@ import {
   type ModelRun,
 } from '../../kernels/models/modelRun';
 import { MODEL_PRESETS } from '../../kernels/models/presets';
-import { PASS_FORMATS, type PassFormat } from '../../kernels/models/forward';
+import { PASS_FORMATS, type ForwardPass, type PassFormat } from '../../kernels/models/forward';
 import { formatMs } from '../../kernels/perf/estimate';
 import { peakOpsOf } from '../../kernels/perf/roofline';
 import { excerpt } from '../../kernels/quant/untrustedText';
 import { useServices } from '../appContext';
 import { NumberField } from '../components/NumberField';
-import { MODEL_RUN_SCOPE, modelRunBlockers, modelRunControllerFor } from '../modelRunController';
-import { MeasurePeaksButton, useAdapterPeaks } from '../perf/adapterPeaks';
+import type { OpenedModel } from '../../workers/protocol';
+import {
+  MODEL_RUN_SCOPE,
+  modelRunBlockers,
+  modelRunControllerFor,
+  type ModelRunController,
+} from '../modelRunController';
+import { MeasurePeaksButton, useAdapterPeaks, type AdapterPeaks } from '../perf/adapterPeaks';
 import { rooflineChart, si } from '../perf/perfView';
 import { RooflineChart } from '../perf/RooflineChart';
 import './model.css';
@@ -35,6 +41,8 @@ import {
   modelRunOf,
   setModelRun,
   setModelRunForm,
+  type ModelRunForm,
+  type ModelRunState,
 } from '../store/modelRun';
 
 /** Save text as a file (the browser's download). */
@@ -202,142 +210,184 @@ function Comparison({
   );
 }
 
-export default function ModelGemmsView() {
-  const { controller } = useServices();
-  const ctl = modelRunControllerFor(controller.modelRunEnv);
-  const state = useApp((s) => modelRunOf(s));
-  const files = useApp((s) => s.models.files);
-  const blockers = useApp((s) => modelRunBlockers(s));
-  const peaks = useAdapterPeaks();
-  const importInput = useRef<HTMLInputElement>(null);
-  const { form, current: run, busy, confirm, error, imported } = state;
-  const chosen = useMemo(() => chosenPass(form, files), [form, files]);
-  const source = form.source || `preset:${MODEL_PRESETS[0]!.id}`;
-  const isPreset = !source.startsWith('file:');
-  const pass = 'pass' in chosen ? chosen.pass : undefined;
-  const canRun = !busy && !blockers.length;
-
+/** The first toolbar: which model (a preset with its weights' format, or an opened file) and which phases. */
+function RunForm({
+  form,
+  files,
+  source,
+}: {
+  form: ModelRunForm;
+  files: readonly OpenedModel[];
+  source: string;
+}) {
   return (
-    <section className="model-gemms" data-testid="model-gemms">
-      <h3>This model&apos;s GEMMs on your GPU</h3>
-      <div className="toolbar">
+    <div className="toolbar">
+      <label className="field">
+        <span>model</span>
+        <select
+          data-testid="model-run-source"
+          value={source}
+          onChange={(e) => act(setModelRunForm, { source: e.target.value })}
+        >
+          {MODEL_PRESETS.map((p) => (
+            <option key={p.id} value={`preset:${p.id}`}>
+              {p.name} (preset)
+            </option>
+          ))}
+          {files.map((f) => (
+            <option key={fileSource(f)} value={fileSource(f)}>
+              {excerpt(f.file.name, 60)} (opened file)
+            </option>
+          ))}
+        </select>
+      </label>
+      {!source.startsWith('file:') && (
         <label className="field">
-          <span>model</span>
+          <span>weights</span>
           <select
-            data-testid="model-run-source"
-            value={source}
-            onChange={(e) => act(setModelRunForm, { source: e.target.value })}
+            data-testid="model-run-format"
+            value={form.format}
+            onChange={(e) => act(setModelRunForm, { format: e.target.value as PassFormat })}
           >
-            {MODEL_PRESETS.map((p) => (
-              <option key={p.id} value={`preset:${p.id}`}>
-                {p.name} (preset)
-              </option>
-            ))}
-            {files.map((f) => (
-              <option key={fileSource(f)} value={fileSource(f)}>
-                {excerpt(f.file.name, 60)} (opened file)
+            {PASS_FORMATS.map((f) => (
+              <option key={f} value={f}>
+                {f}
               </option>
             ))}
           </select>
         </label>
-        {isPreset && (
-          <label className="field">
-            <span>weights</span>
-            <select
-              data-testid="model-run-format"
-              value={form.format}
-              onChange={(e) => act(setModelRunForm, { format: e.target.value as PassFormat })}
-            >
-              {PASS_FORMATS.map((f) => (
-                <option key={f} value={f}>
-                  {f}
-                </option>
-              ))}
-            </select>
-          </label>
-        )}
-        <label className="check">
-          <input
-            type="checkbox"
-            data-testid="model-run-prefill"
-            checked={form.prefill}
-            onChange={(e) => act(setModelRunForm, { prefill: e.target.checked })}
-          />
-          prefill
-        </label>
-        <NumberField
-          id={`${MODEL_RUN_SCOPE}:m`}
-          label="prefill tokens (m)"
-          value={form.m}
-          spec={{ label: 'prefill tokens', min: 1, max: MODEL_RUN_MAX_M }}
-          hint="the rows every GEMM but the output head multiplies at prefill"
-          onCommit={(m) => act(setModelRunForm, { m })}
-          testId="model-run-m"
-          disabled={!form.prefill}
-        />
-        <label className="check">
-          <input
-            type="checkbox"
-            data-testid="model-run-decode"
-            checked={form.decode}
-            onChange={(e) => act(setModelRunForm, { decode: e.target.checked })}
-          />
-          decode (m = 1)
-        </label>
-      </div>
-      <div className="toolbar">
-        <button
-          type="button"
-          className="primary"
-          disabled={!canRun}
-          onClick={() => ctl.run()}
-          data-testid="model-run-go"
-        >
-          Run: pick and time each GEMM
-        </button>
-        <button type="button" disabled={!canRun} onClick={() => ctl.guess()} data-testid="model-run-guess">
-          Guess (no measurement)
-        </button>
-        <button type="button" disabled={!canRun} onClick={() => ctl.tuneAll()} data-testid="model-run-tune">
-          Tune all, then run
-        </button>
-        {busy && (
-          <button type="button" onClick={() => ctl.cancel()} data-testid="model-run-cancel">
-            Cancel
-          </button>
-        )}
-        <MeasurePeaksButton peaks={peaks} testId="model-run-peaks" />
-        <button
-          type="button"
-          disabled={!run || busy !== undefined}
-          onClick={() => {
-            const text = ctl.exportJson();
-            if (text && run)
-              download(
-                `model-run-${run.model.name}-${run.adapter.name}.json`.replace(/[^\w.-]+/g, '-'),
-                text,
-              );
-          }}
-          data-testid="model-run-export"
-        >
-          Export JSON
-        </button>
-        <button type="button" onClick={() => importInput.current?.click()} data-testid="model-run-import">
-          Import another adapter&apos;s run…
-        </button>
+      )}
+      <PhaseFields form={form} />
+    </div>
+  );
+}
+
+/** The phases a run times: prefill of m tokens, decode. */
+function PhaseFields({ form }: { form: ModelRunForm }) {
+  return (
+    <>
+      <label className="check">
         <input
-          ref={importInput}
-          type="file"
-          accept=".json,application/json"
-          hidden
-          data-testid="model-run-import-input"
-          onChange={(e) => {
-            const f = e.target.files?.[0];
-            e.target.value = '';
-            if (f) void f.text().then((t) => ctl.importJson(t));
-          }}
+          type="checkbox"
+          data-testid="model-run-prefill"
+          checked={form.prefill}
+          onChange={(e) => act(setModelRunForm, { prefill: e.target.checked })}
         />
-      </div>
+        prefill
+      </label>
+      <NumberField
+        id={`${MODEL_RUN_SCOPE}:m`}
+        label="prefill tokens (m)"
+        value={form.m}
+        spec={{ label: 'prefill tokens', min: 1, max: MODEL_RUN_MAX_M }}
+        hint="the rows every GEMM but the output head multiplies at prefill"
+        onCommit={(m) => act(setModelRunForm, { m })}
+        testId="model-run-m"
+        disabled={!form.prefill}
+      />
+      <label className="check">
+        <input
+          type="checkbox"
+          data-testid="model-run-decode"
+          checked={form.decode}
+          onChange={(e) => act(setModelRunForm, { decode: e.target.checked })}
+        />
+        decode (m = 1)
+      </label>
+    </>
+  );
+}
+
+/** The second toolbar: run, guess, tune all, cancel, the peaks, and a run's export and import. */
+function RunActions({
+  ctl,
+  state,
+  canRun,
+  peaks,
+}: {
+  ctl: ModelRunController;
+  state: ModelRunState;
+  canRun: boolean;
+  peaks: AdapterPeaks;
+}) {
+  const { current: run, busy } = state;
+  return (
+    <div className="toolbar">
+      <button
+        type="button"
+        className="primary"
+        disabled={!canRun}
+        onClick={() => ctl.run()}
+        data-testid="model-run-go"
+      >
+        Run: pick and time each GEMM
+      </button>
+      <button type="button" disabled={!canRun} onClick={() => ctl.guess()} data-testid="model-run-guess">
+        Guess (no measurement)
+      </button>
+      <button type="button" disabled={!canRun} onClick={() => ctl.tuneAll()} data-testid="model-run-tune">
+        Tune all, then run
+      </button>
+      {busy && (
+        <button type="button" onClick={() => ctl.cancel()} data-testid="model-run-cancel">
+          Cancel
+        </button>
+      )}
+      <MeasurePeaksButton peaks={peaks} testId="model-run-peaks" />
+      <button
+        type="button"
+        disabled={!run || busy !== undefined}
+        onClick={() => {
+          const text = ctl.exportJson();
+          if (text && run)
+            download(`model-run-${run.model.name}-${run.adapter.name}.json`.replace(/[^\w.-]+/g, '-'), text);
+        }}
+        data-testid="model-run-export"
+      >
+        Export JSON
+      </button>
+      <ImportRun ctl={ctl} />
+    </div>
+  );
+}
+
+/** Import another adapter's run: a button that opens the hidden file input. */
+function ImportRun({ ctl }: { ctl: ModelRunController }) {
+  const importInput = useRef<HTMLInputElement>(null);
+  return (
+    <>
+      <button type="button" onClick={() => importInput.current?.click()} data-testid="model-run-import">
+        Import another adapter&apos;s run…
+      </button>
+      <input
+        ref={importInput}
+        type="file"
+        accept=".json,application/json"
+        hidden
+        data-testid="model-run-import-input"
+        onChange={(e) => {
+          const f = e.target.files?.[0];
+          e.target.value = '';
+          if (f) void f.text().then((t) => ctl.importJson(t));
+        }}
+      />
+    </>
+  );
+}
+
+/** Why it cannot run, what it is doing, the guard's question, and what failed. */
+function RunStatus({
+  ctl,
+  state,
+  blockers,
+}: {
+  ctl: ModelRunController;
+  state: ModelRunState;
+  blockers: string[];
+}) {
+  const { busy, confirm, error } = state;
+  return (
+    <>
       {!busy && blockers.length > 0 && (
         <p className="muted small" data-testid="model-run-blocked">
           {blockers.map((b) => excerpt(b, 300)).join('; ')}
@@ -373,61 +423,94 @@ export default function ModelGemmsView() {
           {excerpt(error, 600)}
         </p>
       )}
-      {run ? (
-        <>
-          <p className="small" data-testid="model-run-head">
-            {excerpt(run.model.name)} on {excerpt(run.adapter.name)}: {run.gemms.length} GEMM shapes per
-            forward pass
-            {run.adapter.software ? ' · a CPU adapter: its times are not a GPU’s' : ''}
-            {run.measured
-              ? ''
-              : ' · A GUESS: nothing was run, each family at the roofs of the measured peaks (else a default rate)'}
-            {run.status === 'cancelled' ? ' · cancelled' : ''}
-            {run.peaks
-              ? ` · peaks ${run.peaks.bandwidthGBs.toPrecision(3)} GB/s, ${Object.entries(run.peaks.ops)
-                  .map(([r, v]) => `${r} ${si(v)}`)
-                  .join(', ')}`
-              : ' · no measured peaks: no % of roof'}
-          </p>
-          {run.phases.map((_, i) => (
-            <PhaseTable key={i} run={run} phase={i} />
+    </>
+  );
+}
+
+/** The run on display: its head line (model, adapter, a guess or not, the peaks), its phases and notes. */
+function RunResults({ run }: { run: ModelRun }) {
+  return (
+    <>
+      <p className="small" data-testid="model-run-head">
+        {excerpt(run.model.name)} on {excerpt(run.adapter.name)}: {run.gemms.length} GEMM shapes per forward
+        pass
+        {run.adapter.software ? ' · a CPU adapter: its times are not a GPU’s' : ''}
+        {run.measured
+          ? ''
+          : ' · A GUESS: nothing was run, each family at the roofs of the measured peaks (else a default rate)'}
+        {run.status === 'cancelled' ? ' · cancelled' : ''}
+        {run.peaks
+          ? ` · peaks ${run.peaks.bandwidthGBs.toPrecision(3)} GB/s, ${Object.entries(run.peaks.ops)
+              .map(([r, v]) => `${r} ${si(v)}`)
+              .join(', ')}`
+          : ' · no measured peaks: no % of roof'}
+      </p>
+      {run.phases.map((_, i) => (
+        <PhaseTable key={i} run={run} phase={i} />
+      ))}
+      {run.notes.map((n) => (
+        <p key={n} className="muted small">
+          note: {excerpt(n, 300)}
+        </p>
+      ))}
+    </>
+  );
+}
+
+/** Before a run: the forward pass's GEMMs, their weights and launches per pass. */
+function PassTable({ pass }: { pass: ForwardPass }) {
+  return (
+    <div className="table-wrap">
+      <p className="muted small">
+        {excerpt(pass.name)}: one forward pass, {pass.gemms.length} GEMM shapes
+        {pass.blocks ? ` over ${pass.blocks} blocks` : ''}. Run picks a family for each.
+      </p>
+      <table className="tensors model-table" data-testid="model-pass">
+        <thead>
+          <tr>
+            <th>GEMM</th>
+            <th>weight</th>
+            <th>x/pass</th>
+            <th>note</th>
+          </tr>
+        </thead>
+        <tbody>
+          {pass.gemms.map((g) => (
+            <tr key={g.key} data-testid="model-pass-gemm" data-key={g.key}>
+              <td>{g.uses.map((u) => `${excerpt(u.name, 40)} x${u.count}`).join(', ')}</td>
+              <td className="mono">{excerpt(g.key, 80)}</td>
+              <td className="mono">{g.count}</td>
+              <td className="muted small">
+                {g.note ? excerpt(g.note, 200) : g.head ? 'the output head: one row at prefill too' : ''}
+              </td>
+            </tr>
           ))}
-          {run.notes.map((n) => (
-            <p key={n} className="muted small">
-              note: {excerpt(n, 300)}
-            </p>
-          ))}
-        </>
-      ) : pass ? (
-        <div className="table-wrap">
-          <p className="muted small">
-            {excerpt(pass.name)}: one forward pass, {pass.gemms.length} GEMM shapes
-            {pass.blocks ? ` over ${pass.blocks} blocks` : ''}. Run picks a family for each.
-          </p>
-          <table className="tensors model-table" data-testid="model-pass">
-            <thead>
-              <tr>
-                <th>GEMM</th>
-                <th>weight</th>
-                <th>x/pass</th>
-                <th>note</th>
-              </tr>
-            </thead>
-            <tbody>
-              {pass.gemms.map((g) => (
-                <tr key={g.key} data-testid="model-pass-gemm" data-key={g.key}>
-                  <td>{g.uses.map((u) => `${excerpt(u.name, 40)} x${u.count}`).join(', ')}</td>
-                  <td className="mono">{excerpt(g.key, 80)}</td>
-                  <td className="mono">{g.count}</td>
-                  <td className="muted small">
-                    {g.note ? excerpt(g.note, 200) : g.head ? 'the output head: one row at prefill too' : ''}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export default function ModelGemmsView() {
+  const { controller } = useServices();
+  const ctl = modelRunControllerFor(controller.modelRunEnv);
+  const state = useApp((s) => modelRunOf(s));
+  const files = useApp((s) => s.models.files);
+  const blockers = useApp((s) => modelRunBlockers(s));
+  const peaks = useAdapterPeaks();
+  const { form, current: run, busy, imported } = state;
+  const chosen = useMemo(() => chosenPass(form, files), [form, files]);
+  const source = form.source || `preset:${MODEL_PRESETS[0]!.id}`;
+  const pass = 'pass' in chosen ? chosen.pass : undefined;
+  const canRun = !busy && !blockers.length;
+
+  return (
+    <section className="model-gemms" data-testid="model-gemms">
+      <h3>This model&apos;s GEMMs on your GPU</h3>
+      <RunForm form={form} files={files} source={source} />
+      <RunActions ctl={ctl} state={state} canRun={canRun} peaks={peaks} />
+      <RunStatus ctl={ctl} state={state} blockers={blockers} />
+      {run ? <RunResults run={run} /> : pass ? <PassTable pass={pass} /> : null}
       {imported.length > 0 && (
         <Comparison
           runs={run ? [run, ...imported] : imported}

@@ -4,7 +4,9 @@
 // types) --, and the activation a tensor runs with. Choosing "run on <kernel>" makes the tensor the
 // weight operand of that family's config. Names from the file are shown escaped.
 import { Fragment, useMemo, useState } from 'react';
+import type { FamilyCatalog } from '../../kernels/family';
 import type { TensorListing } from '../../kernels/tensors';
+import type { OpenedModel } from '../../workers/protocol';
 import { excerpt, safeText } from '../../kernels/quant/untrustedText';
 import { useServices } from '../appContext';
 import { NumberField } from '../components/NumberField';
@@ -27,14 +29,234 @@ import {
 
 const SHOWN = 400;
 
-export function ModelPanel() {
+/** Opening a file, and which opened file the table lists when there are several. */
+function FileToolbar({
+  files,
+  file,
+  labels,
+  onPick,
+}: {
+  files: readonly OpenedModel[];
+  file: OpenedModel | undefined;
+  labels: string[];
+  onPick: (key: string) => void;
+}) {
+  return (
+    <div className="toolbar">
+      <OpenModelButton label="Open a .gguf…" testId="model-open" inputTestId="model-file-input" />
+      <span className="muted small">or drop one (.gguf, .gguf.gz) anywhere on the page</span>
+      {files.length > 1 && (
+        <select
+          aria-label="opened file"
+          data-testid="model-file-select"
+          value={file ? modelFileKey(file.file) : ''}
+          onChange={(e) => onPick(e.target.value)}
+        >
+          {files.map((f, i) => (
+            <option key={modelFileKey(f.file)} value={modelFileKey(f.file)}>
+              {labels[i]}
+            </option>
+          ))}
+        </select>
+      )}
+    </div>
+  );
+}
+
+/** The opened file's line: its size, version, tensors, what was read, its header hash and its preset. */
+function FileHead({ file, label }: { file: OpenedModel; label: string | undefined }) {
+  return (
+    <p className="small" data-testid="model-file">
+      <strong>{label}</strong> · {bytesText(file.file.size)} · GGUF v{file.version} · {file.tensors.length}{' '}
+      tensors · {bytesText(file.bytesRead)} read to open it · header {file.file.headerHash}
+      {file.preset ? (
+        <> · presets: {file.preset.gemms.length} GEMMs (shape controls)</>
+      ) : file.presetProblem ? (
+        <span className="muted"> · no model preset: {safeText(file.presetProblem)}</span>
+      ) : null}
+    </p>
+  );
+}
+
+/** The activation a tensor runs with: its rows, its distribution and its seed. */
+function ActivationFields({ rows, activation, seed }: { rows: number; activation: string; seed: number }) {
+  return (
+    <div className="grid3 model-data">
+      <NumberField
+        id="model:rows"
+        label="activation rows"
+        value={rows}
+        spec={{ label: 'activation rows', min: 1, max: 1 << 20 }}
+        hint="rows of the generated activation (m, or the routed tokens of an expert bank)"
+        onCommit={(v) => act(setModelRows, v)}
+        testId="model-rows"
+      />
+      <label className="field">
+        <span>activation</span>
+        <select
+          data-testid="model-activation"
+          value={activation}
+          onChange={(e) => act(setActivation, e.target.value === 'outliers' ? 'outliers' : 'normal')}
+        >
+          <option value="normal">normal N(0, 1)</option>
+          <option value="outliers">normal + outlier channels</option>
+        </select>
+      </label>
+      <NumberField
+        id="data:seed"
+        label="data seed"
+        value={seed}
+        spec={{ label: 'data seed', min: 0, max: 0xffffffff }}
+        hint="draws the activation"
+        onCommit={(v) => act(setDataSeed, v)}
+        testId="model-seed"
+      />
+    </div>
+  );
+}
+
+/** A tensor's name with a break opportunity after each dot (long names wrap at their parts). */
+function TensorName({ name }: { name: string }) {
+  return (
+    <td className="mono">
+      {excerpt(name)
+        .split('.')
+        .map((part, i) => (
+          <Fragment key={i}>
+            {i > 0 && (
+              <>
+                .<wbr />
+              </>
+            )}
+            {part}
+          </Fragment>
+        ))}
+    </td>
+  );
+}
+
+/** One family's offer for a tensor: "run on" it at the panel's rows, at the rows it needs, or why not. */
+function TensorOfferLink({
+  offer: k,
+  tensor: t,
+  catalog,
+  panelRows,
+  runOn,
+}: {
+  offer: TensorOffer;
+  tensor: TensorListing;
+  catalog: FamilyCatalog | undefined;
+  panelRows: number;
+  runOn: (catalog: FamilyCatalog, t: TensorListing, rows: number) => void;
+}) {
+  // Refused at the panel's rows: offered at the next rows it runs at, else not.
+  const rows = k.problems.length ? k.runsAt : panelRows;
+  const name = excerpt(t.name);
+  return (
+    <div className="takes">
+      <button
+        type="button"
+        className="link"
+        disabled={!catalog || rows === undefined}
+        title={
+          rows === undefined
+            ? `${k.title} cannot run ${name}: ${safeText(k.problems.join('; '))}`
+            : `run ${name} on ${k.title} with ${rows} activation rows`
+        }
+        onClick={() => {
+          if (catalog && rows !== undefined) runOn(catalog, t, rows);
+        }}
+        data-testid={`run-on-${k.kernel}`}
+        data-rows={rows}
+      >
+        {k.title}
+        {k.problems.length && rows !== undefined ? ` at ${rows} rows` : ''}
+      </button>
+      {k.problems.length > 0 && (
+        <small className="muted" data-testid={`offer-why-${k.kernel}`}>
+          {' '}
+          ({rows === undefined ? '' : `not at ${panelRows} rows: `}
+          {safeText(k.problems.join('; '))})
+        </small>
+      )}
+    </div>
+  );
+}
+
+/** The tensors that pass the filter (the first SHOWN of them), each with the families that take it. */
+function TensorTable({
+  tensors,
+  file,
+  panelRows,
+  offersOf,
+}: {
+  tensors: TensorListing[];
+  file: OpenedModel;
+  panelRows: number;
+  offersOf: (t: TensorListing) => TensorOffer[];
+}) {
   const { controller } = useServices();
+  const catalogs = useApp((s) => s.catalogs);
+  const current = useApp((s) => (s.config.data.source === 'tensor' ? s.config.data.tensor : undefined));
+  const runOn = (catalog: FamilyCatalog, t: TensorListing, rows: number) => {
+    if (rows !== panelRows) act(setModelRows, rows);
+    controller.models.choose(catalog, file.file, t);
+    // The verdict is what comes next: bring the results into view.
+    document.querySelector('[data-testid="results"]')?.scrollIntoView({ block: 'nearest' });
+  };
+  return (
+    <div className="table-wrap">
+      <table className="tensors" data-testid="tensor-table">
+        <thead>
+          <tr>
+            <th>tensor</th>
+            <th>type</th>
+            <th>shape</th>
+            <th>bytes</th>
+            <th>runs on</th>
+          </tr>
+        </thead>
+        <tbody>
+          {tensors.slice(0, SHOWN).map((t) => {
+            const chosen =
+              current?.tensor === t.name && modelFileKey(current.file) === modelFileKey(file.file);
+            return (
+              <tr key={t.name} data-testid="tensor-row" data-name={t.name} className={chosen ? 'chosen' : ''}>
+                <TensorName name={t.name} />
+                <td className="mono">{excerpt(t.typeName)}</td>
+                <td className="num">{t.shape.join(' × ')}</td>
+                <td className="num">{bytesText(t.bytes)}</td>
+                <td>
+                  {t.note && <span className="muted small">{safeText(t.note)}</span>}
+                  {offersOf(t).map((k) => (
+                    <TensorOfferLink
+                      key={k.kernel}
+                      offer={k}
+                      tensor={t}
+                      catalog={catalogIn({ catalogs }, k.kernel)}
+                      panelRows={panelRows}
+                      runOn={runOn}
+                    />
+                  ))}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      {tensors.length > SHOWN && (
+        <p className="muted small">{tensors.length - SHOWN} more: narrow the filter.</p>
+      )}
+    </div>
+  );
+}
+
+export function ModelPanel() {
   const models = useApp((s) => s.models);
   const catalogs = useApp((s) => s.catalogs);
   const config = useApp((s) => s.config);
   const panel = useApp((s) => ({ rows: s.models.rows, activation: s.models.activation }));
   const device = useApp((s) => s.device);
-  const current = useApp((s) => (s.config.data.source === 'tensor' ? s.config.data.tensor : undefined));
   const seed = useApp((s) => s.config.data.seed);
   const [which, setWhich] = useState<string>();
   // Files are told apart by header hash and size: a file and a copy cut short share the header hash.
@@ -60,24 +282,7 @@ export function ModelPanel() {
 
   return (
     <div className="view model-view" data-testid="model-view">
-      <div className="toolbar">
-        <OpenModelButton label="Open a .gguf…" testId="model-open" inputTestId="model-file-input" />
-        <span className="muted small">or drop one (.gguf, .gguf.gz) anywhere on the page</span>
-        {models.files.length > 1 && (
-          <select
-            aria-label="opened file"
-            data-testid="model-file-select"
-            value={file ? modelFileKey(file.file) : ''}
-            onChange={(e) => setWhich(e.target.value)}
-          >
-            {models.files.map((f, i) => (
-              <option key={modelFileKey(f.file)} value={modelFileKey(f.file)}>
-                {labels[i]}
-              </option>
-            ))}
-          </select>
-        )}
-      </div>
+      <FileToolbar files={models.files} file={file} labels={labels} onPick={setWhich} />
       {models.opening && <p className="muted">opening {models.opening}…</p>}
       {models.error && (
         <p className="run-error" role="alert" data-testid="model-error">
@@ -93,47 +298,8 @@ export function ModelPanel() {
         </p>
       ) : (
         <>
-          <p className="small" data-testid="model-file">
-            <strong>{labels[fileIndex]}</strong> · {bytesText(file.file.size)} · GGUF v{file.version} ·{' '}
-            {file.tensors.length} tensors · {bytesText(file.bytesRead)} read to open it · header{' '}
-            {file.file.headerHash}
-            {file.preset ? (
-              <> · presets: {file.preset.gemms.length} GEMMs (shape controls)</>
-            ) : file.presetProblem ? (
-              <span className="muted"> · no model preset: {safeText(file.presetProblem)}</span>
-            ) : null}
-          </p>
-          <div className="grid3 model-data">
-            <NumberField
-              id="model:rows"
-              label="activation rows"
-              value={models.rows}
-              spec={{ label: 'activation rows', min: 1, max: 1 << 20 }}
-              hint="rows of the generated activation (m, or the routed tokens of an expert bank)"
-              onCommit={(v) => act(setModelRows, v)}
-              testId="model-rows"
-            />
-            <label className="field">
-              <span>activation</span>
-              <select
-                data-testid="model-activation"
-                value={models.activation}
-                onChange={(e) => act(setActivation, e.target.value === 'outliers' ? 'outliers' : 'normal')}
-              >
-                <option value="normal">normal N(0, 1)</option>
-                <option value="outliers">normal + outlier channels</option>
-              </select>
-            </label>
-            <NumberField
-              id="data:seed"
-              label="data seed"
-              value={seed}
-              spec={{ label: 'data seed', min: 0, max: 0xffffffff }}
-              hint="draws the activation"
-              onCommit={(v) => act(setDataSeed, v)}
-              testId="model-seed"
-            />
-          </div>
+          <FileHead file={file} label={labels[fileIndex]} />
+          <ActivationFields rows={models.rows} activation={models.activation} seed={seed} />
           <input
             type="search"
             className="filter"
@@ -142,98 +308,7 @@ export function ModelPanel() {
             onChange={(e) => act(setModelFilter, e.target.value)}
             data-testid="tensor-filter"
           />
-          <div className="table-wrap">
-            <table className="tensors" data-testid="tensor-table">
-              <thead>
-                <tr>
-                  <th>tensor</th>
-                  <th>type</th>
-                  <th>shape</th>
-                  <th>bytes</th>
-                  <th>runs on</th>
-                </tr>
-              </thead>
-              <tbody>
-                {tensors.slice(0, SHOWN).map((t) => {
-                  const chosen =
-                    current?.tensor === t.name && modelFileKey(current.file) === modelFileKey(file.file);
-                  return (
-                    <tr
-                      key={t.name}
-                      data-testid="tensor-row"
-                      data-name={t.name}
-                      className={chosen ? 'chosen' : ''}
-                    >
-                      <td className="mono">
-                        {excerpt(t.name)
-                          .split('.')
-                          .map((part, i) => (
-                            <Fragment key={i}>
-                              {i > 0 && (
-                                <>
-                                  .<wbr />
-                                </>
-                              )}
-                              {part}
-                            </Fragment>
-                          ))}
-                      </td>
-                      <td className="mono">{excerpt(t.typeName)}</td>
-                      <td className="num">{t.shape.join(' × ')}</td>
-                      <td className="num">{bytesText(t.bytes)}</td>
-                      <td>
-                        {t.note && <span className="muted small">{safeText(t.note)}</span>}
-                        {offersOf(t).map((k) => {
-                          const catalog = catalogIn({ catalogs }, k.kernel);
-                          // Refused at the panel's rows: offered at the next rows it runs at, else not.
-                          const rows = k.problems.length ? k.runsAt : models.rows;
-                          const name = excerpt(t.name);
-                          return (
-                            <div key={k.kernel} className="takes">
-                              <button
-                                type="button"
-                                className="link"
-                                disabled={!catalog || rows === undefined}
-                                title={
-                                  rows === undefined
-                                    ? `${k.title} cannot run ${name}: ${safeText(k.problems.join('; '))}`
-                                    : `run ${name} on ${k.title} with ${rows} activation rows`
-                                }
-                                onClick={() => {
-                                  if (!catalog || rows === undefined) return;
-                                  if (rows !== models.rows) act(setModelRows, rows);
-                                  controller.models.choose(catalog, file.file, t);
-                                  // The verdict is what comes next: bring the results into view.
-                                  document
-                                    .querySelector('[data-testid="results"]')
-                                    ?.scrollIntoView({ block: 'nearest' });
-                                }}
-                                data-testid={`run-on-${k.kernel}`}
-                                data-rows={rows}
-                              >
-                                {k.title}
-                                {k.problems.length && rows !== undefined ? ` at ${rows} rows` : ''}
-                              </button>
-                              {k.problems.length > 0 && (
-                                <small className="muted" data-testid={`offer-why-${k.kernel}`}>
-                                  {' '}
-                                  ({rows === undefined ? '' : `not at ${models.rows} rows: `}
-                                  {safeText(k.problems.join('; '))})
-                                </small>
-                              )}
-                            </div>
-                          );
-                        })}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-            {tensors.length > SHOWN && (
-              <p className="muted small">{tensors.length - SHOWN} more: narrow the filter.</p>
-            )}
-          </div>
+          <TensorTable tensors={tensors} file={file} panelRows={models.rows} offersOf={offersOf} />
         </>
       )}
     </div>

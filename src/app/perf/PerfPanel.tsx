@@ -121,6 +121,59 @@ function Roofline({
   return <RooflineChart chart={chart} runName="this run" testId="perf-roofline" />;
 }
 
+/**
+ * Each timed part's spread, rates and % of peak. Five columns, each figure over its detail, so the table
+ * fits the results pane (from 1024 px wide the pane never scrolls sideways); the wrapper scrolls it alone
+ * should a pane be narrower.
+ */
+function PerfTable({ rows }: { rows: PerfRow[] }) {
+  return (
+    <div className="perf-scroll">
+      <table className="perf-table small" data-testid="perf-table">
+        <thead>
+          <tr>
+            <th></th>
+            <th>
+              ms per run <Sub>median [min–p90, max] (n)</Sub>
+            </th>
+            <th>
+              GB/s <Sub>bytes</Sub>
+            </th>
+            <th>
+              ops/s <Sub>ops/byte</Sub>
+            </th>
+            <th>
+              % of peak <Sub>bound</Sub>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.label} data-testid="perf-row">
+              <td className="perf-label">{r.label}</td>
+              <td className="num">
+                {fmt(r.spread.median)}
+                <Sub>
+                  [{fmt(r.spread.min)}–{fmt(r.spread.p90)}, {fmt(r.spread.max)}] ({r.spread.n})
+                </Sub>
+              </td>
+              <td className="num">
+                {fmt(r.bytes / (r.spread.median * 1e6))}
+                <Sub>{si(r.bytes)}B</Sub>
+              </td>
+              <td className="num">
+                {r.ops ? si(r.ops / (r.spread.median / 1e3)) : '–'}
+                <Sub>{r.bytes ? fmt(r.ops / r.bytes) : '–'}</Sub>
+              </td>
+              <PeakCell point={r.point} />
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 /** The performance section of a timed run (data-testid perf). */
 export function PerfPanel({ o }: { o: RunOutcome }) {
   const peaks = useAdapterPeaks();
@@ -167,51 +220,7 @@ export function PerfPanel({ o }: { o: RunOutcome }) {
         </p>
       ) : null}
       {probe && show.method ? <Method probe={probe} /> : null}
-      {/* Five columns, each figure over its detail, so the table fits the results pane (from 1024 px wide
-          the pane never scrolls sideways); the wrapper scrolls it alone should a pane be narrower. */}
-      <div className="perf-scroll">
-        <table className="perf-table small" data-testid="perf-table">
-          <thead>
-            <tr>
-              <th></th>
-              <th>
-                ms per run <Sub>median [min–p90, max] (n)</Sub>
-              </th>
-              <th>
-                GB/s <Sub>bytes</Sub>
-              </th>
-              <th>
-                ops/s <Sub>ops/byte</Sub>
-              </th>
-              <th>
-                % of peak <Sub>bound</Sub>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((r) => (
-              <tr key={r.label} data-testid="perf-row">
-                <td className="perf-label">{r.label}</td>
-                <td className="num">
-                  {fmt(r.spread.median)}
-                  <Sub>
-                    [{fmt(r.spread.min)}–{fmt(r.spread.p90)}, {fmt(r.spread.max)}] ({r.spread.n})
-                  </Sub>
-                </td>
-                <td className="num">
-                  {fmt(r.bytes / (r.spread.median * 1e6))}
-                  <Sub>{si(r.bytes)}B</Sub>
-                </td>
-                <td className="num">
-                  {r.ops ? si(r.ops / (r.spread.median / 1e3)) : '–'}
-                  <Sub>{r.bytes ? fmt(r.ops / r.bytes) : '–'}</Sub>
-                </td>
-                <PeakCell point={r.point} />
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <PerfTable rows={rows} />
       <button
         type="button"
         data-testid="perf-histogram-toggle"

@@ -5,7 +5,17 @@ import { lazy, Suspense, useCallback, useMemo } from 'react';
 import { knobLabel } from '../../kernels/family';
 import type { RunOutcome } from '../../workers/protocol';
 import { useServices } from '../appContext';
-import { act, catalogIn, clearAb, loadAbSide, pinCurrentRun, swapAb, useApp, type AbSide } from '../store';
+import {
+  act,
+  catalogIn,
+  clearAb,
+  loadAbSide,
+  pinCurrentRun,
+  swapAb,
+  useApp,
+  type AbSide,
+  type AbState,
+} from '../store';
 import { abTiming, deltaColor, errorDelta, ownerChanges, ratioText, type BatchStats } from './abCompare';
 import { errorField, fmt, logPosition, rampColor, type Rgb } from './analysis';
 import { GridCanvas } from './GridCanvas';
@@ -153,12 +163,50 @@ function Compare({ a, b }: { a: RunOutcome; b: RunOutcome }) {
   );
 }
 
-export default function AbView() {
+/** A and B, each by its label; a side from a link that was not run here can be loaded and run. */
+function AbSides({ ab }: { ab: AbState }) {
   const { controller } = useServices();
-  const ab = useApp((s) => s.ab);
-  const hasRun = useApp((s) => !!s.outcome);
   const labelA = useSideLabel(ab.a);
   const labelB = useSideLabel(ab.b);
+  return (
+    <dl className="ab-sides" data-testid="ab-sides">
+      {(['a', 'b'] as const).map((name) => {
+        const side = ab[name];
+        return (
+          <div key={name} className="ab-side">
+            <dt>{name.toUpperCase()}</dt>
+            <dd data-testid={`ab-side-${name}`}>
+              {name === 'a' ? labelA : labelB}
+              {side && !side.outcome && (
+                <>
+                  {' '}
+                  <span className="muted">(from the link, not run here)</span>{' '}
+                  <button
+                    type="button"
+                    className="link"
+                    title="Load this config (and its edited WGSL, shown below) into the playground and run it"
+                    onClick={() => {
+                      act(loadAbSide, name);
+                      controller.runNow();
+                    }}
+                    data-testid={`ab-load-${name}`}
+                  >
+                    load and run it
+                  </button>
+                </>
+              )}
+              {!side && <span className="muted">the next run</span>}
+            </dd>
+          </div>
+        );
+      })}
+    </dl>
+  );
+}
+
+export default function AbView() {
+  const ab = useApp((s) => s.ab);
+  const hasRun = useApp((s) => !!s.outcome);
   return (
     <div className="view ab-view" data-testid="ab-view">
       <div className="toolbar">
@@ -179,38 +227,7 @@ export default function AbView() {
         </p>
       ) : (
         <>
-          <dl className="ab-sides" data-testid="ab-sides">
-            {(['a', 'b'] as const).map((name) => {
-              const side = ab[name];
-              return (
-                <div key={name} className="ab-side">
-                  <dt>{name.toUpperCase()}</dt>
-                  <dd data-testid={`ab-side-${name}`}>
-                    {name === 'a' ? labelA : labelB}
-                    {side && !side.outcome && (
-                      <>
-                        {' '}
-                        <span className="muted">(from the link, not run here)</span>{' '}
-                        <button
-                          type="button"
-                          className="link"
-                          title="Load this config (and its edited WGSL, shown below) into the playground and run it"
-                          onClick={() => {
-                            act(loadAbSide, name);
-                            controller.runNow();
-                          }}
-                          data-testid={`ab-load-${name}`}
-                        >
-                          load and run it
-                        </button>
-                      </>
-                    )}
-                    {!side && <span className="muted">the next run</span>}
-                  </dd>
-                </div>
-              );
-            })}
-          </dl>
+          <AbSides ab={ab} />
           {ab.a.outcome && ab.b?.outcome && (
             <>
               <Timing a={ab.a.outcome} b={ab.b.outcome} />

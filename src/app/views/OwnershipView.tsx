@@ -160,6 +160,34 @@ function OwnershipStats(p: {
   );
 }
 
+/** What hovering an element shows, and what the keyboard's highlight announces. */
+function ownerDescriber(
+  rows: number,
+  cols: number,
+  map: OwnershipBuffers | undefined,
+  laneIdx: ReturnType<typeof laneElementIndex> | undefined,
+) {
+  return (c: { row: number; col: number }) => {
+    if (c.row >= rows || c.col >= cols)
+      return `(${c.row}, ${c.col}) is outside the ${rows}×${cols} output (tail of the edge tile)`;
+    const i = c.row * cols + c.col;
+    return map && laneIdx
+      ? `(${c.row}, ${c.col}) → workgroup ${map.workgroup[i]}, plane ${map.plane[i]}, lane ${map.lane[i]}, element #${laneIdx[i]} of its lane · stored ${map.count[i]}×`
+      : `(${c.row}, ${c.col})`;
+  };
+}
+
+/** Why a subgroup-matrix arm has no analytic owner. */
+function OpaqueNotice() {
+  return (
+    <p className="notice">
+      The subgroup-matrix fragment layout is opaque: WGSL (like SPIR-V) exposes no per-lane map of a matrix
+      fragment, so there is no analytic owner. The recorded ownership shows who stored each element after the
+      spill.
+    </p>
+  );
+}
+
 export function OwnershipView() {
   const outcome = useApp((s) => s.outcome);
   const source = useApp((s) => s.ownershipSource);
@@ -196,27 +224,13 @@ export function OwnershipView() {
   ];
   const view = gridWindow(a.geometry, a.outcome.cols, zoom ? (selected ?? 0) : undefined);
   const cols = a.outcome.cols;
-  // What hovering an element shows, and what the keyboard's highlight announces.
-  const describe = (c: { row: number; col: number }) => {
-    if (c.row >= a.outcome.rows || c.col >= cols)
-      return `(${c.row}, ${c.col}) is outside the ${a.outcome.rows}×${cols} output (tail of the edge tile)`;
-    const i = c.row * cols + c.col;
-    return map && laneIdx
-      ? `(${c.row}, ${c.col}) → workgroup ${map.workgroup[i]}, plane ${map.plane[i]}, lane ${map.lane[i]}, element #${laneIdx[i]} of its lane · stored ${map.count[i]}×`
-      : `(${c.row}, ${c.col})`;
-  };
+  const describe = ownerDescriber(a.outcome.rows, cols, map, laneIdx);
 
   return (
     <div className="view ownership-view" data-testid="ownership-view" ref={viewRef}>
       <OwnershipToolbar sources={sources} zoom={zoom} onZoom={setZoom} />
       <OwnershipStats a={a} map={map} lanes={lanes} flags={flags} />
-      {opaque && (
-        <p className="notice">
-          The subgroup-matrix fragment layout is opaque: WGSL (like SPIR-V) exposes no per-lane map of a
-          matrix fragment, so there is no analytic owner. The recorded ownership shows who stored each element
-          after the spill.
-        </p>
-      )}
+      {opaque && <OpaqueNotice />}
       {map && (
         <>
           <div className="canvas-box">

@@ -152,6 +152,113 @@ function createRetirer(now: () => number, retireMs: number) {
   };
 }
 
+/** What the client keeps: the worker, the requests it has not answered, and who listens. */
+interface ClientSession {
+  spawn: () => WorkerPort;
+  grace: number;
+  /** Open files re-opened in a new worker. */
+  kept: number;
+  now: () => number;
+  retirer: ReturnType<typeof createRetirer>;
+  port: WorkerPort;
+  nextId: number;
+  waiting: Map<number, Waiting>;
+  listeners: Set<(msg: WorkerResponse) => void>;
+  respawnListeners: Set<(reason: string) => void>;
+  /** The last 'progress' of each request: what it was waiting on, and when it said so. */
+  lastBusy: Map<number, LastBusy>;
+  /** Files opened in the current worker (their requests, to open them again in a new one). */
+  opened: RequestBody[];
+}
+
+/** Answer request `id` with `msg` (its final message), once. */
+function finish(c: ClientSession, id: number, msg: WorkerResponse) {
+  const w = c.waiting.get(id);
+  if (!w) return;
+  c.waiting.delete(id);
+  c.lastBusy.delete(id);
+  clearTimeout(w.timer);
+  if (msg.type === 'gguf-opened' && w.body.type === 'open-gguf')
+    c.opened = [...c.opened, w.body].slice(-c.kept);
+  w.resolve(msg);
+}
+
+/** The request the worker is serving: the oldest one of its queue not yet answered. */
+function head(c: ClientSession): number | undefined {
+  for (const [id, w] of c.waiting) if (!w.immediate) return id;
+  return undefined;
+}
+
+/** A message of worker `p`: to the listeners, and to its request (a final one answers it). */
+function onPortMessage(c: ClientSession, p: WorkerPort, msg: WorkerResponse) {
+  if (p !== c.port) return; // a replaced worker's late messages
+  for (const l of c.listeners) l(msg);
+  if (msg.type === 'device-lost') {
+    // A loss ends the diagnostic request that caused it; runs in flight end with their own error.
+    for (const [id, w] of c.waiting) if (w.body.type === 'lose-device') finish(c, id, msg);
+    return;
+  }
+  const w = c.waiting.get(msg.id);
+  if (!w) return;
+  if (msg.type === 'progress')
+    c.lastBusy.set(msg.id, {
+      ...(msg.busy ? { busy: msg.busy } : {}),
+      ...(msg.gpuMs !== undefined ? { gpuMs: msg.gpuMs } : {}),
+      at: c.now(),
+    });
+  w.onMessage?.(msg);
+  if (FINAL.has(msg.type) || (msg.type === 'ready' && w.body.type === 'init')) finish(c, msg.id, msg);
+}
+
+function attach(c: ClientSession, p: WorkerPort) {
+  p.addEventListener('message', (ev: MessageEvent<WorkerResponse>) => onPortMessage(c, p, ev.data));
+  p.addEventListener('error', (ev: ErrorEvent | Event) => {
+    if (p !== c.port) return;
+    const text = 'message' in ev && ev.message ? ev.message : 'the GPU worker failed to start';
+    for (const id of [...c.waiting.keys()]) {
+      const msg: WorkerResponse = { type: 'error', id, kind: 'internal', message: text };
+      for (const l of c.listeners) l(msg);
+      finish(c, id, msg);
+    }
+  });
+}
+
+const post = (c: ClientSession, body: RequestBody, id: number) =>
+  c.port.postMessage({ ...body, id } as WorkerRequest);
+
+/** Replace the worker: answer `cancelledId`, reopen files, send everything still waiting again. */
+function respawn(c: ClientSession, cancelledId: number, reason: string) {
+  const old = c.port;
+  c.port = c.spawn();
+  attach(c, c.port);
+  // The old worker's queue is cancelled: the new one serves it.
+  for (const id of c.waiting.keys()) old.postMessage({ type: 'cancel', id });
+  c.retirer.retire(old, cancelledId, c.lastBusy.get(cancelledId));
+  finish(c, cancelledId, { type: 'cancelled', id: cancelledId });
+  // A new device opens with the first request that needs one; 'ready' reaches the listeners.
+  post(c, { type: 'init' }, c.nextId++);
+  for (const body of c.opened) post(c, body, c.nextId++);
+  for (const [id, w] of c.waiting) post(c, w.body, id);
+  for (const l of c.respawnListeners) l(reason);
+}
+
+/** Stop request `id`: a queued one is answered at once; past the grace the worker is replaced. */
+function cancel(c: ClientSession, id: number) {
+  const w = c.waiting.get(id);
+  if (!w) return;
+  c.port.postMessage({ type: 'cancel', id });
+  if (head(c) !== id) {
+    // Queued behind another request: the worker drops it when it gets there.
+    finish(c, id, { type: 'cancelled', id });
+    return;
+  }
+  if (!w.timer)
+    w.timer = setTimeout(() => {
+      if (c.waiting.has(id))
+        respawn(c, id, `request ${id} (${w.body.type}) did not stop within ${c.grace} ms of its cancel`);
+    }, c.grace);
+}
+
 /**
  * Start a worker with `spawn` and wrap it in the typed client (spawn is called again to replace it).
  * @example
@@ -159,123 +266,42 @@ function createRetirer(now: () => number, retireMs: number) {
  * const { done } = client.request({ type: 'init' });
  */
 export function createWorkerClient(spawn: () => WorkerPort, opts: ClientOptions = {}): WorkerClient {
-  const grace = opts.cancelGraceMs ?? CANCEL_GRACE_MS;
-  const kept = opts.filesKept ?? 4;
-  const retireMs = opts.retireMs ?? 120_000;
-  let nextId = 1;
-  const waiting = new Map<number, Waiting>();
-  const listeners = new Set<(msg: WorkerResponse) => void>();
-  const respawnListeners = new Set<(reason: string) => void>();
   const now = opts.now ?? (() => performance.now());
-  const retirer = createRetirer(now, retireMs);
-  /** The last 'progress' of each request: what it was waiting on, and when it said so. */
-  const lastBusy = new Map<number, LastBusy>();
-  /** Files opened in the current worker (their requests, to open them again in a new one). */
-  let opened: RequestBody[] = [];
-  let port: WorkerPort;
-
-  const finish = (id: number, msg: WorkerResponse) => {
-    const w = waiting.get(id);
-    if (!w) return;
-    waiting.delete(id);
-    lastBusy.delete(id);
-    clearTimeout(w.timer);
-    if (msg.type === 'gguf-opened' && w.body.type === 'open-gguf') opened = [...opened, w.body].slice(-kept);
-    w.resolve(msg);
+  const c: ClientSession = {
+    spawn,
+    grace: opts.cancelGraceMs ?? CANCEL_GRACE_MS,
+    kept: opts.filesKept ?? 4,
+    now,
+    retirer: createRetirer(now, opts.retireMs ?? 120_000),
+    port: spawn(),
+    nextId: 1,
+    waiting: new Map(),
+    listeners: new Set(),
+    respawnListeners: new Set(),
+    lastBusy: new Map(),
+    opened: [],
   };
-
-  /** The request the worker is serving: the oldest one of its queue not yet answered. */
-  const head = (): number | undefined => {
-    for (const [id, w] of waiting) if (!w.immediate) return id;
-    return undefined;
-  };
-
-  const attach = (p: WorkerPort) => {
-    p.addEventListener('message', (ev: MessageEvent<WorkerResponse>) => {
-      if (p !== port) return; // a replaced worker's late messages
-      const msg = ev.data;
-      for (const l of listeners) l(msg);
-      if (msg.type === 'device-lost') {
-        // A loss ends the diagnostic request that caused it; runs in flight end with their own error.
-        for (const [id, w] of waiting) if (w.body.type === 'lose-device') finish(id, msg);
-        return;
-      }
-      const w = waiting.get(msg.id);
-      if (!w) return;
-      if (msg.type === 'progress')
-        lastBusy.set(msg.id, {
-          ...(msg.busy ? { busy: msg.busy } : {}),
-          ...(msg.gpuMs !== undefined ? { gpuMs: msg.gpuMs } : {}),
-          at: now(),
-        });
-      w.onMessage?.(msg);
-      if (FINAL.has(msg.type) || (msg.type === 'ready' && w.body.type === 'init')) finish(msg.id, msg);
-    });
-    p.addEventListener('error', (ev: ErrorEvent | Event) => {
-      if (p !== port) return;
-      const text = 'message' in ev && ev.message ? ev.message : 'the GPU worker failed to start';
-      for (const id of [...waiting.keys()]) {
-        const msg: WorkerResponse = { type: 'error', id, kind: 'internal', message: text };
-        for (const l of listeners) l(msg);
-        finish(id, msg);
-      }
-    });
-  };
-
-  const post = (body: RequestBody, id: number) => port.postMessage({ ...body, id } as WorkerRequest);
-
-  /** Replace the worker: answer `cancelledId`, reopen files, send everything still waiting again. */
-  const respawn = (cancelledId: number, reason: string) => {
-    const old = port;
-    port = spawn();
-    attach(port);
-    // The old worker's queue is cancelled: the new one serves it.
-    for (const id of waiting.keys()) old.postMessage({ type: 'cancel', id });
-    retirer.retire(old, cancelledId, lastBusy.get(cancelledId));
-    finish(cancelledId, { type: 'cancelled', id: cancelledId });
-    // A new device opens with the first request that needs one; 'ready' reaches the listeners.
-    post({ type: 'init' }, nextId++);
-    for (const body of opened) post(body, nextId++);
-    for (const [id, w] of waiting) post(w.body, id);
-    for (const l of respawnListeners) l(reason);
-  };
-
-  port = spawn();
-  attach(port);
+  attach(c, c.port);
 
   return {
     request(body, onMessage) {
-      const id = nextId++;
+      const id = c.nextId++;
       const done = new Promise<WorkerResponse>((resolve) =>
-        waiting.set(id, { body, onMessage, resolve, immediate: CPU_ONLY.has(body.type) }),
+        c.waiting.set(id, { body, onMessage, resolve, immediate: CPU_ONLY.has(body.type) }),
       );
-      post(body, id);
+      post(c, body, id);
       return { id, done };
     },
-    cancel(id) {
-      const w = waiting.get(id);
-      if (!w) return;
-      port.postMessage({ type: 'cancel', id });
-      if (head() !== id) {
-        // Queued behind another request: the worker drops it when it gets there.
-        finish(id, { type: 'cancelled', id });
-        return;
-      }
-      if (!w.timer)
-        w.timer = setTimeout(() => {
-          if (waiting.has(id))
-            respawn(id, `request ${id} (${w.body.type}) did not stop within ${grace} ms of its cancel`);
-        }, grace);
-    },
-    inFlight: (id) => head() === id,
+    cancel: (id) => cancel(c, id),
+    inFlight: (id) => head(c) === id,
     onEvent(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
+      c.listeners.add(listener);
+      return () => c.listeners.delete(listener);
     },
     onRespawn(listener) {
-      respawnListeners.add(listener);
-      return () => respawnListeners.delete(listener);
+      c.respawnListeners.add(listener);
+      return () => c.respawnListeners.delete(listener);
     },
-    onDrain: retirer.onDrain,
+    onDrain: c.retirer.onDrain,
   };
 }
