@@ -1,13 +1,15 @@
 // The clicked element: its owner (recorded and analytic), the GPU value against the quantized oracle
 // and the full-precision reference, the bit patterns when the gate is bit-exact, and its k-block
 // drill-down (KBlockDrillDown).
-import { Fragment, useEffect, useMemo, useRef } from 'react';
+import { Fragment, lazy, Suspense, useEffect, useMemo, useRef } from 'react';
 import type { OwnershipPhase } from '../../kernels/family';
 import type { OwnershipBuffers } from '../../workers/protocol';
 import { act, selectElement, useApp } from '../store';
 import { fmt } from './analysis';
-import { KBlockDrillDown } from './KBlockDrillDown';
 import type { RunAnalysis } from './useRunAnalysis';
+
+// The k-block drill-down loads with the first element clicked: the first paint has none selected.
+const KBlockDrillDown = lazy(() => import('./KBlockDrillDown').then((m) => ({ default: m.KBlockDrillDown })));
 
 const hex = (arr: Float32Array | Int32Array, i: number) =>
   (new Uint32Array(arr.buffer, arr.byteOffset, arr.length)[i] ?? 0).toString(16).padStart(8, '0');
@@ -90,7 +92,9 @@ export function ElementInspector({ analysis }: { analysis: RunAnalysis }) {
           </>
         )}
       </dl>
-      <KBlockDrillDown key={`${selected}`} outcome={o} index={selected} refMax={refMax} />
+      <Suspense fallback={<p className="muted">loading the k-block drill-down…</p>}>
+        <KBlockDrillDown key={`${selected}`} outcome={o} index={selected} refMax={refMax} />
+      </Suspense>
     </div>
   );
 }
