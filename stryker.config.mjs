@@ -37,7 +37,7 @@ export default {
     'src/kernels/gpu/{timing,plan,gridSlice,bindings,caps,instrument,prepass}.ts',
     'src/kernels/*/*.{plan,oracle,params,family,data,split,stream,emit,operands,f16}.ts',
     'src/kernels/*/catalog.ts',
-    'src/kernels/{compare,partials,tile,work,controls,registry,define,memo,oracle,cancel,arms,space}.ts',
+    'src/kernels/{compare,partials,tile,work,controls,registry,define,memo,oracle,cancel,arms,space,tensors}.ts',
     // src/app logic (no .tsx): the store, the controllers, permalinks, the perf and analysis views' logic.
     'src/app/store/*.ts',
     'src/app/*Controller.ts',

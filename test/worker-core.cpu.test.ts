@@ -339,7 +339,9 @@ describe('the worker core on a CPU adapter', () => {
     expect(t.passes!.map((p) => p.label)).toEqual(['toy 8x1', 'touch']);
     expect(t.passes![0]!.ms).toBeCloseTo(0.2, 9);
     expect(t.passes![1]!.ms).toBeCloseTo(0.3, 9);
-    expect(t.passes!.every((p) => p.samples.length === 2 && p.coarse === false)).toBe(true);
+    // Two batches a pass (whether a batch is coarse depends on the runs a batch holds, which the probe's
+    // wall time sizes: under load or Stryker's instrumentation one run a batch, and coarse).
+    expect(t.passes!.every((p) => p.samples.length === 2)).toBe(true);
     // Its throughput is the whole plan's.
     expect(outcomeOf(msgs).throughput!.value).toBeCloseTo((2 * 8 * 24 * 16) / 0.5e-3 / 1e12, 12);
     expect(
