@@ -707,8 +707,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'client-respawn-reopens-oldest-files',
     file: 'src/app/worker/client.ts',
-    from: 'opened = [...opened, w.body].slice(-kept)',
-    to: 'opened = [...opened, w.body].slice(0, kept)',
+    from: 'c.opened = [...c.opened, w.body].slice(-c.kept)',
+    to: 'c.opened = [...c.opened, w.body].slice(0, c.kept)',
     tests: ['src/app/worker/client.test.ts'],
   },
   {
