@@ -45,6 +45,12 @@ describe('the candidates of a GEMM', () => {
     expect([coop.params.m, coop.arm]).toEqual([512, 'subgroup-matrix']);
     // Without caps: the portable arm.
     expect(pickBase(CATALOG.get('coopmat-f16'), dense(512)).arm).toBe('scalar');
+    // A bank's own experts and top-k, not the family's defaults; a dense GEMM carries none.
+    const bank = pickBase(CATALOG.get('moe-q4k-id'), { ...dense(16), experts: 4, topk: 1 });
+    expect([bank.params.experts, bank.params.topk]).toEqual([4, 1]);
+    expect(pickBase(CATALOG.get('coopmat-f16'), { ...dense(16), experts: 1 }).params).not.toHaveProperty(
+      'experts',
+    );
   });
 
   it('its problem key is the one `mmq tune --data synthetic` files its hunt under', () => {
@@ -75,6 +81,19 @@ describe('storedPickOf: the stored winner a family may serve', () => {
     expect(storedPickOf({ winner: 'B', bestMs: 2, incumbentMs: 2, entries: inc })).toBeUndefined();
     expect(storedPickOf({ winner: '', entries: inc })).toBeUndefined();
     expect(storedPickOf({})).toBeUndefined();
+    // The incumbent is the first entry of generation 0 only: a later entry of the same name is a pick.
+    expect(
+      storedPickOf({
+        winner: 'B',
+        claim: { verdict: 'no measurable difference' },
+        entries: [{ config: 'B', generation: 1 }],
+      }),
+    ).toBeUndefined();
+  });
+  it('a hunt without entries, or whose incumbent has no figure, serves its winner', () => {
+    expect(storedPickOf({ winner: 'B', bestMs: 1, incumbentMs: 2 })).toBe('B');
+    expect(storedPickOf({ winner: 'B', bestMs: 3, incumbentMs: NaN, entries: inc })).toBe('B');
+    expect(storedPickOf({ winner: 'B', bestMs: 3, incumbentMs: Infinity, entries: inc })).toBe('B');
   });
 });
 
