@@ -22,7 +22,7 @@
 //
 // This is the only module that imports `idb` (lint enforces it).
 import { CATALOG } from '../../kernels/catalog';
-import { fromKtCache, readKtCache, type KtImport } from '../../kernels/perf/ktCache';
+import { readKtCache, type KtFamily, type KtImport } from '../../kernels/perf/ktCache';
 import { tuneProblemKey } from '../../kernels/tune/problem';
 import type { Spread } from '../../kernels/perf/spread';
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
@@ -213,15 +213,15 @@ export interface TuneRunsImport {
  * problem_size (the others left out, each with why), the fastest measured one the winner.
  */
 function ktCacheRun(root: Record<string, unknown>): TuneRunsImport {
-  if ('mmq_run' in root) {
-    let run: ReturnType<typeof fromKtCache>;
+  // The reader's own refusal (not a cache at all), as the import's.
+  const read = (family?: KtFamily): KtImport => {
     try {
-      run = fromKtCache(root);
+      return readKtCache(root, family);
     } catch (e) {
       throw new TuneImportError(`Kernel Tuner cache: ${e instanceof Error ? e.message : String(e)}`);
     }
-    return { runs: [runOf(validateReport(run, 'kt-cache'))], skipped: [] };
-  }
+  };
+  if ('mmq_run' in root) return { runs: [runOf(validateReport(read().run, 'kt-cache'))], skipped: [] };
   const catalog = typeof root.kernel_name === 'string' ? CATALOG.find(root.kernel_name) : undefined;
   if (!catalog?.tuning)
     throw new TuneImportError(
@@ -230,12 +230,7 @@ function ktCacheRun(root: Record<string, unknown>): TuneRunsImport {
         .map((f) => f.id)
         .join(', ')}), and the file has no mmq_run block saying which it is`,
     );
-  let imp: KtImport;
-  try {
-    imp = readKtCache(root, catalog);
-  } catch (e) {
-    throw new TuneImportError(`Kernel Tuner cache: ${e instanceof Error ? e.message : String(e)}`);
-  }
+  const imp = read(catalog);
   const skipped = imp.skipped.map((s) => ({ what: 'cache entry', why: s.reason }));
   const entries = imp.run.entries;
   if (!entries.length)
